@@ -1,0 +1,240 @@
+#include "framework/tensor.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <new>
+
+#include "absl/strings/str_cat.h"
+#include "framework/status.h"
+
+namespace sluice {
+
+std::shared_ptr<TensorBuffer> TensorBuffer::Allocate(DataType dt, int64_t num_elements) {
+  auto buf = std::shared_ptr<TensorBuffer>(new TensorBuffer());
+  size_t elem = dt == DT_STRING ? sizeof(tstring) : DataTypeSize(dt);
+  size_t bytes = static_cast<size_t>(num_elements) * elem;
+  buf->bytes_ = bytes;
+  if (bytes > 0) {
+    size_t rounded = (bytes + kTensorAlignment - 1) / kTensorAlignment * kTensorAlignment;
+    buf->data_ = std::aligned_alloc(kTensorAlignment, rounded);
+    if (buf->data_ == nullptr) return nullptr;
+  }
+  if (dt == DT_STRING) {
+    auto* s = static_cast<tstring*>(buf->data_);
+    for (int64_t i = 0; i < num_elements; ++i) new (s + i) tstring();
+    buf->num_strings_ = num_elements;
+  }
+  return buf;
+}
+
+std::shared_ptr<TensorBuffer> TensorBuffer::Wrap(void* data, size_t bytes, Release release) {
+  auto buf = std::shared_ptr<TensorBuffer>(new TensorBuffer());
+  buf->data_ = data;
+  buf->bytes_ = bytes;
+  buf->release_ = std::move(release);
+  return buf;
+}
+
+TensorBuffer::~TensorBuffer() {
+  if (release_) {
+    release_(data_, bytes_);
+    return;
+  }
+  auto* s = static_cast<tstring*>(data_);
+  for (int64_t i = 0; i < num_strings_; ++i) s[i].~tstring();
+  std::free(data_);
+}
+
+Tensor::Tensor(DataType dt, const TensorShape& shape)
+    : dtype_(dt), shape_(shape), num_elements_(shape.num_elements()) {
+  buf_ = TensorBuffer::Allocate(dt, num_elements_);
+}
+
+absl::StatusOr<Tensor> Tensor::Allocate(DataType dt, const TensorShape& shape) {
+  Tensor t(dt, shape);
+  if (t.buf_ == nullptr && t.num_elements_ > 0) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "out of memory allocating a ", DataTypeString(dt), " tensor of shape ", shape.DebugString()));
+  }
+  return t;
+}
+
+Tensor::Tensor(DataType dt, const TensorShape& shape, std::shared_ptr<TensorBuffer> buffer)
+    : dtype_(dt), shape_(shape), num_elements_(shape.num_elements()), buf_(std::move(buffer)) {}
+
+size_t Tensor::TotalBytes() const {
+  if (dtype_ != DT_STRING) return AllocatedBytes();
+  size_t n = 0;
+  for (const auto& s : flat<tstring>()) n += s.size();
+  return n;
+}
+
+absl::StatusOr<Tensor> Tensor::Reshaped(const TensorShape& shape) const {
+  if (shape.num_elements() != num_elements_) {
+    return absl::InvalidArgumentError(absl::StrCat("cannot reshape a tensor of ", num_elements_,
+                                                   " elements to shape ", shape.DebugString()));
+  }
+  return Tensor(dtype_, shape, buf_);
+}
+
+Tensor Tensor::DeepCopy() const {
+  Tensor t(dtype_, shape_);
+  if (dtype_ == DT_STRING) {
+    auto src = flat<tstring>();
+    auto dst = t.flat<tstring>();
+    for (size_t i = 0; i < src.size(); ++i) dst[i] = src[i];
+  } else if (AllocatedBytes() > 0) {
+    std::memcpy(t.raw_data(), raw_data(), AllocatedBytes());
+  }
+  return t;
+}
+
+namespace {
+
+// How each C++ element type is stored in TensorProto's typed fields.
+template <typename T> struct ProtoField;
+
+#define SL_PROTO_FIELD(T, FIELD, STORED)                                              \
+  template <> struct ProtoField<T> {                                                  \
+    static int Count(const TensorProto& p) { return p.FIELD##_size(); }               \
+    static T Get(const TensorProto& p, int i) { return static_cast<T>(p.FIELD(i)); }  \
+    static void Add(TensorProto* p, T v) { p->add_##FIELD(static_cast<STORED>(v)); } \
+  }
+SL_PROTO_FIELD(float, float_val, float);
+SL_PROTO_FIELD(double, double_val, double);
+SL_PROTO_FIELD(int32_t, int_val, int32_t);
+SL_PROTO_FIELD(int16_t, int_val, int32_t);
+SL_PROTO_FIELD(int8_t, int_val, int32_t);
+SL_PROTO_FIELD(uint8_t, int_val, int32_t);
+SL_PROTO_FIELD(uint16_t, int_val, int32_t);
+SL_PROTO_FIELD(int64_t, int64_val, int64_t);
+SL_PROTO_FIELD(uint32_t, uint32_val, uint32_t);
+SL_PROTO_FIELD(uint64_t, uint64_val, uint64_t);
+SL_PROTO_FIELD(bool, bool_val, bool);
+#undef SL_PROTO_FIELD
+
+template <> struct ProtoField<tstring> {
+  static int Count(const TensorProto& p) { return p.string_val_size(); }
+  static tstring Get(const TensorProto& p, int i) { return p.string_val(i); }
+  static void Add(TensorProto* p, const tstring& v) { p->add_string_val(v); }
+};
+
+template <typename H> struct HalfField {
+  static int Count(const TensorProto& p) { return p.half_val_size(); }
+  static H Get(const TensorProto& p, int i) { return H::FromBits(static_cast<uint16_t>(p.half_val(i))); }
+  static void Add(TensorProto* p, H v) { p->add_half_val(v.bits); }
+};
+template <> struct ProtoField<half> : HalfField<half> {};
+template <> struct ProtoField<bfloat16> : HalfField<bfloat16> {};
+
+template <typename C, typename R> struct ComplexField {
+  static int Count(const TensorProto& p) { return Values(p).size() / 2; }
+  static C Get(const TensorProto& p, int i) { return C(Values(p)[2 * i], Values(p)[2 * i + 1]); }
+  static const google::protobuf::RepeatedField<R>& Values(const TensorProto& p);
+};
+template <> const google::protobuf::RepeatedField<float>& ComplexField<complex64, float>::Values(
+    const TensorProto& p) { return p.scomplex_val(); }
+template <> const google::protobuf::RepeatedField<double>& ComplexField<complex128, double>::Values(
+    const TensorProto& p) { return p.dcomplex_val(); }
+template <> struct ProtoField<complex64> : ComplexField<complex64, float> {
+  static void Add(TensorProto* p, complex64 v) { p->add_scomplex_val(v.real()); p->add_scomplex_val(v.imag()); }
+};
+template <> struct ProtoField<complex128> : ComplexField<complex128, double> {
+  static void Add(TensorProto* p, complex128 v) { p->add_dcomplex_val(v.real()); p->add_dcomplex_val(v.imag()); }
+};
+
+template <typename T>
+std::string ValueString(const T& v) {
+  if constexpr (std::is_same_v<T, tstring>) {
+    return absl::StrCat("\"", v.substr(0, 32), v.size() > 32 ? "..." : "", "\"");
+  } else if constexpr (std::is_same_v<T, complex64> || std::is_same_v<T, complex128>) {
+    return absl::StrCat("(", v.real(), ",", v.imag(), ")");
+  } else if constexpr (std::is_same_v<T, half> || std::is_same_v<T, bfloat16>) {
+    return absl::StrCat(static_cast<float>(v));
+  } else if constexpr (std::is_same_v<T, int8_t> || std::is_same_v<T, uint8_t>) {
+    return absl::StrCat(static_cast<int>(v));
+  } else {
+    return absl::StrCat(v);
+  }
+}
+
+}  // namespace
+
+absl::StatusOr<Tensor> Tensor::FromProto(const TensorProto& proto) {
+  DataType dt = proto.dtype();
+  if (!DataTypeIsSupported(dt)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("TensorProto has unsupported dtype ", DataTypeString(dt)));
+  }
+  SL_ASSIGN_OR_RETURN(TensorShape shape, TensorShape::FromProto(proto.tensor_shape()));
+  SL_ASSIGN_OR_RETURN(Tensor t, Tensor::Allocate(dt, shape));
+  const int64_t n = t.NumElements();
+  if (dt != DT_STRING && !proto.tensor_content().empty()) {
+    if (proto.tensor_content().size() != t.AllocatedBytes()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "TensorProto of ", DataTypeString(dt), " ", shape.DebugString(), " needs ",
+          t.AllocatedBytes(), " bytes of tensor_content but has ", proto.tensor_content().size()));
+    }
+    std::memcpy(t.raw_data(), proto.tensor_content().data(), t.AllocatedBytes());
+    return t;
+  }
+  absl::Status status;
+  VisitDataType(dt, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    using F = ProtoField<T>;
+    const int count = F::Count(proto);
+    auto out = t.flat<T>();
+    if (count > n) {
+      status = absl::InvalidArgumentError(absl::StrCat(
+          "TensorProto of ", DataTypeString(dt), " ", shape.DebugString(), " has ", count,
+          " values for ", n, " elements"));
+      return;
+    }
+    for (int i = 0; i < count; ++i) out[i] = F::Get(proto, i);
+    // One value (or a prefix) fills the shape: the rest repeats the last value, or zero.
+    T fill = count > 0 ? F::Get(proto, count - 1) : T{};
+    for (int64_t i = count; i < n; ++i) out[i] = fill;
+  });
+  if (!status.ok()) return status;
+  return t;
+}
+
+void Tensor::AsProtoTensorContent(TensorProto* proto) const {
+  proto->Clear();
+  proto->set_dtype(dtype_);
+  shape_.AsProto(proto->mutable_tensor_shape());
+  if (dtype_ == DT_STRING) {
+    for (const auto& s : flat<tstring>()) proto->add_string_val(s);
+    return;
+  }
+  if (AllocatedBytes() > 0) {
+    proto->set_tensor_content(std::string(static_cast<const char*>(raw_data()), AllocatedBytes()));
+  }
+}
+
+void Tensor::AsProtoField(TensorProto* proto) const {
+  proto->Clear();
+  proto->set_dtype(dtype_);
+  shape_.AsProto(proto->mutable_tensor_shape());
+  VisitDataType(dtype_, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    for (const auto& v : flat<T>()) ProtoField<T>::Add(proto, v);
+  });
+}
+
+std::string Tensor::DebugString(int max_entries) const {
+  std::string out = absl::StrCat("Tensor<", DataTypeString(dtype_), " ", shape_.DebugString());
+  if (!IsInitialized()) return out + " uninitialized>";
+  out += ":";
+  VisitDataType(dtype_, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    auto v = flat<T>();
+    for (int64_t i = 0; i < num_elements_ && i < max_entries; ++i) {
+      absl::StrAppend(&out, " ", ValueString(v[i]));
+    }
+    if (num_elements_ > max_entries) out += " ...";
+  });
+  return out + ">";
+}
+
+}  // namespace sluice

@@ -1,0 +1,122 @@
+// Tensor: a dtype, a shape and a reference-counted, 64-byte-aligned buffer. Copies share the
+// buffer; DeepCopy makes a new one.
+//
+//   Tensor t(DT_FLOAT, TensorShape({2, 2}));
+//   auto v = t.flat<float>();  v[0] = 1.0f;
+//   TensorProto p;  t.AsProtoTensorContent(&p);
+//   SL_ASSIGN_OR_RETURN(Tensor back, Tensor::FromProto(p));
+#ifndef SLUICE_FRAMEWORK_TENSOR_H_
+#define SLUICE_FRAMEWORK_TENSOR_H_
+
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "framework/tensor_shape.h"
+#include "framework/types.h"
+#include "proto/tensor.pb.h"
+
+namespace sluice {
+
+inline constexpr size_t kTensorAlignment = 64;
+
+// Owns (or borrows, with a release callback) the bytes behind one or more Tensors.
+// Thread-safe to share; the bytes themselves are not synchronized.
+class TensorBuffer {
+ public:
+  using Release = std::function<void(void* data, size_t bytes)>;
+
+  // Aligned storage for `num_elements` of `dt`; DT_STRING elements are constructed empty.
+  // Numeric contents are left uninitialized. Returns null when memory runs out.
+  static std::shared_ptr<TensorBuffer> Allocate(DataType dt, int64_t num_elements);
+  // Borrows caller memory; `release` runs when the last Tensor referring to it goes away.
+  static std::shared_ptr<TensorBuffer> Wrap(void* data, size_t bytes, Release release);
+
+  ~TensorBuffer();
+  TensorBuffer(const TensorBuffer&) = delete;
+  TensorBuffer& operator=(const TensorBuffer&) = delete;
+
+  void* data() const { return data_; }
+  size_t size() const { return bytes_; }
+
+ private:
+  TensorBuffer() = default;
+  void* data_ = nullptr;
+  size_t bytes_ = 0;
+  int64_t num_strings_ = 0;  // DT_STRING buffers destroy their elements.
+  Release release_;
+};
+
+class Tensor {
+ public:
+  Tensor() = default;  // Uninitialized: dtype DT_INVALID, no buffer.
+  // Allocates; on allocation failure the tensor is left uninitialized (see Allocate).
+  Tensor(DataType dt, const TensorShape& shape);
+  // Allocates, or RESOURCE_EXHAUSTED: for sizes that come from user input.
+  static absl::StatusOr<Tensor> Allocate(DataType dt, const TensorShape& shape);
+  Tensor(DataType dt, const TensorShape& shape, std::shared_ptr<TensorBuffer> buffer);
+
+  // Scalar helpers, mostly for tests and constants.
+  template <typename T>
+  static Tensor Scalar(T value) {
+    Tensor t(DataTypeToEnum<T>::value, TensorShape());
+    t.flat<T>()[0] = value;
+    return t;
+  }
+  template <typename T>
+  static Tensor FromVector(absl::Span<const T> values, const TensorShape& shape) {
+    Tensor t(DataTypeToEnum<T>::value, shape);
+    auto f = t.flat<T>();
+    for (size_t i = 0; i < f.size() && i < values.size(); ++i) f[i] = values[i];
+    return t;
+  }
+
+  // Parses a TensorProto: tensor_content, or a typed *_val field where fewer values than
+  // elements repeat the last one. Errors name what is inconsistent.
+  static absl::StatusOr<Tensor> FromProto(const TensorProto& proto);
+  // Writes raw bytes into tensor_content (strings go to string_val).
+  void AsProtoTensorContent(TensorProto* proto) const;
+  // Writes the typed *_val field.
+  void AsProtoField(TensorProto* proto) const;
+
+  bool IsInitialized() const { return dtype_ != DT_INVALID && (buf_ != nullptr || NumElements() == 0); }
+  DataType dtype() const { return dtype_; }
+  const TensorShape& shape() const { return shape_; }
+  int dims() const { return shape_.dims(); }
+  int64_t dim_size(int i) const { return shape_.dim_size(i); }
+  int64_t NumElements() const { return num_elements_; }
+  size_t TotalBytes() const;  // For strings, the sum of string sizes.
+  size_t AllocatedBytes() const { return num_elements_ * DataTypeSize(dtype_); }
+
+  void* raw_data() const { return buf_ ? buf_->data() : nullptr; }
+  const std::shared_ptr<TensorBuffer>& buffer() const { return buf_; }
+  // True when no other Tensor shares this buffer (kernels may then reuse it in place).
+  bool RefCountIsOne() const { return buf_ != nullptr && buf_.use_count() == 1; }
+
+  template <typename T>
+  T* data() const { return static_cast<T*>(raw_data()); }
+  template <typename T>
+  absl::Span<T> flat() const { return absl::Span<T>(data<T>(), num_elements_); }
+  template <typename T>
+  T& scalar() const { return *data<T>(); }
+
+  // Shares the buffer under another shape with the same element count.
+  absl::StatusOr<Tensor> Reshaped(const TensorShape& shape) const;
+  Tensor DeepCopy() const;
+
+  // "Tensor<float [2,2]: 1 2 3 4>", at most `max_entries` values.
+  std::string DebugString(int max_entries = 8) const;
+
+ private:
+  DataType dtype_ = DT_INVALID;
+  TensorShape shape_;
+  int64_t num_elements_ = 0;
+  std::shared_ptr<TensorBuffer> buf_;
+};
+
+}  // namespace sluice
+
+#endif  // SLUICE_FRAMEWORK_TENSOR_H_

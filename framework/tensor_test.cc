@@ -1,0 +1,174 @@
+#include "framework/tensor.h"
+
+#include <cmath>
+#include <cstring>
+
+#include "gtest/gtest.h"
+
+namespace sluice {
+namespace {
+
+// Distinct, exactly representable values for element i of each type.
+template <typename T>
+T ValueAt(int i) {
+  if constexpr (std::is_same_v<T, tstring>) {
+    return tstring(i, 'a' + i);
+  } else if constexpr (std::is_same_v<T, bool>) {
+    return i % 2 == 1;
+  } else if constexpr (std::is_same_v<T, complex64> || std::is_same_v<T, complex128>) {
+    return T(i + 1, -i);
+  } else if constexpr (std::is_same_v<T, half> || std::is_same_v<T, bfloat16>) {
+    return T(static_cast<float>(i) - 2.5f);
+  } else if constexpr (std::is_floating_point_v<T>) {
+    return static_cast<T>(i) * T(0.25) - T(1);
+  } else if constexpr (std::is_signed_v<T>) {
+    return static_cast<T>(i * 3 - 7);
+  } else {
+    return static_cast<T>(i * 3 + 200);
+  }
+}
+
+template <typename T>
+bool Same(const T& a, const T& b) {
+  if constexpr (std::is_same_v<T, half> || std::is_same_v<T, bfloat16>) {
+    return a.bits == b.bits;
+  } else {
+    return a == b;
+  }
+}
+
+constexpr DataType kAllTypes[] = {DT_FLOAT,  DT_DOUBLE, DT_INT32,     DT_UINT32,    DT_UINT16,
+                                  DT_UINT8,  DT_INT16,  DT_INT8,      DT_STRING,    DT_COMPLEX64,
+                                  DT_COMPLEX128, DT_INT64, DT_UINT64, DT_BOOL, DT_HALF,
+                                  DT_BFLOAT16};
+
+class TensorProtoRoundTrip : public ::testing::TestWithParam<DataType> {};
+
+TEST_P(TensorProtoRoundTrip, ContentAndTypedFieldsBothRoundTrip) {
+  const DataType dt = GetParam();
+  bool visited = VisitDataType(dt, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    Tensor t(dt, TensorShape({2, 3}));
+    auto v = t.flat<T>();
+    for (int i = 0; i < 6; ++i) v[i] = ValueAt<T>(i);
+
+    for (bool content : {true, false}) {
+      TensorProto p;
+      if (content) {
+        t.AsProtoTensorContent(&p);
+      } else {
+        t.AsProtoField(&p);
+        EXPECT_TRUE(p.tensor_content().empty());
+      }
+      // Through the wire, to prove the encoding is what protobuf parses.
+      TensorProto parsed;
+      ASSERT_TRUE(parsed.ParseFromString(p.SerializeAsString()));
+      auto back = Tensor::FromProto(parsed);
+      ASSERT_TRUE(back.ok()) << back.status();
+      EXPECT_EQ(back->dtype(), dt);
+      EXPECT_EQ(back->shape(), TensorShape({2, 3}));
+      auto b = back->flat<T>();
+      for (int i = 0; i < 6; ++i) {
+        EXPECT_TRUE(Same(b[i], ValueAt<T>(i))) << DataTypeString(dt) << " element " << i
+                                               << (content ? " (content)" : " (field)");
+      }
+    }
+  });
+  EXPECT_TRUE(visited);
+}
+
+TEST_P(TensorProtoRoundTrip, OneValueFillsTheShape) {
+  const DataType dt = GetParam();
+  VisitDataType(dt, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    Tensor one(dt, TensorShape({1}));
+    one.flat<T>()[0] = ValueAt<T>(3);
+    TensorProto p;
+    one.AsProtoField(&p);
+    TensorShape({2, 2}).AsProto(p.mutable_tensor_shape());
+    auto filled = Tensor::FromProto(p);
+    ASSERT_TRUE(filled.ok()) << filled.status();
+    for (const T& x : filled->flat<T>()) EXPECT_TRUE(Same(x, ValueAt<T>(3)));
+  });
+}
+
+INSTANTIATE_TEST_SUITE_P(AllTypes, TensorProtoRoundTrip, ::testing::ValuesIn(kAllTypes),
+                         [](const auto& info) { return DataTypeString(info.param); });
+
+TEST(TensorTest, BufferIsAligned) {
+  for (int n : {1, 3, 17, 1000}) {
+    Tensor t(DT_FLOAT, TensorShape({n}));
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(t.raw_data()) % kTensorAlignment, 0u);
+  }
+}
+
+TEST(TensorTest, CopiesShareTheBuffer) {
+  Tensor a(DT_INT32, TensorShape({4}));
+  EXPECT_TRUE(a.RefCountIsOne());
+  Tensor b = a;
+  EXPECT_FALSE(a.RefCountIsOne());
+  b.flat<int32_t>()[0] = 42;
+  EXPECT_EQ(a.flat<int32_t>()[0], 42);
+  Tensor c = a.DeepCopy();
+  c.flat<int32_t>()[0] = 7;
+  EXPECT_EQ(a.flat<int32_t>()[0], 42);
+}
+
+TEST(TensorTest, WrappedBufferIsReleasedOnce) {
+  static int released = 0;
+  float storage[4] = {1, 2, 3, 4};
+  {
+    Tensor t(DT_FLOAT, TensorShape({4}),
+             TensorBuffer::Wrap(storage, sizeof(storage), [](void*, size_t) { ++released; }));
+    Tensor copy = t;
+    EXPECT_EQ(copy.flat<float>()[2], 3.0f);
+  }
+  EXPECT_EQ(released, 1);
+}
+
+TEST(TensorTest, MalformedProtosAreRejected) {
+  TensorProto short_content;
+  short_content.set_dtype(DT_FLOAT);
+  TensorShape({2, 2}).AsProto(short_content.mutable_tensor_shape());
+  short_content.set_tensor_content(std::string(12, '\0'));
+  auto s = Tensor::FromProto(short_content);
+  EXPECT_EQ(s.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(s.status().message().find("needs 16 bytes"), std::string::npos) << s.status();
+
+  TensorProto too_many;
+  too_many.set_dtype(DT_INT32);
+  too_many.mutable_tensor_shape()->add_dim()->set_size(2);
+  for (int i = 0; i < 3; ++i) too_many.add_int_val(i);
+  EXPECT_FALSE(Tensor::FromProto(too_many).ok());
+
+  TensorProto negative;
+  negative.set_dtype(DT_FLOAT);
+  negative.mutable_tensor_shape()->add_dim()->set_size(-3);
+  EXPECT_FALSE(Tensor::FromProto(negative).ok());
+
+  TensorProto bad_type;
+  bad_type.set_dtype(DT_RESOURCE);
+  EXPECT_FALSE(Tensor::FromProto(bad_type).ok());
+}
+
+TEST(TensorTest, HalfAndBfloat16Conversions) {
+  EXPECT_EQ(half(1.0f).bits, 0x3c00);
+  EXPECT_EQ(half(-2.0f).bits, 0xc000);
+  EXPECT_EQ(half(65504.0f).bits, 0x7bff);
+  EXPECT_EQ(half(1e6f).bits, 0x7c00);             // Overflow to +inf.
+  EXPECT_EQ(static_cast<float>(half::FromBits(0x0001)), std::ldexp(1.0f, -24));  // Subnormal.
+  EXPECT_TRUE(std::isnan(static_cast<float>(half(NAN))));
+  EXPECT_EQ(half(1.0f + 1.0f / 4096).bits, 0x3c00);  // Ties round to even.
+  EXPECT_EQ(bfloat16(1.0f).bits, 0x3f80);
+  EXPECT_EQ(static_cast<float>(bfloat16(3.0f)), 3.0f);
+  EXPECT_EQ(bfloat16(1.00390625f).bits, 0x3f80);   // Half-way rounds to even.
+}
+
+TEST(TensorTest, ReshapeChecksElementCount) {
+  Tensor t(DT_FLOAT, TensorShape({2, 3}));
+  EXPECT_TRUE(t.Reshaped(TensorShape({3, 2})).ok());
+  EXPECT_FALSE(t.Reshaped(TensorShape({4})).ok());
+}
+
+}  // namespace
+}  // namespace sluice
