@@ -1,0 +1,137 @@
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "kernels/kernel_test_util.h"
+
+namespace sluice {
+namespace {
+
+using ::testing::HasSubstr;
+
+TEST(MatMulTest, FloatMatchesHandComputedProduct) {
+  KernelTester t("MatMul");
+  t.Input<float>({2, 3}, {1, 2, 3, 4, 5, 6}).Input<float>({3, 2}, {7, 8, 9, 10, 11, 12});
+  ASSERT_TRUE(t.Run().ok());
+  // [1 2 3; 4 5 6] x [7 8; 9 10; 11 12] = [58 64; 139 154]
+  t.ExpectOutput<float>(0, {2, 2}, {58, 64, 139, 154});
+}
+
+TEST(MatMulTest, TransposesForEveryType) {
+  // a^T with a = [1 4; 2 5; 3 6] is [1 2 3; 4 5 6]; b^T with b = [7 9 11; 8 10 12].
+  {
+    KernelTester t("MatMul");
+    t.Attr("transpose_a", true).Attr("transpose_b", true);
+    t.Input<double>({3, 2}, {1, 4, 2, 5, 3, 6}).Input<double>({2, 3}, {7, 9, 11, 8, 10, 12});
+    ASSERT_TRUE(t.Run().ok());
+    t.ExpectOutput<double>(0, {2, 2}, {58, 64, 139, 154});
+  }
+  {
+    KernelTester t("MatMul");
+    t.Attr("transpose_a", true).Attr("transpose_b", true);
+    t.Input<int32_t>({3, 2}, {1, 4, 2, 5, 3, 6}).Input<int32_t>({2, 3}, {7, 9, 11, 8, 10, 12});
+    ASSERT_TRUE(t.Run().ok());
+    t.ExpectOutput<int32_t>(0, {2, 2}, {58, 64, 139, 154});
+  }
+}
+
+TEST(MatMulTest, InnerDimensionMismatchIsAnError) {
+  KernelTester t("MatMul");
+  t.Input<float>({2, 3}, {1, 2, 3, 4, 5, 6}).Input<float>({2, 2}, {1, 2, 3, 4});
+  absl::Status s = t.Run();
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.message(), HasSubstr("inner dimensions differ"));
+}
+
+TEST(MatMulTest, EmptyInnerDimensionGivesZeros) {
+  KernelTester t("MatMul");
+  t.Input(Tensor(DT_FLOAT, TensorShape({2, 0}))).Input(Tensor(DT_FLOAT, TensorShape({0, 3})));
+  ASSERT_TRUE(t.Run().ok());
+  t.ExpectOutput<float>(0, {2, 3}, {0, 0, 0, 0, 0, 0});
+}
+
+TEST(BinaryOpTest, SameShape) {
+  KernelTester t("Sub");
+  t.Input<int64_t>({3}, {10, 20, 30}).Input<int64_t>({3}, {1, 2, 3});
+  ASSERT_TRUE(t.Run().ok());
+  t.ExpectOutput<int64_t>(0, {3}, {9, 18, 27});
+}
+
+TEST(BinaryOpTest, BroadcastsRowColumnAndScalar) {
+  {
+    KernelTester t("Add");  // [2,3] + [3]
+    t.Input<float>({2, 3}, {1, 2, 3, 4, 5, 6}).Input<float>({3}, {10, 20, 30});
+    ASSERT_TRUE(t.Run().ok());
+    t.ExpectOutput<float>(0, {2, 3}, {11, 22, 33, 14, 25, 36});
+  }
+  {
+    KernelTester t("Mul");  // [2,1] * [1,3] -> outer product
+    t.Input<int32_t>({2, 1}, {2, 3}).Input<int32_t>({1, 3}, {1, 10, 100});
+    ASSERT_TRUE(t.Run().ok());
+    t.ExpectOutput<int32_t>(0, {2, 3}, {2, 20, 200, 3, 30, 300});
+  }
+  {
+    KernelTester t("Div");  // scalar / [2]
+    t.Input<double>({}, {1}).Input<double>({2}, {2, 4});
+    ASSERT_TRUE(t.Run().ok());
+    t.ExpectOutput<double>(0, {2}, {0.5, 0.25});
+  }
+  {
+    KernelTester t("AddV2");  // [2,1,2] + [3,1]: rank extension on both sides
+    t.Input<float>({2, 1, 2}, {1, 2, 3, 4}).Input<float>({3, 1}, {10, 20, 30});
+    ASSERT_TRUE(t.Run().ok());
+    t.ExpectOutput<float>(0, {2, 3, 2},
+                          {11, 12, 21, 22, 31, 32, 13, 14, 23, 24, 33, 34});
+  }
+}
+
+TEST(BinaryOpTest, IncompatibleShapesAreAnError) {
+  KernelTester t("Add");
+  t.Input<float>({2, 3}, {1, 2, 3, 4, 5, 6}).Input<float>({2}, {1, 2});
+  absl::Status s = t.Run();
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.message(), HasSubstr("Incompatible shapes: [2,3] vs. [2]"));
+}
+
+TEST(BinaryOpTest, IntegerDivisionByZeroIsAnError) {
+  KernelTester t("Div");
+  t.Input<int32_t>({2}, {4, 6}).Input<int32_t>({2}, {2, 0});
+  EXPECT_THAT(t.Run().message(), HasSubstr("Integer division by zero"));
+}
+
+TEST(BinaryOpTest, HalfGoesThroughFloat) {
+  KernelTester t("Mul");
+  t.Input<half>({2}, {half(1.5f), half(-2.0f)}).Input<half>({2}, {half(2.0f), half(0.25f)});
+  ASSERT_TRUE(t.Run().ok());
+  EXPECT_EQ(static_cast<float>(t.output(0).flat<half>()[0]), 3.0f);
+  EXPECT_EQ(static_cast<float>(t.output(0).flat<half>()[1]), -0.5f);
+}
+
+TEST(ReluTest, ClampsNegatives) {
+  KernelTester t("Relu");
+  t.Input<float>({4}, {-1, 0, 2, -0.5});
+  ASSERT_TRUE(t.Run().ok());
+  t.ExpectOutput<float>(0, {4}, {0, 0, 2, 0});
+}
+
+TEST(AddNTest, SumsAListInput) {
+  KernelTester t("AddN");
+  t.Input<float>({2}, {1, 2}).Input<float>({2}, {10, 20}).Input<float>({2}, {100, 200});
+  ASSERT_TRUE(t.Run().ok());
+  t.ExpectOutput<float>(0, {2}, {111, 222});
+}
+
+TEST(PlaceholderTest, UnfedPlaceholderNamesItself) {
+  KernelTester t("Placeholder");
+  t.Attr("dtype", DT_FLOAT);
+  absl::Status s = t.Run();
+  EXPECT_THAT(s.message(), HasSubstr("You must feed a value for placeholder tensor 'test_node'"));
+}
+
+TEST(ConstTest, OutputsItsValue) {
+  KernelTester t("Const");
+  t.Attr("value", Tensor::FromVector<int64_t>({5, 6}, TensorShape({2}))).Attr("dtype", DT_INT64);
+  ASSERT_TRUE(t.Run().ok());
+  t.ExpectOutput<int64_t>(0, {2}, {5, 6});
+}
+
+}  // namespace
+}  // namespace sluice

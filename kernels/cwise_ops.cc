@@ -1,0 +1,120 @@
+#include "kernels/cwise_ops.h"
+
+#include "kernels/kernel_registry.h"
+
+namespace sluice {
+
+absl::StatusOr<BroadcastPlan> MakeBroadcastPlan(const TensorShape& a, const TensorShape& b) {
+  const int rank = std::max(a.dims(), b.dims());
+  DimVector out(rank), as(rank), bs(rank);
+  for (int i = 0; i < rank; ++i) {
+    int ia = a.dims() - rank + i, ib = b.dims() - rank + i;
+    int64_t da = ia >= 0 ? a.dim_size(ia) : 1;
+    int64_t db = ib >= 0 ? b.dim_size(ib) : 1;
+    if (da != db && da != 1 && db != 1) {
+      return absl::InvalidArgumentError(absl::StrCat("Incompatible shapes: ", a.DebugString(),
+                                                     " vs. ", b.DebugString()));
+    }
+    out[i] = std::max(da, db);
+    if (da == 0 || db == 0) out[i] = 0;
+    as[i] = da;  // Sizes for now; turned into strides below.
+    bs[i] = db;
+  }
+  BroadcastPlan plan;
+  plan.out_shape = TensorShape(out);
+  // Merge adjacent dims whose broadcast pattern (a repeats? b repeats?) is the same.
+  DimVector dims, a_rep, b_rep;
+  for (int i = 0; i < rank; ++i) {
+    if (out[i] == 1) continue;  // Size-1 output dims do not move any offset.
+    bool ar = as[i] == 1 && out[i] != 1, br = bs[i] == 1 && out[i] != 1;
+    if (!dims.empty() && a_rep.back() == ar && b_rep.back() == br) {
+      dims.back() *= out[i];
+    } else {
+      dims.push_back(out[i]);
+      a_rep.push_back(ar);
+      b_rep.push_back(br);
+    }
+  }
+  const int n = static_cast<int>(dims.size());
+  plan.dims = dims;
+  plan.a_strides.resize(n);
+  plan.b_strides.resize(n);
+  int64_t sa = 1, sb = 1;
+  for (int i = n - 1; i >= 0; --i) {
+    plan.a_strides[i] = a_rep[i] ? 0 : sa;
+    plan.b_strides[i] = b_rep[i] ? 0 : sb;
+    if (!a_rep[i]) sa *= dims[i];
+    if (!b_rep[i]) sb *= dims[i];
+  }
+  return plan;
+}
+
+namespace {
+
+template <typename T>
+class AddNOp : public OpKernel {
+ public:
+  absl::Status Compute(OpKernelContext* ctx) const override {
+    using C = typename sluice::Compute<T>::type;
+    const Tensor& first = ctx->input(0);
+    for (int i = 1; i < ctx->num_inputs(); ++i) {
+      if (ctx->input(i).shape() != first.shape()) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "AddN inputs must have one shape: input 0 is ", first.shape().DebugString(),
+            ", input ", i, " is ", ctx->input(i).shape().DebugString()));
+      }
+    }
+    Tensor* out;
+    SL_RETURN_IF_ERROR(ctx->allocate_output(0, first.shape(), &out));
+    T* po = out->data<T>();
+    for (int64_t j = 0, n = first.NumElements(); j < n; ++j) {
+      C sum = C(first.data<T>()[j]);
+      for (int i = 1; i < ctx->num_inputs(); ++i) sum += C(ctx->input(i).data<T>()[j]);
+      po[j] = T(sum);
+    }
+    return absl::OkStatus();
+  }
+};
+
+#define SL_REGISTER_BINARY(OP, FN, T) \
+  REGISTER_KERNEL_BUILDER(Name(OP).Device(DEVICE_CPU).TypeConstraint<T>("T"), BinaryOp<T, FN>)
+#define SL_REGISTER_BINARY_ALL(OP, FN)    \
+  SL_REGISTER_BINARY(OP, FN, float);      \
+  SL_REGISTER_BINARY(OP, FN, double);     \
+  SL_REGISTER_BINARY(OP, FN, half);       \
+  SL_REGISTER_BINARY(OP, FN, bfloat16);   \
+  SL_REGISTER_BINARY(OP, FN, int8_t);     \
+  SL_REGISTER_BINARY(OP, FN, uint8_t);    \
+  SL_REGISTER_BINARY(OP, FN, int16_t);    \
+  SL_REGISTER_BINARY(OP, FN, uint16_t);   \
+  SL_REGISTER_BINARY(OP, FN, int32_t);    \
+  SL_REGISTER_BINARY(OP, FN, int64_t)
+
+SL_REGISTER_BINARY_ALL("Add", AddFn);
+SL_REGISTER_BINARY_ALL("AddV2", AddFn);
+SL_REGISTER_BINARY_ALL("Sub", SubFn);
+SL_REGISTER_BINARY_ALL("Mul", MulFn);
+SL_REGISTER_BINARY_ALL("Div", DivFn);
+
+#define SL_REGISTER_RELU(T) \
+  REGISTER_KERNEL_BUILDER(Name("Relu").Device(DEVICE_CPU).TypeConstraint<T>("T"), UnaryOp<T, ReluFn>)
+SL_REGISTER_RELU(float);
+SL_REGISTER_RELU(double);
+SL_REGISTER_RELU(half);
+SL_REGISTER_RELU(bfloat16);
+SL_REGISTER_RELU(int8_t);
+SL_REGISTER_RELU(int16_t);
+SL_REGISTER_RELU(int32_t);
+SL_REGISTER_RELU(int64_t);
+
+#define SL_REGISTER_ADDN(T) \
+  REGISTER_KERNEL_BUILDER(Name("AddN").Device(DEVICE_CPU).TypeConstraint<T>("T"), AddNOp<T>)
+SL_REGISTER_ADDN(float);
+SL_REGISTER_ADDN(double);
+SL_REGISTER_ADDN(half);
+SL_REGISTER_ADDN(bfloat16);
+SL_REGISTER_ADDN(int32_t);
+SL_REGISTER_ADDN(int64_t);
+
+}  // namespace
+}  // namespace sluice
