@@ -1,0 +1,228 @@
+#include "worker/executor.h"
+
+#include <atomic>
+
+#include "absl/container/inlined_vector.h"
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/synchronization/notification.h"
+#include "absl/time/clock.h"
+#include "framework/graph.h"
+#include "kernels/kernel_registry.h"
+#include "ops/op_registry.h"
+
+namespace sluice {
+
+using ReadyQueue = absl::InlinedVector<int, 16>;
+
+// The state of one run. Deletes itself after calling `done`.
+class Executor::RunState {
+ public:
+  RunState(const Executor* exec, const Args& args, DoneCallback done)
+      : exec_(exec), args_(args), done_(std::move(done)), inputs_(exec->total_inputs_),
+        pending_(new std::atomic<int>[exec->nodes_.size()]) {
+    for (size_t i = 0; i < exec->nodes_.size(); ++i) {
+      pending_[i].store(exec->nodes_[i].initial_pending, std::memory_order_relaxed);
+    }
+  }
+
+  void Start() {
+    const auto& roots = exec_->roots_;
+    if (roots.empty()) {
+      Finish();
+      return;
+    }
+    outstanding_.store(static_cast<int>(roots.size()), std::memory_order_relaxed);
+    ReadyQueue queue;
+    Schedule(roots.begin(), roots.end(), &queue);
+    Drain(&queue);
+  }
+
+ private:
+  template <typename It>
+  void Schedule(It begin, It end, ReadyQueue* queue) {
+    bool kept_expensive = false;
+    for (It it = begin; it != end; ++it) {
+      const int id = *it;
+      const NodeItem& item = exec_->nodes_[id];
+      if (!item.expensive || args_.runner == nullptr) {
+        queue->push_back(id);
+      } else if (!kept_expensive && queue->empty()) {
+        kept_expensive = true;  // Keep one expensive node on this thread; it is free now.
+        queue->push_back(id);
+      } else {
+        args_.runner->Schedule([this, id] {
+          ReadyQueue q{id};
+          Drain(&q);
+        });
+      }
+    }
+  }
+
+  // Runs queued nodes until none is left; the state may be gone when this returns.
+  void Drain(ReadyQueue* queue) {
+    while (!queue->empty()) {
+      int id = queue->back();
+      queue->pop_back();
+      RunNode(id, queue);
+    }
+  }
+
+  void RunNode(int id, ReadyQueue* queue) {
+    const NodeItem& item = exec_->nodes_[id];
+    if (aborted_.load(std::memory_order_acquire)) {
+      Complete(id, absl::OkStatus(), nullptr, 0, queue);
+      return;
+    }
+    OpKernelContext::Params params;
+    params.step_id = args_.step_id;
+    params.device = exec_->device_;
+    params.rendezvous = args_.rendezvous;
+    params.kernel = item.kernel.get();
+    params.inputs = absl::Span<const Tensor>(inputs_.data() + item.input_start, item.num_inputs);
+    const int64_t start = args_.stats ? absl::GetCurrentTimeNanos() : 0;
+    if (!item.is_async) {
+      OpKernelContext ctx(params);
+      absl::Status s = item.kernel->Compute(&ctx);
+      Complete(id, s, &ctx, start, queue);
+      return;
+    }
+    auto* ctx = new OpKernelContext(params);
+    static_cast<const AsyncOpKernel*>(item.kernel.get())
+        ->ComputeAsync(ctx, [this, id, ctx, start](absl::Status s) {
+          ReadyQueue q;
+          Complete(id, s, ctx, start, &q);
+          delete ctx;
+          Drain(&q);
+        });
+  }
+
+  // Records the node's outcome, hands its outputs to consumers and queues those now ready.
+  void Complete(int id, absl::Status s, OpKernelContext* ctx, int64_t start, ReadyQueue* queue) {
+    const NodeItem& item = exec_->nodes_[id];
+    if (ctx != nullptr && s.ok()) {
+      for (int i = 0; i < item.num_outputs; ++i) {
+        if (!ctx->output(i).IsInitialized()) {
+          s = absl::InternalError(absl::StrCat("output ", i, " was not produced"));
+          break;
+        }
+      }
+    }
+    if (!s.ok()) {
+      RecordError(AddContext(s, absl::StrCat("node '", item.kernel->name(), "' (op '",
+                                             item.kernel->type_string(), "')")));
+    }
+    for (int i = 0; i < item.num_inputs; ++i) inputs_[item.input_start + i] = Tensor();
+    ReadyQueue ready;
+    if (ctx != nullptr && s.ok() && !aborted_.load(std::memory_order_acquire)) {
+      for (const OutEdge& e : item.out_edges) {
+        if (e.dst_slot >= 0) inputs_[e.dst_slot] = ctx->output(e.src_output);
+        if (pending_[e.dst].fetch_sub(1, std::memory_order_acq_rel) == 1) ready.push_back(e.dst);
+      }
+    }
+    if (args_.stats != nullptr && ctx != nullptr) RecordStats(item, start);
+    if (!ready.empty()) {
+      outstanding_.fetch_add(static_cast<int>(ready.size()), std::memory_order_relaxed);
+      Schedule(ready.begin(), ready.end(), queue);
+    }
+    if (outstanding_.fetch_sub(1, std::memory_order_acq_rel) == 1) Finish();
+  }
+
+  void RecordError(const absl::Status& s) {
+    {
+      absl::MutexLock lock(&mu_);
+      if (!status_.ok()) return;
+      status_ = s;
+    }
+    aborted_.store(true, std::memory_order_release);
+    if (args_.rendezvous != nullptr) args_.rendezvous->StartAbort(s);
+  }
+
+  void RecordStats(const NodeItem& item, int64_t start) {
+    const int64_t end = absl::GetCurrentTimeNanos();
+    absl::MutexLock lock(&mu_);
+    NodeExecStats* ns = args_.stats->add_node_stats();
+    ns->set_node_name(item.kernel->name());
+    ns->set_timeline_label(item.kernel->type_string());
+    ns->set_all_start_micros(start / 1000);
+    ns->set_all_start_nanos(start);
+    ns->set_op_end_rel_micros((end - start) / 1000);
+    ns->set_all_end_rel_micros((end - start) / 1000);
+    ns->set_op_end_rel_nanos(end - start);
+    ns->set_all_end_rel_nanos(end - start);
+    ns->set_thread_id(static_cast<uint32_t>(std::hash<std::thread::id>()(std::this_thread::get_id())));
+  }
+
+  void Finish() {
+    DoneCallback done = std::move(done_);
+    absl::Status s;
+    {
+      absl::MutexLock lock(&mu_);
+      s = status_;
+    }
+    delete this;
+    done(s);
+  }
+
+  const Executor* exec_;
+  const Args args_;
+  DoneCallback done_;
+  std::vector<Tensor> inputs_;
+  std::unique_ptr<std::atomic<int>[]> pending_;
+  std::atomic<int> outstanding_{0};
+  std::atomic<bool> aborted_{false};
+  absl::Mutex mu_;
+  absl::Status status_ ABSL_GUARDED_BY(mu_);
+};
+
+Executor::~Executor() = default;
+
+absl::StatusOr<std::unique_ptr<Executor>> Executor::Create(const GraphDef& def, Device* device) {
+  SL_ASSIGN_OR_RETURN(std::unique_ptr<Graph> graph, Graph::FromGraphDef(def, *OpRegistry::Global()));
+  auto exec = std::unique_ptr<Executor>(new Executor());
+  exec->device_ = device;
+  std::vector<Node*> nodes = graph->nodes();
+  std::vector<int> index(graph->num_node_ids(), -1);
+  exec->nodes_.resize(nodes.size());
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    Node* n = nodes[i];
+    index[n->id()] = static_cast<int>(i);
+    NodeItem& item = exec->nodes_[i];
+    SL_ASSIGN_OR_RETURN(item.kernel,
+                        KernelRegistry::Global()->CreateOpKernel(device, n->def(), n->op_def()));
+    item.is_async = item.kernel->IsAsync();
+    item.expensive = item.kernel->IsExpensive();
+    item.input_start = exec->total_inputs_;
+    item.num_inputs = n->num_inputs();
+    item.num_outputs = n->num_outputs();
+    item.initial_pending = static_cast<int>(n->in_edges().size());
+    exec->total_inputs_ += n->num_inputs();
+    if (item.initial_pending == 0) exec->roots_.push_back(static_cast<int>(i));
+  }
+  for (Node* n : nodes) {
+    NodeItem& item = exec->nodes_[index[n->id()]];
+    for (const Edge* e : n->out_edges()) {
+      int dst = index[e->dst->id()];
+      int slot = e->IsControl() ? -1 : exec->nodes_[dst].input_start + e->dst_input;
+      item.out_edges.push_back(OutEdge{dst, slot, e->src_output});
+    }
+  }
+  return exec;
+}
+
+void Executor::RunAsync(const Args& args, DoneCallback done) const {
+  (new RunState(this, args, std::move(done)))->Start();
+}
+
+absl::Status Executor::Run(const Args& args) const {
+  absl::Notification n;
+  absl::Status status;
+  RunAsync(args, [&](const absl::Status& s) {
+    status = s;
+    n.Notify();
+  });
+  n.WaitForNotification();
+  return status;
+}
+
+}  // namespace sluice

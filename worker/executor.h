@@ -1,0 +1,77 @@
+// Runs one partition graph on one device as a dataflow graph. Kernels are built once, when
+// the executor is created; each run keeps its values in a flat vector indexed by input slot.
+// Ready nodes run inline on the calling thread when cheap and go to the thread pool when
+// expensive; asynchronous kernels (_Recv) wait without holding a thread. The first error
+// aborts the step's rendezvous, so no node waits forever, and is what the run returns.
+//
+//   SL_ASSIGN_OR_RETURN(auto exec, Executor::Create(graph_def, device));
+//   Executor::Args args{.step_id = 1, .rendezvous = &rendezvous, .runner = &pool};
+//   SL_RETURN_IF_ERROR(exec->Run(args));              // or RunAsync(args, done)
+#ifndef SLUICE_WORKER_EXECUTOR_H_
+#define SLUICE_WORKER_EXECUTOR_H_
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "framework/device.h"
+#include "framework/rendezvous.h"
+#include "framework/thread_pool.h"
+#include "kernels/op_kernel.h"
+#include "proto/graph.pb.h"
+#include "proto/step_stats.pb.h"
+
+namespace sluice {
+
+class Executor {
+ public:
+  struct Args {
+    int64_t step_id = 0;
+    Rendezvous* rendezvous = nullptr;  // Not owned; must outlive the run.
+    ThreadPool* runner = nullptr;      // Where expensive ready nodes go; null runs all inline.
+    DeviceStepStats* stats = nullptr;  // When set, one NodeExecStats per node is appended.
+  };
+  using DoneCallback = std::function<void(const absl::Status&)>;
+
+  // Validates the graph, checks it has no cycle and builds every kernel; errors name the node.
+  static absl::StatusOr<std::unique_ptr<Executor>> Create(const GraphDef& graph, Device* device);
+  ~Executor();
+
+  // Calls `done` once every started node has finished. Thread-safe; runs may overlap.
+  void RunAsync(const Args& args, DoneCallback done) const;
+  absl::Status Run(const Args& args) const;
+
+  Device* device() const { return device_; }
+  int num_nodes() const { return static_cast<int>(nodes_.size()); }
+
+ private:
+  struct OutEdge {
+    int dst;         // Node index.
+    int dst_slot;    // Index into the run's flat input vector; -1 for control edges.
+    int src_output;
+  };
+  struct NodeItem {
+    std::unique_ptr<OpKernel> kernel;
+    bool is_async = false;
+    bool expensive = true;
+    int input_start = 0;
+    int num_inputs = 0;
+    int num_outputs = 0;
+    int initial_pending = 0;
+    std::vector<OutEdge> out_edges;
+  };
+  class RunState;
+
+  Executor() = default;
+
+  Device* device_ = nullptr;
+  std::vector<NodeItem> nodes_;
+  std::vector<int> roots_;
+  int total_inputs_ = 0;
+};
+
+}  // namespace sluice
+
+#endif  // SLUICE_WORKER_EXECUTOR_H_

@@ -1,0 +1,154 @@
+#include "worker/executor.h"
+
+#include "gmock/gmock.h"
+#include "google/protobuf/text_format.h"
+#include "gtest/gtest.h"
+#include "worker/local_rendezvous.h"
+
+namespace sluice {
+namespace {
+
+using ::testing::HasSubstr;
+
+constexpr char kDev[] = "/job:localhost/replica:0/task:0/device:CPU:0";
+constexpr char kClient[] = "/job:localhost/replica:0/task:0/device:CPU:9";
+
+class ExecutorTest : public ::testing::Test {
+ protected:
+  ExecutorTest() : pool_("test", 2) {
+    DeviceAttributes attrs;
+    attrs.set_name(kDev);
+    attrs.set_device_type(DEVICE_CPU);
+    attrs.set_incarnation(1);
+    device_ = std::make_unique<Device>(attrs, &pool_);
+  }
+
+  absl::StatusOr<std::unique_ptr<Executor>> Build(const std::string& text) {
+    GraphDef def;
+    EXPECT_TRUE(google::protobuf::TextFormat::ParseFromString(text, &def)) << text;
+    return Executor::Create(def, device_.get());
+  }
+
+  static std::string Key(const std::string& src, const std::string& dst, const std::string& name) {
+    return Rendezvous::CreateKey(src, 1, dst, name, FrameAndIter{});
+  }
+
+  ThreadPool pool_;
+  std::unique_ptr<Device> device_;
+};
+
+// Const -> (a, b) -> Add -> _Send to the client.
+constexpr char kAddGraph[] = R"(
+  node { name: "a" op: "Const" attr { key: "dtype" value { type: DT_INT32 } }
+         attr { key: "value" value { tensor { dtype: DT_INT32 tensor_shape { dim { size: 2 } } int_val: 1 int_val: 2 } } } }
+  node { name: "b" op: "Const" attr { key: "dtype" value { type: DT_INT32 } }
+         attr { key: "value" value { tensor { dtype: DT_INT32 tensor_shape { } int_val: 40 } } } }
+  node { name: "sum" op: "Add" input: "a" input: "b" attr { key: "T" value { type: DT_INT32 } } }
+  node { name: "send" op: "_Send" input: "sum"
+         attr { key: "T" value { type: DT_INT32 } }
+         attr { key: "tensor_name" value { s: "sum:0" } }
+         attr { key: "send_device" value { s: "/job:localhost/replica:0/task:0/device:CPU:0" } }
+         attr { key: "send_device_incarnation" value { i: 1 } }
+         attr { key: "recv_device" value { s: "/job:localhost/replica:0/task:0/device:CPU:9" } }
+         attr { key: "client_terminated" value { b: true } } }
+)";
+
+TEST_F(ExecutorTest, RunsAGraphRepeatedlyAndConcurrently) {
+  auto exec = Build(kAddGraph);
+  ASSERT_TRUE(exec.ok()) << exec.status();
+  auto key = *Rendezvous::ParseKey(Key(kDev, kClient, "sum:0"));
+  for (int run = 0; run < 3; ++run) {
+    LocalRendezvous r;
+    Executor::Args args;
+    args.rendezvous = &r;
+    args.runner = &pool_;
+    ASSERT_TRUE((*exec)->Run(args).ok());
+    Tensor out;
+    ASSERT_TRUE(r.Recv(key, &out).ok());
+    EXPECT_EQ(out.flat<int32_t>()[0], 41);
+    EXPECT_EQ(out.flat<int32_t>()[1], 42);
+  }
+  // Overlapping runs share the kernels but not their values.
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&] {
+      for (int i = 0; i < 50; ++i) {
+        LocalRendezvous r;
+        Executor::Args args;
+        args.rendezvous = &r;
+        args.runner = &pool_;
+        ASSERT_TRUE((*exec)->Run(args).ok());
+        Tensor out;
+        ASSERT_TRUE(r.Recv(key, &out).ok());
+        ASSERT_EQ(out.flat<int32_t>()[1], 42);
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+}
+
+TEST_F(ExecutorTest, StatsAreRecordedPerNode) {
+  auto exec = Build(kAddGraph);
+  ASSERT_TRUE(exec.ok());
+  LocalRendezvous r;
+  DeviceStepStats stats;
+  Executor::Args args;
+  args.rendezvous = &r;
+  args.stats = &stats;
+  ASSERT_TRUE((*exec)->Run(args).ok());
+  EXPECT_EQ(stats.node_stats_size(), 4);
+}
+
+// One branch fails (integer division by zero) while another waits on a _Recv that nobody
+// will ever send: the run must end with the division error, not hang.
+TEST_F(ExecutorTest, FirstErrorAbortsTheRunAndNamesTheNode) {
+  auto exec = Build(R"(
+    node { name: "x" op: "Const" attr { key: "dtype" value { type: DT_INT32 } }
+           attr { key: "value" value { tensor { dtype: DT_INT32 tensor_shape { } int_val: 4 } } } }
+    node { name: "zero" op: "Const" attr { key: "dtype" value { type: DT_INT32 } }
+           attr { key: "value" value { tensor { dtype: DT_INT32 tensor_shape { } int_val: 0 } } } }
+    node { name: "bad_div" op: "Div" input: "x" input: "zero" attr { key: "T" value { type: DT_INT32 } } }
+    node { name: "wait" op: "_Recv"
+           attr { key: "tensor_type" value { type: DT_FLOAT } }
+           attr { key: "tensor_name" value { s: "never:0" } }
+           attr { key: "send_device" value { s: "/job:localhost/replica:0/task:0/device:CPU:9" } }
+           attr { key: "send_device_incarnation" value { i: 1 } }
+           attr { key: "recv_device" value { s: "/job:localhost/replica:0/task:0/device:CPU:0" } } }
+    node { name: "after" op: "Relu" input: "wait" attr { key: "T" value { type: DT_FLOAT } } }
+  )");
+  ASSERT_TRUE(exec.ok()) << exec.status();
+  LocalRendezvous r;
+  Executor::Args args;
+  args.rendezvous = &r;
+  args.runner = &pool_;
+  absl::Status s = (*exec)->Run(args);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.message(), HasSubstr("node 'bad_div' (op 'Div')"));
+  EXPECT_THAT(s.message(), HasSubstr("Integer division by zero"));
+}
+
+TEST_F(ExecutorTest, ControlEdgesOrderExecution) {
+  // "second" may only run after "first"; with the control edge the graph is valid and runs.
+  auto exec = Build(R"(
+    node { name: "first" op: "NoOp" }
+    node { name: "second" op: "NoOp" input: "^first" }
+  )");
+  ASSERT_TRUE(exec.ok()) << exec.status();
+  LocalRendezvous r;
+  Executor::Args args;
+  args.rendezvous = &r;
+  DeviceStepStats stats;
+  args.stats = &stats;
+  ASSERT_TRUE((*exec)->Run(args).ok());
+  ASSERT_EQ(stats.node_stats_size(), 2);
+  EXPECT_EQ(stats.node_stats(0).node_name(), "first");
+  EXPECT_EQ(stats.node_stats(1).node_name(), "second");
+}
+
+TEST_F(ExecutorTest, CreationErrorsNameTheNode) {
+  auto s = Build(R"(node { name: "r" op: "Relu" input: "r2" attr { key: "T" value { type: DT_FLOAT } } })");
+  EXPECT_THAT(s.status().message(), HasSubstr("node 'r'"));
+}
+
+}  // namespace
+}  // namespace sluice

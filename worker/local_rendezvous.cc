@@ -1,0 +1,69 @@
+#include "worker/local_rendezvous.h"
+
+#include <vector>
+
+namespace sluice {
+
+LocalRendezvous::~LocalRendezvous() {
+  StartAbort(absl::CancelledError("rendezvous destroyed before the value arrived"));
+}
+
+absl::Status LocalRendezvous::Send(const ParsedKey& key, const Tensor& value) {
+  DoneCallback waiter;
+  {
+    absl::MutexLock lock(&mu_);
+    if (!status_.ok()) return status_;
+    Entry& e = table_[key.full_key];
+    if (e.waiters.empty()) {
+      e.values.push_back(value);
+      return absl::OkStatus();
+    }
+    waiter = std::move(e.waiters.front());
+    e.waiters.pop_front();
+    if (e.waiters.empty() && e.values.empty()) table_.erase(key.full_key);
+  }
+  waiter(absl::OkStatus(), value);  // Outside the lock: the receiver may run its graph on.
+  return absl::OkStatus();
+}
+
+void LocalRendezvous::RecvAsync(const ParsedKey& key, DoneCallback done) {
+  Tensor value;
+  absl::Status status;
+  {
+    absl::MutexLock lock(&mu_);
+    if (!status_.ok()) {
+      status = status_;
+    } else {
+      Entry& e = table_[key.full_key];
+      if (e.values.empty()) {
+        e.waiters.push_back(std::move(done));
+        return;
+      }
+      value = std::move(e.values.front());
+      e.values.pop_front();
+      if (e.values.empty() && e.waiters.empty()) table_.erase(key.full_key);
+    }
+  }
+  done(status, value);
+}
+
+void LocalRendezvous::StartAbort(const absl::Status& status) {
+  std::vector<DoneCallback> waiters;
+  {
+    absl::MutexLock lock(&mu_);
+    if (!status_.ok()) return;
+    status_ = status.ok() ? absl::CancelledError("rendezvous aborted") : status;
+    for (auto& [key, e] : table_) {
+      for (auto& w : e.waiters) waiters.push_back(std::move(w));
+    }
+    table_.clear();
+  }
+  for (auto& w : waiters) w(status, Tensor());
+}
+
+absl::Status LocalRendezvous::status() const {
+  absl::MutexLock lock(&mu_);
+  return status_;
+}
+
+}  // namespace sluice

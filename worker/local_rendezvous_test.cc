@@ -1,0 +1,68 @@
+#include "worker/local_rendezvous.h"
+
+#include <thread>
+
+#include "gtest/gtest.h"
+
+namespace sluice {
+namespace {
+
+Rendezvous::ParsedKey Key(const std::string& name) {
+  return *Rendezvous::ParseKey(Rendezvous::CreateKey("/job:a/replica:0/task:0/device:CPU:0", 7,
+                                                     "/job:a/replica:0/task:0/device:CPU:1", name,
+                                                     FrameAndIter{}));
+}
+
+TEST(RendezvousKeyTest, RoundTripsAndRejectsGarbage) {
+  std::string key = Rendezvous::CreateKey("/job:a/replica:0/task:0/device:CPU:0", 255,
+                                          "/job:b/replica:0/task:1/device:CPU:0", "x:0",
+                                          FrameAndIter{0, 0});
+  EXPECT_EQ(key,
+            "/job:a/replica:0/task:0/device:CPU:0;00000000000000ff;"
+            "/job:b/replica:0/task:1/device:CPU:0;x:0;0:0");
+  auto p = Rendezvous::ParseKey(key);
+  ASSERT_TRUE(p.ok());
+  EXPECT_EQ(p->src_incarnation, 255u);
+  EXPECT_EQ(p->edge_name, "x:0");
+  EXPECT_EQ(p->dst_device, "/job:b/replica:0/task:1/device:CPU:0");
+  EXPECT_FALSE(Rendezvous::ParseKey("a;b;c").ok());
+  EXPECT_FALSE(Rendezvous::ParseKey("a;zz;c;d;0:0").ok());
+}
+
+TEST(LocalRendezvousTest, SendThenRecv) {
+  LocalRendezvous r;
+  ASSERT_TRUE(r.Send(Key("x"), Tensor::Scalar<float>(3)).ok());
+  Tensor got;
+  ASSERT_TRUE(r.Recv(Key("x"), &got).ok());
+  EXPECT_EQ(got.scalar<float>(), 3);
+}
+
+TEST(LocalRendezvousTest, RecvWaitsForSendFromAnotherThread) {
+  LocalRendezvous r;
+  std::thread sender([&] { ASSERT_TRUE(r.Send(Key("y"), Tensor::Scalar<int32_t>(9)).ok()); });
+  Tensor got;
+  ASSERT_TRUE(r.Recv(Key("y"), &got).ok());
+  EXPECT_EQ(got.scalar<int32_t>(), 9);
+  sender.join();
+}
+
+TEST(LocalRendezvousTest, AbortFailsWaitersAndLaterCalls) {
+  LocalRendezvous r;
+  absl::Status seen;
+  r.RecvAsync(Key("z"), [&](const absl::Status& s, const Tensor&) { seen = s; });
+  r.StartAbort(absl::UnavailableError("task 1 died"));
+  EXPECT_EQ(seen.code(), absl::StatusCode::kUnavailable);
+  EXPECT_EQ(r.Send(Key("z"), Tensor::Scalar<float>(1)).code(), absl::StatusCode::kUnavailable);
+  Tensor t;
+  EXPECT_EQ(r.Recv(Key("w"), &t).code(), absl::StatusCode::kUnavailable);
+}
+
+TEST(LocalRendezvousTest, RecvTimesOut) {
+  LocalRendezvous r;
+  Tensor t;
+  EXPECT_EQ(r.Recv(Key("never"), &t, absl::Milliseconds(10)).code(),
+            absl::StatusCode::kDeadlineExceeded);
+}
+
+}  // namespace
+}  // namespace sluice

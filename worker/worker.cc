@@ -1,0 +1,188 @@
+#include "worker/worker.h"
+
+#include <atomic>
+#include <map>
+
+#include "absl/random/random.h"
+#include "absl/strings/str_cat.h"
+#include "framework/device_name.h"
+
+namespace sluice {
+
+Worker::Worker(const WorkerOptions& options) {
+  task_name_ = absl::StrCat("/job:", options.job, "/replica:0/task:", options.task);
+  int inter = options.inter_op_threads > 0 ? options.inter_op_threads : ThreadPool::DefaultThreads();
+  int intra = options.intra_op_threads > 0 ? options.intra_op_threads : ThreadPool::DefaultThreads();
+  inter_op_pool_ = std::make_unique<ThreadPool>("inter_op", inter);
+  // The caller of ParallelFor works on one block itself, so one thread fewer suffices.
+  intra_op_pool_ = std::make_unique<ThreadPool>("intra_op", std::max(0, intra - 1));
+  absl::BitGen gen;
+  // A new incarnation per process: a restarted worker's keys never match stale ones.
+  const uint64_t incarnation = absl::Uniform<uint64_t>(gen, 1, UINT64_MAX);
+  for (int i = 0; i < std::max(1, options.num_cpu_devices); ++i) {
+    DeviceAttributes attrs;
+    attrs.set_name(DeviceName::Full(options.job, 0, options.task, DEVICE_CPU, i));
+    attrs.set_device_type(DEVICE_CPU);
+    attrs.set_incarnation(incarnation + i);
+    attrs.set_physical_device_desc("host CPU");
+    devices_.push_back(std::make_unique<Device>(attrs, intra_op_pool_.get()));
+  }
+}
+
+Worker::~Worker() {
+  absl::MutexLock lock(&mu_);
+  for (auto& [id, r] : steps_) r->StartAbort(absl::CancelledError("worker shutting down"));
+}
+
+absl::Status Worker::GetStatus(std::vector<DeviceAttributes>* devices) {
+  devices->clear();
+  for (const auto& d : devices_) devices->push_back(d->attributes());
+  return absl::OkStatus();
+}
+
+Device* Worker::FindDevice(absl::string_view name) const {
+  for (const auto& d : devices_) {
+    if (d->name() == name) return d.get();
+  }
+  return nullptr;
+}
+
+absl::Status Worker::RegisterGraph(const RegisterGraphRequest& request,
+                                   RegisterGraphResponse* response) {
+  // Split by device: the master already cut every cross-device edge.
+  std::map<std::string, GraphDef> by_device;
+  for (const NodeDef& node : request.graph_def.node()) {
+    if (FindDevice(node.device()) == nullptr) {
+      return absl::InvalidArgumentError(absl::StrCat("node '", node.name(), "' is placed on '",
+                                                     node.device(), "', which is not a device of ",
+                                                     task_name_));
+    }
+    *by_device[node.device()].add_node() = node;
+  }
+  auto item = std::make_shared<GraphItem>();
+  for (auto& [device, def] : by_device) {
+    *def.mutable_library() = request.graph_def.library();
+    *def.mutable_versions() = request.graph_def.versions();
+    SL_ASSIGN_OR_RETURN(std::unique_ptr<Executor> exec, Executor::Create(def, FindDevice(device)));
+    item->executors.push_back(std::move(exec));
+  }
+  absl::MutexLock lock(&mu_);
+  response->graph_handle = absl::StrCat("graph_", next_graph_id_++);
+  graphs_[response->graph_handle] = std::move(item);
+  return absl::OkStatus();
+}
+
+absl::Status Worker::DeregisterGraph(const std::string& graph_handle) {
+  absl::MutexLock lock(&mu_);
+  if (graphs_.erase(graph_handle) == 0) {
+    return absl::NotFoundError(absl::StrCat("graph handle '", graph_handle, "' is not registered on ",
+                                            task_name_));
+  }
+  return absl::OkStatus();
+}
+
+std::shared_ptr<LocalRendezvous> Worker::StepRendezvous(int64_t step_id) {
+  absl::MutexLock lock(&mu_);
+  auto& r = steps_[step_id];
+  if (r == nullptr) r = std::make_shared<LocalRendezvous>();
+  return r;
+}
+
+void Worker::AbortStep(int64_t step_id, const absl::Status& status) {
+  std::shared_ptr<LocalRendezvous> r;
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = steps_.find(step_id);
+    if (it == steps_.end()) return;
+    r = it->second;
+  }
+  r->StartAbort(status);
+}
+
+void Worker::RunGraphAsync(const RunGraphRequest* request, RunGraphResponse* response,
+                           StatusCallback done) {
+  std::shared_ptr<GraphItem> item;
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = graphs_.find(request->graph_handle);
+    if (it != graphs_.end()) item = it->second;
+  }
+  if (item == nullptr) {
+    done(absl::NotFoundError(absl::StrCat("graph handle '", request->graph_handle,
+                                          "' is not registered on ", task_name_)));
+    return;
+  }
+  std::shared_ptr<LocalRendezvous> rendezvous = StepRendezvous(request->step_id);
+  for (const auto& [key, tensor] : request->send) {
+    auto parsed = Rendezvous::ParseKey(key);
+    absl::Status s = parsed.ok() ? rendezvous->Send(*parsed, tensor) : parsed.status();
+    if (!s.ok()) {
+      rendezvous->StartAbort(s);
+      absl::MutexLock lock(&mu_);
+      steps_.erase(request->step_id);
+      done(s);
+      return;
+    }
+  }
+
+  // Shared by the executors' callbacks; the last one to finish collects the fetches.
+  struct StepState {
+    std::atomic<int> remaining;
+    absl::Mutex mu;
+    absl::Status status ABSL_GUARDED_BY(mu);
+    std::vector<DeviceStepStats> stats;
+  };
+  auto state = std::make_shared<StepState>();
+  const int n = static_cast<int>(item->executors.size());
+  state->remaining.store(n);
+  state->stats.resize(request->collect_stats ? n : 0);
+
+  auto finish = [this, request, response, rendezvous, item, state, done]() {
+    absl::Status status;
+    {
+      absl::MutexLock lock(&state->mu);
+      status = state->status;
+    }
+    if (status.ok()) {
+      response->recv.clear();
+      for (const std::string& key : request->recv_key) {
+        auto parsed = Rendezvous::ParseKey(key);
+        Tensor value;
+        status = parsed.ok() ? rendezvous->Recv(*parsed, &value, absl::ZeroDuration())
+                             : parsed.status();
+        if (!status.ok()) break;
+        response->recv.emplace_back(key, std::move(value));
+      }
+    }
+    for (size_t i = 0; i < state->stats.size(); ++i) {
+      state->stats[i].set_device(item->executors[i]->device()->name());
+      *response->step_stats.add_dev_stats() = std::move(state->stats[i]);
+    }
+    {
+      absl::MutexLock lock(&mu_);
+      steps_.erase(request->step_id);
+    }
+    done(status);
+  };
+  if (n == 0) {
+    finish();
+    return;
+  }
+  for (int i = 0; i < n; ++i) {
+    Executor::Args args;
+    args.step_id = request->step_id;
+    args.rendezvous = rendezvous.get();
+    args.runner = inter_op_pool_.get();
+    args.stats = request->collect_stats ? &state->stats[i] : nullptr;
+    item->executors[i]->RunAsync(args, [state, finish](const absl::Status& s) {
+      if (!s.ok()) {
+        absl::MutexLock lock(&state->mu);
+        // Keep the root cause: later errors are usually the abort it caused.
+        if (state->status.ok()) state->status = s;
+      }
+      if (state->remaining.fetch_sub(1) == 1) finish();
+    });
+  }
+}
+
+}  // namespace sluice

@@ -1,0 +1,71 @@
+// A worker: the devices of one task, the graphs registered on them, and the rendezvous of
+// each running step.
+//
+//   Worker worker({.job = "localhost", .task = 0, .num_cpu_devices = 2});
+//   std::vector<DeviceAttributes> devices;
+//   worker.GetStatus(&devices);
+#ifndef SLUICE_WORKER_WORKER_H_
+#define SLUICE_WORKER_WORKER_H_
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/synchronization/mutex.h"
+#include "framework/device.h"
+#include "framework/thread_pool.h"
+#include "worker/executor.h"
+#include "worker/local_rendezvous.h"
+#include "worker/worker_interface.h"
+
+namespace sluice {
+
+struct WorkerOptions {
+  std::string job = "localhost";
+  int task = 0;
+  int num_cpu_devices = 1;
+  // Threads running ready nodes (0: the machine's core count).
+  int inter_op_threads = 0;
+  // Threads kernels use for intra-op parallelism (0: the machine's core count).
+  int intra_op_threads = 0;
+};
+
+class Worker : public WorkerInterface {
+ public:
+  explicit Worker(const WorkerOptions& options);
+  ~Worker() override;
+
+  absl::Status GetStatus(std::vector<DeviceAttributes>* devices) override;
+  absl::Status RegisterGraph(const RegisterGraphRequest& request,
+                             RegisterGraphResponse* response) override;
+  absl::Status DeregisterGraph(const std::string& graph_handle) override;
+  void RunGraphAsync(const RunGraphRequest* request, RunGraphResponse* response,
+                     StatusCallback done) override;
+  void AbortStep(int64_t step_id, const absl::Status& status) override;
+
+  // "/job:J/replica:0/task:T".
+  const std::string& task_name() const { return task_name_; }
+  Device* FindDevice(absl::string_view name) const;
+  // The rendezvous of a step, created on first use; shared with remote senders.
+  std::shared_ptr<LocalRendezvous> StepRendezvous(int64_t step_id);
+
+ private:
+  struct GraphItem {
+    std::vector<std::unique_ptr<Executor>> executors;  // One per device.
+  };
+
+  std::string task_name_;
+  std::unique_ptr<ThreadPool> inter_op_pool_;
+  std::unique_ptr<ThreadPool> intra_op_pool_;
+  std::vector<std::unique_ptr<Device>> devices_;
+
+  absl::Mutex mu_;
+  int64_t next_graph_id_ ABSL_GUARDED_BY(mu_) = 0;
+  absl::flat_hash_map<std::string, std::shared_ptr<GraphItem>> graphs_ ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_map<int64_t, std::shared_ptr<LocalRendezvous>> steps_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace sluice
+
+#endif  // SLUICE_WORKER_WORKER_H_

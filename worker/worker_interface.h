@@ -1,0 +1,67 @@
+// What a master asks of a worker. The embedded session calls a Worker directly through this
+// interface; the distributed runtime puts the same calls behind gRPC.
+//
+//   RegisterGraphResponse reg;
+//   SL_RETURN_IF_ERROR(worker->RegisterGraph({session, partition_graph}, &reg));
+//   RunGraphRequest run{reg.graph_handle, step_id, {{feed_key, tensor}}, {fetch_key}};
+//   worker->RunGraphAsync(&run, &response, [](const absl::Status& s) { ... });
+#ifndef SLUICE_WORKER_WORKER_INTERFACE_H_
+#define SLUICE_WORKER_WORKER_INTERFACE_H_
+
+#include <functional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "framework/tensor.h"
+#include "proto/device_attributes.pb.h"
+#include "proto/graph.pb.h"
+#include "proto/step_stats.pb.h"
+
+namespace sluice {
+
+struct RegisterGraphRequest {
+  std::string session_handle;
+  // Every node carries the full name of a device of this worker.
+  GraphDef graph_def;
+};
+
+struct RegisterGraphResponse {
+  std::string graph_handle;
+};
+
+struct RunGraphRequest {
+  std::string graph_handle;
+  int64_t step_id = 0;
+  // Values for client-terminated _Recv nodes, by rendezvous key.
+  std::vector<std::pair<std::string, Tensor>> send;
+  // Keys of client-terminated _Send nodes whose values come back.
+  std::vector<std::string> recv_key;
+  bool collect_stats = false;
+};
+
+struct RunGraphResponse {
+  std::vector<std::pair<std::string, Tensor>> recv;
+  StepStats step_stats;
+};
+
+using StatusCallback = std::function<void(const absl::Status&)>;
+
+class WorkerInterface {
+ public:
+  virtual ~WorkerInterface() = default;
+  virtual absl::Status GetStatus(std::vector<DeviceAttributes>* devices) = 0;
+  virtual absl::Status RegisterGraph(const RegisterGraphRequest& request,
+                                     RegisterGraphResponse* response) = 0;
+  virtual absl::Status DeregisterGraph(const std::string& graph_handle) = 0;
+  // `request` and `response` must stay valid until `done` runs.
+  virtual void RunGraphAsync(const RunGraphRequest* request, RunGraphResponse* response,
+                             StatusCallback done) = 0;
+  // Cancels a running step (another worker failed): its pending receives fail with `status`.
+  virtual void AbortStep(int64_t step_id, const absl::Status& status) = 0;
+};
+
+}  // namespace sluice
+
+#endif  // SLUICE_WORKER_WORKER_INTERFACE_H_
