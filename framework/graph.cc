@@ -25,7 +25,7 @@ absl::StatusOr<Node*> Graph::AddNode(NodeDef def) {
                         absl::StrCat("node '", def.name(), "': ", op_def.status().message()));
   }
   AddDefaultsToNodeDef(**op_def, &def);
-  SL_RETURN_IF_ERROR(ValidateNodeDef(def, **op_def));
+  SL_RETURN_IF_ERROR(ValidateNodeDefAttrs(def, **op_def));
   auto node = std::make_unique<Node>();
   node->id_ = static_cast<int>(nodes_.size());
   node->op_def_ = *op_def;
@@ -136,7 +136,8 @@ absl::StatusOr<std::unique_ptr<Graph>> Graph::FromGraphDef(const GraphDef& def,
   g->library_ = def.library();
   g->versions_ = def.versions();
   for (const NodeDef& nd : def.node()) {
-    SL_RETURN_IF_ERROR(g->AddNode(nd).status());
+    SL_ASSIGN_OR_RETURN(Node * n, g->AddNode(nd));
+    SL_RETURN_IF_ERROR(ValidateNodeDef(n->def(), n->op_def()));
   }
   for (const auto& node : g->nodes_) {
     int data_index = 0;

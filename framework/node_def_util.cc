@@ -174,6 +174,30 @@ absl::Status NumOutputsForNode(const NodeDef& node, const OpDef& op_def, int* nu
 }
 
 absl::Status ValidateNodeDef(const NodeDef& node, const OpDef& op_def) {
+  SL_RETURN_IF_ERROR(ValidateNodeDefAttrs(node, op_def));
+  auto err = [&](absl::string_view what) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("node '", node.name(), "' (op '", op_def.name(), "'): ", what));
+  };
+  int data_inputs = 0;
+  bool seen_control = false;
+  for (const auto& in : node.input()) {
+    if (absl::StartsWith(in, "^")) {
+      seen_control = true;
+    } else {
+      if (seen_control) return err(absl::StrCat("data input '", in, "' after control inputs"));
+      ++data_inputs;
+    }
+  }
+  DataTypeVector in_types, out_types;
+  SL_RETURN_IF_ERROR(InOutTypesForNode(node, op_def, &in_types, &out_types));
+  if (data_inputs != static_cast<int>(in_types.size())) {
+    return err(absl::StrCat("expected ", in_types.size(), " inputs but has ", data_inputs));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ValidateNodeDefAttrs(const NodeDef& node, const OpDef& op_def) {
   auto err = [&](absl::string_view what) {
     return absl::InvalidArgumentError(
         absl::StrCat("node '", node.name(), "' (op '", op_def.name(), "'): ", what));
@@ -194,22 +218,9 @@ absl::Status ValidateNodeDef(const NodeDef& node, const OpDef& op_def) {
   for (const auto& a : op_def.attr()) {
     if (!node.attr().contains(a.name())) return err(absl::StrCat("missing attr '", a.name(), "'"));
   }
-  int data_inputs = 0;
-  bool seen_control = false;
-  for (const auto& in : node.input()) {
-    if (absl::StartsWith(in, "^")) {
-      seen_control = true;
-    } else {
-      if (seen_control) return err(absl::StrCat("data input '", in, "' after control inputs"));
-      ++data_inputs;
-    }
-  }
   DataTypeVector in_types, out_types;
   absl::Status s = InOutTypesForNode(node, op_def, &in_types, &out_types);
   if (!s.ok()) return err(s.message());
-  if (data_inputs != static_cast<int>(in_types.size())) {
-    return err(absl::StrCat("expected ", in_types.size(), " inputs but has ", data_inputs));
-  }
   return absl::OkStatus();
 }
 

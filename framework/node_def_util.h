@@ -36,6 +36,8 @@ absl::Status ValidateAttrValue(const AttrValue& value, const OpDef::AttrDef& att
 // Unknown attrs (other than "_"-prefixed ones), missing attrs, wrong attr types, values outside
 // the allowed set, and the wrong number of data inputs are errors naming the node.
 absl::Status ValidateNodeDef(const NodeDef& node, const OpDef& op_def);
+// The same checks except the number of inputs (for nodes whose edges are added later).
+absl::Status ValidateNodeDefAttrs(const NodeDef& node, const OpDef& op_def);
 
 void AddDefaultsToNodeDef(const OpDef& op_def, NodeDef* node);
 

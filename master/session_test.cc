@@ -1,0 +1,238 @@
+#include "master/session.h"
+
+#include "framework/node_attr.h"
+#include "gmock/gmock.h"
+#include "google/protobuf/text_format.h"
+#include "gtest/gtest.h"
+
+namespace sluice {
+namespace {
+
+using ::testing::HasSubstr;
+
+GraphDef Parse(const std::string& text) {
+  GraphDef def;
+  EXPECT_TRUE(google::protobuf::TextFormat::ParseFromString(text, &def)) << text;
+  return def;
+}
+
+// y = relu(x * w + b) with x: [?,2] fed, w: [2,2], b: [2].
+constexpr char kMlp[] = R"(
+  node { name: "x" op: "Placeholder" attr { key: "dtype" value { type: DT_FLOAT } }
+         attr { key: "shape" value { shape { dim { size: -1 } dim { size: 2 } } } } }
+  node { name: "w" op: "Const" attr { key: "dtype" value { type: DT_FLOAT } }
+         attr { key: "value" value { tensor { dtype: DT_FLOAT tensor_shape { dim { size: 2 } dim { size: 2 } }
+                float_val: 1 float_val: -1 float_val: 2 float_val: 1 } } } }
+  node { name: "b" op: "Const" attr { key: "dtype" value { type: DT_FLOAT } }
+         attr { key: "value" value { tensor { dtype: DT_FLOAT tensor_shape { dim { size: 2 } }
+                float_val: 0.5 float_val: -10 } } } }
+  node { name: "xw" op: "MatMul" input: "x" input: "w" attr { key: "T" value { type: DT_FLOAT } } }
+  node { name: "xwb" op: "Add" input: "xw" input: "b" attr { key: "T" value { type: DT_FLOAT } } }
+  node { name: "y" op: "Relu" input: "xwb" attr { key: "T" value { type: DT_FLOAT } } }
+)";
+
+Tensor Matrix(std::initializer_list<int64_t> shape, std::vector<float> v) {
+  return Tensor::FromVector<float>(v, TensorShape(shape));
+}
+
+std::unique_ptr<Session> MakeSession(int cpus = 1) {
+  SessionOptions options;
+  (*options.config.mutable_device_count())["CPU"] = cpus;
+  auto s = NewSession(options);
+  EXPECT_TRUE(s.ok()) << s.status();
+  return std::move(*s);
+}
+
+TEST(EmbeddedSessionTest, RunsRepeatedlyWithDifferentFeeds) {
+  auto session = MakeSession();
+  ASSERT_TRUE(session->Create(Parse(kMlp)).ok());
+  // x = [1, 2]: xw = [1*1 + 2*2, 1*-1 + 2*1] = [5, 1]; + b = [5.5, -9]; relu = [5.5, 0].
+  // x = [3, -1]: xw = [1, -4]; + b = [1.5, -14]; relu = [1.5, 0].
+  // x = [0, 10]: xw = [20, 10]; + b = [20.5, 0]; relu = [20.5, 0].
+  const std::vector<std::pair<std::vector<float>, std::vector<float>>> cases = {
+      {{1, 2}, {5.5f, 0}}, {{3, -1}, {1.5f, 0}}, {{0, 10}, {20.5f, 0}}};
+  for (const auto& [x, want] : cases) {
+    std::vector<Tensor> out;
+    absl::Status s = session->Run({{"x", Matrix({1, 2}, x)}}, {"y:0"}, {}, &out);
+    ASSERT_TRUE(s.ok()) << s;
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_EQ(out[0].shape(), TensorShape({1, 2}));
+    EXPECT_FLOAT_EQ(out[0].flat<float>()[0], want[0]);
+    EXPECT_FLOAT_EQ(out[0].flat<float>()[1], want[1]);
+  }
+}
+
+TEST(EmbeddedSessionTest, FetchesOfFedTensorsAndIntermediatesAndTargets) {
+  auto session = MakeSession();
+  ASSERT_TRUE(session->Create(Parse(kMlp)).ok());
+  std::vector<Tensor> out;
+  // Feeding an intermediate tensor cuts the graph there: x need not be fed.
+  ASSERT_TRUE(session->Run({{"xw:0", Matrix({1, 2}, {1, 20})}}, {"y", "xw:0", "xwb"}, {}, &out).ok());
+  ASSERT_EQ(out.size(), 3u);
+  EXPECT_FLOAT_EQ(out[0].flat<float>()[0], 1.5f);
+  EXPECT_FLOAT_EQ(out[0].flat<float>()[1], 10.0f);
+  EXPECT_FLOAT_EQ(out[1].flat<float>()[1], 20.0f);  // The fed value itself.
+  EXPECT_FLOAT_EQ(out[2].flat<float>()[1], 10.0f);
+  // A target runs for its effect; nothing is returned.
+  ASSERT_TRUE(session->Run({{"x", Matrix({1, 2}, {1, 1})}}, {}, {"y"}, &out).ok());
+  EXPECT_TRUE(out.empty());
+}
+
+TEST(EmbeddedSessionTest, BadFeedsAndFetchesAreClearErrors) {
+  auto session = MakeSession();
+  ASSERT_TRUE(session->Create(Parse(kMlp)).ok());
+  std::vector<Tensor> out;
+  absl::Status s = session->Run({{"x", Tensor::FromVector<int32_t>({1, 2}, TensorShape({1, 2}))}},
+                                {"y"}, {}, &out);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.message(), HasSubstr("feed for tensor 'x:0' has dtype int32"));
+
+  s = session->Run({{"x", Matrix({1, 3}, {1, 2, 3})}}, {"y"}, {}, &out);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.message(), HasSubstr("does not match the shape [?,2] of placeholder 'x'"));
+
+  s = session->Run({}, {"y"}, {}, &out);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.message(), HasSubstr("You must feed a value for placeholder tensor 'x'"));
+
+  s = session->Run({{"ghost", Matrix({1}, {1})}}, {"y"}, {}, &out);
+  EXPECT_THAT(s.message(), HasSubstr("names node 'ghost', which is not in the graph"));
+  s = session->Run({{"x", Matrix({1, 2}, {1, 2})}}, {"y:3"}, {}, &out);
+  EXPECT_THAT(s.message(), HasSubstr("node 'y' has 1 outputs"));
+  s = session->Run({{"x", Matrix({1, 2}, {1, 2})}}, {"nothing"}, {}, &out);
+  EXPECT_THAT(s.message(), HasSubstr("not in the graph"));
+  // The session still works after errors.
+  ASSERT_TRUE(session->Run({{"x", Matrix({1, 2}, {1, 2})}}, {"y"}, {}, &out).ok());
+}
+
+TEST(EmbeddedSessionTest, KernelErrorsNameTheNode) {
+  auto session = MakeSession();
+  ASSERT_TRUE(session->Create(Parse(R"(
+    node { name: "n" op: "Placeholder" attr { key: "dtype" value { type: DT_INT32 } } }
+    node { name: "d" op: "Placeholder" attr { key: "dtype" value { type: DT_INT32 } } }
+    node { name: "q" op: "Div" input: "n" input: "d" attr { key: "T" value { type: DT_INT32 } } }
+  )")).ok());
+  std::vector<Tensor> out;
+  absl::Status s = session->Run({{"n", Tensor::Scalar<int32_t>(4)}, {"d", Tensor::Scalar<int32_t>(0)}},
+                                {"q"}, {}, &out);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.message(), HasSubstr("node 'q' (op 'Div')"));
+}
+
+TEST(EmbeddedSessionTest, InvalidGraphIsRejectedAtCreate) {
+  auto session = MakeSession();
+  absl::Status s = session->Create(Parse(R"(node { name: "z" op: "Frobnicate" })"));
+  EXPECT_EQ(s.code(), absl::StatusCode::kNotFound);
+  EXPECT_THAT(s.message(), HasSubstr("node 'z'"));
+}
+
+// The MLP split across two CPU devices of one worker: MatMul on CPU:0, Add and Relu on CPU:1.
+// The product crosses devices through a _Send/_Recv pair.
+TEST(EmbeddedSessionTest, GraphSplitAcrossTwoDevicesCarriesTheTensor) {
+  auto session = MakeSession(/*cpus=*/2);
+  std::vector<DeviceAttributes> devices;
+  ASSERT_TRUE(session->ListDevices(&devices).ok());
+  ASSERT_EQ(devices.size(), 2u);
+  EXPECT_EQ(devices[1].name(), "/job:localhost/replica:0/task:0/device:CPU:1");
+
+  GraphDef def = Parse(kMlp);
+  for (auto& n : *def.mutable_node()) {
+    if (n.name() == "xwb" || n.name() == "y" || n.name() == "b") n.set_device("/device:CPU:1");
+    if (n.name() == "xw") n.set_device("/job:localhost/device:CPU:0");
+  }
+  ASSERT_TRUE(session->Create(def).ok());
+  RunOptions options;
+  options.set_output_partition_graphs(true);
+  options.set_trace_level(RunOptions::FULL_TRACE);
+  RunMetadata metadata;
+  std::vector<Tensor> out;
+  absl::Status s = session->Run(options, {{"x", Matrix({1, 2}, {1, 2})}}, {"y"}, {}, &out, &metadata);
+  ASSERT_TRUE(s.ok()) << s;
+  EXPECT_FLOAT_EQ(out[0].flat<float>()[0], 5.5f);
+  EXPECT_FLOAT_EQ(out[0].flat<float>()[1], 0.0f);
+
+  // One task, so one registered graph holding both devices' partitions.
+  ASSERT_EQ(metadata.partition_graphs_size(), 1);
+  int sends = 0, recvs = 0;
+  for (const NodeDef& n : metadata.partition_graphs(0).node()) {
+    auto tensor_name = n.attr().find("tensor_name");
+    if (tensor_name == n.attr().end() || tensor_name->second.s() != "xw") continue;
+    if (n.op() == "_Send") {
+      ++sends;
+      EXPECT_EQ(n.device(), "/job:localhost/replica:0/task:0/device:CPU:0");
+      EXPECT_EQ(n.input(0), "xw");
+    }
+    if (n.op() == "_Recv") {
+      ++recvs;
+      EXPECT_EQ(n.device(), "/job:localhost/replica:0/task:0/device:CPU:1");
+    }
+  }
+  EXPECT_EQ(sends, 1);
+  EXPECT_EQ(recvs, 1);
+  // The trace shows the _Recv ran on CPU:1 and the pair's Add consumed it there.
+  bool recv_on_1 = false, add_on_1 = false;
+  for (const auto& dev : metadata.step_stats().dev_stats()) {
+    for (const auto& ns : dev.node_stats()) {
+      if (dev.device() != "/job:localhost/replica:0/task:0/device:CPU:1") continue;
+      if (ns.timeline_label() == "_Recv" && ns.node_name().find("xw") != std::string::npos) recv_on_1 = true;
+      if (ns.node_name() == "xwb") add_on_1 = true;
+    }
+  }
+  EXPECT_TRUE(recv_on_1);
+  EXPECT_TRUE(add_on_1);
+}
+
+TEST(EmbeddedSessionTest, ControlEdgeAcrossDevices) {
+  auto session = MakeSession(2);
+  ASSERT_TRUE(session->Create(Parse(R"(
+    node { name: "first" op: "NoOp" device: "/device:CPU:0" }
+    node { name: "c" op: "Const" input: "^first" device: "/device:CPU:1"
+           attr { key: "dtype" value { type: DT_INT64 } }
+           attr { key: "value" value { tensor { dtype: DT_INT64 tensor_shape { } int64_val: 7 } } } }
+  )")).ok());
+  RunOptions options;
+  options.set_trace_level(RunOptions::FULL_TRACE);
+  RunMetadata metadata;
+  std::vector<Tensor> out;
+  ASSERT_TRUE(session->Run(options, {}, {"c"}, {}, &out, &metadata).ok());
+  EXPECT_EQ(out[0].scalar<int64_t>(), 7);
+  bool first_ran = false;
+  for (const auto& dev : metadata.step_stats().dev_stats()) {
+    for (const auto& ns : dev.node_stats()) first_ran |= ns.node_name() == "first";
+  }
+  EXPECT_TRUE(first_ran);
+}
+
+TEST(EmbeddedSessionTest, UnsatisfiableDeviceIsAnError) {
+  auto session = MakeSession();
+  ASSERT_TRUE(session->Create(Parse(R"(
+    node { name: "c" op: "NoOp" device: "/device:CPU:7" })")).ok());
+  std::vector<Tensor> out;
+  absl::Status s = session->Run({}, {}, {"c"}, &out);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.message(), HasSubstr("node 'c'"));
+  EXPECT_THAT(s.message(), HasSubstr("/device:CPU:7"));
+}
+
+TEST(EmbeddedSessionTest, ExtendAddsNodesAndClosedSessionRefuses) {
+  auto session = MakeSession();
+  ASSERT_TRUE(session->Create(Parse(kMlp)).ok());
+  ASSERT_TRUE(session->Extend(Parse(R"(
+    node { name: "y2" op: "Mul" input: "y" input: "y" attr { key: "T" value { type: DT_FLOAT } } })")).ok());
+  std::vector<Tensor> out;
+  ASSERT_TRUE(session->Run({{"x", Matrix({1, 2}, {1, 2})}}, {"y2"}, {}, &out).ok());
+  EXPECT_FLOAT_EQ(out[0].flat<float>()[0], 30.25f);
+  EXPECT_THAT(session->Extend(Parse(R"(node { name: "y2" op: "NoOp" })")).message(),
+              HasSubstr("duplicate node name 'y2'"));
+  ASSERT_TRUE(session->Close().ok());
+  EXPECT_EQ(session->Run({}, {"y"}, {}, &out).code(), absl::StatusCode::kFailedPrecondition);
+}
+
+TEST(NewSessionTest, UnknownTargets) {
+  SessionOptions options;
+  options.target = "carrier-pigeon://home";
+  EXPECT_EQ(NewSession(options).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace sluice
