@@ -1,0 +1,77 @@
+#include "frontend/onnx/onnx_tensor.h"
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace sluice {
+namespace {
+
+TEST(OnnxTensorTest, RawDataRoundTripsEveryType) {
+  for (DataType dt : {DT_FLOAT, DT_DOUBLE, DT_INT8, DT_UINT8, DT_INT16, DT_UINT16, DT_INT32,
+                      DT_INT64, DT_UINT32, DT_UINT64, DT_BOOL, DT_HALF, DT_BFLOAT16,
+                      DT_COMPLEX64, DT_COMPLEX128, DT_STRING}) {
+    Tensor t(dt, TensorShape({2, 2}));
+    if (dt == DT_STRING) {
+      for (int i = 0; i < 4; ++i) t.flat<tstring>()[i] = std::string(i, 'x');
+    } else {
+      auto* bytes = static_cast<unsigned char*>(t.raw_data());
+      for (size_t i = 0; i < t.AllocatedBytes(); ++i) bytes[i] = static_cast<unsigned char>(i % 2);
+    }
+    onnx::TensorProto p;
+    ASSERT_TRUE(TensorToOnnx(t, "t", &p).ok()) << DataTypeString(dt);
+    onnx::TensorProto parsed;
+    ASSERT_TRUE(parsed.ParseFromString(p.SerializeAsString()));
+    auto back = TensorFromOnnx(parsed);
+    ASSERT_TRUE(back.ok()) << back.status();
+    EXPECT_EQ(back->dtype(), dt);
+    EXPECT_EQ(back->shape(), TensorShape({2, 2}));
+    if (dt == DT_STRING) {
+      EXPECT_EQ(back->flat<tstring>()[3], "xxx");
+    } else {
+      EXPECT_EQ(0, memcmp(back->raw_data(), t.raw_data(), t.AllocatedBytes())) << DataTypeString(dt);
+    }
+  }
+}
+
+TEST(OnnxTensorTest, TypedFields) {
+  onnx::TensorProto p;
+  p.set_data_type(onnx::TensorProto::INT64);
+  p.add_dims(3);
+  for (int64_t v : {5, -6, 7}) p.add_int64_data(v);
+  auto t = TensorFromOnnx(p);
+  ASSERT_TRUE(t.ok());
+  EXPECT_EQ(t->flat<int64_t>()[1], -6);
+
+  onnx::TensorProto h;
+  h.set_data_type(onnx::TensorProto::FLOAT16);
+  h.add_dims(1);
+  h.add_int32_data(0x3c00);  // 1.0
+  auto ht = TensorFromOnnx(h);
+  ASSERT_TRUE(ht.ok());
+  EXPECT_EQ(static_cast<float>(ht->flat<half>()[0]), 1.0f);
+}
+
+TEST(OnnxTensorTest, MalformedTensorsAreRejectedByName) {
+  onnx::TensorProto p;
+  p.set_name("weights");
+  p.set_data_type(onnx::TensorProto::FLOAT);
+  p.add_dims(4);
+  p.set_raw_data(std::string(8, '\0'));  // Half the bytes.
+  auto t = TensorFromOnnx(p);
+  EXPECT_EQ(t.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(t.status().message(), ::testing::HasSubstr("tensor 'weights'"));
+
+  onnx::TensorProto bad_type;
+  bad_type.set_name("odd");
+  bad_type.set_data_type(99);
+  EXPECT_THAT(TensorFromOnnx(bad_type).status().message(), ::testing::HasSubstr("'odd'"));
+
+  onnx::TensorProto few;
+  few.set_data_type(onnx::TensorProto::INT32);
+  few.add_dims(3);
+  few.add_int32_data(1);
+  EXPECT_FALSE(TensorFromOnnx(few).ok());
+}
+
+}  // namespace
+}  // namespace sluice
