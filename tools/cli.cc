@@ -1,0 +1,80 @@
+#include "tools/cli.h"
+
+#include <fstream>
+#include <sstream>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "google/protobuf/text_format.h"
+
+namespace sluice {
+
+Args::Args(int argc, char** argv) : args_(argv, argv + argc), used_(argc, false) {}
+
+bool Args::Has(const std::string& flag) {
+  bool found = false;
+  for (size_t i = 0; i < args_.size(); ++i) {
+    if (!used_[i] && args_[i] == flag) used_[i] = found = true;
+  }
+  return found;
+}
+
+std::vector<std::string> Args::TakeAll(const std::string& flag) {
+  std::vector<std::string> values;
+  for (size_t i = 0; i < args_.size(); ++i) {
+    if (used_[i]) continue;
+    if (args_[i] == flag && i + 1 < args_.size()) {
+      used_[i] = used_[i + 1] = true;
+      values.push_back(args_[i + 1]);
+      ++i;
+    } else if (absl::StartsWith(args_[i], flag + "=")) {
+      used_[i] = true;
+      values.push_back(args_[i].substr(flag.size() + 1));
+    }
+  }
+  return values;
+}
+
+std::string Args::Take(const std::string& flag, const std::string& default_value) {
+  std::vector<std::string> all = TakeAll(flag);
+  return all.empty() ? default_value : all.back();
+}
+
+absl::StatusOr<std::vector<std::string>> Args::Positional(size_t max_positional) {
+  std::vector<std::string> out;
+  for (size_t i = 0; i < args_.size(); ++i) {
+    if (used_[i]) continue;
+    if (absl::StartsWith(args_[i], "-")) {
+      return absl::InvalidArgumentError(absl::StrCat("unknown or incomplete flag '", args_[i], "'"));
+    }
+    out.push_back(args_[i]);
+  }
+  if (out.size() > max_positional) {
+    return absl::InvalidArgumentError(absl::StrCat("unexpected argument '", out[max_positional], "'"));
+  }
+  return out;
+}
+
+absl::StatusOr<GraphDef> ReadGraphDef(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return absl::NotFoundError(absl::StrCat("cannot open '", path, "'"));
+  std::stringstream buf;
+  buf << in.rdbuf();
+  GraphDef def;
+  if (absl::EndsWith(path, ".pbtxt") || absl::EndsWith(path, ".txt")) {
+    if (!google::protobuf::TextFormat::ParseFromString(buf.str(), &def)) {
+      return absl::InvalidArgumentError(absl::StrCat("'", path, "' is not a text-format GraphDef"));
+    }
+  } else if (!def.ParseFromString(buf.str()) ||
+             !def.GetReflection()->GetUnknownFields(def).empty()) {
+    // Fields a GraphDef does not have mean this is some other message (protobuf would
+    // otherwise accept it as an empty graph).
+    return absl::InvalidArgumentError(absl::StrCat("'", path, "' is not a binary GraphDef"));
+  }
+  if (def.node_size() == 0) {
+    return absl::InvalidArgumentError(absl::StrCat("GraphDef '", path, "' has no nodes"));
+  }
+  return def;
+}
+
+}  // namespace sluice

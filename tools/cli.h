@@ -1,0 +1,37 @@
+// Small helpers shared by the `sluice` verbs: argument scanning and file loading.
+//
+//   Args args(argc, argv);                   // after the verb
+//   std::vector<std::string> inputs = args.TakeAll("--input");
+//   std::string out = args.Take("--output-dir", "out");
+//   SL_RETURN_IF_ERROR(args.CheckNoneLeft(1));  // one positional argument allowed
+#ifndef SLUICE_TOOLS_CLI_H_
+#define SLUICE_TOOLS_CLI_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "proto/graph.pb.h"
+
+namespace sluice {
+
+class Args {
+ public:
+  Args(int argc, char** argv);
+  bool Has(const std::string& flag);            // Consumes a boolean flag.
+  std::string Take(const std::string& flag, const std::string& default_value = "");
+  std::vector<std::string> TakeAll(const std::string& flag);  // Repeated "--flag V" / "--flag=V".
+  // Positional arguments left; errors on unknown flags or more than `max_positional`.
+  absl::StatusOr<std::vector<std::string>> Positional(size_t max_positional);
+
+ private:
+  std::vector<std::string> args_;
+  std::vector<bool> used_;
+};
+
+// Binary GraphDef, or text format for .pbtxt/.txt files.
+absl::StatusOr<GraphDef> ReadGraphDef(const std::string& path);
+
+}  // namespace sluice
+
+#endif  // SLUICE_TOOLS_CLI_H_

@@ -1,0 +1,45 @@
+// The `sluice` command line: `sluice VERB [args]`, `sluice VERB --help`.
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <map>
+#include <string>
+
+#include "tools/verbs.h"
+
+namespace {
+
+struct Verb {
+  const char* summary;
+  std::function<int(sluice::Args&)> run;
+};
+
+const std::map<std::string, Verb>& Verbs() {
+  static const auto* verbs = new std::map<std::string, Verb>{
+      {"run", {"run a GraphDef; inputs and outputs are ONNX TensorProto files", sluice::RunVerb}},
+  };
+  return *verbs;
+}
+
+void PrintHelp(FILE* out) {
+  std::fprintf(out, "usage: sluice VERB [args]    (sluice VERB --help for a verb's options)\n\nverbs:\n");
+  for (const auto& [name, verb] : Verbs()) std::fprintf(out, "  %-10s %s\n", name.c_str(), verb.summary);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "help") ||
+      !std::strcmp(argv[1], "-h")) {
+    PrintHelp(argc < 2 ? stderr : stdout);
+    return argc < 2 ? 2 : 0;
+  }
+  auto it = Verbs().find(argv[1]);
+  if (it == Verbs().end()) {
+    std::fprintf(stderr, "sluice: unknown verb '%s'\n", argv[1]);
+    PrintHelp(stderr);
+    return 2;
+  }
+  sluice::Args args(argc - 2, argv + 2);
+  return it->second.run(args);
+}

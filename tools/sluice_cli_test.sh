@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# End-to-end checks of the `sluice` command line as a user runs it.
+set -euo pipefail
+sluice=tools/sluice
+graph=examples/mlp.pbtxt
+x=examples/mlp_x.pb
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+
+# Every verb has --help.
+$sluice --help | grep -q "run" || fail "top-level help lists run"
+$sluice run --help | grep -q -- "--output-dir" || fail "run --help"
+
+# x = [[1,2],[3,-1],[0,10]] through relu(x*w+b): rows [5.5,0], [1.5,0], [20.5,0] (by hand).
+log=$($sluice run "$graph" --input "x=$x" --output-dir "$out")
+echo "$log"
+echo "$log" | grep -q "y:0: float \[3,2\] min=0 max=20.5" || fail "summary line"
+[ -s "$out/output_0.pb" ] || fail "output_0.pb written"
+
+# The input's own name works without NAME=, and two devices give the same answer.
+$sluice run "$graph" --input "$x" --devices 2 | grep -q "max=20.5" || fail "--input FILE"
+
+# Errors: missing feed, wrong file, bad flag: non-zero exit, message names the problem.
+if msg=$($sluice run "$graph" 2>&1); then fail "missing feed accepted"; fi
+echo "$msg" | grep -q "placeholder tensor 'x'" || fail "missing feed message: $msg"
+if msg=$($sluice run "$graph" --input "x=/nonexistent.pb" 2>&1); then fail "missing file accepted"; fi
+echo "$msg" | grep -q "nonexistent.pb" || fail "missing file message: $msg"
+if msg=$($sluice run "$graph" --bogus 2>&1); then fail "unknown flag accepted"; fi
+echo "$msg" | grep -q "bogus" || fail "unknown flag message"
+if msg=$($sluice run "$x" 2>&1); then fail "garbage graph accepted"; fi
+if msg=$($sluice frobnicate 2>&1); then fail "unknown verb accepted"; fi
+echo "PASS"
