@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Installs everything Sluice needs to build and test, from Debian's packages. Safe to rerun:
+# when every package is already there it changes nothing and needs no network.
+set -euo pipefail
+
+packages=(
+  bazel-bootstrap bazel-platforms g++
+  protobuf-compiler libprotobuf-dev protobuf-compiler-grpc libgrpc++-dev
+  libabsl-dev libopenblas-dev libgtest-dev libgmock-dev libbenchmark-dev
+  libonnx-dev libdnnl-dev
+  python3 python3-numpy python3-onnx
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing ${missing[*]}"
+  sudo_cmd=()
+  [ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)
+  "${sudo_cmd[@]}" apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends \
+    "${missing[@]}" >/dev/null
+fi
+echo "setup: all packages present"
