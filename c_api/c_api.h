@@ -5,9 +5,9 @@
  *   TF_Graph* g = TF_NewGraph();
  *   TF_OperationDescription* d = TF_NewOperation(g, "Placeholder", "x");
  *   TF_SetAttrType(d, "dtype", TF_FLOAT);
- *   TF_Operation* x = TF_FinishOperation(d, s);          // ... more ops, then:
- *   TF_Session* sess = TF_NewSession(g, opts, s);
- *   TF_SessionRun(sess, NULL, &feed, &in, 1, &fetch, &out, 1, NULL, 0, NULL, s);
+ *   TF_Output x = {TF_FinishOperation(d, s), 0};  (... more ops, up to an output y)
+ *   TF_Session* sess = TF_NewSession(g, opts, s);  (opts from TF_NewSessionOptions)
+ *   TF_SessionRun(sess, NULL, &x, &x_value, 1, &y, &y_value, 1, NULL, 0, NULL, s);
  *
  * Conventions (as in TensorFlow):
  * - Objects are opaque and created/destroyed through TF_New.../TF_Delete... calls.
@@ -20,7 +20,8 @@
  *
  * Limitations: TF_STRING tensors cannot cross this API (TF_NewTensor and TF_AllocateTensor
  * return NULL for them, and TF_SessionRun reports UNIMPLEMENTED when a fetched value is a
- * string). Partial runs, while loops, functions and gradients are not provided.
+ * string). Partial runs, SavedModel loading, while loops, functions, gradients and the attr
+ * getters (TF_OperationGetAttr*) are not provided.
  *
  * Thread safety: a TF_Graph may be read and extended from several threads; a TF_Session may
  * run from several threads at once. A TF_OperationDescription belongs to one thread. */
@@ -73,7 +74,7 @@ typedef enum TF_DataType {
   TF_RESOURCE = 20,
   TF_VARIANT = 21,
   TF_UINT32 = 22,
-  TF_UINT64 = 23,
+  TF_UINT64 = 23
 } TF_DataType;
 
 /* Bytes per element; 0 for types without a fixed size (TF_STRING, TF_RESOURCE, ...). */
@@ -99,7 +100,7 @@ typedef enum TF_Code {
   TF_UNIMPLEMENTED = 12,
   TF_INTERNAL = 13,
   TF_UNAVAILABLE = 14,
-  TF_DATA_LOSS = 15,
+  TF_DATA_LOSS = 15
 } TF_Code;
 
 typedef struct TF_Status TF_Status;
