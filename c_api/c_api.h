@@ -16,7 +16,9 @@
  *   status rather than crashing where a status is available.
  * - Booleans are unsigned char.
  * - Tensors passed in stay owned by the caller; tensors handed out are new and the caller
- *   deletes them with TF_DeleteTensor.
+ *   deletes them with TF_DeleteTensor. Session outputs are not copied: they may share memory
+ *   with values the runtime keeps (a Const's value, a fed tensor), so treat their data as
+ *   read-only.
  *
  * Limitations: TF_STRING tensors cannot cross this API (TF_NewTensor and TF_AllocateTensor
  * return NULL for them, and TF_SessionRun reports UNIMPLEMENTED when a fetched value is a
