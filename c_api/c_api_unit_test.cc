@@ -342,10 +342,9 @@ TEST_F(CApiTest, ListArgsInferNAndTypeLists) {
   EXPECT_THAT(Floats(o1.get()), ::testing::ElementsAre(3, 6));
 }
 
-// TensorFlow moves the control edges out of a fed Placeholder to the value fed in; Sluice's
-// master (master_session.cc, Prepare) moves only the data edges, so the Placeholder kernel
-// still runs and fails with "You must feed a value". Enable once the master handles it.
-TEST_F(CApiTest, DISABLED_ControlEdgeFromFedPlaceholder) {
+// As in TensorFlow, control edges out of a fed Placeholder wait for the value fed in instead
+// of running the Placeholder.
+TEST_F(CApiTest, ControlEdgeFromFedPlaceholder) {
   TF_Operation* x = Placeholder("x");
   TF_OperationDescription* d = TF_NewOperation(graph_.get(), "Relu", "y");
   TF_AddInput(d, {x, 0});

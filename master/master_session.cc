@@ -105,8 +105,15 @@ absl::StatusOr<std::shared_ptr<MasterSession::PreparedStep>> MasterSession::Prep
     SL_ASSIGN_OR_RETURN(Node* r, graph->AddNode(recv));
     std::vector<const Edge*> outs = src->out_edges();
     for (const Edge* e : outs) {
-      if (e->src_output != id.index) continue;
       Node* dst = e->dst;
+      if (e->IsControl()) {
+        // Waiting on a fed node means waiting on its feed; otherwise the unfed node would
+        // have to run (and a Placeholder fails when it runs).
+        graph->RemoveEdge(e);
+        graph->AddControlEdge(r, dst);
+        continue;
+      }
+      if (e->src_output != id.index) continue;
       int slot = e->dst_input;
       graph->RemoveEdge(e);
       SL_RETURN_IF_ERROR(graph->AddEdge(r, 0, dst, slot));

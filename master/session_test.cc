@@ -228,6 +228,19 @@ TEST(EmbeddedSessionTest, ExtendAddsNodesAndClosedSessionRefuses) {
   EXPECT_EQ(session->Run({}, {"y"}, {}, &out).code(), absl::StatusCode::kFailedPrecondition);
 }
 
+TEST(EmbeddedSessionTest, ControlEdgesFromAFedNodeWaitForTheFeed) {
+  auto session = MakeSession();
+  ASSERT_TRUE(session->Create(Parse(R"(
+    node { name: "p" op: "Placeholder" attr { key: "dtype" value { type: DT_FLOAT } } }
+    node { name: "c" op: "Const" input: "^p" attr { key: "dtype" value { type: DT_FLOAT } }
+           attr { key: "value" value { tensor { dtype: DT_FLOAT tensor_shape { } float_val: 3 } } } }
+  )")).ok());
+  std::vector<Tensor> out;
+  absl::Status s = session->Run({{"p", Tensor::Scalar<float>(1)}}, {"c"}, {}, &out);
+  ASSERT_TRUE(s.ok()) << s;
+  EXPECT_EQ(out[0].scalar<float>(), 3.0f);
+}
+
 TEST(NewSessionTest, UnknownTargets) {
   SessionOptions options;
   options.target = "carrier-pigeon://home";
