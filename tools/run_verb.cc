@@ -1,14 +1,16 @@
-// `sluice run`: run a GraphDef with inputs and outputs as ONNX TensorProto files.
+// `sluice run`: run an ONNX model or a GraphDef; tensors in and out are ONNX TensorProto files.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <set>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "framework/node_def_util.h"
 #include "framework/status.h"
+#include "frontend/onnx/importer.h"
 #include "frontend/onnx/onnx_tensor.h"
 #include "master/session.h"
 #include "tools/cli.h"
@@ -17,16 +19,19 @@
 namespace sluice {
 namespace {
 
-constexpr char kHelp[] = R"(usage: sluice run GRAPH.pb|GRAPH.pbtxt [options]
+constexpr char kHelp[] = R"(usage: sluice run MODEL.onnx|GRAPH.pb|GRAPH.pbtxt [options]
 
-Runs a GraphDef in an embedded session and writes each fetched tensor as an ONNX
-TensorProto file output_<i>.pb (its name field is the tensor name).
+Runs a model in an embedded session and prints one line per output. With --output-dir,
+each output is written as an ONNX TensorProto file output_<i>.pb whose name is the output's.
 
 options:
-  --input NAME=FILE.pb   feed tensor NAME ("x" or "x:0") from an ONNX TensorProto file;
-                         repeatable. "--input FILE.pb" feeds the tensor named inside the file.
-  --output NAME          fetch NAME; repeatable. Default: every output of every node
-                         that no other node consumes.
+  --input FILE.pb        an input as an ONNX TensorProto file; repeat for several. Without
+                         NAME=, inputs go to the model's graph inputs in order (for a GraphDef:
+                         to the tensor named inside the file).
+  --input NAME=FILE.pb   the input named NAME (an ONNX graph input, or "x"/"x:0" in a GraphDef)
+                         With no --input at all, an ONNX model gets random inputs.
+  --output NAME          (GraphDef only) fetch NAME; repeatable. Default: every output 0 of a
+                         node that no other node consumes.
   --output-dir DIR       where output_<i>.pb files go (default: print only)
   --devices N            number of CPU devices in the embedded worker (default 1)
   --help                 this text
@@ -42,8 +47,12 @@ std::string Summary(const std::string& name, const Tensor& t) {
       if constexpr (!std::is_same_v<T, tstring> && !std::is_same_v<T, complex64> &&
                     !std::is_same_v<T, complex128>) {
         for (const T& v : t.flat<T>()) {
-          double d = static_cast<double>(static_cast<float>(v));
-          if constexpr (std::is_same_v<T, double> || std::is_integral_v<T>) d = static_cast<double>(v);
+          double d;
+          if constexpr (std::is_same_v<T, half> || std::is_same_v<T, bfloat16>) {
+            d = static_cast<float>(v);
+          } else {
+            d = static_cast<double>(v);
+          }
           lo = std::min(lo, d);
           hi = std::max(hi, d);
           sum += d;
@@ -53,8 +62,94 @@ std::string Summary(const std::string& name, const Tensor& t) {
     absl::StrAppend(&s, " min=", lo, " max=", hi, " mean=", sum / t.NumElements());
   }
   std::string values = t.DebugString(6);  // "Tensor<float [3,2]: 5.5 0 ...>"
-  absl::StrAppend(&s, " values:", values.substr(values.find(':') + 1, values.size() - values.find(':') - 2));
+  size_t colon = values.find(':');
+  absl::StrAppend(&s, " values:", values.substr(colon + 1, values.size() - colon - 2));
   return s;
+}
+
+struct Plan {
+  GraphDef graph;
+  std::vector<std::pair<std::string, Tensor>> feeds;
+  std::vector<std::string> fetches;       // Tensors to fetch.
+  std::vector<std::string> output_names;  // How to call them.
+};
+
+absl::Status PlanOnnx(const std::string& path, const std::vector<std::string>& inputs, Plan* plan) {
+  SL_ASSIGN_OR_RETURN(OnnxGraph g, ImportOnnxFile(path));
+  std::vector<const OnnxValue*> required;
+  for (const auto& in : g.inputs) {
+    if (!in.has_default) required.push_back(&in);
+  }
+  size_t next = 0;
+  for (const std::string& spec : inputs) {
+    std::vector<std::string> kv = absl::StrSplit(spec, absl::MaxSplits('=', 1));
+    const std::string& file = kv.size() == 2 ? kv[1] : kv[0];
+    SL_ASSIGN_OR_RETURN(Tensor t, ReadOnnxTensorFile(file));
+    const OnnxValue* target = nullptr;
+    if (kv.size() == 2) {
+      for (const auto& in : g.inputs) {
+        if (in.name == kv[0]) target = &in;
+      }
+      if (target == nullptr) {
+        return absl::InvalidArgumentError(absl::StrCat("the model has no input named '", kv[0], "'"));
+      }
+    } else {
+      if (next >= required.size()) {
+        return absl::InvalidArgumentError(absl::StrCat("more --input files than the model's ",
+                                                       required.size(), " inputs"));
+      }
+      target = required[next++];
+    }
+    plan->feeds.emplace_back(target->tensor, std::move(t));
+  }
+  if (inputs.empty()) {
+    std::mt19937 rng(0);
+    for (const OnnxValue* in : required) {
+      SL_ASSIGN_OR_RETURN(Tensor t, RandomTensor(in->dtype, in->shape, &rng));
+      std::printf("random input %s: %s %s\n", in->name.c_str(), DataTypeString(t.dtype()).c_str(),
+                  t.shape().DebugString().c_str());
+      plan->feeds.emplace_back(in->tensor, std::move(t));
+    }
+  }
+  for (const auto& out : g.outputs) {
+    plan->fetches.push_back(out.tensor);
+    plan->output_names.push_back(out.name);
+  }
+  plan->graph = std::move(g.graph);
+  return absl::OkStatus();
+}
+
+absl::Status PlanGraphDef(const std::string& path, const std::vector<std::string>& inputs,
+                          std::vector<std::string> outputs, Plan* plan) {
+  SL_ASSIGN_OR_RETURN(plan->graph, ReadGraphDef(path));
+  for (const std::string& spec : inputs) {
+    std::vector<std::string> kv = absl::StrSplit(spec, absl::MaxSplits('=', 1));
+    std::string file = kv.size() == 2 ? kv[1] : kv[0];
+    std::string name_in_file;
+    SL_ASSIGN_OR_RETURN(Tensor t, ReadOnnxTensorFile(file, &name_in_file));
+    std::string name = kv.size() == 2 ? kv[0] : name_in_file;
+    if (name.empty()) {
+      return absl::InvalidArgumentError(absl::StrCat("'", file, "' has no tensor name; use --input NAME=", file));
+    }
+    plan->feeds.emplace_back(name, std::move(t));
+  }
+  if (outputs.empty()) {
+    std::set<std::string> consumed;
+    for (const NodeDef& n : plan->graph.node()) {
+      for (const std::string& in : n.input()) {
+        auto id = ParseTensorName(in);
+        if (id.ok() && id->index != kControlSlot) consumed.insert(absl::StrCat(id->node, ":", id->index));
+      }
+    }
+    for (const NodeDef& n : plan->graph.node()) {
+      std::string first = absl::StrCat(n.name(), ":0");
+      if (n.op() == "NoOp" || n.op() == "Placeholder" || consumed.count(first)) continue;
+      outputs.push_back(first);
+    }
+  }
+  plan->fetches = outputs;
+  plan->output_names = outputs;
+  return absl::OkStatus();
 }
 
 }  // namespace
@@ -71,7 +166,8 @@ int RunVerb(Args& args) {
   auto positional = args.Positional(1);
   if (!positional.ok() || positional->size() != 1) {
     std::fprintf(stderr, "sluice run: %s\n%s",
-                 positional.ok() ? "expected one GRAPH file" : std::string(positional.status().message()).c_str(),
+                 positional.ok() ? "expected one MODEL or GRAPH file"
+                                 : std::string(positional.status().message()).c_str(),
                  kHelp);
     return 2;
   }
@@ -79,53 +175,32 @@ int RunVerb(Args& args) {
     std::fprintf(stderr, "sluice run: %s\n", StatusToString(s).c_str());
     return 1;
   };
-  auto graph = ReadGraphDef((*positional)[0]);
-  if (!graph.ok()) return fail(graph.status());
+  const std::string& path = (*positional)[0];
+  Plan plan;
+  absl::Status s;
+  if (absl::EndsWith(path, ".onnx")) {
+    if (!outputs.empty()) return fail(absl::InvalidArgumentError("--output applies to GraphDefs only"));
+    s = PlanOnnx(path, inputs, &plan);
+  } else {
+    s = PlanGraphDef(path, inputs, outputs, &plan);
+  }
+  if (!s.ok()) return fail(s);
 
-  std::vector<std::pair<std::string, Tensor>> feeds;
-  for (const std::string& spec : inputs) {
-    std::vector<std::string> kv = absl::StrSplit(spec, absl::MaxSplits('=', 1));
-    std::string file = kv.size() == 2 ? kv[1] : kv[0];
-    std::string name_in_file;
-    auto t = ReadOnnxTensorFile(file, &name_in_file);
-    if (!t.ok()) return fail(t.status());
-    std::string name = kv.size() == 2 ? kv[0] : name_in_file;
-    if (name.empty()) {
-      return fail(absl::InvalidArgumentError(absl::StrCat(
-          "'", file, "' has no tensor name; use --input NAME=", file)));
-    }
-    feeds.emplace_back(name, *std::move(t));
-  }
-  if (outputs.empty()) {
-    // Default fetches: outputs nobody consumes.
-    std::set<std::string> consumed;
-    for (const NodeDef& n : graph->node()) {
-      for (const std::string& in : n.input()) {
-        auto id = ParseTensorName(in);
-        if (id.ok() && id->index != kControlSlot) consumed.insert(absl::StrCat(id->node, ":", id->index));
-      }
-    }
-    for (const NodeDef& n : graph->node()) {
-      std::string first = absl::StrCat(n.name(), ":0");
-      if (n.op() == "NoOp" || n.op() == "Placeholder" || consumed.count(first)) continue;
-      outputs.push_back(first);
-    }
-  }
   SessionOptions options;
   (*options.config.mutable_device_count())["CPU"] = std::max(1, std::atoi(devices.c_str()));
   auto session = NewSession(options);
   if (!session.ok()) return fail(session.status());
-  absl::Status s = (*session)->Create(*graph);
+  s = (*session)->Create(plan.graph);
   if (!s.ok()) return fail(s);
   std::vector<Tensor> results;
-  s = (*session)->Run(feeds, outputs, {}, &results);
+  s = (*session)->Run(plan.feeds, plan.fetches, {}, &results);
   if (!s.ok()) return fail(s);
   if (!output_dir.empty()) std::filesystem::create_directories(output_dir);
   for (size_t i = 0; i < results.size(); ++i) {
-    std::printf("%s\n", Summary(outputs[i], results[i]).c_str());
+    std::printf("%s\n", Summary(plan.output_names[i], results[i]).c_str());
     if (!output_dir.empty()) {
-      std::string path = absl::StrCat(output_dir, "/output_", i, ".pb");
-      s = WriteOnnxTensorFile(path, results[i], outputs[i]);
+      std::string file = absl::StrCat(output_dir, "/output_", i, ".pb");
+      s = WriteOnnxTensorFile(file, results[i], plan.output_names[i]);
       if (!s.ok()) return fail(s);
     }
   }

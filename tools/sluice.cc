@@ -16,7 +16,9 @@ struct Verb {
 
 const std::map<std::string, Verb>& Verbs() {
   static const auto* verbs = new std::map<std::string, Verb>{
-      {"run", {"run a GraphDef; inputs and outputs are ONNX TensorProto files", sluice::RunVerb}},
+      {"run", {"run an ONNX model or a GraphDef; tensors are ONNX TensorProto files", sluice::RunVerb}},
+      {"test-onnx", {"run ONNX backend test cases and compare with their outputs", sluice::TestOnnxVerb}},
+      {"convert", {"convert an ONNX model to a Sluice GraphDef", sluice::ConvertVerb}},
   };
   return *verbs;
 }

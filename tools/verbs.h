@@ -3,11 +3,20 @@
 #ifndef SLUICE_TOOLS_VERBS_H_
 #define SLUICE_TOOLS_VERBS_H_
 
+#include <random>
+
+#include "framework/tensor.h"
 #include "tools/cli.h"
 
 namespace sluice {
 
 int RunVerb(Args& args);
+int TestOnnxVerb(Args& args);
+int ConvertVerb(Args& args);
+
+// Uniform values in [-1, 1) (small non-negative integers for integer types); unknown dims
+// become 1.
+absl::StatusOr<Tensor> RandomTensor(DataType dt, const PartialShape& shape, std::mt19937* rng);
 
 }  // namespace sluice
 

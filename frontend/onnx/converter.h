@@ -20,6 +20,7 @@
 #ifndef SLUICE_FRONTEND_ONNX_CONVERTER_H_
 #define SLUICE_FRONTEND_ONNX_CONVERTER_H_
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -95,6 +96,7 @@ class OnnxNodeContext {
   const onnx::NodeProto& node_;
   int since_version_;
   std::string base_name_;
+  bool used_base_ = false;  // The first node emitted takes base_name() itself.
 };
 
 using OnnxConverterFn = absl::Status (*)(OnnxNodeContext* ctx);

@@ -1,0 +1,378 @@
+#include "frontend/onnx/importer.h"
+
+#include <cctype>
+
+#include "absl/strings/str_cat.h"
+#include "framework/node_def_util.h"
+#include "framework/status.h"
+#include "frontend/onnx/model_loader.h"
+#include "frontend/onnx/onnx_tensor.h"
+#include "onnx/checker.h"
+#include "onnx/defs/schema.h"
+#include "onnx/shape_inference/implementation.h"
+
+namespace sluice {
+namespace {
+
+// The newest default-domain opset this build converts (ONNX 1.12).
+constexpr int kMaxOpset = 17;
+
+std::string Sanitize(absl::string_view name) {
+  std::string out;
+  for (char c : name) {
+    bool ok = std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == '/' || c == '-';
+    out.push_back(ok ? c : '_');
+  }
+  if (out.empty() || out[0] == '.' || out[0] == '/' || out[0] == '-') out = "n" + out;
+  return out;
+}
+
+std::string CanonicalDomain(const std::string& d) { return d == "ai.onnx" ? "" : d; }
+
+PartialShape ShapeOf(const onnx::TypeProto& type) {
+  if (!type.has_tensor_type() || !type.tensor_type().has_shape()) return PartialShape();
+  DimVector dims;
+  for (const auto& d : type.tensor_type().shape().dim()) {
+    dims.push_back(d.has_dim_value() ? d.dim_value() : -1);
+  }
+  return PartialShape(dims);
+}
+
+// An initializer as a Sluice TensorProto, moving raw bytes instead of copying them.
+absl::Status InitializerToProto(onnx::TensorProto* init, TensorProto* out) {
+  SL_ASSIGN_OR_RETURN(DataType dt, DataTypeFromOnnx(init->data_type()));
+  if (init->has_raw_data() && dt != DT_STRING) {
+    std::vector<int64_t> dims(init->dims().begin(), init->dims().end());
+    SL_ASSIGN_OR_RETURN(TensorShape shape, TensorShape::FromDims(dims));
+    const size_t want = static_cast<size_t>(shape.num_elements()) * DataTypeSize(dt);
+    if (init->raw_data().size() != want) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "initializer '", init->name(), "' of ", DataTypeString(dt), " ", shape.DebugString(),
+          " needs ", want, " bytes of raw_data but has ", init->raw_data().size()));
+    }
+    out->set_dtype(dt);
+    shape.AsProto(out->mutable_tensor_shape());
+    out->mutable_tensor_content()->swap(*init->mutable_raw_data());
+    return absl::OkStatus();
+  }
+  auto t = TensorFromOnnx(*init);
+  if (!t.ok()) return AddContext(t.status(), absl::StrCat("initializer '", init->name(), "'"));
+  t->AsProtoTensorContent(out);
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+const OnnxImporter::TensorInfo* OnnxImporter::Find(const std::string& onnx_name) const {
+  auto it = onnx_tensors_.find(onnx_name);
+  return it == onnx_tensors_.end() ? nullptr : &it->second;
+}
+
+DataType OnnxImporter::DtypeOf(const std::string& tensor) const {
+  auto it = sluice_dtypes_.find(tensor);
+  return it == sluice_dtypes_.end() ? DT_INVALID : it->second;
+}
+
+PartialShape OnnxImporter::OnnxShape(const std::string& onnx_name) const {
+  auto it = onnx_shapes_.find(onnx_name);
+  return it == onnx_shapes_.end() ? PartialShape() : it->second;
+}
+
+const Tensor* OnnxImporter::ConstantValue(const std::string& tensor) {
+  auto v = const_values_.find(tensor);
+  if (v != const_values_.end()) return &v->second;
+  auto p = const_protos_.find(tensor);
+  if (p == const_protos_.end()) return nullptr;
+  auto t = Tensor::FromProto(*p->second);
+  if (!t.ok()) return nullptr;
+  return &(const_values_[tensor] = *std::move(t));
+}
+
+std::string OnnxImporter::UniqueNodeName(absl::string_view base) {
+  std::string name = Sanitize(base);
+  std::string candidate = name;
+  for (int i = 1; node_names_.contains(candidate); ++i) candidate = absl::StrCat(name, "_", i);
+  node_names_.insert(candidate);
+  return candidate;
+}
+
+void OnnxImporter::AppendNode(NodeDef node, const DataTypeVector& output_types) {
+  for (size_t k = 0; k < output_types.size(); ++k) {
+    sluice_dtypes_[TensorId{node.name(), static_cast<int>(k)}.ToString()] = output_types[k];
+  }
+  *graph_.add_node() = std::move(node);
+}
+
+std::string OnnxImporter::AddConst(const Tensor& value, absl::string_view base) {
+  NodeDef node;
+  node.set_name(UniqueNodeName(base));
+  node.set_op("Const");
+  AddNodeAttr("dtype", value.dtype(), &node);
+  AddNodeAttr("value", value, &node);
+  std::string tensor = node.name();
+  const_values_[tensor] = value;
+  AppendNode(std::move(node), {value.dtype()});
+  return tensor;
+}
+
+absl::StatusOr<OnnxGraph> OnnxImporter::Import(onnx::ModelProto* model) {
+  onnx::GraphProto* g = model->mutable_graph();
+  OnnxGraph result;
+  for (const auto* list : {&g->value_info(), &g->input(), &g->output()}) {
+    for (const auto& vi : *list) onnx_shapes_[vi.name()] = ShapeOf(vi.type());
+  }
+  absl::flat_hash_map<std::string, onnx::TensorProto*> initializers;
+  for (auto& init : *g->mutable_initializer()) initializers[init.name()] = &init;
+
+  auto add_const_initializer = [&](onnx::TensorProto* init, const std::string& node_name) -> absl::StatusOr<std::string> {
+    NodeDef node;
+    node.set_name(node_name);
+    node.set_op("Const");
+    TensorProto* value = (*node.mutable_attr())["value"].mutable_tensor();
+    SL_RETURN_IF_ERROR(InitializerToProto(init, value));
+    AddNodeAttr("dtype", value->dtype(), &node);
+    DataType dt = value->dtype();
+    AppendNode(std::move(node), {dt});
+    const NodeDef& added = graph_.node(graph_.node_size() - 1);
+    const_protos_[added.name()] = &added.attr().at("value").tensor();
+    return added.name();
+  };
+
+  absl::flat_hash_set<std::string> input_names;
+  for (const auto& in : g->input()) {
+    input_names.insert(in.name());
+    if (!in.type().has_tensor_type()) {
+      return absl::UnimplementedError(absl::StrCat(
+          "graph input '", in.name(), "' is not a tensor (sequences, maps and optionals are not supported)"));
+    }
+    SL_ASSIGN_OR_RETURN(DataType dt, DataTypeFromOnnx(in.type().tensor_type().elem_type()));
+    OnnxValue v;
+    v.name = in.name();
+    v.dtype = dt;
+    v.shape = ShapeOf(in.type());
+    auto init = initializers.find(in.name());
+    NodeDef node;
+    node.set_name(UniqueNodeName(in.name()));
+    if (init != initializers.end()) {
+      // Feedable, with the initializer as its default.
+      SL_ASSIGN_OR_RETURN(std::string def, add_const_initializer(init->second, UniqueNodeName(in.name() + "/default")));
+      node.set_op("PlaceholderWithDefault");
+      node.add_input(def);
+      v.has_default = true;
+    } else {
+      node.set_op("Placeholder");
+    }
+    AddNodeAttr("dtype", dt, &node);
+    AddNodeAttr("shape", v.shape, &node);
+    v.tensor = node.name();
+    AppendNode(std::move(node), {dt});
+    Bind(in.name(), {v.tensor, dt});
+    result.inputs.push_back(v);
+  }
+  for (auto& [name, init] : initializers) {
+    if (input_names.contains(name)) continue;
+    SL_ASSIGN_OR_RETURN(std::string tensor, add_const_initializer(init, UniqueNodeName(name)));
+    Bind(name, {tensor, DtypeOf(tensor)});
+  }
+  for (const auto& node : g->node()) SL_RETURN_IF_ERROR(ConvertNode(node, opsets_));
+  for (const auto& out : g->output()) {
+    const TensorInfo* info = Find(out.name());
+    if (info == nullptr) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("graph output '", out.name(), "' is not produced by any node"));
+    }
+    OnnxValue v;
+    v.name = out.name();
+    v.tensor = info->tensor;
+    v.dtype = info->dtype;
+    v.shape = ShapeOf(out.type());
+    result.outputs.push_back(v);
+  }
+  graph_.mutable_versions()->set_producer(1);
+  result.graph = std::move(graph_);
+  return result;
+}
+
+absl::Status OnnxImporter::ConvertNode(const onnx::NodeProto& node,
+                                       const std::unordered_map<std::string, int>& opsets) {
+  const std::string domain = CanonicalDomain(node.domain());
+  const std::string label = absl::StrCat("ONNX node '", node.name().empty() ? (node.output_size() ? node.output(0) : "") : node.name(),
+                                         "' (", node.op_type(), ")");
+  auto opset = opsets.find(domain);
+  if (opset == opsets.end()) {
+    return absl::InvalidArgumentError(absl::StrCat(label, " uses domain '", domain,
+                                                   "', which the model does not import"));
+  }
+  for (const std::string& in : node.input()) {
+    if (!in.empty() && Find(in) == nullptr) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          label, " reads tensor '", in, "', which no node produces and is neither a graph input nor an initializer"));
+    }
+  }
+  const onnx::OpSchema* schema = onnx::OpSchemaRegistry::Schema(node.op_type(), opset->second, domain);
+  const int since = schema != nullptr ? schema->SinceVersion() : opset->second;
+  std::string base = node.name();
+  if (base.empty()) {
+    for (const auto& o : node.output()) {
+      if (!o.empty()) {
+        base = o;
+        break;
+      }
+    }
+  }
+  if (base.empty()) base = node.op_type();
+
+  if (const OnnxConverterEntry* entry = OnnxConverterRegistry::Global()->Find(domain, node.op_type(), since)) {
+    OnnxNodeContext ctx(this, node, since, UniqueNodeName(base));
+    absl::Status s = entry->fn(&ctx);
+    if (!s.ok()) return AddContext(s, absl::StrCat(label, ", version ", since));
+    for (int i = 0; i < node.output_size(); ++i) {
+      if (!node.output(i).empty() && Find(node.output(i)) == nullptr) {
+        return absl::InternalError(absl::StrCat(label, ": its converter did not produce output ", i));
+      }
+    }
+    return absl::OkStatus();
+  }
+  if (schema != nullptr && (schema->HasFunction() || schema->HasContextDependentFunction())) {
+    onnx::FunctionProto function;
+    if (schema->HasFunction()) {
+      function = *schema->GetFunction();
+    } else {
+      std::vector<onnx::TypeProto> types;
+      for (const std::string& in : node.input()) {
+        onnx::TypeProto t;
+        if (!in.empty()) {
+          auto onnx_type = DataTypeToOnnx(Find(in)->dtype);
+          if (onnx_type.ok()) t.mutable_tensor_type()->set_elem_type(*onnx_type);
+          onnx::TensorShapeProto* shape = t.mutable_tensor_type()->mutable_shape();
+          PartialShape ps = OnnxShape(in);
+          if (!ps.unknown_rank()) {
+            for (int64_t d : ps.dims()) {
+              if (d >= 0) shape->add_dim()->set_dim_value(d); else shape->add_dim();
+            }
+          } else {
+            t.mutable_tensor_type()->clear_shape();
+          }
+        }
+        types.push_back(t);
+      }
+      onnx::FunctionBodyBuildContextImpl build_ctx(node, types);
+      bool built = false;
+      try {
+        built = schema->BuildContextDependentFunction(build_ctx, function);
+      } catch (const std::exception& e) {
+        return absl::InvalidArgumentError(absl::StrCat(label, ": expanding its function body failed: ", e.what()));
+      }
+      if (!built) {
+        return absl::UnimplementedError(absl::StrCat(label, ", version ", since,
+                                                     ": no converter, and its function body does not apply here"));
+      }
+    }
+    SL_RETURN_IF_ERROR_CTX(ExpandFunction(node, function, opsets), label, ", version ", since,
+                           " (expanded from its ONNX function body)");
+    return absl::OkStatus();
+  }
+  if (schema == nullptr) {
+    return absl::NotFoundError(absl::StrCat(label, ": no operator '", node.op_type(), "' in domain '",
+                                            domain, "' at opset ", opset->second));
+  }
+  return absl::UnimplementedError(absl::StrCat(label, ", version ", since, " is not supported by Sluice"));
+}
+
+absl::Status OnnxImporter::ExpandFunction(const onnx::NodeProto& node, const onnx::FunctionProto& f,
+                                          const std::unordered_map<std::string, int>& opsets) {
+  // Function-local names become unique graph names; formal inputs and outputs become the
+  // caller's.
+  const std::string prefix = absl::StrCat("__fn", function_counter_++, "/");
+  absl::flat_hash_map<std::string, std::string> rename;
+  for (int i = 0; i < f.input_size(); ++i) rename[f.input(i)] = i < node.input_size() ? node.input(i) : "";
+  for (int i = 0; i < f.output_size(); ++i) {
+    rename[f.output(i)] = i < node.output_size() && !node.output(i).empty() ? node.output(i)
+                                                                              : prefix + f.output(i);
+  }
+  auto map_name = [&](const std::string& n) -> std::string {
+    if (n.empty()) return n;
+    auto it = rename.find(n);
+    if (it != rename.end()) return it->second;
+    return rename[n] = prefix + n;
+  };
+  absl::flat_hash_map<std::string, const onnx::AttributeProto*> caller_attrs;
+  for (const auto& a : node.attribute()) caller_attrs[a.name()] = &a;
+  const onnx::OpSchema* schema = onnx::OpSchemaRegistry::Schema(
+      node.op_type(), opsets.at(CanonicalDomain(node.domain())), CanonicalDomain(node.domain()));
+
+  std::unordered_map<std::string, int> body_opsets = opsets;
+  for (const auto& imp : f.opset_import()) body_opsets[CanonicalDomain(imp.domain())] = static_cast<int>(imp.version());
+
+  for (const onnx::NodeProto& body : f.node()) {
+    onnx::NodeProto n = body;
+    for (auto& in : *n.mutable_input()) in = map_name(in);
+    for (auto& out : *n.mutable_output()) out = map_name(out);
+    if (n.name().empty() && n.output_size() > 0) n.set_name(n.output(0));
+    // Attributes that refer to the caller's: take the caller's value, else the schema default.
+    google::protobuf::RepeatedPtrField<onnx::AttributeProto> attrs;
+    for (const auto& a : n.attribute()) {
+      if (a.ref_attr_name().empty()) {
+        *attrs.Add() = a;
+        continue;
+      }
+      const onnx::AttributeProto* value = nullptr;
+      auto it = caller_attrs.find(a.ref_attr_name());
+      if (it != caller_attrs.end()) {
+        value = it->second;
+      } else if (schema != nullptr) {
+        auto d = schema->attributes().find(a.ref_attr_name());
+        if (d != schema->attributes().end() && d->second.default_value.type() != onnx::AttributeProto::UNDEFINED) {
+          value = &d->second.default_value;
+        }
+      }
+      if (value == nullptr) continue;  // Unset and no default: the attribute is omitted.
+      onnx::AttributeProto copy = *value;
+      copy.set_name(a.name());
+      *attrs.Add() = copy;
+    }
+    *n.mutable_attribute() = attrs;
+    SL_RETURN_IF_ERROR(ConvertNode(n, body_opsets));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<OnnxGraph> ImportOnnxModel(onnx::ModelProto model, const OnnxImportOptions& options) {
+  std::unordered_map<std::string, int> opsets;
+  for (const auto& imp : model.opset_import()) {
+    opsets[CanonicalDomain(imp.domain())] = static_cast<int>(imp.version());
+  }
+  auto onnx_opset = opsets.find("");
+  if (onnx_opset == opsets.end()) {
+    return absl::InvalidArgumentError("the model imports no ai.onnx opset");
+  }
+  if (onnx_opset->second > kMaxOpset) {
+    return absl::UnimplementedError(absl::StrCat("the model needs ai.onnx opset ", onnx_opset->second,
+                                                 "; Sluice supports opsets up to ", kMaxOpset));
+  }
+  if (options.check) {
+    try {
+      onnx::checker::check_model(model);
+    } catch (const std::exception& e) {
+      return absl::InvalidArgumentError(absl::StrCat("the ONNX checker rejects the model: ", e.what()));
+    }
+  }
+  if (options.infer_shapes) {
+    try {
+      onnx::shape_inference::InferShapes(model);
+    } catch (const std::exception& e) {
+      return absl::InvalidArgumentError(absl::StrCat("ONNX shape inference failed: ", e.what()));
+    }
+  }
+  OnnxImporter importer(std::move(opsets));
+  return importer.Import(&model);
+}
+
+absl::StatusOr<OnnxGraph> ImportOnnxFile(const std::string& path, const OnnxImportOptions& options) {
+  SL_ASSIGN_OR_RETURN(onnx::ModelProto model, LoadOnnxModel(path));
+  auto g = ImportOnnxModel(std::move(model), options);
+  if (!g.ok()) return AddContext(g.status(), path);
+  return g;
+}
+
+}  // namespace sluice

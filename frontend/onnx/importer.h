@@ -1,0 +1,93 @@
+// ONNX ModelProto -> Sluice GraphDef. The model is checked with the ONNX checker, shapes and
+// types are inferred with ONNX's shape inference, and each node is converted by the
+// converter registered for its (domain, op, version); an op without one whose ONNX schema
+// defines a function body is expanded into that body.
+//
+//   SL_ASSIGN_OR_RETURN(OnnxGraph g, ImportOnnxFile("model.onnx"));
+//   session->Create(g.graph);
+//   session->Run({{g.inputs[0].tensor, x}}, {g.outputs[0].tensor}, {}, &out);
+#ifndef SLUICE_FRONTEND_ONNX_IMPORTER_H_
+#define SLUICE_FRONTEND_ONNX_IMPORTER_H_
+
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/status/statusor.h"
+#include "frontend/onnx/converter.h"
+#include "onnx/onnx_pb.h"
+#include "proto/graph.pb.h"
+
+namespace sluice {
+
+// A graph input or output: its ONNX name and the Sluice tensor that carries it.
+struct OnnxValue {
+  std::string name;
+  std::string tensor;  // "node:k"; feed or fetch this.
+  DataType dtype = DT_INVALID;
+  PartialShape shape;
+  bool has_default = false;  // An input with an initializer: feeding it is optional.
+};
+
+struct OnnxGraph {
+  GraphDef graph;
+  std::vector<OnnxValue> inputs;   // In graph-input order (initializer-backed ones included).
+  std::vector<OnnxValue> outputs;  // In graph-output order.
+};
+
+struct OnnxImportOptions {
+  bool check = true;         // Run the ONNX checker first.
+  bool infer_shapes = true;  // Run ONNX shape inference first.
+};
+
+absl::StatusOr<OnnxGraph> ImportOnnxModel(onnx::ModelProto model, const OnnxImportOptions& options = {});
+absl::StatusOr<OnnxGraph> ImportOnnxFile(const std::string& path, const OnnxImportOptions& options = {});
+
+// The import state; converters reach it through OnnxNodeContext.
+class OnnxImporter {
+ public:
+  struct TensorInfo {
+    std::string tensor;
+    DataType dtype = DT_INVALID;
+  };
+
+  explicit OnnxImporter(std::unordered_map<std::string, int> opsets) : opsets_(std::move(opsets)) {}
+
+  absl::StatusOr<OnnxGraph> Import(onnx::ModelProto* model);
+
+  // Converts one node (expanding functions); `opsets` gives the versions of its domains.
+  absl::Status ConvertNode(const onnx::NodeProto& node,
+                           const std::unordered_map<std::string, int>& opsets);
+
+  const TensorInfo* Find(const std::string& onnx_name) const;
+  void Bind(const std::string& onnx_name, TensorInfo info) { onnx_tensors_[onnx_name] = std::move(info); }
+  DataType DtypeOf(const std::string& tensor) const;
+  PartialShape OnnxShape(const std::string& onnx_name) const;
+  const Tensor* ConstantValue(const std::string& tensor);
+
+  std::string UniqueNodeName(absl::string_view base);
+  // Appends a node (already validated); records its output dtypes.
+  void AppendNode(NodeDef node, const DataTypeVector& output_types);
+  std::string AddConst(const Tensor& value, absl::string_view base);
+  GraphDef* graph() { return &graph_; }
+
+ private:
+  absl::Status ExpandFunction(const onnx::NodeProto& node, const onnx::FunctionProto& function,
+                              const std::unordered_map<std::string, int>& opsets);
+
+  std::unordered_map<std::string, int> opsets_;
+  GraphDef graph_;
+  absl::flat_hash_map<std::string, TensorInfo> onnx_tensors_;
+  absl::flat_hash_map<std::string, DataType> sluice_dtypes_;
+  absl::flat_hash_map<std::string, PartialShape> onnx_shapes_;
+  absl::flat_hash_map<std::string, const TensorProto*> const_protos_;
+  absl::flat_hash_map<std::string, Tensor> const_values_;
+  absl::flat_hash_set<std::string> node_names_;
+  int function_counter_ = 0;
+};
+
+}  // namespace sluice
+
+#endif  // SLUICE_FRONTEND_ONNX_IMPORTER_H_
