@@ -1,0 +1,195 @@
+// Helpers shared by the tensor manipulation kernels (array_ops.cc, gather_scatter_ops.cc,
+// pad_op.cc, shape_ops.cc): axis and index checks, dtype-agnostic element access, and one
+// strided copy that Transpose, Slice, Expand, Tile and DepthToSpace all reduce to.
+//
+//   SL_ASSIGN_OR_RETURN(int axis, NormalizeAxis(axis_, x.dims(), "axis"));
+//   return VisitElements(x.dtype(), [&](auto tag) {
+//     using E = typename decltype(tag)::type;   // uint8_t..uint64_t, Bytes16 or std::string
+//     StridedCopy<E>(x.data<E>() + offset, dims, strides, out->data<E>(), pool);
+//     return absl::OkStatus();
+//   });
+#ifndef SLUICE_KERNELS_ARRAY_KERNEL_UTIL_H_
+#define SLUICE_KERNELS_ARRAY_KERNEL_UTIL_H_
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "kernels/op_kernel.h"
+
+namespace sluice {
+
+// Maps axis in [-rank, rank) to [0, rank); INVALID_ARGUMENT naming `what` otherwise.
+inline absl::StatusOr<int> NormalizeAxis(int64_t axis, int rank, absl::string_view what) {
+  if (axis < -rank || axis >= rank) {
+    return absl::InvalidArgumentError(absl::StrCat(what, " ", axis, " is out of range for rank ",
+                                                   rank, " (valid: [", -rank, ", ", rank, "))"));
+  }
+  return static_cast<int>(axis < 0 ? axis + rank : axis);
+}
+
+// The values of an int32 or int64 tensor, as int64.
+inline absl::StatusOr<std::vector<int64_t>> IndexValues(const Tensor& t, absl::string_view what) {
+  std::vector<int64_t> v(t.NumElements());
+  if (t.dtype() == DT_INT64) {
+    std::copy(t.data<int64_t>(), t.data<int64_t>() + v.size(), v.begin());
+  } else if (t.dtype() == DT_INT32) {
+    std::copy(t.data<int32_t>(), t.data<int32_t>() + v.size(), v.begin());
+  } else {
+    return absl::InvalidArgumentError(
+        absl::StrCat(what, " must be int32 or int64, got ", DataTypeString(t.dtype())));
+  }
+  return v;
+}
+
+// The value of an index, with negative values counted from `dim`; INVALID_ARGUMENT otherwise.
+inline absl::Status CheckIndex(int64_t* index, int64_t dim, absl::string_view what) {
+  if (*index < -dim || *index >= dim) {
+    return absl::InvalidArgumentError(absl::StrCat(what, " ", *index,
+                                                   " is out of range for a dimension of size ", dim));
+  }
+  if (*index < 0) *index += dim;
+  return absl::OkStatus();
+}
+
+inline std::string DimsString(absl::Span<const int64_t> dims) {
+  return absl::StrCat("[", absl::StrJoin(dims, ","), "]");
+}
+
+// How many tensors a list(type) input holds (0 or 1 for optional ONNX inputs).
+inline absl::StatusOr<int> ListArgSize(OpKernelConstruction* ctx, absl::string_view attr) {
+  DataTypeVector types;
+  SL_RETURN_IF_ERROR(ctx->GetAttr(attr, &types));
+  return static_cast<int>(types.size());
+}
+
+// A 16-byte element (complex128), moved as bytes.
+struct Bytes16 {
+  uint64_t lo, hi;
+};
+
+// Calls fn(TypeTag<E>{}) where E moves elements of `dt` by value: an unsigned integer (or
+// Bytes16) of the element's size, std::string for strings. Returns what fn returns.
+template <typename Fn>
+absl::Status VisitElements(DataType dt, Fn&& fn) {
+  if (dt == DT_STRING) return fn(TypeTag<std::string>{});
+  switch (DataTypeSize(dt)) {
+    case 1: return fn(TypeTag<uint8_t>{});
+    case 2: return fn(TypeTag<uint16_t>{});
+    case 4: return fn(TypeTag<uint32_t>{});
+    case 8: return fn(TypeTag<uint64_t>{});
+    case 16: return fn(TypeTag<Bytes16>{});
+    default:
+      return absl::UnimplementedError(
+          absl::StrCat("tensors of type ", DataTypeString(dt), " are not supported here"));
+  }
+}
+
+// Work of this many element moves or more is split over the device's compute pool.
+inline constexpr int64_t kParallelElements = 1 << 15;
+
+// Runs fn(begin, end) over [0, n), in parallel when `cost` (elements moved in all) is large.
+template <typename Fn>
+void ParallelForIfLarge(OpKernelContext* ctx, int64_t n, int64_t cost, Fn&& fn) {
+  if (n <= 1 || cost < kParallelElements || ctx == nullptr || ctx->device() == nullptr ||
+      ctx->device()->compute_pool() == nullptr) {
+    if (n > 0) fn(int64_t{0}, n);
+    return;
+  }
+  const int64_t per_item = std::max<int64_t>(1, cost / n);
+  const int64_t min_block = std::max<int64_t>(1, kParallelElements / 4 / per_item);
+  ctx->device()->compute_pool()->ParallelFor(n, min_block, fn);
+}
+
+// Simplifies a strided view: drops dims of size 1 and merges a dim into the next one when
+// the source is contiguous across them. Dims and strides are in elements, outermost first.
+inline void CoalesceStridedDims(DimVector* dims, DimVector* strides) {
+  DimVector d, s;
+  for (size_t i = 0; i < dims->size(); ++i) {
+    if ((*dims)[i] == 1) continue;
+    if (!d.empty() && s.back() == (*strides)[i] * (*dims)[i]) {
+      d.back() *= (*dims)[i];
+      s.back() = (*strides)[i];
+      continue;
+    }
+    d.push_back((*dims)[i]);
+    s.push_back((*strides)[i]);
+  }
+  *dims = std::move(d);
+  *strides = std::move(s);
+}
+
+// Writes the view of `src` with `dims` and (possibly zero or negative) `src_strides` to the
+// contiguous `dst`, row-major. Contiguous innermost runs are copied as blocks.
+template <typename E>
+void StridedCopy(OpKernelContext* ctx, const E* src, DimVector dims, DimVector src_strides,
+                 E* dst) {
+  CoalesceStridedDims(&dims, &src_strides);
+  const int rank = static_cast<int>(dims.size());
+  if (rank == 0) {
+    dst[0] = src[0];
+    return;
+  }
+  const int64_t inner = dims[rank - 1];
+  const int64_t inner_stride = src_strides[rank - 1];
+  int64_t outer = 1;
+  for (int i = 0; i < rank - 1; ++i) outer *= dims[i];
+  ParallelForIfLarge(ctx, outer, outer * inner, [&](int64_t begin, int64_t end) {
+    DimVector index(rank, 0);
+    int64_t src_off = 0;
+    for (int64_t rest = begin, d = rank - 2; d >= 0; --d) {
+      index[d] = rest % dims[d];
+      rest /= dims[d];
+      src_off += index[d] * src_strides[d];
+    }
+    for (int64_t o = begin; o < end; ++o) {
+      E* out = dst + o * inner;
+      const E* in = src + src_off;
+      if (inner_stride == 1) {
+        std::copy(in, in + inner, out);
+      } else if (inner_stride == 0) {
+        std::fill(out, out + inner, *in);
+      } else {
+        for (int64_t i = 0; i < inner; ++i) out[i] = in[i * inner_stride];
+      }
+      for (int d = rank - 2; d >= 0; --d) {  // Odometer over the outer dims.
+        src_off += src_strides[d];
+        if (++index[d] < dims[d]) break;
+        src_off -= src_strides[d] * dims[d];
+        index[d] = 0;
+      }
+    }
+  });
+}
+
+// Row-major strides (in elements) of `shape`.
+inline DimVector RowMajorStrides(const TensorShape& shape) {
+  DimVector strides(shape.dims(), 1);
+  for (int i = shape.dims() - 2; i >= 0; --i) strides[i] = strides[i + 1] * shape.dim_size(i + 1);
+  return strides;
+}
+
+// Writes the transpose of `in` by `perm` into `out` (already allocated with the permuted shape).
+inline absl::Status TransposeInto(OpKernelContext* ctx, const Tensor& in,
+                                  absl::Span<const int64_t> perm, Tensor* out) {
+  if (in.NumElements() == 0) return absl::OkStatus();
+  DimVector in_strides = RowMajorStrides(in.shape());
+  DimVector dims, strides;
+  for (int64_t p : perm) {
+    dims.push_back(in.dim_size(static_cast<int>(p)));
+    strides.push_back(in_strides[p]);
+  }
+  return VisitElements(in.dtype(), [&](auto tag) {
+    using E = typename decltype(tag)::type;
+    StridedCopy<E>(ctx, static_cast<const E*>(in.raw_data()), dims, strides,
+                   static_cast<E*>(out->raw_data()));
+    return absl::OkStatus();
+  });
+}
+
+}  // namespace sluice
+
+#endif  // SLUICE_KERNELS_ARRAY_KERNEL_UTIL_H_

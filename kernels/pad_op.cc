@@ -1,0 +1,159 @@
+// ONNX Pad: constant, reflect and edge modes, negative pads crop, optional axes.
+#include <algorithm>
+
+#include "kernels/array_kernel_util.h"
+#include "kernels/kernel_registry.h"
+
+namespace sluice {
+namespace {
+
+enum class PadMode { kConstant, kReflect, kEdge };
+
+// Source coordinate for output coordinate `o` of a dim of size `n` padded by `before`;
+// -1 where the constant goes.
+int64_t SourceIndex(int64_t o, int64_t n, int64_t before, PadMode mode) {
+  int64_t i = o - before;
+  if (i >= 0 && i < n) return i;
+  switch (mode) {
+    case PadMode::kConstant:
+      return -1;
+    case PadMode::kEdge:
+      return std::clamp<int64_t>(i, 0, n - 1);
+    case PadMode::kReflect: {
+      if (n == 1) return 0;
+      const int64_t period = 2 * (n - 1);
+      i %= period;
+      if (i < 0) i += period;
+      return i < n ? i : period - i;
+    }
+  }
+  return -1;
+}
+
+class PadOp : public OpKernel {
+ public:
+  absl::Status Init(OpKernelConstruction* ctx) override {
+    std::string mode;
+    SL_RETURN_IF_ERROR(ctx->GetAttr("mode", &mode));
+    if (mode == "constant") {
+      mode_ = PadMode::kConstant;
+    } else if (mode == "reflect") {
+      mode_ = PadMode::kReflect;
+    } else if (mode == "edge") {
+      mode_ = PadMode::kEdge;
+    } else {
+      return absl::InvalidArgumentError(absl::StrCat("Pad: unknown mode '", mode, "'"));
+    }
+    SL_ASSIGN_OR_RETURN(int nv, ListArgSize(ctx, "Tvalue"));
+    SL_ASSIGN_OR_RETURN(int na, ListArgSize(ctx, "Taxes"));
+    has_value_ = nv > 0;
+    has_axes_ = na > 0;
+    return absl::OkStatus();
+  }
+
+  absl::Status Compute(OpKernelContext* ctx) const override {
+    const Tensor& in = ctx->input(0);
+    const int rank = in.dims();
+    const Tensor& pads_t = ctx->input(1);
+    const int64_t* pads = pads_t.data<int64_t>();
+    int next = 2;
+    const Tensor* value = has_value_ ? &ctx->input(next++) : nullptr;
+    std::vector<int64_t> axes;
+    if (has_axes_) {
+      SL_ASSIGN_OR_RETURN(axes, IndexValues(ctx->input(next++), "Pad: axes"));
+    } else {
+      for (int d = 0; d < rank; ++d) axes.push_back(d);
+    }
+    if (pads_t.NumElements() != 2 * static_cast<int64_t>(axes.size())) {
+      return absl::InvalidArgumentError(absl::StrCat("Pad: pads has ", pads_t.NumElements(),
+                                                     " entries, expected 2 * ", axes.size()));
+    }
+    if (value != nullptr && (value->dtype() != in.dtype() || value->NumElements() != 1)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "Pad: constant_value must be one element of the data type ", DataTypeString(in.dtype()),
+          ", got ", value->DebugString()));
+    }
+    DimVector before(rank, 0), after(rank, 0);
+    const int64_t n_axes = static_cast<int64_t>(axes.size());
+    for (int64_t i = 0; i < n_axes; ++i) {
+      SL_ASSIGN_OR_RETURN(int axis, NormalizeAxis(axes[i], rank, "Pad: axis"));
+      before[axis] = pads[i];
+      after[axis] = pads[i + n_axes];
+    }
+    TensorShape out_shape;
+    for (int d = 0; d < rank; ++d) {
+      const int64_t n = in.dim_size(d), o = n + before[d] + after[d];
+      if (o < 0) {
+        return absl::InvalidArgumentError(absl::StrCat("Pad: pads crop dim ", d, " of ",
+                                                       in.shape().DebugString(), " below 0"));
+      }
+      if (mode_ != PadMode::kConstant && n == 0 && o > 0) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("Pad: cannot pad the empty dim ", d, " in reflect or edge mode"));
+      }
+      out_shape.AddDim(o);
+    }
+    Tensor* out;
+    SL_RETURN_IF_ERROR(ctx->allocate_output(0, out_shape, &out));
+    if (out->NumElements() == 0) return absl::OkStatus();
+    if (rank == 0) return VisitElements(in.dtype(), [&](auto tag) {
+      using E = typename decltype(tag)::type;
+      *static_cast<E*>(out->raw_data()) = *static_cast<const E*>(in.raw_data());
+      return absl::OkStatus();
+    });
+    // Per dim, the source coordinate of each output coordinate (-1: constant).
+    std::vector<std::vector<int64_t>> src(rank);
+    for (int d = 0; d < rank; ++d) {
+      for (int64_t o = 0; o < out_shape.dim_size(d); ++o) {
+        src[d].push_back(SourceIndex(o, in.dim_size(d), before[d], mode_));
+      }
+    }
+    const DimVector strides = RowMajorStrides(in.shape());
+    const int64_t inner = out_shape.dim_size(rank - 1);
+    const int64_t rows = out->NumElements() / inner;
+    // The last dim's contiguous middle [lo, hi) copies in one run.
+    const std::vector<int64_t>& last = src[rank - 1];
+    int64_t lo = 0, hi = 0;
+    while (lo < inner && last[lo] != 0) ++lo;
+    hi = lo;
+    while (hi < inner && last[hi] == hi - lo) ++hi;
+    return VisitElements(in.dtype(), [&](auto tag) {
+      using E = typename decltype(tag)::type;
+      const E fill = value != nullptr ? *static_cast<const E*>(value->raw_data()) : E();
+      const E* s = static_cast<const E*>(in.raw_data());
+      E* dst = static_cast<E*>(out->raw_data());
+      ParallelForIfLarge(ctx, rows, out->NumElements(), [&](int64_t b, int64_t e) {
+        for (int64_t r = b; r < e; ++r) {
+          E* row = dst + r * inner;
+          int64_t off = 0;
+          bool constant_row = false;
+          for (int64_t rest = r, d = rank - 2; d >= 0; --d) {
+            const int64_t i = src[d][rest % out_shape.dim_size(d)];
+            rest /= out_shape.dim_size(d);
+            if (i < 0) constant_row = true;
+            off += i * strides[d];
+          }
+          if (constant_row) {
+            std::fill(row, row + inner, fill);
+            continue;
+          }
+          const E* in_row = s + off;
+          for (int64_t j = 0; j < lo; ++j) row[j] = last[j] < 0 ? fill : in_row[last[j]];
+          std::copy(in_row, in_row + (hi - lo), row + lo);
+          for (int64_t j = hi; j < inner; ++j) row[j] = last[j] < 0 ? fill : in_row[last[j]];
+        }
+      });
+      return absl::OkStatus();
+    });
+  }
+
+ private:
+  PadMode mode_ = PadMode::kConstant;
+  bool has_value_ = false;
+  bool has_axes_ = false;
+};
+
+REGISTER_KERNEL_BUILDER(Name("Pad").Device(DEVICE_CPU), PadOp);
+
+}  // namespace
+}  // namespace sluice
