@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "kernels/cwise_ops.h"
 #include "kernels/kernel_registry.h"
 
 namespace sluice {
@@ -78,6 +79,78 @@ class MatMulOp : public OpKernel {
   bool transpose_a_ = false;
   bool transpose_b_ = false;
 };
+
+// numpy matmul over batches; see BatchMatMulV2 in ops/onnx_nn_ops.cc.
+template <typename T>
+class BatchMatMulOp : public OpKernel {
+ public:
+  absl::Status Init(OpKernelConstruction* ctx) override {
+    SL_RETURN_IF_ERROR(ctx->GetAttr("adj_x", &adj_x_));
+    return ctx->GetAttr("adj_y", &adj_y_);
+  }
+
+  absl::Status Compute(OpKernelContext* ctx) const override {
+    const Tensor& a = ctx->input(0);
+    const Tensor& b = ctx->input(1);
+    if (a.dims() == 0 || b.dims() == 0) {
+      return absl::InvalidArgumentError("MatMul operands must have rank >= 1");
+    }
+    // Promote vectors to matrices; remember which unit dims to drop from the result.
+    DimVector ad(a.shape().dim_sizes().begin(), a.shape().dim_sizes().end());
+    DimVector bd(b.shape().dim_sizes().begin(), b.shape().dim_sizes().end());
+    const bool a_vec = ad.size() == 1, b_vec = bd.size() == 1;
+    if (a_vec) ad.insert(ad.begin(), 1);
+    if (b_vec) bd.push_back(1);
+    const int64_t m = adj_x_ ? ad[ad.size() - 1] : ad[ad.size() - 2];
+    const int64_t k = adj_x_ ? ad[ad.size() - 2] : ad[ad.size() - 1];
+    const int64_t kb = adj_y_ ? bd[bd.size() - 1] : bd[bd.size() - 2];
+    const int64_t n = adj_y_ ? bd[bd.size() - 2] : bd[bd.size() - 1];
+    if (k != kb) {
+      return absl::InvalidArgumentError(absl::StrCat("MatMul inner dimensions differ: ",
+                                                     a.shape().DebugString(), " and ", b.shape().DebugString()));
+    }
+    TensorShape a_batch(absl::Span<const int64_t>(ad.data(), ad.size() - 2));
+    TensorShape b_batch(absl::Span<const int64_t>(bd.data(), bd.size() - 2));
+    SL_ASSIGN_OR_RETURN(BroadcastPlan plan, MakeBroadcastPlan(a_batch, b_batch));
+    DimVector out_dims(plan.out_shape.dim_sizes().begin(), plan.out_shape.dim_sizes().end());
+    if (!a_vec) out_dims.push_back(m);
+    if (!b_vec) out_dims.push_back(n);
+    Tensor* out;
+    SL_RETURN_IF_ERROR(ctx->allocate_output(0, TensorShape(out_dims), &out));
+    if (out->NumElements() == 0) return absl::OkStatus();
+    const T* pa = a.data<T>();
+    const T* pb = b.data<T>();
+    T* po = out->data<T>();
+    const int64_t a_mat = m * k, b_mat = k * n, o_mat = m * n;
+    if (k == 0) {
+      for (int64_t i = 0; i < out->NumElements(); ++i) po[i] = T(0);
+      return absl::OkStatus();
+    }
+    ForEachBroadcastRun(plan, [&](int64_t o, int64_t ao, int64_t bo, int64_t len, int64_t as, int64_t bs) {
+      for (int64_t i = 0; i < len; ++i) {
+        Gemm<T>(adj_x_, adj_y_, m, n, k, pa + (ao + i * as) * a_mat, pb + (bo + i * bs) * b_mat,
+                po + (o + i) * o_mat);
+      }
+    });
+    return absl::OkStatus();
+  }
+
+ private:
+  bool adj_x_ = false;
+  bool adj_y_ = false;
+};
+
+#define SL_REGISTER_BATCH_MATMUL(T) \
+  REGISTER_KERNEL_BUILDER(Name("BatchMatMulV2").Device(DEVICE_CPU).TypeConstraint<T>("T"), BatchMatMulOp<T>)
+SL_REGISTER_BATCH_MATMUL(float);
+SL_REGISTER_BATCH_MATMUL(double);
+SL_REGISTER_BATCH_MATMUL(half);
+SL_REGISTER_BATCH_MATMUL(bfloat16);
+SL_REGISTER_BATCH_MATMUL(int32_t);
+SL_REGISTER_BATCH_MATMUL(int64_t);
+SL_REGISTER_BATCH_MATMUL(uint32_t);
+SL_REGISTER_BATCH_MATMUL(uint64_t);
+#undef SL_REGISTER_BATCH_MATMUL
 
 REGISTER_KERNEL_BUILDER(Name("MatMul").Device(DEVICE_CPU).TypeConstraint<float>("T"), MatMulOp<float>);
 REGISTER_KERNEL_BUILDER(Name("MatMul").Device(DEVICE_CPU).TypeConstraint<double>("T"), MatMulOp<double>);

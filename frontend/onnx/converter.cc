@@ -1,5 +1,7 @@
 #include "frontend/onnx/converter.h"
 
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 #include "framework/node_def_util.h"
 #include "framework/status.h"
@@ -211,10 +213,16 @@ absl::Status ConvertAttr(const onnx::AttributeProto& a, const std::string& type,
 
 }  // namespace
 
-absl::Status OnnxNodeContext::EmitGeneric(absl::string_view op_name, AttrMap extra) {
+absl::Status OnnxNodeContext::EmitGeneric(absl::string_view op_name, AttrMap extra,
+                                          const std::vector<std::string>& ignored) {
   const std::string op = op_name.empty() ? node_.op_type() : std::string(op_name);
   auto reg = OpRegistry::Global()->LookUp(op);
-  if (!reg.ok()) return Unimplemented(absl::StrCat("Sluice has no op '", op, "'"));
+  if (!reg.ok()) {
+    if (reg.status().code() == absl::StatusCode::kNotFound) {
+      return Unimplemented(absl::StrCat("Sluice has no op '", op, "'"));
+    }
+    return reg.status();
+  }
   const OpDef& def = (*reg)->op_def;
 
   std::vector<std::vector<std::string>> args;
@@ -244,6 +252,7 @@ absl::Status OnnxNodeContext::EmitGeneric(absl::string_view op_name, AttrMap ext
   AttrMap attrs;
   for (const auto& a : node_.attribute()) {
     if (extra.contains(a.name())) continue;
+    if (std::find(ignored.begin(), ignored.end(), a.name()) != ignored.end()) continue;
     const OpDef::AttrDef* attr_def = nullptr;
     for (const auto& d : def.attr()) {
       if (d.name() == a.name()) attr_def = &d;

@@ -84,8 +84,10 @@ class OnnxNodeContext {
 
   // The node as the Sluice op `op` (default: the ONNX op type): ONNX attributes copied by
   // name (ints into int, bool and type attrs), inputs grouped per the OpDef's args (see
-  // above), outputs mapped in order. `extra` attrs are added or override.
-  absl::Status EmitGeneric(absl::string_view op = "", AttrMap extra = {});
+  // above), outputs mapped in order. `extra` attrs are added or override; ONNX attributes
+  // named in `ignored` are dropped (ones a version had that no longer mean anything).
+  absl::Status EmitGeneric(absl::string_view op = "", AttrMap extra = {},
+                           const std::vector<std::string>& ignored = {});
 
   // INVALID_ARGUMENT / UNIMPLEMENTED naming the node, its op and version.
   absl::Status Error(absl::string_view message) const;

@@ -1,0 +1,226 @@
+// Conv and ConvTranspose (ONNX semantics, 1-D to 3-D and more) as matrix products:
+// im2col + GEMM for Conv, GEMM + col2im for ConvTranspose, per image and group.
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "kernels/blas.h"
+#include "kernels/conv_util.h"
+#include "kernels/kernel_registry.h"
+
+namespace sluice {
+namespace {
+
+std::vector<int64_t> Dims(const Tensor& t, int from) {
+  std::vector<int64_t> d;
+  for (int i = from; i < t.dims(); ++i) d.push_back(t.dim_size(i));
+  return d;
+}
+
+template <typename T>
+class ConvOp : public OpKernel {
+ public:
+  absl::Status Init(OpKernelConstruction* ctx) override {
+    SL_RETURN_IF_ERROR(window_.Parse(ctx));
+    return ctx->GetAttr("group", &group_);
+  }
+
+  absl::Status Compute(OpKernelContext* ctx) const override {
+    const Tensor& x = ctx->input(0);
+    const Tensor& w = ctx->input(1);
+    const Tensor* bias = ctx->num_inputs() > 2 ? &ctx->input(2) : nullptr;
+    if (x.dims() < 3 || w.dims() != x.dims()) {
+      return absl::InvalidArgumentError(absl::StrCat("Conv needs X of rank >= 3 and W of the same rank; got ",
+                                                     x.shape().DebugString(), " and ", w.shape().DebugString()));
+    }
+    const int64_t n = x.dim_size(0), c = x.dim_size(1), m = w.dim_size(0);
+    if (c != w.dim_size(1) * group_ || m % group_ != 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "Conv channels do not fit: X has ", c, " channels, W is ", w.shape().DebugString(), " with group ", group_));
+    }
+    if (bias != nullptr && bias->NumElements() != m) {
+      return absl::InvalidArgumentError(absl::StrCat("Conv bias has ", bias->NumElements(), " values for ", m, " channels"));
+    }
+    std::vector<int64_t> in = Dims(x, 2), kernel = Dims(w, 2);
+    if (!window_.kernel_shape.empty() && window_.kernel_shape != kernel) {
+      return absl::InvalidArgumentError("Conv kernel_shape does not match W");
+    }
+    SL_ASSIGN_OR_RETURN(WindowGeometry g, ComputeWindowGeometry(in, kernel, window_, false));
+    DimVector out_dims = {n, m};
+    for (int64_t o : g.out) out_dims.push_back(o);
+    Tensor* y;
+    SL_RETURN_IF_ERROR(ctx->allocate_output(0, TensorShape(out_dims), &y));
+    const int64_t cg = c / group_, mg = m / group_;
+    const int64_t in_size = Product(in), out_size = Product(g.out), k_size = Product(kernel);
+    if (y->NumElements() == 0) return absl::OkStatus();
+    bool direct = k_size == 1;  // A 1x1 window with unit stride and no padding reads X as is.
+    for (size_t i = 0; i < in.size(); ++i) {
+      direct = direct && g.strides[i] == 1 && g.pad_begin[i] == 0 && g.pad_end[i] == 0;
+    }
+    std::vector<T> columns(direct ? 0 : cg * k_size * out_size);
+    const T* xd = x.data<T>();
+    const T* wd = w.data<T>();
+    T* yd = y->data<T>();
+    for (int64_t b = 0; b < n; ++b) {
+      for (int64_t gi = 0; gi < group_; ++gi) {
+        const T* image = xd + (b * c + gi * cg) * in_size;
+        const T* cols = image;
+        if (!direct) {
+          if constexpr (std::is_same_v<T, float>) {
+            Im2Col(image, cg, in, g, columns.data());
+          } else {
+            std::vector<float> fi(image, image + cg * in_size), fc(columns.size());
+            Im2Col(fi.data(), cg, in, g, fc.data());
+            for (size_t i = 0; i < fc.size(); ++i) columns[i] = T(fc[i]);
+          }
+          cols = columns.data();
+        }
+        T* out = yd + (b * m + gi * mg) * out_size;
+        GemmRowMajor<T>(false, false, mg, out_size, cg * k_size, T(1), wd + gi * mg * cg * k_size,
+                        cg * k_size, cols, out_size, T(0), out, out_size);
+      }
+    }
+    if (bias != nullptr) {
+      const T* bd = bias->data<T>();
+      for (int64_t b = 0; b < n; ++b) {
+        for (int64_t o = 0; o < m; ++o) {
+          T* row = yd + (b * m + o) * out_size;
+          for (int64_t i = 0; i < out_size; ++i) row[i] += bd[o];
+        }
+      }
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  WindowAttrs window_;
+  int64_t group_ = 1;
+};
+
+template <typename T>
+class ConvTransposeOp : public OpKernel {
+ public:
+  absl::Status Init(OpKernelConstruction* ctx) override {
+    SL_RETURN_IF_ERROR(window_.Parse(ctx));
+    SL_RETURN_IF_ERROR(ctx->GetAttr("group", &group_));
+    SL_RETURN_IF_ERROR(ctx->GetAttr("output_padding", &output_padding_));
+    return ctx->GetAttr("output_shape", &output_shape_);
+  }
+
+  absl::Status Compute(OpKernelContext* ctx) const override {
+    const Tensor& x = ctx->input(0);
+    const Tensor& w = ctx->input(1);
+    const Tensor* bias = ctx->num_inputs() > 2 ? &ctx->input(2) : nullptr;
+    if (x.dims() < 3 || w.dims() != x.dims()) {
+      return absl::InvalidArgumentError(absl::StrCat("ConvTranspose needs X of rank >= 3 and W of the same rank; got ",
+                                                     x.shape().DebugString(), " and ", w.shape().DebugString()));
+    }
+    const int64_t n = x.dim_size(0), c = x.dim_size(1);
+    if (w.dim_size(0) != c || c % group_ != 0) {
+      return absl::InvalidArgumentError(absl::StrCat("ConvTranspose: W ", w.shape().DebugString(),
+                                                     " does not fit ", c, " input channels with group ", group_));
+    }
+    const int64_t mg = w.dim_size(1), m = mg * group_, cg = c / group_;
+    if (bias != nullptr && bias->NumElements() != m) {
+      return absl::InvalidArgumentError(absl::StrCat("ConvTranspose bias has ", bias->NumElements(), " values for ", m, " channels"));
+    }
+    std::vector<int64_t> in = Dims(x, 2), kernel = Dims(w, 2);
+    const size_t nd = in.size();
+    WindowGeometry g;
+    g.kernel = kernel;
+    g.strides = window_.strides.empty() ? std::vector<int64_t>(nd, 1) : window_.strides;
+    g.dilations = window_.dilations.empty() ? std::vector<int64_t>(nd, 1) : window_.dilations;
+    std::vector<int64_t> out_pad = output_padding_.empty() ? std::vector<int64_t>(nd, 0) : output_padding_;
+    if (g.strides.size() != nd || g.dilations.size() != nd || out_pad.size() != nd ||
+        (!window_.pads.empty() && window_.pads.size() != 2 * nd)) {
+      return absl::InvalidArgumentError("ConvTranspose attrs do not match the spatial rank");
+    }
+    g.pad_begin.assign(nd, 0);
+    g.pad_end.assign(nd, 0);
+    g.out = in;  // Column positions: one per input position.
+    std::vector<int64_t> out(nd);
+    std::vector<int64_t> explicit_out;
+    if (!output_shape_.empty()) {
+      // output_shape may list all dims or only the spatial ones.
+      explicit_out.assign(output_shape_.end() - nd, output_shape_.end());
+    }
+    for (size_t i = 0; i < nd; ++i) {
+      const int64_t dk = (kernel[i] - 1) * g.dilations[i] + 1;
+      const int64_t full = g.strides[i] * (in[i] - 1) + out_pad[i] + dk;
+      const bool same = window_.auto_pad == "SAME_UPPER" || window_.auto_pad == "SAME_LOWER";
+      if (!explicit_out.empty() || same) {
+        out[i] = !explicit_out.empty() ? explicit_out[i] : in[i] * g.strides[i];
+        const int64_t total = full - out[i];
+        const int64_t half = total / 2;
+        if (total < 0) {  // Asked for more than the kernel covers: zeros at the end.
+          g.pad_begin[i] = 0;
+          g.pad_end[i] = total;
+        } else if (window_.auto_pad == "SAME_UPPER") {
+          g.pad_begin[i] = half;
+          g.pad_end[i] = total - half;
+        } else {
+          g.pad_begin[i] = total - half;
+          g.pad_end[i] = half;
+        }
+      } else {
+        if (!window_.pads.empty() && window_.auto_pad == "NOTSET") {
+          g.pad_begin[i] = window_.pads[i];
+          g.pad_end[i] = window_.pads[i + nd];
+        }
+        out[i] = full - g.pad_begin[i] - g.pad_end[i];
+      }
+      if (out[i] <= 0) return absl::InvalidArgumentError("ConvTranspose output would be empty");
+    }
+    DimVector out_dims = {n, m};
+    for (int64_t o : out) out_dims.push_back(o);
+    Tensor* y;
+    SL_RETURN_IF_ERROR(ctx->allocate_output(0, TensorShape(out_dims), &y));
+    const int64_t in_size = Product(in), out_size = Product(out), k_size = Product(kernel);
+    std::vector<float> columns(mg * k_size * in_size), image(mg * out_size);
+    std::vector<T> typed_columns(std::is_same_v<T, float> ? 0 : columns.size());
+    const T* xd = x.data<T>();
+    const T* wd = w.data<T>();
+    T* yd = y->data<T>();
+    for (int64_t b = 0; b < n; ++b) {
+      for (int64_t gi = 0; gi < group_; ++gi) {
+        // columns[(mg*K) x in] = W_g^T [(mg*K) x cg] * X_g [cg x in]
+        const T* wg = wd + gi * cg * mg * k_size;
+        const T* xg = xd + (b * c + gi * cg) * in_size;
+        if constexpr (std::is_same_v<T, float>) {
+          GemmRowMajor<float>(true, false, mg * k_size, in_size, cg, 1.0f, wg, mg * k_size, xg, in_size,
+                              0.0f, columns.data(), in_size);
+        } else {
+          GemmRowMajor<T>(true, false, mg * k_size, in_size, cg, T(1), wg, mg * k_size, xg, in_size, T(0),
+                          typed_columns.data(), in_size);
+          for (size_t i = 0; i < columns.size(); ++i) columns[i] = static_cast<float>(typed_columns[i]);
+        }
+        std::fill(image.begin(), image.end(), 0.0f);
+        Col2Im(columns.data(), mg, out, g, image.data());
+        T* yg = yd + (b * m + gi * mg) * out_size;
+        for (int64_t i = 0; i < mg * out_size; ++i) yg[i] = T(image[i]);
+      }
+    }
+    if (bias != nullptr) {
+      const T* bd = bias->data<T>();
+      for (int64_t b = 0; b < n; ++b) {
+        for (int64_t o = 0; o < m; ++o) {
+          T* row = yd + (b * m + o) * out_size;
+          for (int64_t i = 0; i < out_size; ++i) row[i] += bd[o];
+        }
+      }
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  WindowAttrs window_;
+  int64_t group_ = 1;
+  std::vector<int64_t> output_padding_, output_shape_;
+};
+
+REGISTER_KERNEL_BUILDER(Name("Conv").Device(DEVICE_CPU).TypeConstraint<float>("T"), ConvOp<float>);
+REGISTER_KERNEL_BUILDER(Name("Conv").Device(DEVICE_CPU).TypeConstraint<double>("T"), ConvOp<double>);
+REGISTER_KERNEL_BUILDER(Name("ConvTranspose").Device(DEVICE_CPU).TypeConstraint<float>("T"), ConvTransposeOp<float>);
+REGISTER_KERNEL_BUILDER(Name("ConvTranspose").Device(DEVICE_CPU).TypeConstraint<double>("T"), ConvTransposeOp<double>);
+
+}  // namespace
+}  // namespace sluice

@@ -1,0 +1,251 @@
+// Pooling with ONNX semantics over any number of spatial dims: MaxPool (with Indices),
+// AveragePool, LpPool, the global pools and MaxUnpool.
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "kernels/conv_util.h"
+#include "kernels/kernel_registry.h"
+
+namespace sluice {
+namespace {
+
+enum class PoolKind { kMax, kAverage, kLp };
+
+std::vector<int64_t> Spatial(const Tensor& t) {
+  std::vector<int64_t> d;
+  for (int i = 2; i < t.dims(); ++i) d.push_back(t.dim_size(i));
+  return d;
+}
+
+// Visits every output position of one (n, c) plane with the in-bounds input positions of its
+// window: fn(out_index, window_inputs, window_cells_in_padded_extent).
+template <typename Fn>
+void ForEachWindow(const std::vector<int64_t>& in, const WindowGeometry& g, Fn&& fn) {
+  const int nd = static_cast<int>(in.size());
+  const int64_t out_size = Product(g.out), k_size = Product(g.kernel);
+  std::vector<int64_t> o(nd, 0), k(nd, 0);
+  std::vector<int64_t> inputs;
+  inputs.reserve(k_size);
+  for (int64_t oi = 0; oi < out_size; ++oi) {
+    inputs.clear();
+    int64_t padded_cells = 0;
+    std::fill(k.begin(), k.end(), 0);
+    for (int64_t ki = 0; ki < k_size; ++ki) {
+      int64_t offset = 0;
+      bool inside = true, in_padded = true;
+      for (int d = 0; d < nd; ++d) {
+        int64_t x = o[d] * g.strides[d] - g.pad_begin[d] + k[d] * g.dilations[d];
+        if (x < -g.pad_begin[d] || x >= in[d] + g.pad_end[d]) in_padded = false;
+        if (x < 0 || x >= in[d]) inside = false;
+        offset = offset * in[d] + x;
+      }
+      if (in_padded) ++padded_cells;
+      if (inside) inputs.push_back(offset);
+      for (int d = nd - 1; d >= 0; --d) {
+        if (++k[d] < g.kernel[d]) break;
+        k[d] = 0;
+      }
+    }
+    fn(oi, inputs, padded_cells);
+    for (int d = nd - 1; d >= 0; --d) {
+      if (++o[d] < g.out[d]) break;
+      o[d] = 0;
+    }
+  }
+}
+
+template <typename T, PoolKind kKind>
+class PoolOp : public OpKernel {
+ public:
+  absl::Status Init(OpKernelConstruction* ctx) override {
+    SL_RETURN_IF_ERROR(window_.Parse(ctx, /*has_dilations=*/kKind == PoolKind::kMax));
+    if (window_.kernel_shape.empty()) return absl::InvalidArgumentError("kernel_shape is required");
+    for (int64_t k : window_.kernel_shape) {
+      if (k <= 0) return absl::InvalidArgumentError("kernel_shape must be positive");
+    }
+    if (kKind != PoolKind::kLp) SL_RETURN_IF_ERROR(ctx->GetAttr("ceil_mode", &ceil_mode_));
+    if (kKind == PoolKind::kMax) SL_RETURN_IF_ERROR(ctx->GetAttr("storage_order", &storage_order_));
+    if (kKind == PoolKind::kAverage) SL_RETURN_IF_ERROR(ctx->GetAttr("count_include_pad", &count_include_pad_));
+    if (kKind == PoolKind::kLp) SL_RETURN_IF_ERROR(ctx->GetAttr("p", &p_));
+    return absl::OkStatus();
+  }
+
+  absl::Status Compute(OpKernelContext* ctx) const override {
+    const Tensor& x = ctx->input(0);
+    if (x.dims() < 3) {
+      return absl::InvalidArgumentError(absl::StrCat("pooling needs N x C x spatial input, got ", x.shape().DebugString()));
+    }
+    std::vector<int64_t> in = Spatial(x);
+    SL_ASSIGN_OR_RETURN(WindowGeometry g, ComputeWindowGeometry(in, window_.kernel_shape, window_, ceil_mode_ != 0));
+    DimVector dims = {x.dim_size(0), x.dim_size(1)};
+    for (int64_t o : g.out) dims.push_back(o);
+    Tensor* y;
+    SL_RETURN_IF_ERROR(ctx->allocate_output(0, TensorShape(dims), &y));
+    Tensor* indices = nullptr;
+    if (kKind == PoolKind::kMax) SL_RETURN_IF_ERROR(ctx->allocate_output(1, TensorShape(dims), &indices));
+    const int64_t planes = x.dim_size(0) * x.dim_size(1);
+    const int64_t in_size = Product(in), out_size = Product(g.out);
+    // Column-major spatial index (storage_order 1) of a row-major offset.
+    std::vector<int64_t> col_major_stride(in.size(), 1);
+    for (size_t d = 1; d < in.size(); ++d) col_major_stride[d] = col_major_stride[d - 1] * in[d - 1];
+    auto to_col_major = [&](int64_t offset) {
+      int64_t idx = 0;
+      for (int d = static_cast<int>(in.size()) - 1; d >= 0; --d) {
+        idx += (offset % in[d]) * col_major_stride[d];
+        offset /= in[d];
+      }
+      return idx;
+    };
+    for (int64_t p = 0; p < planes; ++p) {
+      const T* xp = x.data<T>() + p * in_size;
+      T* yp = y->data<T>() + p * out_size;
+      int64_t* ip = indices ? indices->data<int64_t>() + p * out_size : nullptr;
+      ForEachWindow(in, g, [&](int64_t oi, const std::vector<int64_t>& cells, int64_t padded) {
+        if constexpr (kKind == PoolKind::kMax) {
+          double best = -std::numeric_limits<double>::infinity();
+          int64_t arg = cells.empty() ? 0 : cells[0];
+          for (int64_t c : cells) {
+            double v = static_cast<double>(static_cast<float>(xp[c]));
+            if constexpr (std::is_same_v<T, double>) v = xp[c];
+            if (v > best) {
+              best = v;
+              arg = c;
+            }
+          }
+          yp[oi] = cells.empty() ? T(0) : xp[arg];
+          ip[oi] = p * in_size + (storage_order_ == 1 ? to_col_major(arg) : arg);
+        } else if constexpr (kKind == PoolKind::kAverage) {
+          double sum = 0;
+          for (int64_t c : cells) sum += static_cast<double>(static_cast<float>(xp[c]));
+          int64_t count = count_include_pad_ ? padded : static_cast<int64_t>(cells.size());
+          yp[oi] = T(count > 0 ? sum / count : 0.0);
+        } else {
+          double sum = 0;
+          for (int64_t c : cells) sum += std::pow(std::fabs(static_cast<double>(static_cast<float>(xp[c]))), p_);
+          yp[oi] = T(std::pow(sum, 1.0 / p_));
+        }
+      });
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  WindowAttrs window_;
+  int64_t ceil_mode_ = 0, storage_order_ = 0, count_include_pad_ = 0, p_ = 2;
+};
+
+template <typename T, PoolKind kKind>
+class GlobalPoolOp : public OpKernel {
+ public:
+  absl::Status Init(OpKernelConstruction* ctx) override {
+    if (kKind == PoolKind::kLp) SL_RETURN_IF_ERROR(ctx->GetAttr("p", &p_));
+    return absl::OkStatus();
+  }
+  absl::Status Compute(OpKernelContext* ctx) const override {
+    const Tensor& x = ctx->input(0);
+    if (x.dims() < 2) return absl::InvalidArgumentError("global pooling needs N x C x ... input");
+    DimVector dims = {x.dim_size(0), x.dim_size(1)};
+    for (int i = 2; i < x.dims(); ++i) dims.push_back(1);
+    Tensor* y;
+    SL_RETURN_IF_ERROR(ctx->allocate_output(0, TensorShape(dims), &y));
+    const int64_t planes = x.dim_size(0) * x.dim_size(1);
+    const int64_t size = planes == 0 ? 0 : x.NumElements() / planes;
+    for (int64_t p = 0; p < planes; ++p) {
+      const T* xp = x.data<T>() + p * size;
+      double acc = kKind == PoolKind::kMax ? -std::numeric_limits<double>::infinity() : 0.0;
+      for (int64_t i = 0; i < size; ++i) {
+        double v = static_cast<double>(static_cast<float>(xp[i]));
+        if constexpr (std::is_same_v<T, double>) v = xp[i];
+        if (kKind == PoolKind::kMax) acc = std::max(acc, v);
+        else if (kKind == PoolKind::kAverage) acc += v;
+        else acc += std::pow(std::fabs(v), p_);
+      }
+      if (kKind == PoolKind::kAverage) acc /= size;
+      if (kKind == PoolKind::kLp) acc = std::pow(acc, 1.0 / p_);
+      y->data<T>()[p] = T(acc);
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  int64_t p_ = 2;
+};
+
+template <typename T>
+class MaxUnpoolOp : public OpKernel {
+ public:
+  absl::Status Init(OpKernelConstruction* ctx) override { return window_.Parse(ctx, false); }
+  absl::Status Compute(OpKernelContext* ctx) const override {
+    const Tensor& x = ctx->input(0);
+    const Tensor& idx = ctx->input(1);
+    if (x.dims() < 3 || idx.shape() != x.shape()) {
+      return absl::InvalidArgumentError("MaxUnpool needs X of rank >= 3 and indices of X's shape");
+    }
+    const size_t nd = x.dims() - 2;
+    // Indices point into the tensor MaxPool saw, whose shape the attrs imply.
+    DimVector pooled = {x.dim_size(0), x.dim_size(1)};
+    std::vector<int64_t> strides = window_.strides.empty() ? std::vector<int64_t>(nd, 1) : window_.strides;
+    std::vector<int64_t> pads = window_.pads.empty() ? std::vector<int64_t>(2 * nd, 0) : window_.pads;
+    if (window_.kernel_shape.size() != nd || strides.size() != nd || pads.size() != 2 * nd) {
+      return absl::InvalidArgumentError("MaxUnpool attrs do not match the spatial rank");
+    }
+    for (size_t i = 0; i < nd; ++i) {
+      pooled.push_back((x.dim_size(i + 2) - 1) * strides[i] - pads[i] - pads[i + nd] + window_.kernel_shape[i]);
+    }
+    DimVector dims = pooled;
+    if (ctx->num_inputs() > 2) {
+      const Tensor& shape = ctx->input(2);
+      if (shape.NumElements() != x.dims()) return absl::InvalidArgumentError("output_shape has the wrong length");
+      dims.clear();
+      for (int64_t d : shape.flat<int64_t>()) dims.push_back(d);
+    }
+    Tensor* y;
+    SL_RETURN_IF_ERROR(ctx->allocate_output(0, TensorShape(dims), &y));
+    std::fill(y->data<T>(), y->data<T>() + y->NumElements(), T(0));
+    const int64_t total = TensorShape(pooled).num_elements();
+    for (int64_t i = 0; i < x.NumElements(); ++i) {
+      int64_t j = idx.data<int64_t>()[i];
+      if (j < 0 || j >= total) {
+        return absl::InvalidArgumentError(absl::StrCat("MaxUnpool index ", j, " is outside the pooled input of ", total, " elements"));
+      }
+      // Coordinates in the pooled input's shape, placed at the same coordinates of the output.
+      int64_t out_index = 0, rest = j, scale = 1;
+      for (int d = static_cast<int>(pooled.size()) - 1; d >= 0; --d) {
+        int64_t coord = rest % pooled[d];
+        rest /= pooled[d];
+        if (coord >= dims[d]) return absl::InvalidArgumentError("MaxUnpool output_shape is smaller than the pooled input");
+        out_index += coord * scale;
+        scale *= dims[d];
+      }
+      y->data<T>()[out_index] = x.data<T>()[i];
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  WindowAttrs window_;
+};
+
+#define SL_REGISTER_POOLS(T)                                                                                  \
+  REGISTER_KERNEL_BUILDER(Name("MaxPool").Device(DEVICE_CPU).TypeConstraint<T>("T"), PoolOp<T, PoolKind::kMax>); \
+  REGISTER_KERNEL_BUILDER(Name("AveragePool").Device(DEVICE_CPU).TypeConstraint<T>("T"),                       \
+                          PoolOp<T, PoolKind::kAverage>);                                                      \
+  REGISTER_KERNEL_BUILDER(Name("LpPool").Device(DEVICE_CPU).TypeConstraint<T>("T"), PoolOp<T, PoolKind::kLp>);   \
+  REGISTER_KERNEL_BUILDER(Name("GlobalMaxPool").Device(DEVICE_CPU).TypeConstraint<T>("T"),                     \
+                          GlobalPoolOp<T, PoolKind::kMax>);                                                    \
+  REGISTER_KERNEL_BUILDER(Name("GlobalAveragePool").Device(DEVICE_CPU).TypeConstraint<T>("T"),                 \
+                          GlobalPoolOp<T, PoolKind::kAverage>);                                                \
+  REGISTER_KERNEL_BUILDER(Name("GlobalLpPool").Device(DEVICE_CPU).TypeConstraint<T>("T"),                      \
+                          GlobalPoolOp<T, PoolKind::kLp>);                                                     \
+  REGISTER_KERNEL_BUILDER(Name("MaxUnpool").Device(DEVICE_CPU).TypeConstraint<T>("T"), MaxUnpoolOp<T>)
+SL_REGISTER_POOLS(float);
+SL_REGISTER_POOLS(double);
+#undef SL_REGISTER_POOLS
+
+REGISTER_KERNEL_BUILDER(Name("MaxPool").Device(DEVICE_CPU).TypeConstraint<int8_t>("T"), PoolOp<int8_t, PoolKind::kMax>);
+REGISTER_KERNEL_BUILDER(Name("MaxPool").Device(DEVICE_CPU).TypeConstraint<uint8_t>("T"), PoolOp<uint8_t, PoolKind::kMax>);
+
+}  // namespace
+}  // namespace sluice

@@ -1,0 +1,188 @@
+// Neural-network ops with ONNX semantics: convolution, pooling, normalization, Gemm, Dropout.
+// Names, attrs and defaults are ONNX's; optional inputs are list(type) args of length 0 or 1.
+#include "framework/status.h"
+#include "ops/op_registry.h"
+
+namespace sluice {
+
+#define SL_FLOAT_TYPES "{half, bfloat16, float, double}"
+
+REGISTER_OP("Gemm")
+    .Input("a: T")
+    .Input("b: T")
+    .Input("c: Tc")
+    .Output("y: T")
+    .Attr("T: {half, bfloat16, float, double, int32, int64, uint32, uint64}")
+    .Attr("Tc: list(type) >= 0")
+    .Attr("alpha: float = 1.0")
+    .Attr("beta: float = 1.0")
+    .Attr("transA: int = 0")
+    .Attr("transB: int = 0")
+    .Doc("Y = alpha * A' * B' + beta * C, C broadcast to Y.");
+
+REGISTER_OP("Conv")
+    .Input("x: T")
+    .Input("w: T")
+    .Input("b: Tb")
+    .Output("y: T")
+    .Attr("T: " SL_FLOAT_TYPES)
+    .Attr("Tb: list(type) >= 0")
+    .Attr("auto_pad: {'NOTSET', 'SAME_UPPER', 'SAME_LOWER', 'VALID'} = 'NOTSET'")
+    .Attr("dilations: list(int) = []")
+    .Attr("group: int >= 1 = 1")
+    .Attr("kernel_shape: list(int) = []")
+    .Attr("pads: list(int) = []")
+    .Attr("strides: list(int) = []");
+
+REGISTER_OP("ConvTranspose")
+    .Input("x: T")
+    .Input("w: T")
+    .Input("b: Tb")
+    .Output("y: T")
+    .Attr("T: " SL_FLOAT_TYPES)
+    .Attr("Tb: list(type) >= 0")
+    .Attr("auto_pad: {'NOTSET', 'SAME_UPPER', 'SAME_LOWER', 'VALID'} = 'NOTSET'")
+    .Attr("dilations: list(int) = []")
+    .Attr("group: int >= 1 = 1")
+    .Attr("kernel_shape: list(int) = []")
+    .Attr("output_padding: list(int) = []")
+    .Attr("output_shape: list(int) = []")
+    .Attr("pads: list(int) = []")
+    .Attr("strides: list(int) = []");
+
+REGISTER_OP("MaxPool")
+    .Input("x: T")
+    .Output("y: T")
+    .Output("indices: int64")
+    .Attr("T: {half, bfloat16, float, double, int8, uint8}")
+    .Attr("auto_pad: {'NOTSET', 'SAME_UPPER', 'SAME_LOWER', 'VALID'} = 'NOTSET'")
+    .Attr("ceil_mode: int = 0")
+    .Attr("dilations: list(int) = []")
+    .Attr("kernel_shape: list(int)")
+    .Attr("pads: list(int) = []")
+    .Attr("storage_order: int = 0")
+    .Attr("strides: list(int) = []");
+
+REGISTER_OP("AveragePool")
+    .Input("x: T")
+    .Output("y: T")
+    .Attr("T: " SL_FLOAT_TYPES)
+    .Attr("auto_pad: {'NOTSET', 'SAME_UPPER', 'SAME_LOWER', 'VALID'} = 'NOTSET'")
+    .Attr("ceil_mode: int = 0")
+    .Attr("count_include_pad: int = 0")
+    .Attr("kernel_shape: list(int)")
+    .Attr("pads: list(int) = []")
+    .Attr("strides: list(int) = []");
+
+REGISTER_OP("LpPool")
+    .Input("x: T")
+    .Output("y: T")
+    .Attr("T: " SL_FLOAT_TYPES)
+    .Attr("auto_pad: {'NOTSET', 'SAME_UPPER', 'SAME_LOWER', 'VALID'} = 'NOTSET'")
+    .Attr("kernel_shape: list(int)")
+    .Attr("p: int = 2")
+    .Attr("pads: list(int) = []")
+    .Attr("strides: list(int) = []");
+
+REGISTER_OP("GlobalAveragePool").Input("x: T").Output("y: T").Attr("T: " SL_FLOAT_TYPES);
+REGISTER_OP("GlobalMaxPool").Input("x: T").Output("y: T").Attr("T: " SL_FLOAT_TYPES);
+REGISTER_OP("GlobalLpPool").Input("x: T").Output("y: T").Attr("T: " SL_FLOAT_TYPES).Attr("p: int = 2");
+
+REGISTER_OP("MaxUnpool")
+    .Input("x: T")
+    .Input("i: int64")
+    .Input("output_shape: Ts")
+    .Output("output: T")
+    .Attr("T: " SL_FLOAT_TYPES)
+    .Attr("Ts: list(type) >= 0")
+    .Attr("kernel_shape: list(int)")
+    .Attr("pads: list(int) = []")
+    .Attr("strides: list(int) = []");
+
+// Every version's outputs: Y, the running statistics, and (versions 1-9) the batch's own.
+REGISTER_OP("BatchNormalization")
+    .Input("x: T")
+    .Input("scale: T1")
+    .Input("b: T1")
+    .Input("input_mean: T2")
+    .Input("input_var: T2")
+    .Output("y: T")
+    .Output("running_mean: T2")
+    .Output("running_var: T2")
+    .Output("saved_mean: T2")
+    .Output("saved_var: T2")
+    .Attr("T: " SL_FLOAT_TYPES)
+    .Attr("T1: " SL_FLOAT_TYPES)
+    .Attr("T2: " SL_FLOAT_TYPES)
+    .Attr("epsilon: float = 1e-5")
+    .Attr("momentum: float = 0.9")
+    .Attr("training_mode: bool = false")
+    .Attr("spatial: bool = true")
+    .Doc("Inference: statistics from input_mean/input_var. Training: the batch's population "
+         "statistics, with running = input * momentum + batch * (1 - momentum).");
+
+REGISTER_OP("InstanceNormalization")
+    .Input("input: T")
+    .Input("scale: T")
+    .Input("b: T")
+    .Output("output: T")
+    .Attr("T: " SL_FLOAT_TYPES)
+    .Attr("epsilon: float = 1e-5");
+
+REGISTER_OP("LayerNormalization")
+    .Input("x: T")
+    .Input("scale: T")
+    .Input("b: Tb")
+    .Output("y: T")
+    .Output("mean: U")
+    .Output("inv_std_dev: U")
+    .Attr("T: " SL_FLOAT_TYPES)
+    .Attr("Tb: list(type) >= 0")
+    .Attr("U: {float, bfloat16} = DT_FLOAT")
+    .Attr("axis: int = -1")
+    .Attr("epsilon: float = 1e-5")
+    .Attr("stash_type: int = 1");
+
+REGISTER_OP("LRN")
+    .Input("x: T")
+    .Output("y: T")
+    .Attr("T: " SL_FLOAT_TYPES)
+    .Attr("alpha: float = 0.0001")
+    .Attr("beta: float = 0.75")
+    .Attr("bias: float = 1.0")
+    .Attr("size: int >= 1");
+
+REGISTER_OP("Dropout")
+    .Input("data: T")
+    .Input("ratio: T1")
+    .Input("training_mode: T2")
+    .Output("output: T")
+    .Output("mask: bool")
+    .Attr("T: " SL_FLOAT_TYPES)
+    .Attr("T1: list(type) >= 0")
+    .Attr("T2: list(type) >= 0")
+    .Attr("seed: int = -1")
+    .Attr("default_ratio: float = 0.5")
+    .SetIsStateful()
+    .Doc("Identity with an all-true mask unless training_mode is true; then elements are "
+         "dropped with probability ratio and the rest scaled by 1 / (1 - ratio). A seed >= 0 "
+         "draws the mask numpy draws after np.random.seed(seed); a negative one is random.");
+
+#undef SL_FLOAT_TYPES
+
+}  // namespace sluice
+
+namespace sluice {
+
+// TensorFlow's batched matrix product, with numpy matmul's rules for every rank: batch dims
+// broadcast, and a 1-D operand is a row (x) or column (y) vector whose unit dim is dropped.
+// ONNX MatMul is this op.
+REGISTER_OP("BatchMatMulV2")
+    .Input("x: T")
+    .Input("y: T")
+    .Output("output: T")
+    .Attr("T: {half, bfloat16, float, double, int32, int64, uint32, uint64}")
+    .Attr("adj_x: bool = false")
+    .Attr("adj_y: bool = false");
+
+}  // namespace sluice
