@@ -49,6 +49,61 @@ absl::StatusOr<BroadcastPlan> MakeBroadcastPlan(const TensorShape& a, const Tens
   return plan;
 }
 
+int64_t NumBroadcastRuns(const BroadcastPlan& plan) {
+  int64_t runs = 1;
+  for (size_t i = 0; i + 1 < plan.dims.size(); ++i) runs *= plan.dims[i];
+  return runs;
+}
+
+absl::StatusOr<NaryBroadcastPlan> MakeNaryBroadcastPlan(const std::vector<TensorShape>& shapes) {
+  int rank = 0;
+  for (const TensorShape& s : shapes) rank = std::max(rank, s.dims());
+  const size_t n = shapes.size();
+  DimVector out(rank, 1);
+  std::vector<DimVector> sizes(n, DimVector(rank, 1));
+  for (int i = 0; i < rank; ++i) {
+    for (size_t k = 0; k < n; ++k) {
+      int j = shapes[k].dims() - rank + i;
+      int64_t d = j >= 0 ? shapes[k].dim_size(j) : 1;
+      sizes[k][i] = d;
+      if (d == 1) continue;
+      if (out[i] != 1 && out[i] != d) {
+        std::string all;
+        for (const TensorShape& s : shapes) absl::StrAppend(&all, all.empty() ? "" : " vs. ", s.DebugString());
+        return absl::InvalidArgumentError(absl::StrCat("Incompatible shapes: ", all));
+      }
+      out[i] = d;
+    }
+  }
+  NaryBroadcastPlan plan;
+  plan.out_shape = TensorShape(out);
+  // Merge adjacent dims where every input repeats (or not) the same way.
+  DimVector dims;
+  std::vector<std::vector<bool>> rep;  // Per merged dim, per input.
+  for (int i = 0; i < rank; ++i) {
+    if (out[i] == 1) continue;
+    std::vector<bool> r(n);
+    for (size_t k = 0; k < n; ++k) r[k] = sizes[k][i] == 1;
+    if (!dims.empty() && rep.back() == r) {
+      dims.back() *= out[i];
+    } else {
+      dims.push_back(out[i]);
+      rep.push_back(r);
+    }
+  }
+  plan.dims = dims;
+  plan.strides.assign(n, DimVector(dims.size(), 0));
+  for (size_t k = 0; k < n; ++k) {
+    int64_t stride = 1;
+    for (int i = static_cast<int>(dims.size()) - 1; i >= 0; --i) {
+      if (rep[i][k]) continue;
+      plan.strides[k][i] = stride;
+      stride *= dims[i];
+    }
+  }
+  return plan;
+}
+
 namespace {
 
 template <typename T>
@@ -75,37 +130,6 @@ class AddNOp : public OpKernel {
     return absl::OkStatus();
   }
 };
-
-#define SL_REGISTER_BINARY(OP, FN, T) \
-  REGISTER_KERNEL_BUILDER(Name(OP).Device(DEVICE_CPU).TypeConstraint<T>("T"), BinaryOp<T, FN>)
-#define SL_REGISTER_BINARY_ALL(OP, FN)    \
-  SL_REGISTER_BINARY(OP, FN, float);      \
-  SL_REGISTER_BINARY(OP, FN, double);     \
-  SL_REGISTER_BINARY(OP, FN, half);       \
-  SL_REGISTER_BINARY(OP, FN, bfloat16);   \
-  SL_REGISTER_BINARY(OP, FN, int8_t);     \
-  SL_REGISTER_BINARY(OP, FN, uint8_t);    \
-  SL_REGISTER_BINARY(OP, FN, int16_t);    \
-  SL_REGISTER_BINARY(OP, FN, uint16_t);   \
-  SL_REGISTER_BINARY(OP, FN, int32_t);    \
-  SL_REGISTER_BINARY(OP, FN, int64_t)
-
-SL_REGISTER_BINARY_ALL("Add", AddFn);
-SL_REGISTER_BINARY_ALL("AddV2", AddFn);
-SL_REGISTER_BINARY_ALL("Sub", SubFn);
-SL_REGISTER_BINARY_ALL("Mul", MulFn);
-SL_REGISTER_BINARY_ALL("Div", DivFn);
-
-#define SL_REGISTER_RELU(T) \
-  REGISTER_KERNEL_BUILDER(Name("Relu").Device(DEVICE_CPU).TypeConstraint<T>("T"), UnaryOp<T, ReluFn>)
-SL_REGISTER_RELU(float);
-SL_REGISTER_RELU(double);
-SL_REGISTER_RELU(half);
-SL_REGISTER_RELU(bfloat16);
-SL_REGISTER_RELU(int8_t);
-SL_REGISTER_RELU(int16_t);
-SL_REGISTER_RELU(int32_t);
-SL_REGISTER_RELU(int64_t);
 
 #define SL_REGISTER_ADDN(T) \
   REGISTER_KERNEL_BUILDER(Name("AddN").Device(DEVICE_CPU).TypeConstraint<T>("T"), AddNOp<T>)

@@ -52,12 +52,13 @@ REGISTER_OP("MatMul")
     .Attr("T: {half, bfloat16, float, double, int32, int64}")
     .SetShapeFn(MatMulShape);
 
-#define SL_BINARY_OP(NAME)                                                                  \
-  REGISTER_OP(NAME)                                                                         \
-      .Input("x: T")                                                                        \
-      .Input("y: T")                                                                        \
-      .Output("z: T")                                                                       \
-      .Attr("T: {half, bfloat16, float, double, uint8, int8, uint16, int16, int32, int64}") \
+#define SL_BINARY_OP(NAME)                                                           \
+  REGISTER_OP(NAME)                                                                  \
+      .Input("x: T")                                                                 \
+      .Input("y: T")                                                                 \
+      .Output("z: T")                                                                \
+      .Attr("T: {half, bfloat16, float, double, uint8, int8, uint16, int16, uint32, "  \
+            "int32, uint64, int64}")                                                 \
       .SetShapeFn(shape_fn::BroadcastBinary)
 
 SL_BINARY_OP("Add");

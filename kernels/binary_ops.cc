@@ -1,0 +1,332 @@
+// Element-wise kernels of two or more inputs with numpy broadcasting: arithmetic, Pow, Mod,
+// BitShift, PRelu, logic and comparisons, variadic Min/Max/Sum/Mean, Where and Clip.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <string>
+#include <tuple>
+#include <type_traits>
+
+#include "kernels/cwise_ops.h"
+
+namespace sluice {
+namespace {
+
+struct AddFn : ElementwiseFn {
+  template <typename C> C operator()(C a, C b) const { return C(a + b); }
+};
+struct SubFn : ElementwiseFn {
+  template <typename C> C operator()(C a, C b) const { return C(a - b); }
+};
+struct MulFn : ElementwiseFn {
+  template <typename C> C operator()(C a, C b) const { return C(a * b); }
+};
+
+// Integer division or remainder by zero is an error rather than a crash.
+template <typename T>
+absl::Status CheckNoIntegerZero(const Tensor& divisor) {
+  if constexpr (std::is_integral_v<T>) {
+    for (T v : divisor.flat<T>()) {
+      if (v == 0) return absl::InvalidArgumentError("Integer division by zero");
+    }
+  }
+  return absl::OkStatus();
+}
+
+struct DivFn : ElementwiseFn {
+  template <typename T>
+  absl::Status Check(const Tensor& divisor) const { return CheckNoIntegerZero<T>(divisor); }
+  template <typename C> C operator()(C a, C b) const { return C(a / b); }
+};
+
+// fmod=0: the remainder takes the divisor's sign (Python's %); fmod=1: the dividend's (C's).
+struct ModFn : ElementwiseFn {
+  bool fmod;
+  absl::Status Init(OpKernelConstruction* ctx) { return ctx->GetAttr("fmod", &fmod); }
+  template <typename T>
+  absl::Status Check(const Tensor& divisor) const { return CheckNoIntegerZero<T>(divisor); }
+  template <typename C> C operator()(C a, C b) const {
+    C r;
+    if constexpr (std::is_floating_point_v<C>) {
+      r = std::fmod(a, b);
+    } else {
+      r = C(a % b);
+    }
+    if constexpr (std::is_signed_v<C>) {
+      if (!fmod && r != C(0) && ((r < C(0)) != (b < C(0)))) r = C(r + b);
+    }
+    return r;
+  }
+};
+
+struct BitShiftFn : ElementwiseFn {
+  bool left;
+  absl::Status Init(OpKernelConstruction* ctx) {
+    std::string direction;
+    SL_RETURN_IF_ERROR(ctx->GetAttr("direction", &direction));
+    left = direction == "LEFT";
+    return absl::OkStatus();
+  }
+  template <typename C> C operator()(C x, C y) const {
+    if (y >= C(sizeof(C) * 8)) return C(0);  // Shifting out every bit; undefined in C++.
+    return left ? C(x << y) : C(x >> y);
+  }
+};
+
+struct PReluFn : ElementwiseFn {
+  template <typename C> C operator()(C x, C slope) const { return x < C(0) ? C(slope * x) : x; }
+};
+
+struct AndFn : ElementwiseFn {
+  bool operator()(bool a, bool b) const { return a && b; }
+};
+struct OrFn : ElementwiseFn {
+  bool operator()(bool a, bool b) const { return a || b; }
+};
+struct XorFn : ElementwiseFn {
+  bool operator()(bool a, bool b) const { return a != b; }
+};
+struct EqualFn : ElementwiseFn {
+  template <typename C> bool operator()(C a, C b) const { return a == b; }
+};
+struct GreaterFn : ElementwiseFn {
+  template <typename C> bool operator()(C a, C b) const { return a > b; }
+};
+struct LessFn : ElementwiseFn {
+  template <typename C> bool operator()(C a, C b) const { return a < b; }
+};
+struct GreaterOrEqualFn : ElementwiseFn {
+  template <typename C> bool operator()(C a, C b) const { return a >= b; }
+};
+struct LessOrEqualFn : ElementwiseFn {
+  template <typename C> bool operator()(C a, C b) const { return a <= b; }
+};
+
+// NaN wins, as in numpy's maximum and minimum.
+struct MaxFn : ElementwiseFn {
+  template <typename C> C operator()(C a, C b) const {
+    if constexpr (std::is_floating_point_v<C>) {
+      if (std::isnan(b)) return b;
+    }
+    return a < b ? b : a;
+  }
+};
+struct MinFn : ElementwiseFn {
+  template <typename C> C operator()(C a, C b) const {
+    if constexpr (std::is_floating_point_v<C>) {
+      if (std::isnan(b)) return b;
+    }
+    return b < a ? b : a;
+  }
+};
+
+// x ** y, where y may have another type. Integer powers of integers are exact; negative ones
+// truncate toward zero like the real result.
+template <typename T, typename Y>
+T Power(T x, Y y) {
+  using C = typename sluice::Compute<T>::type;
+  if constexpr (std::is_integral_v<T> && std::is_integral_v<Y>) {
+    if constexpr (std::is_signed_v<Y>) {
+      if (y < 0) return x == 1 ? T(1) : x == -1 ? T((y % 2 == 0) ? 1 : -1) : T(0);
+    }
+    T result = 1, base = x;
+    for (uint64_t e = static_cast<uint64_t>(y); e != 0; e >>= 1) {
+      if (e & 1) result = T(result * base);
+      base = T(base * base);
+    }
+    return result;
+  } else if constexpr (std::is_integral_v<T>) {
+    return T(std::pow(double(x), double(typename sluice::Compute<Y>::type(y))));
+  } else {
+    return T(std::pow(C(x), C(typename sluice::Compute<Y>::type(y))));
+  }
+}
+
+template <typename T>
+class PowOp : public OpKernel {
+ public:
+  absl::Status Compute(OpKernelContext* ctx) const override {
+    const Tensor& x = ctx->input(0);
+    const Tensor& y = ctx->input(1);
+    absl::Status status = absl::InvalidArgumentError(
+        absl::StrCat("Pow does not take exponents of type ", DataTypeString(y.dtype())));
+    VisitDataType(y.dtype(), [&](auto tag) {
+      using Y = typename decltype(tag)::type;
+      if constexpr ((std::is_arithmetic_v<Y> && !std::is_same_v<Y, bool>) ||
+                    std::is_same_v<Y, half> || std::is_same_v<Y, bfloat16>) {
+        status = ComputeBroadcastBinary<T, Y, T>(ctx, x, y, 16,
+                                                 [](T a, Y b) { return Power(a, b); });
+      }
+    });
+    return status;
+  }
+};
+
+// Min, Max, Sum, Mean of N broadcast inputs: one vectorizable pass per input over the output.
+template <typename T, typename Fn, bool kMean = false>
+class VariadicOp : public OpKernel {
+ public:
+  using C = typename sluice::Compute<T>::type;
+
+  absl::Status Compute(OpKernelContext* ctx) const override {
+    const int n = ctx->num_inputs();
+    std::vector<TensorShape> shapes;
+    for (int i = 0; i < n; ++i) shapes.push_back(ctx->input(i).shape());
+    SL_ASSIGN_OR_RETURN(NaryBroadcastPlan all, MakeNaryBroadcastPlan(shapes));
+    Tensor* out;
+    SL_RETURN_IF_ERROR(ctx->allocate_output(0, all.out_shape, &out));
+    T* po = out->data<T>();
+    const Fn fn;
+    for (int k = 0; k < n; ++k) {
+      const Tensor& in = ctx->input(k);
+      const T* pi = in.data<T>();
+      SL_ASSIGN_OR_RETURN(BroadcastPlan plan, MakeBroadcastPlan(all.out_shape, in.shape()));
+      ForEachBroadcastRun(plan, [&](int64_t o, int64_t, int64_t io, int64_t count, int64_t,
+                                    int64_t is) {
+        T* dst = po + o;
+        if (k == 0) {
+          for (int64_t i = 0; i < count; ++i) dst[i] = pi[io + i * is];
+        } else {
+          for (int64_t i = 0; i < count; ++i) dst[i] = T(fn(C(dst[i]), C(pi[io + i * is])));
+        }
+      });
+    }
+    if constexpr (kMean) {
+      const C scale = C(1) / C(n);
+      for (int64_t i = 0, e = out->NumElements(); i < e; ++i) po[i] = T(C(po[i]) * scale);
+    }
+    return absl::OkStatus();
+  }
+};
+
+template <typename T>
+class WhereOp : public OpKernel {
+ public:
+  absl::Status Compute(OpKernelContext* ctx) const override {
+    const Tensor& cond = ctx->input(0);
+    const Tensor& x = ctx->input(1);
+    const Tensor& y = ctx->input(2);
+    SL_ASSIGN_OR_RETURN(NaryBroadcastPlan plan,
+                        MakeNaryBroadcastPlan({cond.shape(), x.shape(), y.shape()}));
+    Tensor* out;
+    SL_RETURN_IF_ERROR(ctx->allocate_output(0, plan.out_shape, &out));
+    const bool* pc = cond.data<bool>();
+    const T* px = x.data<T>();
+    const T* py = y.data<T>();
+    T* po = out->data<T>();
+    ForEachNaryRun(plan, [&](int64_t o, const int64_t* off, int64_t count, const int64_t* step) {
+      for (int64_t i = 0; i < count; ++i) {
+        po[o + i] = pc[off[0] + i * step[0]] ? px[off[1] + i * step[1]] : py[off[2] + i * step[2]];
+      }
+    });
+    return absl::OkStatus();
+  }
+};
+
+// min(max(x, lo), hi); an absent bound is the type's extreme.
+template <typename T>
+class ClipOp : public OpKernel {
+ public:
+  using C = typename sluice::Compute<T>::type;
+
+  absl::Status Init(OpKernelConstruction* ctx) override {
+    DataTypeVector tmin, tmax;
+    SL_RETURN_IF_ERROR(ctx->GetAttr("Tmin", &tmin));
+    SL_RETURN_IF_ERROR(ctx->GetAttr("Tmax", &tmax));
+    if (tmin.size() > 1 || tmax.size() > 1) {
+      return absl::InvalidArgumentError("Clip takes at most one min and one max");
+    }
+    for (DataType dt : {tmin.empty() ? DataTypeToEnum<T>::value : tmin[0],
+                        tmax.empty() ? DataTypeToEnum<T>::value : tmax[0]}) {
+      if (dt != DataTypeToEnum<T>::value) {
+        return absl::InvalidArgumentError(absl::StrCat("Clip bounds must have the input's type ",
+                                                       DataTypeString(DataTypeToEnum<T>::value),
+                                                       ", got ", DataTypeString(dt)));
+      }
+    }
+    has_min_ = !tmin.empty();
+    has_max_ = !tmax.empty();
+    return absl::OkStatus();
+  }
+
+  absl::Status Compute(OpKernelContext* ctx) const override {
+    const Tensor& x = ctx->input(0);
+    C lo = std::numeric_limits<C>::lowest(), hi = std::numeric_limits<C>::max();
+    if constexpr (std::is_floating_point_v<C>) {
+      lo = -std::numeric_limits<C>::infinity();
+      hi = std::numeric_limits<C>::infinity();
+    }
+    int next = 1;
+    for (auto [present, bound, name] : {std::make_tuple(has_min_, &lo, "min"),
+                                        std::make_tuple(has_max_, &hi, "max")}) {
+      if (!present) continue;
+      const Tensor& t = ctx->input(next++);
+      if (t.NumElements() != 1) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "Clip ", name, " must be a scalar, got shape ", t.shape().DebugString()));
+      }
+      *bound = C(t.data<T>()[0]);
+    }
+    Tensor* out;
+    SL_RETURN_IF_ERROR(ctx->forward_input_or_allocate_output(0, 0, x.shape(), &out));
+    const T* px = x.data<T>();
+    T* po = out->data<T>();
+    ParallelForElements(ctx, x.NumElements(), 1, [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i) po[i] = T(std::min(std::max(C(px[i]), lo), hi));
+    });
+    return absl::OkStatus();
+  }
+
+ private:
+  bool has_min_ = false, has_max_ = false;
+};
+
+template <typename Fn, typename Types>
+void RegisterBinary(const char* op, Types types) {
+  RegisterCpuKernels(op, "T", types, [](auto t) -> std::unique_ptr<OpKernel> {
+    return std::make_unique<BinaryOp<typename decltype(t)::type, Fn>>();
+  });
+}
+
+template <typename Fn, bool kMean = false, typename Types>
+void RegisterVariadic(const char* op, Types types) {
+  RegisterCpuKernels(op, "T", types, [](auto t) -> std::unique_ptr<OpKernel> {
+    return std::make_unique<VariadicOp<typename decltype(t)::type, Fn, kMean>>();
+  });
+}
+
+template <template <typename> class Kernel, typename Types>
+void RegisterTyped(const char* op, Types types) {
+  RegisterCpuKernels(op, "T", types, [](auto t) -> std::unique_ptr<OpKernel> {
+    return std::make_unique<Kernel<typename decltype(t)::type>>();
+  });
+}
+
+[[maybe_unused]] const bool kRegistered = [] {
+  for (const char* add : {"Add", "AddV2"}) RegisterBinary<AddFn>(add, NumericTypes{});
+  RegisterBinary<SubFn>("Sub", NumericTypes{});
+  RegisterBinary<MulFn>("Mul", NumericTypes{});
+  RegisterBinary<DivFn>("Div", NumericTypes{});
+  RegisterBinary<ModFn>("Mod", NumericTypes{});
+  RegisterBinary<BitShiftFn>("BitShift", UnsignedIntTypes{});
+  RegisterBinary<PReluFn>("PRelu", FloatTypes{} + TypeList<int32_t, int64_t, uint32_t, uint64_t>{});
+  RegisterBinary<AndFn>("And", TypeList<bool>{});
+  RegisterBinary<OrFn>("Or", TypeList<bool>{});
+  RegisterBinary<XorFn>("Xor", TypeList<bool>{});
+  RegisterBinary<EqualFn>("Equal", NumericTypes{} + TypeList<bool>{});
+  RegisterBinary<GreaterFn>("Greater", NumericTypes{});
+  RegisterBinary<LessFn>("Less", NumericTypes{});
+  RegisterBinary<GreaterOrEqualFn>("GreaterOrEqual", NumericTypes{});
+  RegisterBinary<LessOrEqualFn>("LessOrEqual", NumericTypes{});
+  RegisterVariadic<MaxFn>("Max", NumericTypes{});
+  RegisterVariadic<MinFn>("Min", NumericTypes{});
+  RegisterVariadic<AddFn>("Sum", FloatTypes{});
+  RegisterVariadic<AddFn, true>("Mean", FloatTypes{});
+  RegisterTyped<PowOp>("Pow", FloatTypes{} + TypeList<int32_t, int64_t>{});
+  RegisterTyped<WhereOp>("Where", NumericTypes{} + TypeList<bool, tstring>{});
+  RegisterTyped<ClipOp>("Clip", NumericTypes{});
+  return true;
+}();
+
+}  // namespace
+}  // namespace sluice

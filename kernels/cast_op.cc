@@ -1,0 +1,167 @@
+// Cast and CastLike between every numeric type, bool and string. One kernel handles all pairs:
+// it picks the typed loop for (source, destination) once per run, outside the element loop.
+//
+// Floats become integers by truncation toward zero, saturating at the type's range (NaN gives
+// 0); anything non-zero becomes true. Strings use the shortest text that reads back to the same
+// value ("NaN", "INF" and "-INF" for the special values), and parse the same way.
+#include <cerrno>
+#include <charconv>
+#include <cmath>
+#include <cstdlib>
+#include <limits>
+#include <string>
+#include <type_traits>
+
+#include "kernels/cwise_ops.h"
+
+namespace sluice {
+namespace {
+
+template <typename T>
+constexpr bool kIsFloat = std::is_floating_point_v<T> || std::is_same_v<T, half> ||
+                          std::is_same_v<T, bfloat16>;
+template <typename T>
+constexpr bool kIsCastable = kIsFloat<T> || std::is_integral_v<T> || std::is_same_v<T, tstring>;
+
+template <typename T>
+std::string NumberToString(T v) {
+  if constexpr (std::is_same_v<T, bool>) {
+    return v ? "1" : "0";
+  } else if constexpr (std::is_integral_v<T>) {
+    return std::to_string(v);
+  } else {
+    using F = std::conditional_t<std::is_same_v<T, double>, double, float>;
+    F f = F(v);
+    if (std::isnan(f)) return "NaN";
+    if (std::isinf(f)) return f > 0 ? "INF" : "-INF";
+    char buf[64];
+    auto r = std::to_chars(buf, buf + sizeof(buf), f);
+    return std::string(buf, r.ptr);
+  }
+}
+
+// False when `s` is not entirely a number of the destination kind.
+template <typename D>
+bool ParseNumber(const std::string& s, D* out) {
+  const char* begin = s.c_str();
+  char* end = nullptr;
+  errno = 0;
+  if constexpr (std::is_same_v<D, bool>) {
+    if (s == "true" || s == "True") {
+      *out = true;
+      return true;
+    }
+    if (s == "false" || s == "False") {
+      *out = false;
+      return true;
+    }
+    double v = std::strtod(begin, &end);
+    *out = v != 0;
+  } else if constexpr (kIsFloat<D>) {
+    double v = std::strtod(begin, &end);  // Accepts "NaN", "INF", "+INF", "-inf", ...
+    *out = D(static_cast<std::conditional_t<std::is_same_v<D, double>, double, float>>(v));
+  } else if constexpr (std::is_signed_v<D>) {
+    long long v = std::strtoll(begin, &end, 10);
+    if (v < std::numeric_limits<D>::lowest() || v > std::numeric_limits<D>::max()) return false;
+    *out = D(v);
+  } else {
+    if (s.find('-') != std::string::npos) return false;
+    unsigned long long v = std::strtoull(begin, &end, 10);
+    if (v > std::numeric_limits<D>::max()) return false;
+    *out = D(v);
+  }
+  return end != begin && *end == '\0' && errno != ERANGE;
+}
+
+// Saturating float-to-integer conversion (out-of-range casts are undefined in C++).
+template <typename D, typename F>
+D FloatToInt(F f) {
+  if (std::isnan(f)) return D(0);
+  if (f <= F(std::numeric_limits<D>::lowest())) return std::numeric_limits<D>::lowest();
+  if (f >= F(std::numeric_limits<D>::max())) return std::numeric_limits<D>::max();
+  return static_cast<D>(f);
+}
+
+template <typename S, typename D>
+D ConvertNumber(S s) {
+  if constexpr (std::is_same_v<S, D>) {
+    return s;
+  } else if constexpr (std::is_same_v<D, bool>) {
+    using CS = typename sluice::Compute<S>::type;
+    return CS(s) != CS(0);  // NaN is true, as in numpy.
+  } else {
+    using CS = typename sluice::Compute<S>::type;  // float for half and bfloat16.
+    CS v = CS(s);
+    if constexpr (std::is_integral_v<D> && std::is_floating_point_v<CS>) {
+      return FloatToInt<D>(v);
+    } else if constexpr (std::is_same_v<D, half> || std::is_same_v<D, bfloat16>) {
+      return D(static_cast<float>(v));
+    } else {
+      return static_cast<D>(v);
+    }
+  }
+}
+
+template <typename S, typename D>
+absl::Status CastLoop(OpKernelContext* ctx, const Tensor& in, Tensor* out) {
+  const S* ps = in.data<S>();
+  D* pd = out->data<D>();
+  const int64_t n = in.NumElements();
+  if constexpr (std::is_same_v<S, tstring> && std::is_same_v<D, tstring>) {
+    for (int64_t i = 0; i < n; ++i) pd[i] = ps[i];
+  } else if constexpr (std::is_same_v<S, tstring>) {
+    for (int64_t i = 0; i < n; ++i) {
+      if (!ParseNumber(ps[i], &pd[i])) {
+        return absl::InvalidArgumentError(absl::StrCat("cannot cast string \"", ps[i], "\" to ",
+                                                       DataTypeString(DataTypeToEnum<D>::value)));
+      }
+    }
+  } else if constexpr (std::is_same_v<D, tstring>) {
+    for (int64_t i = 0; i < n; ++i) pd[i] = NumberToString(ps[i]);
+  } else {
+    ParallelForElements(ctx, n, 1, [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i) pd[i] = ConvertNumber<S, D>(ps[i]);
+    });
+  }
+  return absl::OkStatus();
+}
+
+// Casts input 0 to the kernel's output type. `to_attr` names the attr holding that type.
+class CastOp : public OpKernel {
+ public:
+  explicit CastOp(const char* to_attr) : to_attr_(to_attr) {}
+
+  absl::Status Init(OpKernelConstruction* ctx) override { return ctx->GetAttr(to_attr_, &to_); }
+
+  absl::Status Compute(OpKernelContext* ctx) const override {
+    const Tensor& in = ctx->input(0);
+    if (in.dtype() == to_) return ctx->set_output(0, in);
+    Tensor* out;
+    SL_RETURN_IF_ERROR(ctx->allocate_output(0, in.shape(), &out));
+    absl::Status status = absl::UnimplementedError(absl::StrCat(
+        "cannot cast ", DataTypeString(in.dtype()), " to ", DataTypeString(to_)));
+    VisitDataType(in.dtype(), [&](auto src) {
+      using S = typename decltype(src)::type;
+      VisitDataType(to_, [&](auto dst) {
+        using D = typename decltype(dst)::type;
+        if constexpr (kIsCastable<S> && kIsCastable<D>) status = CastLoop<S, D>(ctx, in, out);
+      });
+    });
+    return status;
+  }
+
+ private:
+  const char* to_attr_;
+  DataType to_ = DT_INVALID;
+};
+
+[[maybe_unused]] const bool kRegistered = [] {
+  KernelRegistry::Global()->Register(Name("Cast").Device(DEVICE_CPU).Build(), "CastOp",
+                                     [] { return std::make_unique<CastOp>("to"); });
+  KernelRegistry::Global()->Register(Name("CastLike").Device(DEVICE_CPU).Build(), "CastOp",
+                                     [] { return std::make_unique<CastOp>("T2"); });
+  return true;
+}();
+
+}  // namespace
+}  // namespace sluice

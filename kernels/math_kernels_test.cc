@@ -1,0 +1,658 @@
+// Element-wise math, activations, comparisons, Cast, reductions, softmax family, CumSum, TopK.
+// Expected values are worked out by hand or from the defining formula written out here.
+#include <cmath>
+#include <limits>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "kernels/kernel_test_util.h"
+
+namespace sluice {
+namespace {
+
+using ::testing::HasSubstr;
+
+const float kInf = std::numeric_limits<float>::infinity();
+const float kNaN = std::numeric_limits<float>::quiet_NaN();
+
+TEST(UnaryMathTest, AbsNegSignOnSignedAndUnsigned) {
+  {
+    KernelTester t("Abs");
+    t.Input<int32_t>({4}, {-3, 0, 5, -1});
+    ASSERT_TRUE(t.Run().ok());
+    t.ExpectOutput<int32_t>(0, {4}, {3, 0, 5, 1});
+  }
+  {
+    KernelTester t("Abs");
+    t.Input<uint64_t>({2}, {7, 0});
+    ASSERT_TRUE(t.Run().ok());
+    t.ExpectOutput<uint64_t>(0, {2}, {7, 0});
+  }
+  {
+    KernelTester t("Neg");
+    t.Input<int8_t>({3}, {-128 + 1, 0, 4});
+    ASSERT_TRUE(t.Run().ok());
+    t.ExpectOutput<int8_t>(0, {3}, {127, 0, -4});
+  }
+  {
+    KernelTester t("Sign");
+    t.Input<float>({4}, {-2.5f, 0.0f, 3.0f, -0.0f});
+    ASSERT_TRUE(t.Run().ok());
+    t.ExpectOutput<float>(0, {4}, {-1, 0, 1, 0});
+  }
+}
+
+TEST(UnaryMathTest, RoundHalvesToEvenAndFloorCeil) {
+  {
+    KernelTester t("Round");
+    t.Input<float>({6}, {0.5f, 1.5f, 2.5f, -0.5f, -1.5f, 2.4f});
+    ASSERT_TRUE(t.Run().ok());
+    t.ExpectOutput<float>(0, {6}, {0, 2, 2, -0.0f, -2, 2});
+  }
+  {
+    KernelTester t("Floor");
+    t.Input<double>({2}, {-1.5, 1.5});
+    ASSERT_TRUE(t.Run().ok());
+    t.ExpectOutput<double>(0, {2}, {-2, 1});
+  }
+  {
+    KernelTester t("Ceil");
+    t.Input<double>({2}, {-1.5, 1.5});
+    ASSERT_TRUE(t.Run().ok());
+    t.ExpectOutput<double>(0, {2}, {-1, 2});
+  }
+}
+
+TEST(UnaryMathTest, TranscendentalsMatchTheirDefinitions) {
+  const std::vector<double> x = {-0.75, 0.1, 0.5};
+  struct Case {
+    const char* op;
+    double (*f)(double);
+  };
+  const Case cases[] = {
+      {"Exp", [](double v) { return std::exp(v); }},
+      {"Sin", [](double v) { return std::sin(v); }},
+      {"Cos", [](double v) { return std::cos(v); }},
+      {"Tan", [](double v) { return std::sin(v) / std::cos(v); }},
+      {"Asin", [](double v) { return std::atan(v / std::sqrt(1 - v * v)); }},
+      {"Acos", [](double v) { return M_PI / 2 - std::atan(v / std::sqrt(1 - v * v)); }},
+      {"Atan", [](double v) { return std::asin(v / std::sqrt(1 + v * v)); }},
+      {"Sinh", [](double v) { return (std::exp(v) - std::exp(-v)) / 2; }},
+      {"Cosh", [](double v) { return (std::exp(v) + std::exp(-v)) / 2; }},
+      {"Tanh", [](double v) { return (std::exp(2 * v) - 1) / (std::exp(2 * v) + 1); }},
+      {"Asinh", [](double v) { return std::log(v + std::sqrt(v * v + 1)); }},
+      {"Atanh", [](double v) { return 0.5 * std::log((1 + v) / (1 - v)); }},
+      {"Sigmoid", [](double v) { return 1 / (1 + std::exp(-v)); }},
+      {"Softplus", [](double v) { return std::log(std::exp(v) + 1); }},
+      {"Softsign", [](double v) { return v / (1 + std::fabs(v)); }},
+      {"Reciprocal", [](double v) { return 1 / v; }},
+      {"HardSwish", [](double v) { return v * std::max(0.0, std::min(1.0, v / 6 + 0.5)); }},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.op);
+    KernelTester t(c.op);
+    t.Input<double>({3}, x);
+    ASSERT_TRUE(t.Run().ok());
+    std::vector<double> want;
+    for (double v : x) want.push_back(c.f(v));
+    t.ExpectOutput<double>(0, {3}, want);
+  }
+  {
+    KernelTester t("Acosh");
+    t.Input<double>({2}, {1.0, 2.0});
+    ASSERT_TRUE(t.Run().ok());
+    t.ExpectOutput<double>(0, {2}, {0.0, std::log(2.0 + std::sqrt(3.0))});
+  }
+  {
+    KernelTester t("Log");
+    t.Input<float>({2}, {1.0f, float(M_E)});
+    ASSERT_TRUE(t.Run().ok());
+    t.ExpectOutput<float>(0, {2}, {0, 1});
+  }
+  {
+    KernelTester t("Erf");  // erf(0.5) = 0.5204998778130465, erf(-1) = -0.8427007929497149
+    t.Input<float>({2}, {0.5f, -1.0f});
+    ASSERT_TRUE(t.Run().ok());
+    t.ExpectOutput<float>(0, {2}, {0.52049988f, -0.84270079f});
+  }
+}
+
+TEST(UnaryMathTest, SigmoidAndSoftplusStayFiniteAtExtremes) {
+  KernelTester t("Sigmoid");
+  t.Input<float>({2}, {-1000.0f, 1000.0f});
+  ASSERT_TRUE(t.Run().ok());
+  t.ExpectOutput<float>(0, {2}, {0, 1});
+  KernelTester s("Softplus");
+  s.Input<float>({2}, {-1000.0f, 1000.0f});
+  ASSERT_TRUE(s.Run().ok());
+  s.ExpectOutput<float>(0, {2}, {0, 1000});
+}
+
+TEST(UnaryMathTest, HalfComputesThroughFloat) {
+  KernelTester t("Sqrt");
+  t.Input<half>({2}, {half(4.0f), half(2.25f)});
+  ASSERT_TRUE(t.Run().ok());
+  EXPECT_EQ(float(t.output(0).flat<half>()[0]), 2.0f);
+  EXPECT_EQ(float(t.output(0).flat<half>()[1]), 1.5f);
+}
+
+TEST(ActivationTest, AttrsAndDefaults) {
+  {
+    KernelTester t("LeakyRelu");  // default alpha 0.01
+    t.Input<float>({3}, {-2, 0, 3});
+    ASSERT_TRUE(t.Run().ok());
+    t.ExpectOutput<float>(0, {3}, {-0.02f, 0, 3});
+  }
+  {
+    KernelTester t("Elu");
+    t.Attr("alpha", 2.0f).Input<float>({2}, {-1, 1});
+    ASSERT_TRUE(t.Run().ok());
+    t.ExpectOutput<float>(0, {2}, {float(2 * (std::exp(-1.0) - 1)), 1});
+  }
+  {
+    KernelTester t("Selu");  // defaults alpha 1.6732632, gamma 1.0507010
+    t.Input<float>({2}, {-1, 2});
+    ASSERT_TRUE(t.Run().ok());
+    t.ExpectOutput<float>(0, {2}, {float(1.0507010 * 1.6732632 * (std::exp(-1.0) - 1)), 2 * 1.0507010f});
+  }
+  {
+    KernelTester t("Celu");
+    t.Attr("alpha", 2.0f).Input<float>({2}, {-1, 1});
+    ASSERT_TRUE(t.Run().ok());
+    t.ExpectOutput<float>(0, {2}, {float(2 * (std::exp(-0.5) - 1)), 1});
+  }
+  {
+    KernelTester t("HardSigmoid");  // max(0, min(1, 0.2x + 0.5))
+    t.Input<float>({3}, {-5, 1, 5});
+    ASSERT_TRUE(t.Run().ok());
+    t.ExpectOutput<float>(0, {3}, {0, 0.7f, 1});
+  }
+  {
+    KernelTester t("ThresholdedRelu");
+    t.Attr("alpha", 2.0f).Input<float>({3}, {1, 2, 3});
+    ASSERT_TRUE(t.Run().ok());
+    t.ExpectOutput<float>(0, {3}, {0, 0, 3});
+  }
+  {
+    KernelTester t("Shrink");
+    t.Attr("lambd", 1.5f).Attr("bias", 1.0f).Input<int32_t>({5}, {-3, -1, 0, 1, 3});
+    ASSERT_TRUE(t.Run().ok());
+    t.ExpectOutput<int32_t>(0, {5}, {-2, 0, 0, 0, 2});
+  }
+  {
+    KernelTester t("Relu");
+    t.Input<int64_t>({2}, {-4, 4});
+    ASSERT_TRUE(t.Run().ok());
+    t.ExpectOutput<int64_t>(0, {2}, {0, 4});
+  }
+}
+
+TEST(PredicateTest, IsNaNIsInfNot) {
+  {
+    KernelTester t("IsNaN");
+    t.Input<float>({3}, {kNaN, 1, kInf});
+    ASSERT_TRUE(t.Run().ok());
+    t.ExpectOutput<bool>(0, {3}, {true, false, false});
+  }
+  {
+    KernelTester t("IsInf");
+    t.Attr("detect_positive", false).Input<double>({3}, {-kInf, kInf, 0});
+    ASSERT_TRUE(t.Run().ok());
+    t.ExpectOutput<bool>(0, {3}, {true, false, false});
+  }
+  {
+    KernelTester t("Not");
+    t.Input<bool>({2}, {true, false});
+    ASSERT_TRUE(t.Run().ok());
+    t.ExpectOutput<bool>(0, {2}, {false, true});
+  }
+}
+
+TEST(BinaryMathTest, ArithmeticOnUnsigned64AndBroadcast) {
+  KernelTester t("Add");
+  t.Input<uint64_t>({2, 1}, {1, 2}).Input<uint64_t>({3}, {10, 20, 30});
+  ASSERT_TRUE(t.Run().ok());
+  t.ExpectOutput<uint64_t>(0, {2, 3}, {11, 21, 31, 12, 22, 32});
+}
+
+TEST(BinaryMathTest, LargeBroadcastSplitsAcrossThreads) {
+  // [256, 512] - [512]: enough elements for ParallelFor, with a row-wise pattern to check.
+  std::vector<float> a(256 * 512), b(512), want(256 * 512);
+  for (int i = 0; i < 256; ++i) {
+    for (int j = 0; j < 512; ++j) a[i * 512 + j] = float(i);
+  }
+  for (int j = 0; j < 512; ++j) b[j] = float(j);
+  for (int i = 0; i < 256; ++i) {
+    for (int j = 0; j < 512; ++j) want[i * 512 + j] = float(i - j);
+  }
+  KernelTester t("Sub");
+  t.Input<float>({256, 512}, a).Input<float>({512}, b);
+  ASSERT_TRUE(t.Run().ok());
+  t.ExpectOutput<float>(0, {256, 512}, want);
+}
+
+TEST(BinaryMathTest, PowWithMixedExponentTypes) {
+  {
+    KernelTester t("Pow");
+    t.Input<float>({3}, {2, 4, 9}).Input<float>({3}, {3, 0.5f, -1});
+    ASSERT_TRUE(t.Run().ok());
+    t.ExpectOutput<float>(0, {3}, {8, 2, 1.0f / 9});
+  }
+  {
+    KernelTester t("Pow");  // int32 base, int64 exponent: exact
+    t.Input<int32_t>({3}, {3, -2, 7}).Input<int64_t>({3}, {4, 3, 0});
+    ASSERT_TRUE(t.Run().ok());
+    t.ExpectOutput<int32_t>(0, {3}, {81, -8, 1});
+  }
+  {
+    KernelTester t("Pow");  // int64 base, float exponent: through double, truncated
+    t.Input<int64_t>({2}, {4, 10}).Input<float>({}, {0.5f});
+    ASSERT_TRUE(t.Run().ok());
+    t.ExpectOutput<int64_t>(0, {2}, {2, 3});
+  }
+  {
+    KernelTester t("Pow");  // float base, int exponent broadcast
+    t.Input<float>({2, 2}, {1, 2, 3, 4}).Input<int32_t>({2}, {2, 3});
+    ASSERT_TRUE(t.Run().ok());
+    t.ExpectOutput<float>(0, {2, 2}, {1, 8, 9, 64});
+  }
+}
+
+TEST(BinaryMathTest, ModFollowsDivisorOrDividendSign) {
+  {
+    KernelTester t("Mod");  // Python-style: sign of the divisor
+    t.Input<int32_t>({4}, {7, -7, 7, -7}).Input<int32_t>({4}, {3, 3, -3, -3});
+    ASSERT_TRUE(t.Run().ok());
+    t.ExpectOutput<int32_t>(0, {4}, {1, 2, -2, -1});
+  }
+  {
+    KernelTester t("Mod");  // C-style fmod: sign of the dividend
+    t.Attr("fmod", true).Input<float>({4}, {7, -7, 7, -7}).Input<float>({4}, {3, 3, -3, -3});
+    ASSERT_TRUE(t.Run().ok());
+    t.ExpectOutput<float>(0, {4}, {1, -1, 1, -1});
+  }
+  {
+    KernelTester t("Mod");
+    t.Input<int64_t>({1}, {5}).Input<int64_t>({1}, {0});
+    EXPECT_THAT(t.Run().message(), HasSubstr("division by zero"));
+  }
+}
+
+TEST(BinaryMathTest, BitShiftBothDirections) {
+  {
+    KernelTester t("BitShift");
+    t.Attr("direction", std::string("LEFT")).Input<uint8_t>({3}, {1, 3, 255}).Input<uint8_t>({3}, {3, 1, 8});
+    ASSERT_TRUE(t.Run().ok());
+    t.ExpectOutput<uint8_t>(0, {3}, {8, 6, 0});
+  }
+  {
+    KernelTester t("BitShift");
+    t.Attr("direction", std::string("RIGHT")).Input<uint32_t>({2}, {16, 7}).Input<uint32_t>({}, {2});
+    ASSERT_TRUE(t.Run().ok());
+    t.ExpectOutput<uint32_t>(0, {2}, {4, 1});
+  }
+}
+
+TEST(BinaryMathTest, PReluBroadcastsSlope) {
+  KernelTester t("PRelu");
+  t.Input<float>({2, 2}, {-1, 2, -3, 4}).Input<float>({2}, {0.5f, 0.25f});
+  ASSERT_TRUE(t.Run().ok());
+  t.ExpectOutput<float>(0, {2, 2}, {-0.5f, 2, -1.5f, 4});
+}
+
+TEST(LogicTest, ComparisonsGiveBools) {
+  const std::vector<int16_t> a = {1, 2, 3};
+  struct Case {
+    const char* op;
+    std::vector<bool> want;
+  };
+  for (const Case& c : {Case{"Equal", {false, true, false}}, Case{"Greater", {false, false, true}},
+                        Case{"Less", {true, false, false}},
+                        Case{"GreaterOrEqual", {false, true, true}},
+                        Case{"LessOrEqual", {true, true, false}}}) {
+    SCOPED_TRACE(c.op);
+    KernelTester t(c.op);
+    t.Input<int16_t>({3}, a).Input<int16_t>({}, {2});
+    ASSERT_TRUE(t.Run().ok());
+    t.ExpectOutput<bool>(0, {3}, c.want);
+  }
+  for (const Case& c : {Case{"And", {true, false, false, false}}, Case{"Or", {true, true, true, false}},
+                        Case{"Xor", {false, true, true, false}}}) {
+    SCOPED_TRACE(c.op);
+    KernelTester t(c.op);
+    t.Input<bool>({2, 2}, {true, true, false, false}).Input<bool>({2, 2}, {true, false, true, false});
+    ASSERT_TRUE(t.Run().ok());
+    t.ExpectOutput<bool>(0, {2, 2}, c.want);
+  }
+}
+
+TEST(VariadicTest, MinMaxSumMeanBroadcastAllInputs) {
+  {
+    KernelTester t("Max");
+    t.Input<int32_t>({3}, {1, 5, 3}).Input<int32_t>({2, 1}, {2, 4}).Input<int32_t>({}, {0});
+    ASSERT_TRUE(t.Run().ok());
+    t.ExpectOutput<int32_t>(0, {2, 3}, {2, 5, 3, 4, 5, 4});
+  }
+  {
+    KernelTester t("Min");
+    t.Input<float>({3}, {1, kNaN, 3}).Input<float>({3}, {2, 0, -1});
+    ASSERT_TRUE(t.Run().ok());
+    auto got = t.output(0).flat<float>();
+    EXPECT_EQ(got[0], 1);
+    EXPECT_TRUE(std::isnan(got[1]));
+    EXPECT_EQ(got[2], -1);
+  }
+  {
+    KernelTester t("Sum");
+    t.Input<float>({2}, {1, 2});
+    ASSERT_TRUE(t.Run().ok());
+    t.ExpectOutput<float>(0, {2}, {1, 2});
+  }
+  {
+    KernelTester t("Mean");
+    t.Input<double>({2}, {1, 2}).Input<double>({2}, {3, 4}).Input<double>({1}, {5});
+    ASSERT_TRUE(t.Run().ok());
+    t.ExpectOutput<double>(0, {2}, {3, 11.0 / 3});
+  }
+}
+
+TEST(WhereTest, BroadcastsConditionAndBranches) {
+  KernelTester t("Where");
+  t.Input<bool>({2, 1}, {true, false}).Input<int64_t>({2}, {1, 2}).Input<int64_t>({}, {9});
+  ASSERT_TRUE(t.Run().ok());
+  t.ExpectOutput<int64_t>(0, {2, 2}, {1, 2, 9, 9});
+  KernelTester s("Where");
+  s.Input<bool>({2}, {false, true});
+  s.Input(Tensor::FromVector<tstring>({"a", "b"}, TensorShape({2})));
+  s.Input(Tensor::FromVector<tstring>({"c", "d"}, TensorShape({2})));
+  ASSERT_TRUE(s.Run().ok());
+  EXPECT_EQ(s.output(0).flat<tstring>()[0], "c");
+  EXPECT_EQ(s.output(0).flat<tstring>()[1], "b");
+}
+
+TEST(ClipTest, OptionalBounds) {
+  {
+    KernelTester t("Clip");
+    t.Input<float>({4}, {-2, 0.5f, 3, kNaN}).Input<float>({}, {-1}).Input<float>({}, {1});
+    ASSERT_TRUE(t.Run().ok());
+    auto got = t.output(0).flat<float>();
+    EXPECT_EQ(got[0], -1);
+    EXPECT_EQ(got[1], 0.5f);
+    EXPECT_EQ(got[2], 1);
+    EXPECT_TRUE(std::isnan(got[3]));
+  }
+  {
+    KernelTester t("Clip");  // No bounds: unchanged.
+    t.Input<int8_t>({2}, {-128, 127});
+    ASSERT_TRUE(t.Run().ok());
+    t.ExpectOutput<int8_t>(0, {2}, {-128, 127});
+  }
+  {
+    KernelTester t("Clip");  // The harness gives a lone second input to the last list: max.
+    t.Input<int32_t>({3}, {-5, 5, 50}).Input<int32_t>({}, {10});
+    ASSERT_TRUE(t.Run().ok());
+    t.ExpectOutput<int32_t>(0, {3}, {-5, 5, 10});
+  }
+  {
+    KernelTester t("Clip");
+    t.Input<float>({1}, {1}).Input<float>({2}, {0, 1}).Input<float>({}, {2});
+    EXPECT_THAT(t.Run().message(), HasSubstr("min must be a scalar"));
+  }
+}
+
+TEST(CastTest, NumbersBoolsAndStrings) {
+  {
+    KernelTester t("Cast");
+    t.Attr("to", DT_INT32).Input<float>({5}, {1.9f, -1.9f, kNaN, 3e10f, -3e10f});
+    ASSERT_TRUE(t.Run().ok());
+    t.ExpectOutput<int32_t>(0, {5}, {1, -1, 0, std::numeric_limits<int32_t>::max(),
+                                     std::numeric_limits<int32_t>::min()});
+  }
+  {
+    KernelTester t("Cast");
+    t.Attr("to", DT_BOOL).Input<double>({3}, {0.0, -0.5, 2.0});
+    ASSERT_TRUE(t.Run().ok());
+    t.ExpectOutput<bool>(0, {3}, {false, true, true});
+  }
+  {
+    KernelTester t("Cast");
+    t.Attr("to", DT_HALF).Input<uint8_t>({2}, {3, 255});
+    ASSERT_TRUE(t.Run().ok());
+    EXPECT_EQ(float(t.output(0).flat<half>()[0]), 3.0f);
+    EXPECT_EQ(float(t.output(0).flat<half>()[1]), 255.0f);
+  }
+  {
+    KernelTester t("Cast");
+    t.Attr("to", DT_STRING).Input<float>({4}, {0.1f, -2.5f, kInf, kNaN});
+    ASSERT_TRUE(t.Run().ok());
+    auto s = t.output(0).flat<tstring>();
+    EXPECT_EQ(s[0], "0.1");
+    EXPECT_EQ(s[1], "-2.5");
+    EXPECT_EQ(s[2], "INF");
+    EXPECT_EQ(s[3], "NaN");
+  }
+  {
+    KernelTester t("Cast");
+    t.Attr("to", DT_FLOAT).Input(Tensor::FromVector<tstring>({"0.25", "-INF", "+INF", "NaN"},
+                                                             TensorShape({4})));
+    ASSERT_TRUE(t.Run().ok());
+    auto f = t.output(0).flat<float>();
+    EXPECT_EQ(f[0], 0.25f);
+    EXPECT_EQ(f[1], -kInf);
+    EXPECT_EQ(f[2], kInf);
+    EXPECT_TRUE(std::isnan(f[3]));
+  }
+  {
+    KernelTester t("Cast");
+    t.Attr("to", DT_INT64).Input(Tensor::FromVector<tstring>({"12x"}, TensorShape({1})));
+    EXPECT_THAT(t.Run().message(), HasSubstr("cannot cast string \"12x\" to int64"));
+  }
+  {
+    KernelTester t("CastLike");
+    t.Input<int64_t>({2}, {7, -1}).Input<double>({}, {0});
+    ASSERT_TRUE(t.Run().ok());
+    t.ExpectOutput<double>(0, {2}, {7, -1});
+  }
+}
+
+Tensor Axes(std::vector<int64_t> axes) {
+  const int64_t n = static_cast<int64_t>(axes.size());
+  return Tensor::FromVector<int64_t>(axes, TensorShape({n}));
+}
+
+// x = [[[1, 2], [3, 4]], [[5, 6], [7, 8]]] (shape [2, 2, 2]).
+const std::vector<float> kCube = {1, 2, 3, 4, 5, 6, 7, 8};
+
+TEST(ReduceTest, SumOverEachAxisSet) {
+  struct Case {
+    std::vector<int64_t> axes;
+    bool keepdims;
+    TensorShape shape;
+    std::vector<float> want;
+  };
+  const Case cases[] = {
+      {{0}, true, TensorShape({1, 2, 2}), {6, 8, 10, 12}},
+      {{1}, false, TensorShape({2, 2}), {4, 6, 12, 14}},
+      {{-1}, false, TensorShape({2, 2}), {3, 7, 11, 15}},
+      {{0, 2}, false, TensorShape({2}), {14, 22}},
+      {{2, 0}, true, TensorShape({1, 2, 1}), {14, 22}},
+      {{0, 1}, false, TensorShape({2}), {16, 20}},
+      {{0, 1, 2}, false, TensorShape({}), {36}},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(testing::PrintToString(c.axes));
+    KernelTester t("ReduceSum");
+    t.Attr("keepdims", c.keepdims).Input<float>({2, 2, 2}, kCube).Input(Axes(c.axes));
+    ASSERT_TRUE(t.Run().ok());
+    EXPECT_EQ(t.output(0).shape(), c.shape);
+    for (size_t i = 0; i < c.want.size(); ++i) EXPECT_EQ(t.output(0).flat<float>()[i], c.want[i]);
+  }
+}
+
+TEST(ReduceTest, NoAxesReducesAllUnlessNoop) {
+  {
+    KernelTester t("ReduceMax");
+    t.Input<int32_t>({2, 3}, {4, -1, 9, 2, 8, 0});
+    ASSERT_TRUE(t.Run().ok());
+    t.ExpectOutput<int32_t>(0, {1, 1}, {9});
+  }
+  {
+    KernelTester t("ReduceSum");
+    t.Attr("noop_with_empty_axes", true).Input<float>({2}, {1, 2}).Input(Axes({}));
+    ASSERT_TRUE(t.Run().ok());
+    t.ExpectOutput<float>(0, {2}, {1, 2});
+  }
+}
+
+TEST(ReduceTest, EveryReducerOnOneAxis) {
+  // Rows [1, -2, 2] and [3, 4, 0.5] reduced over axis 1.
+  const std::vector<double> x = {1, -2, 2, 3, 4, 0.5};
+  struct Case {
+    const char* op;
+    std::vector<double> want;
+  };
+  const Case cases[] = {
+      {"ReduceSum", {1, 7.5}},
+      {"ReduceMean", {1.0 / 3, 2.5}},
+      {"ReduceMax", {2, 4}},
+      {"ReduceMin", {-2, 0.5}},
+      {"ReduceProd", {-4, 6}},
+      {"ReduceL1", {5, 7.5}},
+      {"ReduceL2", {3, std::sqrt(25.25)}},
+      {"ReduceSumSquare", {9, 25.25}},
+      {"ReduceLogSum", {std::log(1.0), std::log(7.5)}},
+      {"ReduceLogSumExp", {std::log(std::exp(1.0) + std::exp(-2.0) + std::exp(2.0)),
+                           std::log(std::exp(3.0) + std::exp(4.0) + std::exp(0.5))}},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.op);
+    KernelTester t(c.op);
+    t.Attr("keepdims", false).Input<double>({2, 3}, x).Input(Axes({1}));
+    ASSERT_TRUE(t.Run().ok());
+    t.ExpectOutput<double>(0, {2}, c.want);
+  }
+}
+
+TEST(ReduceTest, IntegersAccumulateWide) {
+  KernelTester t("ReduceSum");
+  t.Attr("keepdims", false).Input<int8_t>({4}, {100, 100, -90, -100}).Input(Axes({0}));
+  ASSERT_TRUE(t.Run().ok());
+  t.ExpectOutput<int8_t>(0, {}, {10});
+}
+
+TEST(ReduceTest, LargeInputMatchesRowSums) {
+  const int rows = 300, cols = 257;
+  std::vector<float> x(rows * cols);
+  std::vector<float> want(rows);
+  for (int i = 0; i < rows; ++i) {
+    for (int j = 0; j < cols; ++j) x[i * cols + j] = float((i + j) % 7);
+    double s = 0;
+    for (int j = 0; j < cols; ++j) s += (i + j) % 7;
+    want[i] = float(s / cols);
+  }
+  KernelTester t("ReduceMean");
+  t.Attr("keepdims", false).Input<float>({rows, cols}, x).Input(Axes({1}));
+  ASSERT_TRUE(t.Run().ok());
+  t.ExpectOutput<float>(0, {rows}, want);
+}
+
+TEST(ReduceTest, BadAxesAreErrors) {
+  KernelTester t("ReduceSum");
+  t.Input<float>({2}, {1, 2}).Input(Axes({1}));
+  EXPECT_THAT(t.Run().message(), HasSubstr("axis 1 is out of range"));
+  KernelTester d("ReduceSum");
+  d.Input<float>({2}, {1, 2}).Input(Axes({0, -1}));
+  EXPECT_THAT(d.Run().message(), HasSubstr("appears twice"));
+}
+
+TEST(ArgReduceTest, AxisKeepdimsAndLastIndex) {
+  {
+    KernelTester t("ArgMax");
+    t.Attr("axis", int64_t{1}).Input<float>({2, 3}, {1, 5, 5, 7, 2, 7});
+    ASSERT_TRUE(t.Run().ok());
+    t.ExpectOutput<int64_t>(0, {2, 1}, {1, 0});
+  }
+  {
+    KernelTester t("ArgMax");
+    t.Attr("axis", int64_t{1}).Attr("select_last_index", true).Input<float>({2, 3}, {1, 5, 5, 7, 2, 7});
+    ASSERT_TRUE(t.Run().ok());
+    t.ExpectOutput<int64_t>(0, {2, 1}, {2, 2});
+  }
+  {
+    KernelTester t("ArgMin");
+    t.Attr("keepdims", false).Input<int32_t>({3, 2}, {4, 1, 2, 8, 2, 0});
+    ASSERT_TRUE(t.Run().ok());
+    t.ExpectOutput<int64_t>(0, {2}, {1, 2});
+  }
+}
+
+TEST(SoftmaxTest, LastAndMiddleAxes) {
+  const double e1 = std::exp(1.0), e2 = std::exp(2.0), e3 = std::exp(3.0);
+  {
+    KernelTester t("Softmax");
+    t.Input<float>({2, 3}, {1, 2, 3, 1001, 1002, 1003});  // The second row must not overflow.
+    ASSERT_TRUE(t.Run().ok());
+    const double s = e1 + e2 + e3;
+    std::vector<float> row = {float(e1 / s), float(e2 / s), float(e3 / s)};
+    t.ExpectOutput<float>(0, {2, 3}, {row[0], row[1], row[2], row[0], row[1], row[2]});
+  }
+  {
+    KernelTester t("LogSoftmax");  // axis 0 of [2, 2]: columns (1, 3) and (2, 2)
+    t.Attr("axis", int64_t{0}).Input<double>({2, 2}, {1, 2, 3, 2});
+    ASSERT_TRUE(t.Run().ok());
+    const double l13 = std::log(e1 + e3), l22 = std::log(2 * e2);
+    t.ExpectOutput<double>(0, {2, 2}, {1 - l13, 2 - l22, 3 - l13, 2 - l22});
+  }
+  {
+    KernelTester t("Hardmax");  // ties go to the first
+    t.Attr("axis", int64_t{1}).Input<float>({1, 3, 2}, {1, 4, 3, 4, 3, 0});
+    ASSERT_TRUE(t.Run().ok());
+    t.ExpectOutput<float>(0, {1, 3, 2}, {0, 1, 1, 0, 0, 0});
+  }
+}
+
+TEST(CumSumTest, ExclusiveAndReverse) {
+  const std::vector<float> x = {1, 2, 3, 4, 5, 6};
+  struct Case {
+    bool exclusive, reverse;
+    std::vector<float> want;
+  };
+  for (const Case& c : {Case{false, false, {1, 3, 6, 4, 9, 15}}, Case{true, false, {0, 1, 3, 0, 4, 9}},
+                        Case{false, true, {6, 5, 3, 15, 11, 6}}, Case{true, true, {5, 3, 0, 11, 6, 0}}}) {
+    KernelTester t("CumSum");
+    t.Attr("exclusive", c.exclusive).Attr("reverse", c.reverse);
+    t.Input<float>({2, 3}, x).Input<int32_t>({}, {1});
+    ASSERT_TRUE(t.Run().ok());
+    t.ExpectOutput<float>(0, {2, 3}, c.want);
+  }
+  KernelTester t("CumSum");  // axis 0
+  t.Input<int64_t>({2, 3}, {1, 2, 3, 4, 5, 6}).Input<int64_t>({1}, {0});
+  ASSERT_TRUE(t.Run().ok());
+  t.ExpectOutput<int64_t>(0, {2, 3}, {1, 2, 3, 5, 7, 9});
+}
+
+TEST(TopKTest, LargestSmallestAndTies) {
+  {
+    KernelTester t("TopK");
+    t.Input<float>({2, 4}, {3, 1, 3, 2, 0, 9, 8, 9}).Input<int64_t>({1}, {2});
+    ASSERT_TRUE(t.Run().ok());
+    t.ExpectOutput<float>(0, {2, 2}, {3, 3, 9, 9});
+    t.ExpectOutput<int64_t>(1, {2, 2}, {0, 2, 1, 3});
+  }
+  {
+    KernelTester t("TopK");  // smallest along axis 0
+    t.Attr("largest", false).Attr("axis", int64_t{0});
+    t.Input<int32_t>({3, 2}, {5, 1, 2, 1, 7, 0}).Input<int64_t>({1}, {2});
+    ASSERT_TRUE(t.Run().ok());
+    t.ExpectOutput<int32_t>(0, {2, 2}, {2, 0, 5, 1});
+    t.ExpectOutput<int64_t>(1, {2, 2}, {1, 2, 0, 0});
+  }
+  {
+    KernelTester t("TopK");
+    t.Input<float>({3}, {1, 2, 3}).Input<int64_t>({1}, {4});
+    EXPECT_THAT(t.Run().message(), HasSubstr("K = 4 is outside [0, 3]"));
+  }
+}
+
+}  // namespace
+}  // namespace sluice

@@ -1,0 +1,227 @@
+// Element-wise unary kernels: math functions, activations, IsNaN/IsInf and Not. Each op is a
+// functor run by UnaryOp (cwise_ops.h); half and bfloat16 compute in float.
+#include <algorithm>
+#include <cmath>
+#include <type_traits>
+
+#include "kernels/cwise_ops.h"
+
+namespace sluice {
+namespace {
+
+// Transcendental functions cost more than an add; they split work over threads sooner.
+struct TranscendentalFn : ElementwiseFn {
+  static constexpr int64_t kCost = 16;
+};
+
+struct AbsFn : ElementwiseFn {
+  template <typename C> C operator()(C x) const {
+    if constexpr (std::is_unsigned_v<C>) {
+      return x;
+    } else {
+      return x < C(0) ? C(-x) : x;
+    }
+  }
+};
+struct NegFn : ElementwiseFn {
+  template <typename C> C operator()(C x) const { return C(-x); }
+};
+struct SignFn : ElementwiseFn {
+  template <typename C> C operator()(C x) const {
+    if (x > C(0)) return C(1);
+    if (x < C(0)) return C(-1);
+    return x;  // 0, and NaN stays NaN.
+  }
+};
+struct ReciprocalFn : ElementwiseFn {
+  template <typename C> C operator()(C x) const { return C(1) / x; }
+};
+struct CeilFn : ElementwiseFn {
+  template <typename C> C operator()(C x) const { return std::ceil(x); }
+};
+struct FloorFn : ElementwiseFn {
+  template <typename C> C operator()(C x) const { return std::floor(x); }
+};
+struct RoundFn : ElementwiseFn {  // Halves to even, as numpy.
+  template <typename C> C operator()(C x) const { return std::nearbyint(x); }
+};
+struct SqrtFn : TranscendentalFn {
+  template <typename C> C operator()(C x) const { return std::sqrt(x); }
+};
+
+// Functions from <cmath>, one functor each.
+#define SL_CMATH_FN(NAME, FN)                                                  \
+  struct NAME : TranscendentalFn {                                             \
+    template <typename C> auto operator()(C x) const { return std::FN(x); }    \
+  }
+SL_CMATH_FN(ExpFn, exp);
+SL_CMATH_FN(LogFn, log);
+SL_CMATH_FN(SinFn, sin);
+SL_CMATH_FN(CosFn, cos);
+SL_CMATH_FN(TanFn, tan);
+SL_CMATH_FN(AsinFn, asin);
+SL_CMATH_FN(AcosFn, acos);
+SL_CMATH_FN(AtanFn, atan);
+SL_CMATH_FN(SinhFn, sinh);
+SL_CMATH_FN(CoshFn, cosh);
+SL_CMATH_FN(AsinhFn, asinh);
+SL_CMATH_FN(AcoshFn, acosh);
+SL_CMATH_FN(AtanhFn, atanh);
+SL_CMATH_FN(ErfFn, erf);
+SL_CMATH_FN(TanhFn, tanh);
+#undef SL_CMATH_FN
+
+struct SigmoidFn : TranscendentalFn {
+  template <typename C> C operator()(C x) const {
+    if (x >= C(0)) return C(1) / (C(1) + std::exp(-x));
+    C e = std::exp(x);  // Avoids exp overflow for large negative x.
+    return e / (C(1) + e);
+  }
+};
+struct SoftplusFn : TranscendentalFn {  // log(1 + e^x), without overflow.
+  template <typename C> C operator()(C x) const {
+    return x > C(0) ? x + std::log1p(std::exp(-x)) : std::log1p(std::exp(x));
+  }
+};
+struct SoftsignFn : ElementwiseFn {
+  template <typename C> C operator()(C x) const { return x / (C(1) + std::abs(x)); }
+};
+struct HardSwishFn : ElementwiseFn {  // x * HardSigmoid(x) with alpha 1/6, beta 0.5.
+  template <typename C> C operator()(C x) const {
+    return x * std::max(C(0), std::min(C(1), x / C(6) + C(0.5)));
+  }
+};
+struct ReluFn : ElementwiseFn {
+  template <typename C> C operator()(C x) const { return x > C(0) ? x : C(0); }
+};
+
+struct LeakyReluFn : ElementwiseFn {
+  float alpha;
+  absl::Status Init(OpKernelConstruction* ctx) { return ctx->GetAttr("alpha", &alpha); }
+  template <typename C> C operator()(C x) const { return x < C(0) ? C(alpha) * x : x; }
+};
+struct ThresholdedReluFn : ElementwiseFn {
+  float alpha;
+  absl::Status Init(OpKernelConstruction* ctx) { return ctx->GetAttr("alpha", &alpha); }
+  template <typename C> C operator()(C x) const { return x > C(alpha) ? x : C(0); }
+};
+struct EluFn : TranscendentalFn {
+  float alpha;
+  absl::Status Init(OpKernelConstruction* ctx) { return ctx->GetAttr("alpha", &alpha); }
+  template <typename C> C operator()(C x) const { return x < C(0) ? C(alpha) * std::expm1(x) : x; }
+};
+struct CeluFn : TranscendentalFn {
+  float alpha;
+  absl::Status Init(OpKernelConstruction* ctx) {
+    SL_RETURN_IF_ERROR(ctx->GetAttr("alpha", &alpha));
+    if (alpha == 0) return absl::InvalidArgumentError("Celu alpha must not be 0");
+    return absl::OkStatus();
+  }
+  template <typename C> C operator()(C x) const {
+    return x > C(0) ? x : C(alpha) * std::expm1(x / C(alpha));
+  }
+};
+struct SeluFn : TranscendentalFn {
+  float alpha, gamma;
+  absl::Status Init(OpKernelConstruction* ctx) {
+    SL_RETURN_IF_ERROR(ctx->GetAttr("alpha", &alpha));
+    return ctx->GetAttr("gamma", &gamma);
+  }
+  template <typename C> C operator()(C x) const {
+    return x > C(0) ? C(gamma) * x : C(gamma) * C(alpha) * std::expm1(x);
+  }
+};
+struct HardSigmoidFn : ElementwiseFn {
+  float alpha, beta;
+  absl::Status Init(OpKernelConstruction* ctx) {
+    SL_RETURN_IF_ERROR(ctx->GetAttr("alpha", &alpha));
+    return ctx->GetAttr("beta", &beta);
+  }
+  template <typename C> C operator()(C x) const {
+    return std::max(C(0), std::min(C(1), C(alpha) * x + C(beta)));
+  }
+};
+// Integers go through double: lambd and bias are floats.
+struct ShrinkFn : ElementwiseFn {
+  float bias, lambd;
+  absl::Status Init(OpKernelConstruction* ctx) {
+    SL_RETURN_IF_ERROR(ctx->GetAttr("bias", &bias));
+    return ctx->GetAttr("lambd", &lambd);
+  }
+  template <typename C> auto operator()(C x) const {
+    using D = std::conditional_t<std::is_floating_point_v<C>, C, double>;
+    D v = D(x);
+    if (v < -D(lambd)) return D(v + D(bias));
+    if (v > D(lambd)) return D(v - D(bias));
+    return D(0);
+  }
+};
+
+struct IsNaNFn : ElementwiseFn {
+  template <typename C> bool operator()(C x) const { return std::isnan(x); }
+};
+struct IsInfFn : ElementwiseFn {
+  bool detect_negative, detect_positive;
+  absl::Status Init(OpKernelConstruction* ctx) {
+    SL_RETURN_IF_ERROR(ctx->GetAttr("detect_negative", &detect_negative));
+    return ctx->GetAttr("detect_positive", &detect_positive);
+  }
+  template <typename C> bool operator()(C x) const {
+    return std::isinf(x) && (x > C(0) ? detect_positive : detect_negative);
+  }
+};
+struct NotFn : ElementwiseFn {
+  bool operator()(bool x) const { return !x; }
+};
+
+template <typename Fn, typename Types>
+void RegisterUnary(const char* op, Types types, const char* type_attr = "T") {
+  RegisterCpuKernels(op, type_attr, types, [](auto t) -> std::unique_ptr<OpKernel> {
+    return std::make_unique<UnaryOp<typename decltype(t)::type, Fn>>();
+  });
+}
+
+[[maybe_unused]] const bool kRegistered = [] {
+  RegisterUnary<AbsFn>("Abs", NumericTypes{});
+  RegisterUnary<NegFn>("Neg", SignedTypes{});
+  RegisterUnary<SignFn>("Sign", NumericTypes{});
+  RegisterUnary<ReciprocalFn>("Reciprocal", FloatTypes{});
+  RegisterUnary<CeilFn>("Ceil", FloatTypes{});
+  RegisterUnary<FloorFn>("Floor", FloatTypes{});
+  RegisterUnary<RoundFn>("Round", FloatTypes{});
+  RegisterUnary<SqrtFn>("Sqrt", FloatTypes{});
+  RegisterUnary<ExpFn>("Exp", FloatTypes{});
+  RegisterUnary<LogFn>("Log", FloatTypes{});
+  RegisterUnary<SinFn>("Sin", FloatTypes{});
+  RegisterUnary<CosFn>("Cos", FloatTypes{});
+  RegisterUnary<TanFn>("Tan", FloatTypes{});
+  RegisterUnary<AsinFn>("Asin", FloatTypes{});
+  RegisterUnary<AcosFn>("Acos", FloatTypes{});
+  RegisterUnary<AtanFn>("Atan", FloatTypes{});
+  RegisterUnary<SinhFn>("Sinh", FloatTypes{});
+  RegisterUnary<CoshFn>("Cosh", FloatTypes{});
+  RegisterUnary<AsinhFn>("Asinh", FloatTypes{});
+  RegisterUnary<AcoshFn>("Acosh", FloatTypes{});
+  RegisterUnary<AtanhFn>("Atanh", FloatTypes{});
+  RegisterUnary<ErfFn>("Erf", NumericTypes{});
+  RegisterUnary<TanhFn>("Tanh", FloatTypes{});
+  RegisterUnary<SigmoidFn>("Sigmoid", FloatTypes{});
+  RegisterUnary<SoftplusFn>("Softplus", FloatTypes{});
+  RegisterUnary<SoftsignFn>("Softsign", FloatTypes{});
+  RegisterUnary<HardSwishFn>("HardSwish", FloatTypes{});
+  RegisterUnary<ReluFn>("Relu", SignedTypes{});
+  RegisterUnary<LeakyReluFn>("LeakyRelu", FloatTypes{});
+  RegisterUnary<ThresholdedReluFn>("ThresholdedRelu", FloatTypes{});
+  RegisterUnary<EluFn>("Elu", FloatTypes{});
+  RegisterUnary<CeluFn>("Celu", FloatTypes{});
+  RegisterUnary<SeluFn>("Selu", FloatTypes{});
+  RegisterUnary<HardSigmoidFn>("HardSigmoid", FloatTypes{});
+  RegisterUnary<ShrinkFn>("Shrink", NumericTypes{});
+  RegisterUnary<IsNaNFn>("IsNaN", FloatTypes{}, "T1");
+  RegisterUnary<IsInfFn>("IsInf", FloatTypes{}, "T1");
+  RegisterUnary<NotFn>("Not", TypeList<bool>{});
+  return true;
+}();
+
+}  // namespace
+}  // namespace sluice
