@@ -135,7 +135,8 @@ absl::StatusOr<const KernelRegistration*> KernelRegistry::FindKernel(absl::strin
 
 absl::StatusOr<std::unique_ptr<OpKernel>> KernelRegistry::CreateOpKernel(Device* device,
                                                                          const NodeDef& node,
-                                                                         const OpDef& op_def) const {
+                                                                         const OpDef& op_def,
+                                                                         FunctionRuntime* functions) const {
   SL_ASSIGN_OR_RETURN(const KernelRegistration* reg, FindKernel(device->device_type(), node));
   DataTypeVector in, out;
   SL_RETURN_IF_ERROR(InOutTypesForNode(node, op_def, &in, &out));
@@ -143,7 +144,7 @@ absl::StatusOr<std::unique_ptr<OpKernel>> KernelRegistry::CreateOpKernel(Device*
   kernel->def_ = node;
   kernel->input_types_ = in;
   kernel->output_types_ = out;
-  OpKernelConstruction ctx(kernel->def_, op_def, device, in, out);
+  OpKernelConstruction ctx(kernel->def_, op_def, device, in, out, functions);
   SL_RETURN_IF_ERROR_CTX(kernel->Init(&ctx), "node '", node.name(), "' (op '", node.op(), "')");
   return kernel;
 }

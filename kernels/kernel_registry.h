@@ -62,9 +62,11 @@ class KernelRegistry {
   // naming the node and listing every kernel registered for the op when none matches.
   absl::StatusOr<const KernelRegistration*> FindKernel(absl::string_view device_type,
                                                        const NodeDef& node) const;
-  // Builds and initializes the kernel for `node` on `device`.
+  // Builds and initializes the kernel for `node` on `device`; `functions` serves kernels that
+  // call functions of the graph's library.
   absl::StatusOr<std::unique_ptr<OpKernel>> CreateOpKernel(Device* device, const NodeDef& node,
-                                                           const OpDef& op_def) const;
+                                                           const OpDef& op_def,
+                                                           FunctionRuntime* functions = nullptr) const;
   std::vector<const KernelRegistration*> All() const;
   std::vector<const KernelRegistration*> ForOp(absl::string_view op) const;
 

@@ -18,6 +18,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/container/inlined_vector.h"
 #include "absl/status/status.h"
@@ -32,13 +33,41 @@
 
 namespace sluice {
 
+// The arguments and results of one function call: _Arg nodes read args, _Retval nodes set
+// results.
+class CallFrameInterface {
+ public:
+  virtual ~CallFrameInterface() = default;
+  virtual absl::Status GetArg(int index, Tensor* value) const = 0;
+  virtual absl::Status SetRetval(int index, const Tensor& value) = 0;
+};
+
+// Runs functions of the graph's library on the kernel's device (for If, Loop, Scan). The
+// runtime outlives the kernels built with it. Run is thread-safe and synchronous; the body
+// runs on the calling thread.
+class FunctionRuntime {
+ public:
+  using Handle = int;
+  virtual ~FunctionRuntime() = default;
+  // Builds the function's kernels once; errors name the function.
+  virtual absl::StatusOr<Handle> Instantiate(const std::string& function_name) = 0;
+  virtual absl::Status Run(Handle handle, const std::vector<Tensor>& args,
+                           std::vector<Tensor>* rets) const = 0;
+  // Number of results the function returns.
+  virtual int NumRets(Handle handle) const = 0;
+};
+
 // What a kernel sees while it is being built.
 class OpKernelConstruction {
  public:
   OpKernelConstruction(const NodeDef& def, const OpDef& op_def, Device* device,
-                       DataTypeVector input_types, DataTypeVector output_types)
+                       DataTypeVector input_types, DataTypeVector output_types,
+                       FunctionRuntime* functions = nullptr)
       : def_(def), op_def_(op_def), device_(device), input_types_(std::move(input_types)),
-        output_types_(std::move(output_types)) {}
+        output_types_(std::move(output_types)), functions_(functions) {}
+
+  // Null when the graph has no function library runtime (kernels built outside an executor).
+  FunctionRuntime* function_runtime() const { return functions_; }
 
   const NodeDef& def() const { return def_; }
   const OpDef& op_def() const { return op_def_; }
@@ -58,6 +87,7 @@ class OpKernelConstruction {
   Device* device_;
   DataTypeVector input_types_;
   DataTypeVector output_types_;
+  FunctionRuntime* functions_;
 };
 
 class OpKernelContext;
@@ -107,6 +137,7 @@ class OpKernelContext {
     FrameAndIter frame_iter;
     const OpKernel* kernel = nullptr;
     absl::Span<const Tensor> inputs;
+    CallFrameInterface* call_frame = nullptr;  // Set when running a function body.
   };
 
   explicit OpKernelContext(const Params& params)
@@ -134,6 +165,7 @@ class OpKernelContext {
   Rendezvous* rendezvous() const { return params_.rendezvous; }
   int64_t step_id() const { return params_.step_id; }
   const FrameAndIter& frame_iter() const { return params_.frame_iter; }
+  CallFrameInterface* call_frame() const { return params_.call_frame; }
 
  private:
   Params params_;

@@ -80,6 +80,7 @@ class Executor::RunState {
     params.rendezvous = args_.rendezvous;
     params.kernel = item.kernel.get();
     params.inputs = absl::Span<const Tensor>(inputs_.data() + item.input_start, item.num_inputs);
+    params.call_frame = args_.call_frame;
     const int64_t start = args_.stats ? absl::GetCurrentTimeNanos() : 0;
     if (!item.is_async) {
       OpKernelContext ctx(params);
@@ -175,12 +176,111 @@ class Executor::RunState {
   absl::Status status_ ABSL_GUARDED_BY(mu_);
 };
 
+namespace {
+
+// Holds a call's arguments and collects its results.
+class CallFrame : public CallFrameInterface {
+ public:
+  CallFrame(const std::vector<Tensor>& args, int num_rets) : args_(args), rets_(num_rets) {}
+  absl::Status GetArg(int index, Tensor* value) const override {
+    if (index < 0 || index >= static_cast<int>(args_.size())) {
+      return absl::InvalidArgumentError(absl::StrCat("function argument ", index, " does not exist (",
+                                                     args_.size(), " given)"));
+    }
+    *value = args_[index];
+    return absl::OkStatus();
+  }
+  absl::Status SetRetval(int index, const Tensor& value) override {
+    if (index < 0 || index >= static_cast<int>(rets_.size())) {
+      return absl::InvalidArgumentError(absl::StrCat("function result ", index, " does not exist"));
+    }
+    rets_[index] = value;
+    return absl::OkStatus();
+  }
+  std::vector<Tensor>& rets() { return rets_; }
+
+ private:
+  const std::vector<Tensor>& args_;
+  std::vector<Tensor> rets_;
+};
+
+// Functions of one graph's library, each built once into its own executor on `device`.
+class LibraryRuntime : public FunctionRuntime {
+ public:
+  LibraryRuntime(FunctionDefLibrary library, Device* device)
+      : library_(std::move(library)), device_(device) {}
+
+  absl::StatusOr<Handle> Instantiate(const std::string& name) override {
+    absl::MutexLock lock(&mu_);
+    for (size_t i = 0; i < functions_.size(); ++i) {
+      if (functions_[i].name == name) return static_cast<Handle>(i);
+    }
+    const FunctionDef* fdef = nullptr;
+    for (const auto& f : library_.function()) {
+      if (f.signature().name() == name) fdef = &f;
+    }
+    if (fdef == nullptr) return absl::NotFoundError(absl::StrCat("function '", name, "' is not in the library"));
+    GraphDef body;
+    for (const NodeDef& n : fdef->node_def()) *body.add_node() = n;
+    *body.mutable_library() = library_;
+    auto exec = Executor::Create(body, device_);
+    if (!exec.ok()) return AddContext(exec.status(), absl::StrCat("function '", name, "'"));
+    functions_.push_back({name, *std::move(exec), fdef->signature().output_arg_size()});
+    return static_cast<Handle>(functions_.size() - 1);
+  }
+
+  absl::Status Run(Handle handle, const std::vector<Tensor>& args,
+                   std::vector<Tensor>* rets) const override {
+    const Executor* exec;
+    int num_rets;
+    std::string name;
+    {
+      absl::MutexLock lock(&mu_);
+      exec = functions_[handle].executor.get();
+      num_rets = functions_[handle].num_rets;
+      name = functions_[handle].name;
+    }
+    CallFrame frame(args, num_rets);
+    Executor::Args run;
+    run.call_frame = &frame;  // No runner: the body runs on this thread.
+    SL_RETURN_IF_ERROR_CTX(exec->Run(run), "in function '", name, "'");
+    for (int i = 0; i < num_rets; ++i) {
+      if (!frame.rets()[i].IsInitialized()) {
+        return absl::InternalError(absl::StrCat("function '", name, "' did not set result ", i));
+      }
+    }
+    *rets = std::move(frame.rets());
+    return absl::OkStatus();
+  }
+
+  int NumRets(Handle handle) const override {
+    absl::MutexLock lock(&mu_);
+    return functions_[handle].num_rets;
+  }
+
+ private:
+  struct Instance {
+    std::string name;
+    std::unique_ptr<Executor> executor;
+    int num_rets;
+  };
+  const FunctionDefLibrary library_;
+  Device* device_;
+  mutable absl::Mutex mu_;
+  std::vector<Instance> functions_ ABSL_GUARDED_BY(mu_);  // Indexed by handle.
+};
+
+}  // namespace
+
 Executor::~Executor() = default;
 
 absl::StatusOr<std::unique_ptr<Executor>> Executor::Create(const GraphDef& def, Device* device) {
   SL_ASSIGN_OR_RETURN(std::unique_ptr<Graph> graph, Graph::FromGraphDef(def, *OpRegistry::Global()));
   auto exec = std::unique_ptr<Executor>(new Executor());
   exec->device_ = device;
+  if (def.library().function_size() > 0) {
+    exec->functions_ = std::make_unique<LibraryRuntime>(def.library(), device);
+  }
   std::vector<Node*> nodes = graph->nodes();
   std::vector<int> index(graph->num_node_ids(), -1);
   exec->nodes_.resize(nodes.size());
@@ -188,8 +288,8 @@ absl::StatusOr<std::unique_ptr<Executor>> Executor::Create(const GraphDef& def, 
     Node* n = nodes[i];
     index[n->id()] = static_cast<int>(i);
     NodeItem& item = exec->nodes_[i];
-    SL_ASSIGN_OR_RETURN(item.kernel,
-                        KernelRegistry::Global()->CreateOpKernel(device, n->def(), n->op_def()));
+    SL_ASSIGN_OR_RETURN(item.kernel, KernelRegistry::Global()->CreateOpKernel(
+                                         device, n->def(), n->op_def(), exec->functions_.get()));
     item.is_async = item.kernel->IsAsync();
     item.expensive = item.kernel->IsExpensive();
     item.input_start = exec->total_inputs_;

@@ -32,10 +32,12 @@ class Executor {
     Rendezvous* rendezvous = nullptr;  // Not owned; must outlive the run.
     ThreadPool* runner = nullptr;      // Where expensive ready nodes go; null runs all inline.
     DeviceStepStats* stats = nullptr;  // When set, one NodeExecStats per node is appended.
+    CallFrameInterface* call_frame = nullptr;  // Args and results when running a function.
   };
   using DoneCallback = std::function<void(const absl::Status&)>;
 
   // Validates the graph, checks it has no cycle and builds every kernel; errors name the node.
+  // Functions of the graph's library are instantiated on demand for kernels that call them.
   static absl::StatusOr<std::unique_ptr<Executor>> Create(const GraphDef& graph, Device* device);
   ~Executor();
 
@@ -67,6 +69,8 @@ class Executor {
   Executor() = default;
 
   Device* device_ = nullptr;
+  // Declared before nodes_: kernels hold it, so it must outlive them.
+  std::unique_ptr<FunctionRuntime> functions_;
   std::vector<NodeItem> nodes_;
   std::vector<int> roots_;
   int total_inputs_ = 0;

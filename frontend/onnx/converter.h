@@ -89,6 +89,8 @@ class OnnxNodeContext {
   absl::Status EmitGeneric(absl::string_view op = "", AttrMap extra = {},
                            const std::vector<std::string>& ignored = {});
 
+  OnnxImporter* importer() const { return importer_; }
+
   // INVALID_ARGUMENT / UNIMPLEMENTED naming the node, its op and version.
   absl::Status Error(absl::string_view message) const;
   absl::Status Unimplemented(absl::string_view message) const;

@@ -63,9 +63,105 @@ absl::Status InitializerToProto(onnx::TensorProto* init, TensorProto* out) {
 
 }  // namespace
 
-const OnnxImporter::TensorInfo* OnnxImporter::Find(const std::string& onnx_name) const {
+const OnnxImporter::TensorInfo* OnnxImporter::Find(const std::string& onnx_name) {
   auto it = onnx_tensors_.find(onnx_name);
-  return it == onnx_tensors_.end() ? nullptr : &it->second;
+  if (it != onnx_tensors_.end()) return &it->second;
+  if (parent_ == nullptr || onnx_name.empty()) return nullptr;
+  const TensorInfo* outer = parent_->Find(onnx_name);
+  if (outer == nullptr) return nullptr;
+  // An outer value read by this subgraph: it arrives as one more function argument.
+  NodeDef arg;
+  arg.set_name(UniqueNodeName(onnx_name + "/captured"));
+  arg.set_op("_Arg");
+  AddNodeAttr("T", outer->dtype, &arg);
+  AddNodeAttr("index", static_cast<int64_t>(first_capture_index_ + captured_.size()), &arg);
+  std::string tensor = arg.name();
+  DataType dt = outer->dtype;
+  captured_.push_back(outer->tensor);
+  captured_types_.push_back(dt);
+  AppendNode(std::move(arg), {dt});
+  Bind(onnx_name, {tensor, dt});
+  return &onnx_tensors_[onnx_name];
+}
+
+absl::StatusOr<OnnxImporter::Subgraph> OnnxImporter::ImportSubgraph(
+    const onnx::GraphProto& g, absl::string_view hint, const DataTypeVector& formal_types,
+    const DataTypeVector& prior_capture_types) {
+  OnnxImporter child(opsets_);
+  child.parent_ = this;
+  child.root_ = root_;
+  child.first_capture_index_ = g.input_size() + static_cast<int>(prior_capture_types.size());
+  for (const auto* list : {&g.value_info(), &g.input(), &g.output()}) {
+    for (const auto& vi : *list) child.onnx_shapes_[vi.name()] = ShapeOf(vi.type());
+  }
+  DataTypeVector arg_types;
+  for (int i = 0; i < g.input_size(); ++i) {
+    const auto& in = g.input(i);
+    DataType dt = i < static_cast<int>(formal_types.size()) ? formal_types[i] : DT_INVALID;
+    if (dt == DT_INVALID) {
+      if (!in.type().has_tensor_type()) {
+        return absl::UnimplementedError(absl::StrCat("subgraph input '", in.name(), "' is not a tensor"));
+      }
+      SL_ASSIGN_OR_RETURN(dt, DataTypeFromOnnx(in.type().tensor_type().elem_type()));
+    }
+    NodeDef arg;
+    arg.set_name(child.UniqueNodeName(in.name()));
+    arg.set_op("_Arg");
+    AddNodeAttr("T", dt, &arg);
+    AddNodeAttr("index", static_cast<int64_t>(i), &arg);
+    std::string tensor = arg.name();
+    child.AppendNode(std::move(arg), {dt});
+    child.Bind(in.name(), {tensor, dt});
+    arg_types.push_back(dt);
+  }
+  for (const auto& init : g.initializer()) {
+    onnx::TensorProto copy = init;
+    auto t = TensorFromOnnx(copy);
+    if (!t.ok()) return AddContext(t.status(), absl::StrCat("initializer '", init.name(), "'"));
+    std::string tensor = child.AddConst(*t, init.name());
+    child.Bind(init.name(), {tensor, t->dtype()});
+  }
+  for (const auto& node : g.node()) SL_RETURN_IF_ERROR(child.ConvertNode(node, opsets_));
+  Subgraph result;
+  for (int i = 0; i < g.output_size(); ++i) {
+    const TensorInfo* info = child.Find(g.output(i).name());
+    if (info == nullptr) {
+      return absl::InvalidArgumentError(absl::StrCat("subgraph output '", g.output(i).name(), "' is not produced"));
+    }
+    NodeDef ret;
+    ret.set_name(child.UniqueNodeName(g.output(i).name() + "/retval"));
+    ret.set_op("_Retval");
+    ret.add_input(info->tensor);
+    AddNodeAttr("T", info->dtype, &ret);
+    AddNodeAttr("index", static_cast<int64_t>(i), &ret);
+    result.output_types.push_back(info->dtype);
+    child.AppendNode(std::move(ret), {});
+  }
+  // Name the function uniquely in the root library.
+  std::string name = Sanitize(absl::StrCat(hint));
+  std::string candidate = name;
+  for (int i = 1; root_->function_names_.contains(candidate); ++i) candidate = absl::StrCat(name, "_", i);
+  root_->function_names_.insert(candidate);
+  FunctionDef* f = root_->graph_.mutable_library()->add_function();
+  f->mutable_signature()->set_name(candidate);
+  auto add_arg = [&](DataType dt) {
+    auto* a = f->mutable_signature()->add_input_arg();
+    a->set_name(absl::StrCat("arg", f->signature().input_arg_size() - 1));
+    a->set_type(dt);
+  };
+  for (DataType dt : arg_types) add_arg(dt);
+  for (DataType dt : prior_capture_types) add_arg(dt);
+  for (DataType dt : child.captured_types_) add_arg(dt);
+  for (size_t i = 0; i < result.output_types.size(); ++i) {
+    auto* o = f->mutable_signature()->add_output_arg();
+    o->set_name(absl::StrCat("ret", i));
+    o->set_type(result.output_types[i]);
+  }
+  for (auto& n : *child.graph_.mutable_node()) *f->add_node_def() = std::move(n);
+  result.function = candidate;
+  result.captured = child.captured_;
+  result.captured_types = child.captured_types_;
+  return result;
 }
 
 DataType OnnxImporter::DtypeOf(const std::string& tensor) const {

@@ -15,6 +15,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
+#include "absl/container/node_hash_map.h"
 #include "absl/status/statusor.h"
 #include "frontend/onnx/converter.h"
 #include "onnx/onnx_pb.h"
@@ -61,7 +62,9 @@ class OnnxImporter {
   absl::Status ConvertNode(const onnx::NodeProto& node,
                            const std::unordered_map<std::string, int>& opsets);
 
-  const TensorInfo* Find(const std::string& onnx_name) const;
+  // Looks a name up here, then in enclosing graphs; a subgraph capturing an outer value gets
+  // an _Arg for it (see ImportSubgraph).
+  const TensorInfo* Find(const std::string& onnx_name);
   void Bind(const std::string& onnx_name, TensorInfo info) { onnx_tensors_[onnx_name] = std::move(info); }
   DataType DtypeOf(const std::string& tensor) const;
   PartialShape OnnxShape(const std::string& onnx_name) const;
@@ -73,19 +76,41 @@ class OnnxImporter {
   std::string AddConst(const Tensor& value, absl::string_view base);
   GraphDef* graph() { return &graph_; }
 
+  // A subgraph (If branch, Loop or Scan body) as a function of the root graph's library.
+  // Its arguments: the graph's inputs (typed `formal_types` where given), then
+  // `prior_capture_types` (arguments the body ignores, so that bodies of one node can share an
+  // argument list), then the outer values it reads, listed in `captured` as this importer's
+  // tensors.
+  struct Subgraph {
+    std::string function;
+    std::vector<std::string> captured;
+    DataTypeVector captured_types;
+    DataTypeVector output_types;
+  };
+  absl::StatusOr<Subgraph> ImportSubgraph(const onnx::GraphProto& graph, absl::string_view hint,
+                                          const DataTypeVector& formal_types,
+                                          const DataTypeVector& prior_capture_types = {});
+
  private:
   absl::Status ExpandFunction(const onnx::NodeProto& node, const onnx::FunctionProto& function,
                               const std::unordered_map<std::string, int>& opsets);
 
   std::unordered_map<std::string, int> opsets_;
   GraphDef graph_;
-  absl::flat_hash_map<std::string, TensorInfo> onnx_tensors_;
+  absl::node_hash_map<std::string, TensorInfo> onnx_tensors_;  // Pointer-stable: contexts keep references.
   absl::flat_hash_map<std::string, DataType> sluice_dtypes_;
   absl::flat_hash_map<std::string, PartialShape> onnx_shapes_;
   absl::flat_hash_map<std::string, const TensorProto*> const_protos_;
   absl::flat_hash_map<std::string, Tensor> const_values_;
   absl::flat_hash_set<std::string> node_names_;
   int function_counter_ = 0;
+
+  OnnxImporter* parent_ = nullptr;  // Set for subgraphs.
+  OnnxImporter* root_ = this;       // Owns the function library.
+  int first_capture_index_ = 0;
+  std::vector<std::string> captured_;  // Outer tensors, in _Arg order after the formals.
+  DataTypeVector captured_types_;
+  absl::flat_hash_set<std::string> function_names_;  // Root only.
 };
 
 }  // namespace sluice
