@@ -1,4 +1,6 @@
 // Tensor manipulation kernels (ONNX semantics); every expected value worked out by hand.
+#include <cmath>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -273,6 +275,14 @@ TEST(SliceTest, StepsClampingAndNegativeSteps) {
     t.ExpectOutput<float>(0, {1, 5}, {10, 11, 12, 13, 14});
   }
   {
+    KernelTester t("Slice");  // Steps beyond the dim take one element without overflowing.
+    t.Input<float>({2, 5}, x).Input<int64_t>({2}, {1, -1}).Input<int64_t>({2}, {2, -1000});
+    t.Input<int64_t>({2}, {0, 1});
+    t.Input<int64_t>({2}, {std::numeric_limits<int64_t>::max(), std::numeric_limits<int64_t>::min()});
+    ASSERT_OK(t.Run());
+    t.ExpectOutput<float>(0, {1, 1}, {14});
+  }
+  {
     KernelTester t("Slice");  // Empty result.
     t.Input<float>({2, 5}, x).Input<int64_t>({1}, {3}).Input<int64_t>({1}, {1});
     t.Input<int64_t>({1}, {1}).Input<int64_t>({1}, {1});
@@ -520,6 +530,18 @@ TEST(UniqueTest, SortedAndFirstOccurrenceOrder) {
     t.ExpectOutput<int64_t>(2, {3}, {1, 0, 1});
     t.ExpectOutput<int64_t>(3, {2}, {1, 2});
   }
+}
+
+TEST(UniqueTest, NaNsSortLastAndCollapse) {
+  const float nan = std::nanf("");
+  KernelTester t("Unique");
+  t.Input<float>({4}, {nan, 1, nan, 0});
+  ASSERT_OK(t.Run());
+  EXPECT_EQ(t.output(0).shape(), TensorShape({3}));
+  EXPECT_EQ(t.output(0).flat<float>()[0], 0);
+  EXPECT_EQ(t.output(0).flat<float>()[1], 1);
+  EXPECT_TRUE(std::isnan(t.output(0).flat<float>()[2]));
+  t.ExpectOutput<int64_t>(3, {3}, {1, 1, 2});
 }
 
 TEST(OneHotTest, AxisAndOutOfRange) {

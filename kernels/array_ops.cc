@@ -232,11 +232,11 @@ class SliceOp : public OpKernel {
       } else if (s > 0) {
         b = std::clamp<int64_t>(b, 0, dim);
         e = std::clamp<int64_t>(e, 0, dim);
-        count = e > b ? (e - b + s - 1) / s : 0;
+        count = e > b ? (e - b - 1) / s + 1 : 0;  // No overflow for huge steps.
       } else {
         b = std::clamp<int64_t>(b, 0, dim - 1);
         e = std::clamp<int64_t>(e, -1, dim - 1);
-        count = b > e ? (b - e + (-s) - 1) / (-s) : 0;
+        count = b > e ? (s < -dim ? 1 : (b - e - 1) / (-s) + 1) : 0;
       }
       begin[axis] = b;
       step[axis] = s;

@@ -1,5 +1,6 @@
 // ONNX kernels that look at element values: NonZero, Unique, OneHot.
 #include <algorithm>
+#include <cmath>
 #include <numeric>
 
 #include "kernels/array_kernel_util.h"
@@ -19,12 +20,15 @@ bool IsNonZero(const T& v) {
   }
 }
 
-// Ordering used by Unique: numeric order (half through float, complex by real then
-// imaginary part), byte order for strings.
+// Ordering used by Unique: numeric order with NaNs last and equal to each other (a strict
+// weak order, as sorting needs), half through float, complex by real then imaginary part,
+// byte order for strings.
 template <typename T>
 bool LessThan(const T& a, const T& b) {
   if constexpr (std::is_same_v<T, half> || std::is_same_v<T, bfloat16>) {
-    return static_cast<float>(a) < static_cast<float>(b);
+    return LessThan(static_cast<float>(a), static_cast<float>(b));
+  } else if constexpr (std::is_floating_point_v<T>) {
+    return a < b || (!std::isnan(a) && std::isnan(b));
   } else if constexpr (std::is_same_v<T, complex64> || std::is_same_v<T, complex128>) {
     return a.real() < b.real() || (a.real() == b.real() && a.imag() < b.imag());
   } else {
