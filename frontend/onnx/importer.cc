@@ -439,10 +439,7 @@ absl::StatusOr<OnnxGraph> ImportOnnxModel(onnx::ModelProto model, const OnnxImpo
     opsets[CanonicalDomain(imp.domain())] = static_cast<int>(imp.version());
   }
   auto onnx_opset = opsets.find("");
-  if (onnx_opset == opsets.end()) {
-    return absl::InvalidArgumentError("the model imports no ai.onnx opset");
-  }
-  if (onnx_opset->second > kMaxOpset) {
+  if (onnx_opset != opsets.end() && onnx_opset->second > kMaxOpset) {
     return absl::UnimplementedError(absl::StrCat("the model needs ai.onnx opset ", onnx_opset->second,
                                                  "; Sluice supports opsets up to ", kMaxOpset));
   }
