@@ -1,0 +1,233 @@
+// Resize (ONNX): nearest, N-linear and cubic interpolation over any dims, separably: each
+// output coordinate of each dim gets its input taps and weights once, then every output
+// element sums the products of its taps.
+#include <cmath>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "kernels/kernel_registry.h"
+
+namespace sluice {
+namespace {
+
+struct Tap {
+  int64_t index;
+  double weight;
+};
+
+double Input(const Tensor& t, int64_t i) {
+  double v = 0;
+  VisitDataType(t.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (std::is_arithmetic_v<T> || std::is_same_v<T, half> || std::is_same_v<T, bfloat16>) {
+      if constexpr (std::is_same_v<T, half> || std::is_same_v<T, bfloat16>) {
+        v = static_cast<float>(t.flat<T>()[i]);
+      } else {
+        v = static_cast<double>(t.flat<T>()[i]);
+      }
+    }
+  });
+  return v;
+}
+
+std::vector<double> ToDoubles(const Tensor& t) {
+  std::vector<double> out(t.NumElements());
+  for (int64_t i = 0; i < t.NumElements(); ++i) out[i] = Input(t, i);
+  return out;
+}
+
+template <typename T>
+class ResizeOp : public OpKernel {
+ public:
+  absl::Status Init(OpKernelConstruction* ctx) override {
+    SL_RETURN_IF_ERROR(ctx->GetAttr("coordinate_transformation_mode", &transform_));
+    SL_RETURN_IF_ERROR(ctx->GetAttr("cubic_coeff_a", &cubic_a_));
+    SL_RETURN_IF_ERROR(ctx->GetAttr("exclude_outside", &exclude_outside_));
+    SL_RETURN_IF_ERROR(ctx->GetAttr("extrapolation_value", &extrapolation_));
+    SL_RETURN_IF_ERROR(ctx->GetAttr("mode", &mode_));
+    SL_RETURN_IF_ERROR(ctx->GetAttr("nearest_mode", &nearest_mode_));
+    DataTypeVector roi, scales, sizes;
+    SL_RETURN_IF_ERROR(ctx->GetAttr("Troi", &roi));
+    SL_RETURN_IF_ERROR(ctx->GetAttr("Tscales", &scales));
+    SL_RETURN_IF_ERROR(ctx->GetAttr("Tsizes", &sizes));
+    has_roi_ = !roi.empty();
+    has_scales_ = !scales.empty();
+    has_sizes_ = !sizes.empty();
+    return absl::OkStatus();
+  }
+
+  absl::Status Compute(OpKernelContext* ctx) const override {
+    const Tensor& x = ctx->input(0);
+    const int rank = x.dims();
+    int next = 1;
+    std::vector<double> roi, scales;
+    std::vector<int64_t> sizes;
+    if (has_roi_) roi = ToDoubles(ctx->input(next++));
+    if (has_scales_) scales = ToDoubles(ctx->input(next++));
+    if (has_sizes_) {
+      const Tensor& s = ctx->input(next++);
+      for (int64_t i = 0; i < s.NumElements(); ++i) sizes.push_back(static_cast<int64_t>(Input(s, i)));
+    }
+    if (!sizes.empty()) {
+      if (static_cast<int>(sizes.size()) != rank) {
+        return absl::InvalidArgumentError(absl::StrCat("Resize sizes has ", sizes.size(), " values for rank ", rank));
+      }
+      scales.assign(rank, 1.0);
+      for (int d = 0; d < rank; ++d) scales[d] = x.dim_size(d) == 0 ? 1.0 : static_cast<double>(sizes[d]) / x.dim_size(d);
+    } else {
+      if (static_cast<int>(scales.size()) != rank) {
+        return absl::InvalidArgumentError(absl::StrCat("Resize needs scales or sizes with one value per dim (rank ", rank,
+                                                       "), got ", scales.size()));
+      }
+      sizes.resize(rank);
+      for (int d = 0; d < rank; ++d) {
+        if (!(scales[d] > 0)) return absl::InvalidArgumentError("Resize scales must be positive");
+        sizes[d] = static_cast<int64_t>(std::floor(x.dim_size(d) * scales[d]));
+      }
+    }
+    if (transform_ == "tf_crop_and_resize" && static_cast<int>(roi.size()) != 2 * rank) {
+      return absl::InvalidArgumentError("tf_crop_and_resize needs roi with 2 * rank values");
+    }
+    // Taps per dim and output coordinate; -1 index means "outside: extrapolation_value".
+    std::vector<std::vector<std::vector<Tap>>> taps(rank);
+    for (int d = 0; d < rank; ++d) {
+      taps[d].resize(sizes[d]);
+      for (int64_t o = 0; o < sizes[d]; ++o) taps[d][o] = TapsFor(d, o, x.dim_size(d), sizes[d], scales[d], roi, rank);
+    }
+    DimVector out_dims(sizes.begin(), sizes.end());
+    Tensor* y;
+    SL_RETURN_IF_ERROR(ctx->allocate_output(0, TensorShape(out_dims), &y));
+    std::vector<int64_t> in_strides(rank, 1);
+    for (int d = rank - 2; d >= 0; --d) in_strides[d] = in_strides[d + 1] * x.dim_size(d + 1);
+    const T* xd = x.data<T>();
+    T* yd = y->data<T>();
+    std::vector<int64_t> o(rank, 0);
+    std::vector<size_t> pick(rank, 0);
+    for (int64_t oi = 0; oi < y->NumElements(); ++oi) {
+      // Sum over the product of this position's taps in every dim.
+      double acc = 0;
+      bool outside = false;
+      std::fill(pick.begin(), pick.end(), 0);
+      for (;;) {
+        double w = 1;
+        int64_t offset = 0;
+        for (int d = 0; d < rank; ++d) {
+          const Tap& t = taps[d][o[d]][pick[d]];
+          if (t.index < 0) outside = true;
+          w *= t.weight;
+          offset += t.index * in_strides[d];
+        }
+        if (outside) break;
+        if (w != 0) acc += w * static_cast<double>(static_cast<float>(xd[offset]));
+        int d = rank - 1;
+        for (; d >= 0; --d) {
+          if (++pick[d] < taps[d][o[d]].size()) break;
+          pick[d] = 0;
+        }
+        if (d < 0) break;
+      }
+      if (outside) acc = extrapolation_;
+      if constexpr (std::is_integral_v<T>) {
+        yd[oi] = static_cast<T>(std::nearbyint(acc));
+      } else {
+        yd[oi] = T(acc);
+      }
+      for (int d = rank - 1; d >= 0; --d) {
+        if (++o[d] < sizes[d]) break;
+        o[d] = 0;
+      }
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  // Where output coordinate `o` of dim `d` falls in the input.
+  double Original(int d, int64_t o, int64_t in_len, int64_t out_len, double scale,
+                  const std::vector<double>& roi, int rank) const {
+    if (transform_ == "half_pixel") return (o + 0.5) / scale - 0.5;
+    if (transform_ == "pytorch_half_pixel") return out_len > 1 ? (o + 0.5) / scale - 0.5 : 0.0;
+    // Like ONNX's reference, lengths in these formulas are in_len * scale, not rounded.
+    const double scaled_len = in_len * scale;
+    if (transform_ == "align_corners") return scaled_len > 1 ? o * (in_len - 1.0) / (scaled_len - 1.0) : 0.0;
+    if (transform_ == "asymmetric") return o / scale;
+    if (transform_ == "tf_half_pixel_for_nn") return (o + 0.5) / scale;
+    // tf_crop_and_resize
+    const double start = roi[d], end = roi[d + rank];
+    return scaled_len > 1 ? start * (in_len - 1) + o * (end - start) * (in_len - 1) / (scaled_len - 1)
+                          : 0.5 * (start + end) * (in_len - 1);
+  }
+
+  std::vector<Tap> TapsFor(int d, int64_t o, int64_t in_len, int64_t out_len, double scale,
+                           const std::vector<double>& roi, int rank) const {
+    const double x = Original(d, o, in_len, out_len, scale, roi, rank);
+    if (transform_ == "tf_crop_and_resize" && (x < 0 || x > in_len - 1)) return {{-1, 1.0}};
+    auto clamp = [&](int64_t i) { return std::min<int64_t>(std::max<int64_t>(i, 0), in_len - 1); };
+    if (mode_ == "nearest") {
+      int64_t i;
+      if (nearest_mode_ == "floor") {
+        i = static_cast<int64_t>(std::floor(x));
+      } else if (nearest_mode_ == "ceil") {
+        i = static_cast<int64_t>(std::ceil(x));
+      } else {
+        const double f = std::floor(x);
+        const double frac = x - f;
+        if (frac == 0.5) {
+          i = static_cast<int64_t>(nearest_mode_ == "round_prefer_ceil" ? f + 1 : f);
+        } else {
+          i = static_cast<int64_t>(std::round(x));
+        }
+      }
+      return {{clamp(i), 1.0}};
+    }
+    if (mode_ == "linear") {
+      const double xc = std::min(std::max(x, 0.0), static_cast<double>(in_len - 1));
+      const int64_t lo = static_cast<int64_t>(std::floor(xc));
+      const int64_t hi = std::min(lo + 1, in_len - 1);
+      const double frac = xc - lo;
+      if (hi == lo || frac == 0) return {{lo, 1.0}};
+      return {{lo, 1.0 - frac}, {hi, frac}};
+    }
+    // Cubic convolution with coefficient a over the four nearest input points.
+    const double a = cubic_a_;
+    const int64_t base = static_cast<int64_t>(std::floor(x));
+    const double t = x - base;
+    auto kernel = [a](double s) {
+      s = std::fabs(s);
+      if (s <= 1) return ((a + 2) * s - (a + 3)) * s * s + 1;
+      if (s < 2) return ((a * s - 5 * a) * s + 8 * a) * s - 4 * a;
+      return 0.0;
+    };
+    std::vector<Tap> out;
+    double total = 0;
+    for (int k = -1; k <= 2; ++k) {
+      const int64_t i = base + k;
+      double w = kernel(t - k);
+      if (exclude_outside_ && (i < 0 || i >= in_len)) w = 0;
+      out.push_back({clamp(i), w});
+      total += w;
+    }
+    if (exclude_outside_ && total != 0) {
+      for (Tap& tap : out) tap.weight /= total;
+    }
+    return out;
+  }
+
+  std::string transform_, mode_, nearest_mode_;
+  float cubic_a_ = -0.75f, extrapolation_ = 0;
+  int64_t exclude_outside_ = 0;
+  bool has_roi_ = false, has_scales_ = false, has_sizes_ = false;
+};
+
+#define SL_REGISTER_RESIZE(T) \
+  REGISTER_KERNEL_BUILDER(Name("Resize").Device(DEVICE_CPU).TypeConstraint<T>("T"), ResizeOp<T>)
+SL_REGISTER_RESIZE(float);
+SL_REGISTER_RESIZE(double);
+SL_REGISTER_RESIZE(half);
+SL_REGISTER_RESIZE(uint8_t);
+SL_REGISTER_RESIZE(int8_t);
+SL_REGISTER_RESIZE(int32_t);
+SL_REGISTER_RESIZE(int64_t);
+#undef SL_REGISTER_RESIZE
+
+}  // namespace
+}  // namespace sluice

@@ -1,0 +1,27 @@
+// Image ops with ONNX semantics.
+#include "framework/status.h"
+#include "ops/op_registry.h"
+
+namespace sluice {
+
+// ONNX Resize (version 11 and later; older Resize and Upsample are converted onto it).
+REGISTER_OP("Resize")
+    .Input("x: T")
+    .Input("roi: Troi")
+    .Input("scales: Tscales")
+    .Input("sizes: Tsizes")
+    .Output("y: T")
+    .Attr("T: {half, bfloat16, float, double, int8, uint8, int16, uint16, int32, int64}")
+    .Attr("Troi: list(type) >= 0")
+    .Attr("Tscales: list(type) >= 0")
+    .Attr("Tsizes: list(type) >= 0")
+    .Attr("coordinate_transformation_mode: {'half_pixel', 'pytorch_half_pixel', 'align_corners', "
+          "'asymmetric', 'tf_half_pixel_for_nn', 'tf_crop_and_resize'} = 'half_pixel'")
+    .Attr("cubic_coeff_a: float = -0.75")
+    .Attr("exclude_outside: int = 0")
+    .Attr("extrapolation_value: float = 0.0")
+    .Attr("mode: {'nearest', 'linear', 'cubic'} = 'nearest'")
+    .Attr("nearest_mode: {'round_prefer_floor', 'round_prefer_ceil', 'floor', 'ceil'} = "
+          "'round_prefer_floor'");
+
+}  // namespace sluice
