@@ -137,6 +137,33 @@ void StridedCopy(OpKernelContext* ctx, const E* src, DimVector dims, DimVector s
   const int64_t inner_stride = src_strides[rank - 1];
   int64_t outer = 1;
   for (int i = 0; i < rank - 1; ++i) outer *= dims[i];
+  if (rank >= 2 && inner_stride != 0 && inner_stride != 1) {
+    // A gather along the innermost dim (a transpose): walk the last two dims in square tiles
+    // so that both the reads and the writes stay in cache.
+    constexpr int64_t kTile = 32;
+    const int64_t rows = dims[rank - 2], row_stride = src_strides[rank - 2];
+    const int64_t planes = outer / rows, row_blocks = (rows + kTile - 1) / kTile;
+    ParallelForIfLarge(ctx, planes * row_blocks, outer * inner, [&](int64_t begin, int64_t end) {
+      for (int64_t w = begin; w < end; ++w) {
+        const int64_t plane = w / row_blocks, r0 = (w % row_blocks) * kTile;
+        const int64_t r1 = std::min(rows, r0 + kTile);
+        int64_t src_off = 0;
+        for (int64_t rest = plane, d = rank - 3; d >= 0; --d) {
+          src_off += (rest % dims[d]) * src_strides[d];
+          rest /= dims[d];
+        }
+        E* out = dst + plane * rows * inner;
+        for (int64_t c0 = 0; c0 < inner; c0 += kTile) {
+          const int64_t c1 = std::min(inner, c0 + kTile);
+          for (int64_t r = r0; r < r1; ++r) {
+            const E* in = src + src_off + r * row_stride;
+            for (int64_t c = c0; c < c1; ++c) out[r * inner + c] = in[c * inner_stride];
+          }
+        }
+      }
+    });
+    return;
+  }
   ParallelForIfLarge(ctx, outer, outer * inner, [&](int64_t begin, int64_t end) {
     DimVector index(rank, 0);
     int64_t src_off = 0;
@@ -152,7 +179,7 @@ void StridedCopy(OpKernelContext* ctx, const E* src, DimVector dims, DimVector s
         std::copy(in, in + inner, out);
       } else if (inner_stride == 0) {
         std::fill(out, out + inner, *in);
-      } else {
+      } else {  // Rank 1 only: other gathers take the tiled path above.
         for (int64_t i = 0; i < inner; ++i) out[i] = in[i * inner_stride];
       }
       for (int d = rank - 2; d >= 0; --d) {  // Odometer over the outer dims.

@@ -218,6 +218,22 @@ TEST(TransposeTest, LargeInputUsesThePool) {
   EXPECT_EQ(o[300 * 7 + 5], 5 * 200 + 7);
 }
 
+TEST(TransposeTest, BatchedTilesWithRaggedEdges) {
+  // x[p][r][c] = 10000p + 100r + c, shape [3, 40, 50]; perm (0, 2, 1) gives out[p][c][r].
+  std::vector<int32_t> v;
+  for (int p = 0; p < 3; ++p)
+    for (int r = 0; r < 40; ++r)
+      for (int c = 0; c < 50; ++c) v.push_back(10000 * p + 100 * r + c);
+  KernelTester t("Transpose");
+  t.Attr("perm", std::vector<int64_t>{0, 2, 1}).Input(Tensor::FromVector<int32_t>(v, TensorShape({3, 40, 50})));
+  ASSERT_OK(t.Run());
+  ASSERT_EQ(t.output(0).shape(), TensorShape({3, 50, 40}));
+  const int32_t* o = t.output(0).data<int32_t>();
+  for (int p = 0; p < 3; ++p)
+    for (int c = 0; c < 50; ++c)
+      for (int r = 0; r < 40; ++r) ASSERT_EQ(o[(p * 50 + c) * 40 + r], 10000 * p + 100 * r + c);
+}
+
 TEST(ConcatTest, AlongInnerAxisAndMismatch) {
   KernelTester t("Concat");
   t.Attr("axis", int64_t{-1}).Input<float>({2, 1}, {1, 2}).Input<float>({2, 2}, {3, 4, 5, 6});
