@@ -1,0 +1,41 @@
+// Optimizers of ONNX's ai.onnx.preview.training domain. Each takes the learning rate R, the
+// update count T, then groups of n tensors (X..., G..., and the optimizer's state...), and
+// returns the new X... followed by the new state.
+#include "framework/status.h"
+#include "ops/op_registry.h"
+
+namespace sluice {
+
+#define SL_OPTIMIZER_OP(NAME)                  \
+  REGISTER_OP(NAME)                            \
+      .Input("r: T1")                          \
+      .Input("t: T2")                          \
+      .Input("inputs: N * T3")                 \
+      .Output("outputs: M * T3")               \
+      .Attr("T1: {float, double}")             \
+      .Attr("T2: {int64}")                     \
+      .Attr("T3: {float, double}")             \
+      .Attr("N: int >= 0")                     \
+      .Attr("M: int >= 0")                     \
+      .Attr("norm_coefficient: float = 0.0")
+
+// X_new = X - r * G' / (sqrt(H_new) + epsilon), H_new = H + G'^2, G' = G + norm * X,
+// r = R / (1 + T * decay_factor).
+SL_OPTIMIZER_OP("Adagrad").Attr("decay_factor: float = 0.0").Attr("epsilon: float = 1e-6");
+// V_new = alpha * V + beta' * G' (beta' = 1 at T = 0); X_new = X - R * V_new (standard) or
+// X - R * (G' + alpha * V_new) (nesterov).
+SL_OPTIMIZER_OP("Momentum")
+    .Attr("alpha: float")
+    .Attr("beta: float")
+    .Attr("mode: {'standard', 'nesterov'}");
+// V_new = alpha V + (1 - alpha) G'; H_new = beta H + (1 - beta) G'^2; R' = R sqrt(1 - beta^T) /
+// (1 - alpha^T) for T > 0; X_new = (1 - norm_post) (X - R' V_new / (sqrt(H_new) + epsilon)).
+SL_OPTIMIZER_OP("Adam")
+    .Attr("alpha: float = 0.9")
+    .Attr("beta: float = 0.999")
+    .Attr("epsilon: float = 1e-6")
+    .Attr("norm_coefficient_post: float = 0.0");
+
+#undef SL_OPTIMIZER_OP
+
+}  // namespace sluice
