@@ -250,6 +250,7 @@ class ScanOp : public OpKernel {
     SL_RETURN_IF_ERROR(ctx->GetAttr("scan_input_directions", &in_dirs_));
     SL_RETURN_IF_ERROR(ctx->GetAttr("scan_output_axes", &out_axes_));
     SL_RETURN_IF_ERROR(ctx->GetAttr("scan_output_directions", &out_dirs_));
+    SL_RETURN_IF_ERROR(ctx->GetAttr("batch_major", &batch_major_));
     num_inputs_ = static_cast<int>(tin.size());
     num_captured_ = static_cast<int>(tcap.size());
     num_states_ = num_inputs_ - static_cast<int>(num_scan_);
@@ -260,14 +261,47 @@ class ScanOp : public OpKernel {
   }
 
   absl::Status Compute(OpKernelContext* ctx) const override {
+    std::vector<Tensor> inputs(ctx->num_inputs());
+    for (int i = 0; i < ctx->num_inputs(); ++i) inputs[i] = ctx->input(i);
+    std::vector<Tensor> outputs;
+    if (!batch_major_) {
+      SL_RETURN_IF_ERROR(ScanOne(inputs, &outputs));
+    } else {
+      // Scan each batch entry on its own, then stack the results along the batch axis.
+      const int64_t batch = inputs.empty() || inputs[0].dims() == 0 ? 0 : inputs[0].dim_size(0);
+      std::vector<std::vector<Tensor>> per_output(out_types_.size());
+      for (int64_t b = 0; b < batch; ++b) {
+        std::vector<Tensor> slice(inputs.size());
+        for (int i = 0; i < num_inputs_; ++i) {
+          if (inputs[i].dims() == 0 || inputs[i].dim_size(0) != batch) {
+            return absl::InvalidArgumentError("Scan-8 inputs must share the batch dimension");
+          }
+          SL_ASSIGN_OR_RETURN(slice[i], SliceAt(inputs[i], 0, b));
+        }
+        for (size_t i = num_inputs_; i < inputs.size(); ++i) slice[i] = inputs[i];
+        std::vector<Tensor> outs;
+        SL_RETURN_IF_ERROR(ScanOne(slice, &outs));
+        for (size_t k = 0; k < outs.size(); ++k) per_output[k].push_back(outs[k]);
+      }
+      for (size_t k = 0; k < per_output.size(); ++k) {
+        SL_ASSIGN_OR_RETURN(Tensor stacked, Stack(per_output[k], 0, out_types_[k], absl::StrCat("output ", k)));
+        outputs.push_back(stacked);
+      }
+    }
+    for (size_t k = 0; k < outputs.size(); ++k) SL_RETURN_IF_ERROR(ctx->set_output(k, outputs[k]));
+    return absl::OkStatus();
+  }
+
+ private:
+  absl::Status ScanOne(const std::vector<Tensor>& inputs, std::vector<Tensor>* outputs) const {
     const int ns = num_states_, nscan = static_cast<int>(num_scan_);
     const int nout = static_cast<int>(out_types_.size()) - ns;
     std::vector<Tensor> states(ns);
-    for (int i = 0; i < ns; ++i) states[i] = ctx->input(i);
+    for (int i = 0; i < ns; ++i) states[i] = inputs[i];
     std::vector<int64_t> axes(nscan);
     int64_t length = -1;
     for (int j = 0; j < nscan; ++j) {
-      const Tensor& t = ctx->input(ns + j);
+      const Tensor& t = inputs[ns + j];
       int64_t a = j < static_cast<int>(in_axes_.size()) ? in_axes_[j] : 0;
       if (a < 0) a += t.dims();
       if (a < 0 || a >= t.dims()) return absl::InvalidArgumentError(absl::StrCat("scan input ", j, " axis out of range"));
@@ -283,10 +317,10 @@ class ScanOp : public OpKernel {
       std::vector<Tensor> args = states;
       for (int j = 0; j < nscan; ++j) {
         const bool reverse = j < static_cast<int>(in_dirs_.size()) && in_dirs_[j] == 1;
-        SL_ASSIGN_OR_RETURN(Tensor slice, SliceAt(ctx->input(ns + j), axes[j], reverse ? length - 1 - step : step));
+        SL_ASSIGN_OR_RETURN(Tensor slice, SliceAt(inputs[ns + j], axes[j], reverse ? length - 1 - step : step));
         args.push_back(std::move(slice));
       }
-      for (int c = 0; c < num_captured_; ++c) args.push_back(ctx->input(num_inputs_ + c));
+      for (int c = 0; c < num_captured_; ++c) args.push_back(inputs[num_inputs_ + c]);
       std::vector<Tensor> rets;
       SL_RETURN_IF_ERROR(functions_->Run(body_, args, &rets));
       if (static_cast<int>(rets.size()) != ns + nout) {
@@ -296,23 +330,23 @@ class ScanOp : public OpKernel {
       for (int i = 0; i < ns; ++i) states[i] = rets[i];
       for (int k = 0; k < nout; ++k) outs[k].push_back(rets[ns + k]);
     }
-    for (int i = 0; i < ns; ++i) SL_RETURN_IF_ERROR(ctx->set_output(i, states[i]));
+    outputs->assign(states.begin(), states.end());
     for (int k = 0; k < nout; ++k) {
       if (k < static_cast<int>(out_dirs_.size()) && out_dirs_[k] == 1) std::reverse(outs[k].begin(), outs[k].end());
       int64_t axis = k < static_cast<int>(out_axes_.size()) ? out_axes_[k] : 0;
       SL_ASSIGN_OR_RETURN(Tensor stacked, Stack(outs[k], axis, out_types_[ns + k], absl::StrCat("scan output ", k)));
-      SL_RETURN_IF_ERROR(ctx->set_output(ns + k, stacked));
+      outputs->push_back(stacked);
     }
     return absl::OkStatus();
   }
 
- private:
   FunctionRuntime* functions_ = nullptr;
   FunctionRuntime::Handle body_ = -1;
   int64_t num_scan_ = 0;
   int num_inputs_ = 0, num_captured_ = 0, num_states_ = 0;
   std::vector<int64_t> in_axes_, in_dirs_, out_axes_, out_dirs_;
   DataTypeVector out_types_;
+  bool batch_major_ = false;
 };
 
 REGISTER_KERNEL_BUILDER(Name("_Arg").Device(DEVICE_CPU), ArgOp);

@@ -63,6 +63,9 @@ REGISTER_OP("Scan")
     .Attr("scan_input_axes: list(int) = []")
     .Attr("scan_input_directions: list(int) = []")
     .Attr("scan_output_axes: list(int) = []")
-    .Attr("scan_output_directions: list(int) = []");
+    .Attr("scan_output_directions: list(int) = []")
+    .Attr("batch_major: bool = false")
+    .Doc("With batch_major (ONNX Scan-8), axis 0 of every input and output is a batch and "
+         "each batch entry is scanned on its own.");
 
 }  // namespace sluice

@@ -98,11 +98,44 @@ absl::Status ConvertScan9(OnnxNodeContext* ctx) {
   return ctx->SetOutputs(out);
 }
 
+// Scan-8: sequence_lens first, then batch-major states and scan inputs; `directions` for the
+// scan inputs.
+absl::Status ConvertScan8(OnnxNodeContext* ctx) {
+  SL_ASSIGN_OR_RETURN(const onnx::GraphProto* body, GraphAttr(ctx, "body"));
+  SL_ASSIGN_OR_RETURN(int64_t num_scan, ctx->GetInt("num_scan_inputs"));
+  if (ctx->has_input(0)) {
+    const Tensor* lens = ctx->constant_input(0);
+    if (lens == nullptr) return ctx->Unimplemented("Scan-8 with sequence_lens that are not constant");
+    for (int64_t i = 0; i < lens->NumElements(); ++i) {
+      if (lens->flat<int32_t>()[i] != lens->flat<int32_t>()[0]) {
+        return ctx->Unimplemented("Scan-8 with sequences of different lengths");
+      }
+    }
+  }
+  std::vector<std::string> inputs;
+  DataTypeVector formal;
+  for (int i = 1; i < ctx->num_inputs(); ++i) {
+    inputs.push_back(ctx->input(i));
+    formal.push_back(ctx->input_dtype(i));
+  }
+  SL_ASSIGN_OR_RETURN(auto fn, ctx->importer()->ImportSubgraph(*body, ctx->base_name() + "_body", formal));
+  AttrMap attrs;
+  attrs["body"] = Func(fn.function);
+  attrs["Tout"] = Types(fn.output_types);
+  attrs["num_scan_inputs"].set_i(num_scan);
+  attrs["batch_major"].set_b(true);
+  SL_ASSIGN_OR_RETURN(std::vector<int64_t> dirs, ctx->GetInts("directions", std::vector<int64_t>{}));
+  SetAttrValue(absl::Span<const int64_t>(dirs), &attrs["scan_input_directions"]);
+  SL_ASSIGN_OR_RETURN(auto out, ctx->AddNode("Scan", {inputs, fn.captured}, attrs));
+  return ctx->SetOutputs(out);
+}
+
 // If-11 allowed outputs of different shapes; 13 sequences; 16 optionals (types only).
 REGISTER_ONNX_CONVERTER("", "If", 1, 16, ConvertIf);
 // Loop-11 made M and cond truly optional; 13 sequences; 16 optionals.
 REGISTER_ONNX_CONVERTER("", "Loop", 1, 16, ConvertLoop);
 // Scan-9 dropped the batch axis and sequence_lens and added axes and directions.
+REGISTER_ONNX_CONVERTER("", "Scan", 8, 8, ConvertScan8);
 REGISTER_ONNX_CONVERTER("", "Scan", 9, 16, ConvertScan9);
 
 }  // namespace
