@@ -1,0 +1,50 @@
+// Detection and spatial sampling ops with ONNX semantics: NonMaxSuppression, RoiAlign and
+// GridSample. Names, attrs and defaults are ONNX's; optional inputs are list(type) args of
+// length 0 or 1.
+#include "framework/status.h"
+#include "ops/op_registry.h"
+
+namespace sluice {
+
+REGISTER_OP("NonMaxSuppression")
+    .Input("boxes: float")
+    .Input("scores: float")
+    .Input("max_output_boxes_per_class: Tmax_output_boxes_per_class")
+    .Input("iou_threshold: Tiou_threshold")
+    .Input("score_threshold: Tscore_threshold")
+    .Output("selected_indices: int64")
+    .Attr("Tmax_output_boxes_per_class: list({int64}) >= 0")
+    .Attr("Tiou_threshold: list({float}) >= 0")
+    .Attr("Tscore_threshold: list({float}) >= 0")
+    .Attr("center_point_box: int = 0")
+    .Doc("Per batch and class, greedily keeps the highest-scoring boxes (score > "
+         "score_threshold) whose IoU with every kept box is <= iou_threshold, at most "
+         "max_output_boxes_per_class (default 0: none). Rows are [batch, class, box].");
+
+REGISTER_OP("RoiAlign")
+    .Input("x: T1")
+    .Input("rois: T1")
+    .Input("batch_indices: int64")
+    .Output("y: T1")
+    .Attr("T1: {half, float, double}")
+    .Attr("coordinate_transformation_mode: {'half_pixel', 'output_half_pixel'} = 'half_pixel'")
+    .Attr("mode: {'avg', 'max'} = 'avg'")
+    .Attr("output_height: int >= 1 = 1")
+    .Attr("output_width: int >= 1 = 1")
+    .Attr("sampling_ratio: int >= 0 = 0")
+    .Attr("spatial_scale: float = 1.0")
+    .Doc("RoiAlign-10 is this op with coordinate_transformation_mode 'output_half_pixel'.");
+
+REGISTER_OP("GridSample")
+    .Input("x: T1")
+    .Input("grid: T2")
+    .Output("y: T1")
+    .Attr("T1: {half, float, double}")
+    .Attr("T2: {half, float, double}")
+    .Attr("align_corners: int = 0")
+    .Attr("mode: {'bilinear', 'nearest', 'bicubic'} = 'bilinear'")
+    .Attr("padding_mode: {'zeros', 'border', 'reflection'} = 'zeros'")
+    .Doc("Samples N x C x H x W input at the normalized (x, y) locations of an "
+         "N x H_out x W_out x 2 grid.");
+
+}  // namespace sluice
