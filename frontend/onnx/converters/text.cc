@@ -1,0 +1,11 @@
+// Converters for text ops (ops/onnx_text_ops.cc).
+#include "frontend/onnx/converter.h"
+
+namespace sluice {
+namespace {
+
+REGISTER_ONNX_CONVERTER("", "StringNormalizer", 10, 10, EmitGeneric);
+REGISTER_ONNX_CONVERTER("", "TfIdfVectorizer", 9, 9, EmitGeneric);
+
+}  // namespace
+}  // namespace sluice

@@ -1,0 +1,33 @@
+// Text ops with ONNX semantics: StringNormalizer and TfIdfVectorizer.
+#include "framework/status.h"
+#include "ops/op_registry.h"
+
+namespace sluice {
+
+REGISTER_OP("StringNormalizer")
+    .Input("x: string")
+    .Output("y: string")
+    .Attr("case_change_action: {'NONE', 'LOWER', 'UPPER'} = 'NONE'")
+    .Attr("is_case_sensitive: int = 0")
+    .Attr("locale: string = ''")
+    .Attr("stopwords: list(string) = []")
+    .Doc("Drops stopwords from a [C] or [1, C] string tensor, then changes case. When every "
+         "string is dropped the output is one empty string ([1] or [1, 1]).");
+
+REGISTER_OP("TfIdfVectorizer")
+    .Input("x: T")
+    .Output("y: float")
+    .Attr("T: {string, int32, int64}")
+    .Attr("max_gram_length: int")
+    .Attr("max_skip_count: int")
+    .Attr("min_gram_length: int")
+    .Attr("mode: {'TF', 'IDF', 'TFIDF'}")
+    .Attr("ngram_counts: list(int)")
+    .Attr("ngram_indexes: list(int)")
+    .Attr("pool_int64s: list(int) = []")
+    .Attr("pool_strings: list(string) = []")
+    .Attr("weights: list(float) = []")
+    .Doc("Counts the pool's n-grams (with up to max_skip_count skipped tokens between items) in "
+         "each row of a [C] or [N, C] input; output column ngram_indexes[k] holds n-gram k.");
+
+}  // namespace sluice
