@@ -165,10 +165,6 @@ absl::Status ConvertEyeLike(OnnxNodeContext* ctx) {
 // Scatter-9/11 is ScatterElements without reduction (deprecated at 11).
 absl::Status ConvertScatter(OnnxNodeContext* ctx) { return ctx->EmitGeneric("ScatterElements"); }
 
-absl::Status ConvertTile1(OnnxNodeContext* ctx) {
-  return ctx->Unimplemented("Tile-1 (tiles and axis inputs) is not supported; use opset >= 6");
-}
-
 // Identity: 13 bfloat16, 14 sequences, 16 optionals (Sluice carries tensors only).
 REGISTER_ONNX_CONVERTER("", "Identity", 1, 16, EmitGeneric);
 
@@ -195,8 +191,7 @@ REGISTER_ONNX_CONVERTER("", "Slice", 1, 9, ConvertSlice1);
 REGISTER_ONNX_CONVERTER("", "Slice", 10, 13, EmitGeneric);
 // Expand: 13 bfloat16.
 REGISTER_ONNX_CONVERTER("", "Expand", 8, 13, EmitGeneric);
-// Tile: 6 made repeats an input (Tile-1 had tiles and axis); 13 bfloat16.
-REGISTER_ONNX_CONVERTER("", "Tile", 1, 5, ConvertTile1);
+// Tile: 6 made repeats an input (Tile-1, with tiles and axis, is in legacy.cc); 13 bfloat16.
 REGISTER_ONNX_CONVERTER("", "Tile", 6, 13, EmitGeneric);
 // Pad: 2 renamed paddings to pads; 11 made pads and the value inputs; 13 bfloat16.
 REGISTER_ONNX_CONVERTER("", "Pad", 1, 10, ConvertPad2);
