@@ -201,10 +201,22 @@ absl::StatusOr<std::vector<int>> TopologicalOrder(
   return order;
 }
 
-absl::Status ImportGraphDefLocked(TF_Graph* graph, const GraphDef& def, std::string prefix)
-    ABSL_EXCLUSIVE_LOCKS_REQUIRED(graph->mu) {
-  if (def.library().function_size() > 0) {
-    return absl::UnimplementedError("GraphDefs with a function library are not supported");
+}  // namespace
+
+absl::Status ImportGraphDefLocked(TF_Graph* graph, const GraphDef& def, std::string prefix) {
+  // Functions join the graph's library; one already there must be the same function.
+  std::vector<const FunctionDef*> new_functions;
+  for (const FunctionDef& f : def.library().function()) {
+    const FunctionDef* existing = nullptr;
+    for (const FunctionDef& g : graph->library.function()) {
+      if (g.signature().name() == f.signature().name()) existing = &g;
+    }
+    if (existing == nullptr) {
+      new_functions.push_back(&f);
+    } else if (existing->SerializeAsString() != f.SerializeAsString()) {
+      return absl::InvalidArgumentError(absl::StrCat("the graph already has a different function named '",
+                                                     f.signature().name(), "'"));
+    }
   }
   if (!prefix.empty() && !absl::EndsWith(prefix, "/")) prefix += '/';
   absl::flat_hash_map<std::string, int> index;
@@ -255,6 +267,7 @@ absl::Status ImportGraphDefLocked(TF_Graph* graph, const GraphDef& def, std::str
     }
     SL_ASSIGN_OR_RETURN(staged[i], BuildOperation(std::move(node), data, control));
   }
+  for (const FunctionDef* f : new_functions) *graph->library.add_function() = *f;
   for (int i : order) {
     TF_Operation* op = staged[i].get();
     graph->by_name[op->node_def.name()] = op;
@@ -263,6 +276,8 @@ absl::Status ImportGraphDefLocked(TF_Graph* graph, const GraphDef& def, std::str
   return absl::OkStatus();
 }
 
+namespace {
+
 // Sends the session the operations added to its graph since it last saw it: Create the
 // first time, Extend after that.
 absl::Status SyncSessionGraph(TF_Session* s) {
@@ -270,11 +285,16 @@ absl::Status SyncSessionGraph(TF_Session* s) {
   if (s->closed) return absl::FailedPreconditionError("the session is closed");
   GraphDef delta;
   size_t num_ops;
+  int num_functions;
   {
     absl::ReaderMutexLock graph_lock(&s->graph->mu);
     num_ops = s->graph->ops.size();
     for (size_t i = s->num_ops_sent; i < num_ops; ++i) {
       *delta.add_node() = s->graph->ops[i]->node_def;
+    }
+    num_functions = s->graph->library.function_size();
+    for (int i = s->num_functions_sent; i < num_functions; ++i) {
+      *delta.mutable_library()->add_function() = s->graph->library.function(i);
     }
   }
   if (!s->created) {
@@ -284,6 +304,7 @@ absl::Status SyncSessionGraph(TF_Session* s) {
     SL_RETURN_IF_ERROR(s->session->Extend(delta));
   }
   s->num_ops_sent = num_ops;
+  s->num_functions_sent = num_functions;
   return absl::OkStatus();
 }
 
@@ -712,6 +733,7 @@ void TF_GraphToGraphDef(TF_Graph* graph, TF_Buffer* output_graph_def, TF_Status*
   {
     absl::ReaderMutexLock lock(&graph->mu);
     for (const auto& op : graph->ops) *def.add_node() = op->node_def;
+    *def.mutable_library() = graph->library;
   }
   SetStatus(status, sluice::AddContext(sluice::MessageToBuffer(def, output_graph_def),
                                        "TF_GraphToGraphDef"));

@@ -353,6 +353,35 @@ TF_CAPI_EXPORT extern int64_t TF_DeviceListMemoryBytes(const TF_DeviceList* list
 TF_CAPI_EXPORT extern uint64_t TF_DeviceListIncarnation(const TF_DeviceList* list, int index,
                                                         TF_Status* status);
 
+/* --- Sluice extension: ONNX models -------------------------------------------------------
+ *
+ *   SL_ONNXImport* m = SL_GraphImportONNX(graph, "model.onnx", NULL, 0, "", status);
+ *   TF_Output x = SL_ONNXImportInput(m, 0), y = SL_ONNXImportOutput(m, 0);
+ *   TF_SessionRun(session, NULL, &x, &x_value, 1, &y, &y_value, 1, NULL, 0, NULL, status);
+ *   SL_DeleteONNXImport(m);
+ */
+typedef struct SL_ONNXImport SL_ONNXImport;
+
+/* Imports an ONNX model into `graph`: from the file at `path`, or, when `path` is NULL, from
+ * the `length` bytes at `buffer` (a model whose tensors live in external files must come from
+ * a path). The model is checked and converted as `sluice run` does; operation names get
+ * `prefix` + "/" when prefix is non-empty. Returns the model's inputs and outputs, or NULL with
+ * `status` set (the graph is then unchanged). */
+TF_CAPI_EXPORT extern SL_ONNXImport* SL_GraphImportONNX(TF_Graph* graph, const char* path,
+                                                        const void* buffer, size_t length,
+                                                        const char* prefix, TF_Status* status);
+TF_CAPI_EXPORT extern void SL_DeleteONNXImport(SL_ONNXImport* model);
+/* Graph inputs in model order, including those with an initializer as default. */
+TF_CAPI_EXPORT extern int SL_ONNXImportNumInputs(const SL_ONNXImport* model);
+/* The ONNX name; owned by `model`. NULL for an index out of range. */
+TF_CAPI_EXPORT extern const char* SL_ONNXImportInputName(const SL_ONNXImport* model, int index);
+/* What to feed; {NULL, -1} for an index out of range. */
+TF_CAPI_EXPORT extern TF_Output SL_ONNXImportInput(const SL_ONNXImport* model, int index);
+TF_CAPI_EXPORT extern int SL_ONNXImportNumOutputs(const SL_ONNXImport* model);
+TF_CAPI_EXPORT extern const char* SL_ONNXImportOutputName(const SL_ONNXImport* model, int index);
+/* What to fetch; {NULL, -1} for an index out of range. */
+TF_CAPI_EXPORT extern TF_Output SL_ONNXImportOutput(const SL_ONNXImport* model, int index);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

@@ -72,6 +72,8 @@ struct TF_Graph {
   // TF_DeleteGraph frees the graph only once the last session over it is deleted.
   int num_sessions ABSL_GUARDED_BY(mu) = 0;
   bool delete_requested ABSL_GUARDED_BY(mu) = false;
+  // Functions imported with GraphDefs and ONNX models (bodies of If, Loop, Scan). Only grows.
+  sluice::FunctionDefLibrary library ABSL_GUARDED_BY(mu);
 };
 
 struct TF_OperationDescription {
@@ -94,6 +96,7 @@ struct TF_Session {
   bool created ABSL_GUARDED_BY(mu) = false;
   bool closed ABSL_GUARDED_BY(mu) = false;
   size_t num_ops_sent ABSL_GUARDED_BY(mu) = 0;
+  int num_functions_sent ABSL_GUARDED_BY(mu) = 0;
 };
 
 struct TF_DeviceList {
@@ -111,6 +114,10 @@ absl::StatusOr<std::unique_ptr<TF_Operation>> BuildOperation(
 
 // "node:k" for a graph output.
 std::string OutputName(const TF_Output& output);
+
+// Adds `def`'s nodes (renamed under `prefix`) and functions to `graph`, all or nothing.
+absl::Status ImportGraphDefLocked(TF_Graph* graph, const GraphDef& def, std::string prefix)
+    ABSL_EXCLUSIVE_LOCKS_REQUIRED(graph->mu);
 
 }  // namespace sluice
 

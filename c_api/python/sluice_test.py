@@ -4,6 +4,7 @@ name and by Output, GraphDef round trips and memory sharing. Run with Debian's /
 
 import gc
 import threading
+import os
 import unittest
 
 import numpy as np
@@ -225,6 +226,46 @@ class ErrorTest(unittest.TestCase):
     def test_error_str_has_code(self):
         e = self.assertError(sluice.NotFoundError, 5, lambda: self.g.op("Nope", []))
         self.assertIn("code 5", str(e))
+
+
+MODELS = os.path.join(os.environ.get("TEST_SRCDIR", ""), os.environ.get("TEST_WORKSPACE", "sluice"),
+                      "tests", "testdata", "onnx")
+
+
+class OnnxImportTest(unittest.TestCase):
+
+    def test_import_by_path_and_run(self):
+        g = sluice.Graph()
+        m = g.import_onnx(os.path.join(MODELS, "mlp.onnx"))
+        self.assertEqual(list(m.inputs), ["x"])
+        self.assertEqual(list(m.outputs), ["y"])
+        with sluice.Session(g) as sess:
+            y = sess.run(m.outputs["y"], {m.inputs["x"]: np.array([[1, 2], [3, 4]], np.float32)})
+        # relu(x @ [[1, -1], [2, 1]] + [0.5, -10]), worked by hand.
+        np.testing.assert_allclose(y, [[5.5, 0], [11.5, 0]])
+
+    def test_import_bytes_with_subgraphs(self):
+        with open(os.path.join(MODELS, "if.onnx"), "rb") as f:
+            data = f.read()
+        g = sluice.Graph()
+        m = g.import_onnx(data, prefix="m")
+        self.assertTrue(m.outputs["y"].name.startswith("m/"))
+        with sluice.Session(g) as sess:
+            x = np.array([3, -4], np.float32)
+            np.testing.assert_allclose(sess.run(m.outputs["y"], {m.inputs["c"]: np.array(True), m.inputs["x"]: x}), [4, -3])
+            np.testing.assert_allclose(sess.run(m.outputs["y"], {m.inputs["c"]: np.array(False), m.inputs["x"]: x}), [6, -8])
+
+    def test_bad_models_raise_with_codes(self):
+        g = sluice.Graph()
+        with self.assertRaises(sluice.InvalidArgumentError) as e:
+            g.import_onnx(b"not a model")
+        self.assertEqual(e.exception.code, 3)
+        with self.assertRaises(sluice.NotFoundError):
+            g.import_onnx(os.path.join(MODELS, "missing.onnx"))
+        with self.assertRaises(sluice.SluiceError) as e:
+            g.import_onnx(os.path.join(MODELS, "bad_unknown_op.onnx"))
+        self.assertIn("mystery", str(e.exception))
+        self.assertEqual(g.operations(), [])
 
 
 if __name__ == "__main__":

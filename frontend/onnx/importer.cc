@@ -40,7 +40,9 @@ PartialShape ShapeOf(const onnx::TypeProto& type) {
 
 // An initializer as a Sluice TensorProto, moving raw bytes instead of copying them.
 absl::Status InitializerToProto(onnx::TensorProto* init, TensorProto* out) {
-  SL_ASSIGN_OR_RETURN(DataType dt, DataTypeFromOnnx(init->data_type()));
+  auto type = DataTypeFromOnnx(init->data_type());
+  if (!type.ok()) return AddContext(type.status(), absl::StrCat("initializer '", init->name(), "'"));
+  const DataType dt = *type;
   if (init->has_raw_data() && dt != DT_STRING) {
     std::vector<int64_t> dims(init->dims().begin(), init->dims().end());
     SL_ASSIGN_OR_RETURN(TensorShape shape, TensorShape::FromDims(dims));

@@ -172,6 +172,14 @@ _SIGNATURES = {
     "TF_DeviceListType": (_cp, [_vp, _int, _vp]),
     "TF_DeviceListMemoryBytes": (_i64, [_vp, _int, _vp]),
     "TF_DeviceListIncarnation": (ctypes.c_uint64, [_vp, _int, _vp]),
+    "SL_GraphImportONNX": (_vp, [_vp, _cp, _vp, _sz, _cp, _vp]),
+    "SL_DeleteONNXImport": (None, [_vp]),
+    "SL_ONNXImportNumInputs": (_int, [_vp]),
+    "SL_ONNXImportInputName": (_cp, [_vp, _int]),
+    "SL_ONNXImportInput": (_Output, [_vp, _int]),
+    "SL_ONNXImportNumOutputs": (_int, [_vp]),
+    "SL_ONNXImportOutputName": (_cp, [_vp, _int]),
+    "SL_ONNXImportOutput": (_Output, [_vp, _int]),
 }
 
 _lib_lock = threading.Lock()
@@ -463,6 +471,18 @@ class Output(object):
         return "<sluice.Output %r dtype=%s>" % (self.name, self.dtype)
 
 
+class OnnxModel(object):
+    """What Graph.import_onnx returns: ordered dicts from the model's input and output names
+    to the Outputs that carry them."""
+
+    def __init__(self, inputs, outputs):
+        self.inputs = inputs
+        self.outputs = outputs
+
+    def __repr__(self):
+        return "OnnxModel(inputs=%s, outputs=%s)" % (list(self.inputs), list(self.outputs))
+
+
 class Graph(object):
     """A dataflow graph built op by op, or imported from a serialized GraphDef."""
 
@@ -514,6 +534,33 @@ class Graph(object):
 
     def __contains__(self, name):
         return bool(self._lib.TF_GraphOperationByName(self._ptr, name.encode()))
+
+    # -- ONNX --
+
+    def import_onnx(self, model, prefix=""):
+        """Imports an ONNX model: `model` is a path or the serialized ModelProto as bytes (a
+        model with external data files must be given by path). Returns an OnnxModel whose
+        `inputs` and `outputs` map the model's names to the Outputs to feed and fetch."""
+        if isinstance(model, (bytes, bytearray, memoryview)):
+            data = bytes(model)
+            ptr = _call("SL_GraphImportONNX", self._ptr, None, data, len(data), prefix.encode())
+        else:
+            ptr = _call("SL_GraphImportONNX", self._ptr, os.fspath(model).encode(), None, 0,
+                        prefix.encode())
+        try:
+            def values(count, name_fn, output_fn):
+                out = collections.OrderedDict()
+                for i in range(count(ptr)):
+                    c = output_fn(ptr, i)
+                    out[name_fn(ptr, i).decode()] = Output(Operation(self, c.oper), c.index)
+                return out
+            lib = self._lib
+            return OnnxModel(values(lib.SL_ONNXImportNumInputs, lib.SL_ONNXImportInputName,
+                                    lib.SL_ONNXImportInput),
+                             values(lib.SL_ONNXImportNumOutputs, lib.SL_ONNXImportOutputName,
+                                    lib.SL_ONNXImportOutput))
+        finally:
+            self._lib.SL_DeleteONNXImport(ptr)
 
     # -- building --
 

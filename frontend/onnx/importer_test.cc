@@ -1,0 +1,100 @@
+#include "frontend/onnx/importer.h"
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "master/session.h"
+
+namespace sluice {
+namespace {
+
+using ::testing::AllOf;
+using ::testing::HasSubstr;
+
+constexpr char kDir[] = "tests/testdata/onnx/";
+
+absl::Status ImportError(const std::string& file) {
+  return ImportOnnxFile(kDir + file).status();
+}
+
+TEST(OnnxImporterTest, MalformedModelsAreRefusedByName) {
+  absl::Status s = ImportError("bad_truncated.onnx");
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.message(), HasSubstr("truncated or corrupt"));
+
+  s = ImportError("bad_dtype.onnx");
+  EXPECT_THAT(s.message(), AllOf(HasSubstr("initializer 'w'"), HasSubstr("element type 99")));
+
+  s = ImportError("bad_short_raw_data.onnx");
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.message(), AllOf(HasSubstr("initializer 'w'"), HasSubstr("needs 16 bytes"), HasSubstr("has 8")));
+
+  s = ImportError("bad_cycle.onnx");
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.message(), AllOf(HasSubstr("first"), HasSubstr("'q'")));
+
+  s = ImportError("bad_orphan_input.onnx");
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.message(), AllOf(HasSubstr("reads_ghost"), HasSubstr("ghost")));
+
+  s = ImportError("bad_unknown_op.onnx");
+  EXPECT_THAT(s.message(), AllOf(HasSubstr("Frobnicate"), HasSubstr("mystery")));
+
+  s = ImportError("bad_unknown_domain.onnx");
+  EXPECT_THAT(s.message(), AllOf(HasSubstr("com.example"), HasSubstr("elsewhere")));
+
+  s = ImportError("bad_newer_opset.onnx");
+  EXPECT_EQ(s.code(), absl::StatusCode::kUnimplemented);
+  EXPECT_THAT(s.message(), HasSubstr("opset 99"));
+
+  EXPECT_EQ(ImportError("no_such_model.onnx").code(), absl::StatusCode::kNotFound);
+}
+
+TEST(OnnxImporterTest, NamesSurviveIntoTheGraphDef) {
+  auto g = ImportOnnxFile(std::string(kDir) + "mlp.onnx");
+  ASSERT_TRUE(g.ok()) << g.status();
+  std::vector<std::string> names;
+  for (const NodeDef& n : g->graph.node()) names.push_back(n.name());
+  EXPECT_THAT(names, ::testing::IsSupersetOf({"x", "w", "b", "matmul", "add", "relu"}));
+  ASSERT_EQ(g->inputs.size(), 1u);
+  EXPECT_EQ(g->inputs[0].name, "x");
+  EXPECT_EQ(g->inputs[0].shape.DebugString(), "[?,2]");
+  EXPECT_EQ(g->outputs[0].name, "y");
+}
+
+std::vector<Tensor> RunGraph(const OnnxGraph& g, std::vector<std::pair<std::string, Tensor>> feeds) {
+  auto session = NewSession({});
+  EXPECT_TRUE(session.ok());
+  EXPECT_TRUE((*session)->Create(g.graph).ok());
+  std::vector<std::string> fetches;
+  for (const auto& o : g.outputs) fetches.push_back(o.tensor);
+  std::vector<Tensor> out;
+  absl::Status s = (*session)->Run(feeds, fetches, {}, &out);
+  EXPECT_TRUE(s.ok()) << s;
+  return out;
+}
+
+TEST(OnnxImporterTest, MlpRuns) {
+  auto g = ImportOnnxFile(std::string(kDir) + "mlp.onnx");
+  ASSERT_TRUE(g.ok()) << g.status();
+  // x = [1, 2]: relu([1*1 + 2*2 + 0.5, 1*-1 + 2*1 - 10]) = [5.5, 0].
+  auto out = RunGraph(*g, {{g->inputs[0].tensor, Tensor::FromVector<float>({1, 2}, TensorShape({1, 2}))}});
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_FLOAT_EQ(out[0].flat<float>()[0], 5.5f);
+  EXPECT_FLOAT_EQ(out[0].flat<float>()[1], 0.0f);
+}
+
+TEST(OnnxImporterTest, IfBranchesBecomeLibraryFunctionsReadingOuterValues) {
+  auto g = ImportOnnxFile(std::string(kDir) + "if.onnx");
+  ASSERT_TRUE(g.ok()) << g.status();
+  EXPECT_EQ(g->graph.library().function_size(), 2);
+  Tensor x = Tensor::FromVector<float>({3, -4}, TensorShape({2}));
+  auto then_out = RunGraph(*g, {{g->inputs[0].tensor, Tensor::Scalar<bool>(true)}, {g->inputs[1].tensor, x}});
+  EXPECT_FLOAT_EQ(then_out[0].flat<float>()[0], 4.0f);   // x + 1
+  EXPECT_FLOAT_EQ(then_out[0].flat<float>()[1], -3.0f);
+  auto else_out = RunGraph(*g, {{g->inputs[0].tensor, Tensor::Scalar<bool>(false)}, {g->inputs[1].tensor, x}});
+  EXPECT_FLOAT_EQ(else_out[0].flat<float>()[0], 6.0f);   // x * 2
+  EXPECT_FLOAT_EQ(else_out[0].flat<float>()[1], -8.0f);
+}
+
+}  // namespace
+}  // namespace sluice
