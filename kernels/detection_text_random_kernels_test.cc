@@ -66,6 +66,13 @@ TEST(NonMaxSuppressionTest, OptionalInputsAndCenterFormat) {
     t.ExpectOutput<int64_t>(0, {1, 3}, {0, 0, 1});
   }
   {
+    KernelTester t("NonMaxSuppression");  // A NaN score is never selected.
+    t.Input<float>({1, 2, 4}, {0, 0, 1, 1, 5, 5, 6, 6}).Input<float>({1, 1, 2}, {NAN, 0.5f});
+    t.Input<int64_t>({}, {5}).Input<float>({}, {0.5f}).Input<float>({}, {0.0f});
+    ASSERT_TRUE(t.Run().ok());
+    t.ExpectOutput<int64_t>(0, {1, 3}, {0, 0, 1});
+  }
+  {
     KernelTester t("NonMaxSuppression");
     t.Input<float>({1, 4, 3}, std::vector<float>(12)).Input<float>({1, 1, 4}, std::vector<float>(4));
     EXPECT_THAT(t.Run().message(), HasSubstr("boxes must be"));
@@ -124,10 +131,17 @@ TEST(RoiAlignTest, MaxModeTakesTheLargestWeightedCorner) {
   t.ExpectOutput<float>(0, {1, 1, 1, 1}, {2.5f});
 }
 
-TEST(RoiAlignTest, RejectsBadBatchIndex) {
-  KernelTester t("RoiAlign");
-  t.Input<float>({1, 1, 4, 4}, Ramp4x4()).Input<float>({1, 4}, {0, 0, 2, 2}).Input<int64_t>({1}, {3});
-  EXPECT_THAT(t.Run().message(), HasSubstr("batch index 3"));
+TEST(RoiAlignTest, RejectsBadBatchIndexAndNonFiniteRois) {
+  {
+    KernelTester t("RoiAlign");
+    t.Input<float>({1, 1, 4, 4}, Ramp4x4()).Input<float>({1, 4}, {0, 0, 2, 2}).Input<int64_t>({1}, {3});
+    EXPECT_THAT(t.Run().message(), HasSubstr("batch index 3"));
+  }
+  {
+    KernelTester t("RoiAlign");
+    t.Input<float>({1, 1, 4, 4}, Ramp4x4()).Input<float>({1, 4}, {0, 0, INFINITY, 2}).Input<int64_t>({1}, {0});
+    EXPECT_THAT(t.Run().message(), HasSubstr("not finite"));
+  }
 }
 
 // ---- GridSample ----

@@ -113,6 +113,8 @@ class NonMaxSuppressionOp : public OpKernel {
         const float* s = score_data + (b * num_classes + c) * num_boxes;
         order.clear();
         for (int64_t i = 0; i < num_boxes; ++i) {
+          // NaN scores cannot be ranked; they are never selected.
+          if (std::isnan(s[i])) continue;
           if (!has_score_threshold || s[i] > score_threshold) order.push_back(i);
         }
         // Highest score first; equal scores keep box order.

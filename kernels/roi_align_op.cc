@@ -19,7 +19,7 @@ struct BilinearTaps {
 
 BilinearTaps Taps(double y, double x, int64_t height, int64_t width) {
   BilinearTaps t;
-  if (y < -1.0 || y > height || x < -1.0 || x > width) return t;
+  if (!(y >= -1.0 && y <= height && x >= -1.0 && x <= width)) return t;  // NaN too.
   y = std::max(y, 0.0);
   x = std::max(x, 0.0);
   int64_t y_low = static_cast<int64_t>(y), x_low = static_cast<int64_t>(x);
@@ -48,6 +48,10 @@ BilinearTaps Taps(double y, double x, int64_t height, int64_t width) {
   t.weight[3] = ly * lx;
   return t;
 }
+
+// The adaptive sampling grid grows with the roi; past this many samples per bin axis the roi
+// is far larger than any real feature map (and the sample count would overflow memory).
+constexpr double kMaxAdaptiveSamples = 1 << 16;
 
 template <typename T>
 class RoiAlignOp : public OpKernel {
@@ -114,8 +118,18 @@ class RoiAlignOp : public OpKernel {
         roi_h = std::max(roi_h, 1.0);
       }
       const double bin_h = roi_h / output_height_, bin_w = roi_w / output_width_;
-      const int64_t grid_h = sampling_ratio_ > 0 ? sampling_ratio_ : static_cast<int64_t>(std::ceil(roi_h / output_height_));
-      const int64_t grid_w = sampling_ratio_ > 0 ? sampling_ratio_ : static_cast<int64_t>(std::ceil(roi_w / output_width_));
+      if (!std::isfinite(start_h) || !std::isfinite(start_w) || !std::isfinite(bin_h) || !std::isfinite(bin_w)) {
+        return absl::InvalidArgumentError(absl::StrCat("RoiAlign: roi ", r, " is not finite"));
+      }
+      // With sampling_ratio 0 the grid adapts to the bin size (ceil(bin) samples per axis).
+      const double adaptive_h = std::ceil(bin_h), adaptive_w = std::ceil(bin_w);
+      if (sampling_ratio_ == 0 && (adaptive_h > kMaxAdaptiveSamples || adaptive_w > kMaxAdaptiveSamples)) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "RoiAlign: roi ", r, " needs ", adaptive_h, " x ", adaptive_w,
+            " samples per bin; give sampling_ratio or smaller rois"));
+      }
+      const int64_t grid_h = sampling_ratio_ > 0 ? sampling_ratio_ : static_cast<int64_t>(adaptive_h);
+      const int64_t grid_w = sampling_ratio_ > 0 ? sampling_ratio_ : static_cast<int64_t>(adaptive_w);
       const double count = std::max<int64_t>(grid_h * grid_w, 1);
       for (int64_t ph = 0; ph < output_height_; ++ph) {
         for (int64_t pw = 0; pw < output_width_; ++pw) {

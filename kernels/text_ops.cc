@@ -65,6 +65,9 @@ enum class CaseChange { kNone, kLower, kUpper };
 
 class StringNormalizerOp : public OpKernel {
  public:
+  StringNormalizerOp() = default;
+  StringNormalizerOp(const StringNormalizerOp&) = delete;
+  StringNormalizerOp& operator=(const StringNormalizerOp&) = delete;
   ~StringNormalizerOp() override {
     if (locale_ != (locale_t)0) freelocale(locale_);
   }
