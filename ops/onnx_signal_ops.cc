@@ -1,0 +1,54 @@
+// Signal processing ops with ONNX semantics (opset 17): DFT, STFT, MelWeightMatrix. Complex
+// values are a trailing dim of 2 (real, imaginary); real inputs have a trailing dim of 1.
+// Optional ONNX inputs are list(type) args holding zero or one tensor.
+#include "framework/status.h"
+#include "ops/op_registry.h"
+
+namespace sluice {
+
+#define SL_SIGNAL_TYPES "{half, bfloat16, float, double}"
+
+REGISTER_OP("DFT")
+    .Input("input: T1")
+    .Input("dft_length: T2")
+    .Output("output: T1")
+    .Attr("T1: " SL_SIGNAL_TYPES)
+    .Attr("T2: list(type) >= 0")
+    .Attr("axis: int = 1")
+    .Attr("inverse: int = 0")
+    .Attr("onesided: int = 0")
+    .Doc("Discrete Fourier transform along `axis` of [batch, signal..., 1 or 2]; dft_length "
+         "zero-pads or truncates the signal; onesided keeps the first n/2 + 1 frequencies; "
+         "inverse scales by 1/n.");
+
+REGISTER_OP("STFT")
+    .Input("signal: T1")
+    .Input("frame_step: T2")
+    .Input("window: Twindow")
+    .Input("frame_length: Tlength")
+    .Output("output: T1")
+    .Attr("T1: " SL_SIGNAL_TYPES)
+    .Attr("T2: {int32, int64}")
+    .Attr("Twindow: list(type) >= 0")
+    .Attr("Tlength: list(type) >= 0")
+    .Attr("onesided: int = 1")
+    .Doc("Short-time Fourier transform of [batch, length, 1 or 2]: frames of frame_length "
+         "every frame_step samples, each times the window, to [batch, frames, bins, 2].");
+
+REGISTER_OP("MelWeightMatrix")
+    .Input("num_mel_bins: T1")
+    .Input("dft_length: T1")
+    .Input("sample_rate: T1")
+    .Input("lower_edge_hertz: T2")
+    .Input("upper_edge_hertz: T2")
+    .Output("output: output_datatype")
+    .Attr("T1: {int32, int64}")
+    .Attr("T2: " SL_SIGNAL_TYPES)
+    .Attr("output_datatype: {uint8, uint16, uint32, uint64, int8, int16, int32, int64, half, "
+          "bfloat16, float, double} = DT_FLOAT")
+    .Doc("Triangular mel filters as a [dft_length / 2 + 1, num_mel_bins] matrix that maps "
+         "a onesided magnitude spectrum to mel bands.");
+
+#undef SL_SIGNAL_TYPES
+
+}  // namespace sluice
