@@ -1,5 +1,6 @@
 // DFT, STFT and MelWeightMatrix (ONNX opset 17). Complex values are a trailing dim of 2
 // (real, imaginary), real inputs a trailing dim of 1; transforms run in double precision.
+#include <algorithm>
 #include <cmath>
 #include <complex>
 #include <vector>
@@ -223,6 +224,9 @@ class MelWeightMatrixOp : public OpKernel {
                                                      "sample_rate / 2; got ", lower, ", ", upper, ", ", sample_rate));
     }
     const int64_t num_bins = dft_length / 2 + 1;
+    SL_ASSIGN_OR_RETURN(TensorShape out_shape, TensorShape::FromDims({num_bins, num_mel}));
+    Tensor* y;
+    SL_RETURN_IF_ERROR(ctx->allocate_output(0, out_shape, &y));  // Before sizing buffers by it.
     auto to_mel = [](double hz) { return 2595.0 * std::log10(1.0 + hz / 700.0); };
     const double low_mel = to_mel(lower), high_mel = to_mel(upper);
     const double mel_step = (high_mel - low_mel) / static_cast<double>(num_mel + 2);
@@ -235,26 +239,26 @@ class MelWeightMatrixOp : public OpKernel {
                                                        ", outside the ", num_bins, " bins"));
       }
     }
-    std::vector<double> w(num_bins * num_mel, 0.0);
-    for (int64_t m = 0; m < num_mel; ++m) {
-      const int64_t left = points[m], center = points[m + 1], right = points[m + 2];
-      if (center == left) {
-        w[center * num_mel + m] = 1.0;
-      } else {
-        for (int64_t j = left; j <= center; ++j) {
-          w[j * num_mel + m] = static_cast<double>(j - left) / static_cast<double>(center - left);
-        }
-      }
-      for (int64_t j = center; j < right; ++j) {
-        w[j * num_mel + m] = static_cast<double>(right - j) / static_cast<double>(right - center);
-      }
-    }
-    Tensor* y;
-    SL_RETURN_IF_ERROR(ctx->allocate_output(0, TensorShape({num_bins, num_mel}), &y));
-    const bool ok = VisitDataType(y->dtype(), [&](auto tag) {
+    bool ok = false;
+    VisitDataType(y->dtype(), [&](auto tag) {
       using V = typename decltype(tag)::type;
       if constexpr (std::is_arithmetic_v<V> || std::is_same_v<V, half> || std::is_same_v<V, bfloat16>) {
-        for (size_t i = 0; i < w.size(); ++i) y->data<V>()[i] = FromDouble<V>(w[i]);
+        ok = true;
+        V* w = y->data<V>();
+        std::fill(w, w + num_bins * num_mel, FromDouble<V>(0.0));
+        for (int64_t m = 0; m < num_mel; ++m) {
+          const int64_t left = points[m], center = points[m + 1], right = points[m + 2];
+          if (center == left) {
+            w[center * num_mel + m] = FromDouble<V>(1.0);
+          } else {
+            for (int64_t j = left; j <= center; ++j) {
+              w[j * num_mel + m] = FromDouble<V>(static_cast<double>(j - left) / static_cast<double>(center - left));
+            }
+          }
+          for (int64_t j = center; j < right; ++j) {
+            w[j * num_mel + m] = FromDouble<V>(static_cast<double>(right - j) / static_cast<double>(right - center));
+          }
+        }
       }
     });
     if (!ok) return absl::InvalidArgumentError("MelWeightMatrix: unsupported output_datatype");
