@@ -10,6 +10,9 @@
 
 namespace sluice {
 
+// OpenBLAS keeps one process-wide thread pool; workers size it to their intra-op threads.
+inline void SetBlasThreads(int threads) { openblas_set_num_threads(threads); }
+
 template <typename T>
 void GemmRowMajor(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, T alpha,
                   const T* a, int64_t lda, const T* b, int64_t ldb, T beta, T* c, int64_t ldc) {

@@ -98,6 +98,11 @@ class PoolOp : public OpKernel {
       }
       return idx;
     };
+    if (in.size() == 2 && kKind != PoolKind::kLp && (kKind != PoolKind::kMax || storage_order_ == 0)) {
+      Pool2D(x.data<T>(), y->data<T>(), indices ? indices->data<int64_t>() : nullptr, planes, in, g,
+             ctx->device() != nullptr ? ctx->device()->compute_pool() : nullptr);
+      return absl::OkStatus();
+    }
     for (int64_t p = 0; p < planes; ++p) {
       const T* xp = x.data<T>() + p * in_size;
       T* yp = y->data<T>() + p * out_size;
@@ -131,7 +136,70 @@ class PoolOp : public OpKernel {
     return absl::OkStatus();
   }
 
- private:
+  // The common 2-D case without per-window allocations: each output's window is clipped to
+  // the image once, then scanned directly. Planes split across the compute pool.
+  void Pool2D(const T* x, T* y, int64_t* indices, int64_t planes, const std::vector<int64_t>& in,
+              const WindowGeometry& g, ThreadPool* pool) const {
+    const int64_t ih = in[0], iw = in[1], oh = g.out[0], ow = g.out[1];
+    const int64_t kh = g.kernel[0], kw = g.kernel[1], sh = g.strides[0], sw = g.strides[1];
+    const int64_t dh = g.dilations[0], dw = g.dilations[1], ph = g.pad_begin[0], pw = g.pad_begin[1];
+    auto run = [&](int64_t begin, int64_t end) {
+      for (int64_t p = begin; p < end; ++p) {
+        const T* xp = x + p * ih * iw;
+        T* yp = y + p * oh * ow;
+        for (int64_t i = 0; i < oh; ++i) {
+          const int64_t h0 = i * sh - ph;
+          // Rows of the window inside the image; with dilation, the first and last valid taps.
+          int64_t kh_lo = h0 < 0 ? (-h0 + dh - 1) / dh : 0;
+          int64_t kh_hi = std::min(kh, (ih - h0 + dh - 1) / dh);
+          for (int64_t j = 0; j < ow; ++j) {
+            const int64_t w0 = j * sw - pw;
+            int64_t kw_lo = w0 < 0 ? (-w0 + dw - 1) / dw : 0;
+            int64_t kw_hi = std::min(kw, (iw - w0 + dw - 1) / dw);
+            if constexpr (kKind == PoolKind::kMax) {
+              float best = -std::numeric_limits<float>::infinity();
+              int64_t arg = -1;
+              for (int64_t a = kh_lo; a < kh_hi; ++a) {
+                const int64_t row = (h0 + a * dh) * iw;
+                for (int64_t b = kw_lo; b < kw_hi; ++b) {
+                  const int64_t at = row + w0 + b * dw;
+                  const float v = static_cast<float>(xp[at]);
+                  if (v > best || arg < 0) {
+                    best = v;
+                    arg = at;
+                  }
+                }
+              }
+              yp[i * ow + j] = arg < 0 ? T(0) : xp[arg];
+              if (indices) indices[p * oh * ow + i * ow + j] = p * ih * iw + std::max<int64_t>(arg, 0);
+            } else {
+              double sum = 0;
+              for (int64_t a = kh_lo; a < kh_hi; ++a) {
+                const T* row = xp + (h0 + a * dh) * iw + w0;
+                for (int64_t b = kw_lo; b < kw_hi; ++b) sum += static_cast<double>(static_cast<float>(row[b * dw]));
+              }
+              int64_t count;
+              if (count_include_pad_) {
+                // Cells inside the padded extent (windows past it, from ceil_mode, count less).
+                const int64_t hs = std::max<int64_t>(h0, -ph), he = std::min<int64_t>(h0 + (kh - 1) * dh + 1, ih + g.pad_end[0]);
+                const int64_t ws = std::max<int64_t>(w0, -pw), we = std::min<int64_t>(w0 + (kw - 1) * dw + 1, iw + g.pad_end[1]);
+                count = ((he - hs + dh - 1) / dh) * ((we - ws + dw - 1) / dw);
+              } else {
+                count = std::max<int64_t>(0, kh_hi - kh_lo) * std::max<int64_t>(0, kw_hi - kw_lo);
+              }
+              yp[i * ow + j] = T(count > 0 ? sum / count : 0.0);
+            }
+          }
+        }
+      }
+    };
+    if (pool != nullptr && planes * oh * ow > (1 << 15)) {
+      pool->ParallelFor(planes, 1, run);
+    } else {
+      run(0, planes);
+    }
+  }
+
   WindowAttrs window_;
   int64_t ceil_mode_ = 0, storage_order_ = 0, count_include_pad_ = 0, p_ = 2;
 };

@@ -19,6 +19,7 @@ const std::map<std::string, Verb>& Verbs() {
       {"run", {"run an ONNX model or a GraphDef; tensors are ONNX TensorProto files", sluice::RunVerb}},
       {"test-onnx", {"run ONNX backend test cases and compare with their outputs", sluice::TestOnnxVerb}},
       {"convert", {"convert an ONNX model to a Sluice GraphDef", sluice::ConvertVerb}},
+      {"bench", {"time runs of an ONNX model; ends with one JSON line", sluice::BenchVerb}},
   };
   return *verbs;
 }

@@ -13,6 +13,7 @@ namespace sluice {
 int RunVerb(Args& args);
 int TestOnnxVerb(Args& args);
 int ConvertVerb(Args& args);
+int BenchVerb(Args& args);
 
 // Uniform values in [-1, 1) (small non-negative integers for integer types); unknown dims
 // become 1.

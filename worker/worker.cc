@@ -6,6 +6,7 @@
 #include "absl/random/random.h"
 #include "absl/strings/str_cat.h"
 #include "framework/device_name.h"
+#include "kernels/blas.h"
 
 namespace sluice {
 
@@ -16,6 +17,7 @@ Worker::Worker(const WorkerOptions& options) {
   inter_op_pool_ = std::make_unique<ThreadPool>("inter_op", inter);
   // The caller of ParallelFor works on one block itself, so one thread fewer suffices.
   intra_op_pool_ = std::make_unique<ThreadPool>("intra_op", std::max(0, intra - 1));
+  if (options.intra_op_threads > 0) SetBlasThreads(options.intra_op_threads);
   absl::BitGen gen;
   // A new incarnation per process: a restarted worker's keys never match stale ones.
   const uint64_t incarnation = absl::Uniform<uint64_t>(gen, 1, UINT64_MAX);

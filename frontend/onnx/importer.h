@@ -101,7 +101,7 @@ class OnnxImporter {
   absl::flat_hash_map<std::string, DataType> sluice_dtypes_;
   absl::flat_hash_map<std::string, PartialShape> onnx_shapes_;
   absl::flat_hash_map<std::string, const TensorProto*> const_protos_;
-  absl::flat_hash_map<std::string, Tensor> const_values_;
+  absl::node_hash_map<std::string, Tensor> const_values_;  // Pointer-stable: constant_input() hands them out.
   absl::flat_hash_set<std::string> node_names_;
   int function_counter_ = 0;
 

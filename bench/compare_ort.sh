@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Sluice against ONNX Runtime on the same machine, in the same run: ResNet-18, MobileNetV2 and
+# SqueezeNet exported from torch (random weights), at 1 and 2 threads. Prints a table of median
+# run times and the ratio sluice/ort (below 1 means Sluice is faster).
+#   bench/compare_ort.sh [ITERS]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+iters=${1:-20}
+work=out/bench
+mkdir -p "$work"
+peers=bench/.peers
+if [ ! -d "$peers/node_modules/onnxruntime-node" ]; then
+  # --ignore-scripts: its install script fetches GPU parts, which fails offline.
+  mkdir -p "$peers" && (cd "$peers" && npm install --silent --ignore-scripts --no-audit --no-fund onnxruntime-node >/dev/null)
+fi
+models=(resnet18 mobilenet_v2 squeezenet1_0)
+for m in "${models[@]}"; do
+  [ -f "$work/${m}_opset13/model.onnx" ] || /usr/bin/python3 scripts/export_torch_models.py "$work" --only "$m" --opsets 13 >/dev/null
+done
+bazel build -c opt //tools:sluice >/dev/null 2>&1
+printf "%-16s %7s %12s %12s %8s\n" model threads sluice_ms ort_ms ratio
+for m in "${models[@]}"; do
+  model="$work/${m}_opset13/model.onnx"
+  for t in 1 2; do
+    s=$(bazel-bin/tools/sluice bench "$model" --threads "$t" --iters "$iters" | tail -1)
+    o=$(NODE_PATH="$peers/node_modules" node bench/ort_bench.js "$model" "$t" "$iters" | tail -1)
+    sm=$(echo "$s" | sed 's/.*"median_ms": \([0-9.]*\).*/\1/')
+    om=$(echo "$o" | sed 's/.*"median_ms":\([0-9.]*\).*/\1/')
+    printf "%-16s %7s %12s %12s %8.2f\n" "$m" "$t" "$sm" "$om" "$(echo "$sm / $om" | bc -l)"
+  done
+done

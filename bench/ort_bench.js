@@ -1,0 +1,38 @@
+// Times an ONNX model in ONNX Runtime (npm onnxruntime-node, CPU) the way `sluice bench` times
+// it in Sluice: the same random-input policy (shapes from the model, unknown dims as 1), warm-up
+// runs, then whole runs. Prints the same JSON line.
+//   node bench/ort_bench.js MODEL.onnx THREADS ITERS
+const path = require('path');
+const ort = require('onnxruntime-node');
+
+async function main() {
+  const [model, threads = '1', iters = '20'] = process.argv.slice(2);
+  const session = await ort.InferenceSession.create(model, {
+    intraOpNumThreads: Number(threads),
+    interOpNumThreads: 1,
+    graphOptimizationLevel: 'all',
+    executionMode: 'sequential',
+  });
+  const feeds = {};
+  for (const name of session.inputNames) {
+    const meta = session.inputMetadata ? session.inputMetadata.find((m) => m.name === name) : null;
+    const dims = meta && meta.shape ? meta.shape.map((d) => (typeof d === 'number' && d > 0 ? d : 1)) : [1];
+    const n = dims.reduce((a, b) => a * b, 1);
+    const data = new Float32Array(n);
+    for (let i = 0; i < n; ++i) data[i] = Math.random() * 2 - 1;
+    feeds[name] = new ort.Tensor('float32', data, dims);
+  }
+  for (let i = 0; i < 3; ++i) await session.run(feeds);
+  const ms = [];
+  for (let i = 0; i < Number(iters); ++i) {
+    const start = process.hrtime.bigint();
+    await session.run(feeds);
+    ms.push(Number(process.hrtime.bigint() - start) / 1e6);
+  }
+  ms.sort((a, b) => a - b);
+  const median = ms.length % 2 ? ms[(ms.length - 1) / 2] : (ms[ms.length / 2 - 1] + ms[ms.length / 2]) / 2;
+  console.log(JSON.stringify({model: path.basename(model), threads: Number(threads), iters: Number(iters),
+                              median_ms: Number(median.toFixed(3)), min_ms: Number(ms[0].toFixed(3))}));
+}
+
+main().catch((e) => { console.error(e.message || e); process.exit(1); });

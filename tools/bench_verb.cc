@@ -1,0 +1,146 @@
+// `sluice bench`: times whole runs of an ONNX model (or GraphDef) in an embedded session.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <map>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "framework/status.h"
+#include "frontend/onnx/importer.h"
+#include "frontend/onnx/onnx_tensor.h"
+#include "master/session.h"
+#include "tools/verbs.h"
+
+namespace sluice {
+namespace {
+
+constexpr char kHelp[] = R"(usage: sluice bench MODEL.onnx [options]
+
+Runs the model repeatedly in an embedded session and reports the time of whole runs (feeds
+in, fetches out). The last line is JSON:
+  {"model": ..., "threads": N, "iters": N, "median_ms": X, "min_ms": Y}
+
+options:
+  --input FILE.pb | NAME=FILE.pb   inputs as in `sluice run` (default: random inputs)
+  --iters N      timed runs (default 20)
+  --warmup N     untimed runs first (default 3)
+  --threads N    intra-op and inter-op threads, and OpenBLAS threads (default 1)
+  --profile      after timing, one traced run: time per op type, most expensive first
+  --help         this text
+)";
+
+}  // namespace
+
+int BenchVerb(Args& args) {
+  if (args.Has("--help")) {
+    std::printf("%s", kHelp);
+    return 0;
+  }
+  std::vector<std::string> inputs = args.TakeAll("--input");
+  int iters = 20, warmup = 3, threads = 1;
+  for (auto [flag, value] : {std::pair<const char*, int*>{"--iters", &iters}, {"--warmup", &warmup}, {"--threads", &threads}}) {
+    std::string v = args.Take(flag);
+    if (!v.empty() && (!absl::SimpleAtoi(v, value) || *value < (std::string(flag) == "--warmup" ? 0 : 1))) {
+      std::fprintf(stderr, "sluice bench: bad %s '%s'\n", flag, v.c_str());
+      return 2;
+    }
+  }
+  const bool profile = args.Has("--profile");
+  auto positional = args.Positional(1);
+  if (!positional.ok() || positional->size() != 1) {
+    std::fprintf(stderr, "sluice bench: %s\n%s",
+                 positional.ok() ? "expected one MODEL" : std::string(positional.status().message()).c_str(), kHelp);
+    return 2;
+  }
+  auto fail = [](const absl::Status& s) {
+    std::fprintf(stderr, "sluice bench: %s\n", StatusToString(s).c_str());
+    return 1;
+  };
+  const std::string& path = (*positional)[0];
+  auto g = ImportOnnxFile(path);
+  if (!g.ok()) return fail(g.status());
+  std::vector<std::pair<std::string, Tensor>> feeds;
+  std::vector<const OnnxValue*> required;
+  for (const auto& in : g->inputs) {
+    if (!in.has_default) required.push_back(&in);
+  }
+  std::mt19937 rng(0);
+  size_t next = 0;
+  for (const std::string& spec : inputs) {
+    std::vector<std::string> kv = absl::StrSplit(spec, absl::MaxSplits('=', 1));
+    auto t = ReadOnnxTensorFile(kv.size() == 2 ? kv[1] : kv[0]);
+    if (!t.ok()) return fail(t.status());
+    const OnnxValue* target = nullptr;
+    for (const auto& in : g->inputs) {
+      if (kv.size() == 2 && in.name == kv[0]) target = &in;
+    }
+    if (target == nullptr && kv.size() == 1 && next < required.size()) target = required[next++];
+    if (target == nullptr) return fail(absl::InvalidArgumentError(absl::StrCat("no model input for '", spec, "'")));
+    feeds.emplace_back(target->tensor, *std::move(t));
+  }
+  if (inputs.empty()) {
+    for (const OnnxValue* in : required) {
+      auto t = RandomTensor(in->dtype, in->shape, &rng);
+      if (!t.ok()) return fail(t.status());
+      feeds.emplace_back(in->tensor, *std::move(t));
+    }
+  }
+  std::vector<std::string> fetches;
+  for (const auto& o : g->outputs) fetches.push_back(o.tensor);
+  SessionOptions options;
+  options.config.set_intra_op_parallelism_threads(threads);
+  options.config.set_inter_op_parallelism_threads(threads);
+  auto session = NewSession(options);
+  if (!session.ok()) return fail(session.status());
+  absl::Status s = (*session)->Create(g->graph);
+  if (!s.ok()) return fail(s);
+  std::vector<Tensor> out;
+  for (int i = 0; i < warmup; ++i) {
+    s = (*session)->Run(feeds, fetches, {}, &out);
+    if (!s.ok()) return fail(s);
+  }
+  std::vector<double> ms;
+  for (int i = 0; i < iters; ++i) {
+    auto start = std::chrono::steady_clock::now();
+    s = (*session)->Run(feeds, fetches, {}, &out);
+    auto end = std::chrono::steady_clock::now();
+    if (!s.ok()) return fail(s);
+    ms.push_back(std::chrono::duration<double, std::milli>(end - start).count());
+  }
+  if (profile) {
+    RunOptions trace;
+    trace.set_trace_level(RunOptions::FULL_TRACE);
+    RunMetadata metadata;
+    s = (*session)->Run(trace, feeds, fetches, {}, &out, &metadata);
+    if (!s.ok()) return fail(s);
+    std::map<std::string, std::pair<double, int>> by_op;
+    double total = 0;
+    for (const auto& dev : metadata.step_stats().dev_stats()) {
+      for (const auto& n : dev.node_stats()) {
+        auto& e = by_op[n.timeline_label()];
+        e.first += n.all_end_rel_nanos() / 1e6;
+        e.second += 1;
+        total += n.all_end_rel_nanos() / 1e6;
+      }
+    }
+    std::vector<std::pair<double, std::string>> rows;
+    for (const auto& [op, e] : by_op) rows.emplace_back(e.first, op);
+    std::sort(rows.rbegin(), rows.rend());
+    std::printf("%-24s %10s %6s %6s\n", "op", "ms", "nodes", "share");
+    for (const auto& [t, op] : rows) {
+      std::printf("%-24s %10.3f %6d %5.1f%%\n", op.c_str(), t, by_op[op].second, 100 * t / total);
+    }
+  }
+  std::vector<double> sorted = ms;
+  std::sort(sorted.begin(), sorted.end());
+  const double median = sorted.size() % 2 ? sorted[sorted.size() / 2]
+                                          : (sorted[sorted.size() / 2 - 1] + sorted[sorted.size() / 2]) / 2;
+  std::printf("{\"model\": \"%s\", \"threads\": %d, \"iters\": %d, \"median_ms\": %.3f, \"min_ms\": %.3f}\n",
+              std::filesystem::path(path).filename().string().c_str(), threads, iters, median, sorted.front());
+  return 0;
+}
+
+}  // namespace sluice
