@@ -387,11 +387,14 @@ absl::Status MasterSession::Run(const RunStepRequest& req, RunStepResponse* resp
           absl::StrCat("step did not finish within ", timeout_ms, " ms"));
       for (const auto& p : parts) p.worker->AbortStep(step_id, s);
       sync->done.WaitForNotification();
+      for (const auto& p : parts) p.worker->CleanupGraph(step_id);
       return s;
     }
   } else {
     sync->done.WaitForNotification();
   }
+  // Every part is done; what they left in their rendezvous can go.
+  for (const auto& p : parts) p.worker->CleanupGraph(step_id);
   {
     absl::MutexLock lock(&sync->mu);
     if (!sync->first_error.ok()) return sync->first_error;

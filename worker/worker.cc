@@ -5,12 +5,13 @@
 
 #include "absl/random/random.h"
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
 #include "framework/device_name.h"
 #include "kernels/blas.h"
 
 namespace sluice {
 
-Worker::Worker(const WorkerOptions& options) {
+Worker::Worker(const WorkerOptions& options) : rendezvous_factory_(options.rendezvous_factory) {
   task_name_ = absl::StrCat("/job:", options.job, "/replica:0/task:", options.task);
   int inter = options.inter_op_threads > 0 ? options.inter_op_threads : ThreadPool::DefaultThreads();
   int intra = options.intra_op_threads > 0 ? options.intra_op_threads : ThreadPool::DefaultThreads();
@@ -86,8 +87,63 @@ absl::Status Worker::DeregisterGraph(const std::string& graph_handle) {
 std::shared_ptr<LocalRendezvous> Worker::StepRendezvous(int64_t step_id) {
   absl::MutexLock lock(&mu_);
   auto& r = steps_[step_id];
-  if (r == nullptr) r = std::make_shared<LocalRendezvous>();
+  if (r == nullptr) {
+    r = rendezvous_factory_ ? rendezvous_factory_(step_id) : std::make_shared<LocalRendezvous>();
+    // A step cleaned up already gets nothing more: fail at once rather than wait forever.
+    if (cleaned_steps_.contains(step_id)) {
+      r->StartAbort(absl::AbortedError(absl::StrCat("step ", step_id, " already finished on ",
+                                                    task_name_)));
+    }
+  }
   return r;
+}
+
+void Worker::CleanupGraph(int64_t step_id) {
+  std::shared_ptr<LocalRendezvous> r;
+  absl::MutexLock lock(&mu_);
+  auto it = steps_.find(step_id);
+  if (it != steps_.end()) {
+    r = std::move(it->second);  // Destroyed after the lock is released.
+    steps_.erase(it);
+  }
+  if (cleaned_steps_.insert(step_id).second) {
+    cleaned_order_.push_back(step_id);
+    if (cleaned_order_.size() > kRememberedCleanedSteps) {
+      cleaned_steps_.erase(cleaned_order_.front());
+      cleaned_order_.pop_front();
+    }
+  }
+}
+
+void Worker::RecvTensorAsync(const RecvTensorRequest* request, RecvTensorResponse* response,
+                             StatusCallback done) {
+  auto parsed = Rendezvous::ParseKey(request->rendezvous_key);
+  if (!parsed.ok()) {
+    done(parsed.status());
+    return;
+  }
+  Device* device = FindDevice(parsed->src_device);
+  if (device == nullptr) {
+    done(absl::InvalidArgumentError(absl::StrCat("RecvTensor for '", request->rendezvous_key, "': '",
+                                                 parsed->src_device, "' is not a device of ",
+                                                 task_name_)));
+    return;
+  }
+  if (device->incarnation() != parsed->src_incarnation) {
+    done(absl::AbortedError(absl::StrCat(
+        "RecvTensor for '", request->rendezvous_key, "': ", device->name(),
+        " has another incarnation (", task_name_, " restarted since the graph was registered)")));
+    return;
+  }
+  // The waiter must not hold the rendezvous: the rendezvous holds the waiter.
+  StepRendezvous(request->step_id)->RecvAsync(
+      *parsed, [response, done = std::move(done)](const absl::Status& s, const Tensor& value) {
+        if (s.ok()) {
+          response->tensor = value;
+          response->send_start_micros = absl::ToUnixMicros(absl::Now());
+        }
+        done(s);
+      });
 }
 
 void Worker::AbortStep(int64_t step_id, const absl::Status& status) {
@@ -95,9 +151,10 @@ void Worker::AbortStep(int64_t step_id, const absl::Status& status) {
   {
     absl::MutexLock lock(&mu_);
     auto it = steps_.find(step_id);
-    if (it == steps_.end()) return;
-    r = it->second;
+    if (it != steps_.end()) r = it->second;
   }
+  // A part that has not started yet fails as soon as it does (CleanupGraph drops it).
+  if (r == nullptr) r = StepRendezvous(step_id);
   r->StartAbort(status);
 }
 
@@ -119,9 +176,7 @@ void Worker::RunGraphAsync(const RunGraphRequest* request, RunGraphResponse* res
     auto parsed = Rendezvous::ParseKey(key);
     absl::Status s = parsed.ok() ? rendezvous->Send(*parsed, tensor) : parsed.status();
     if (!s.ok()) {
-      rendezvous->StartAbort(s);
-      absl::MutexLock lock(&mu_);
-      steps_.erase(request->step_id);
+      rendezvous->StartAbort(s);  // Dropped by CleanupGraph.
       done(s);
       return;
     }
@@ -160,10 +215,7 @@ void Worker::RunGraphAsync(const RunGraphRequest* request, RunGraphResponse* res
       state->stats[i].set_device(item->executors[i]->device()->name());
       *response->step_stats.add_dev_stats() = std::move(state->stats[i]);
     }
-    {
-      absl::MutexLock lock(&mu_);
-      steps_.erase(request->step_id);
-    }
+    // The rendezvous stays until CleanupGraph: other tasks may still fetch sent values.
     done(status);
   };
   if (n == 0) {

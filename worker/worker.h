@@ -7,11 +7,14 @@
 #ifndef SLUICE_WORKER_WORKER_H_
 #define SLUICE_WORKER_WORKER_H_
 
+#include <deque>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/synchronization/mutex.h"
 #include "framework/device.h"
 #include "framework/thread_pool.h"
@@ -29,6 +32,9 @@ struct WorkerOptions {
   int inter_op_threads = 0;
   // Threads kernels use for intra-op parallelism (0: the machine's core count).
   int intra_op_threads = 0;
+  // Makes each step's rendezvous; null: a LocalRendezvous. The distributed runtime passes
+  // one that fetches values sent on other tasks (worker/remote_rendezvous.h).
+  std::function<std::shared_ptr<LocalRendezvous>(int64_t step_id)> rendezvous_factory;
 };
 
 class Worker : public WorkerInterface {
@@ -43,6 +49,11 @@ class Worker : public WorkerInterface {
   void RunGraphAsync(const RunGraphRequest* request, RunGraphResponse* response,
                      StatusCallback done) override;
   void AbortStep(int64_t step_id, const absl::Status& status) override;
+  void RecvTensorAsync(const RecvTensorRequest* request, RecvTensorResponse* response,
+                       StatusCallback done) override;
+  // A step's rendezvous outlives its RunGraph (other tasks may still fetch from it) until
+  // this runs.
+  void CleanupGraph(int64_t step_id) override;
 
   // "/job:J/replica:0/task:T".
   const std::string& task_name() const { return task_name_; }
@@ -56,6 +67,7 @@ class Worker : public WorkerInterface {
   };
 
   std::string task_name_;
+  std::function<std::shared_ptr<LocalRendezvous>(int64_t step_id)> rendezvous_factory_;
   std::unique_ptr<ThreadPool> inter_op_pool_;
   std::unique_ptr<ThreadPool> intra_op_pool_;
   std::vector<std::unique_ptr<Device>> devices_;
@@ -64,6 +76,12 @@ class Worker : public WorkerInterface {
   int64_t next_graph_id_ ABSL_GUARDED_BY(mu_) = 0;
   absl::flat_hash_map<std::string, std::shared_ptr<GraphItem>> graphs_ ABSL_GUARDED_BY(mu_);
   absl::flat_hash_map<int64_t, std::shared_ptr<LocalRendezvous>> steps_ ABSL_GUARDED_BY(mu_);
+  // Recently cleaned-up steps, so that a late RecvTensor or RunGraph for one fails at once
+  // instead of waiting for values that will never be sent. Enough for the steps of the last
+  // seconds of even a fast loop; older ones are forgotten.
+  static constexpr size_t kRememberedCleanedSteps = 4096;
+  absl::flat_hash_set<int64_t> cleaned_steps_ ABSL_GUARDED_BY(mu_);
+  std::deque<int64_t> cleaned_order_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace sluice

@@ -46,6 +46,19 @@ struct RunGraphResponse {
   StepStats step_stats;
 };
 
+// Asks the worker that owns the key's source device for the value sent under it.
+struct RecvTensorRequest {
+  int64_t step_id = 0;
+  std::string rendezvous_key;
+  int64_t request_id = 0;  // Non-zero: retries carry the same id.
+};
+
+struct RecvTensorResponse {
+  Tensor tensor;
+  bool is_dead = false;
+  int64_t send_start_micros = 0;
+};
+
 using StatusCallback = std::function<void(const absl::Status&)>;
 
 class WorkerInterface {
@@ -60,6 +73,15 @@ class WorkerInterface {
                              StatusCallback done) = 0;
   // Cancels a running step (another worker failed): its pending receives fail with `status`.
   virtual void AbortStep(int64_t step_id, const absl::Status& status) = 0;
+  // Waits for a value a _Send of this worker makes available in the step and answers with
+  // it (the server side of a cross-task _Recv). Same lifetime rule as RunGraphAsync.
+  virtual void RecvTensorAsync(const RecvTensorRequest* request, RecvTensorResponse* response,
+                               StatusCallback done) {
+    done(absl::UnimplementedError("this worker does not serve RecvTensor"));
+  }
+  // Drops what a finished step left on this worker (values sent but not received). The
+  // master calls it once every part of the step has finished; it does not wait for it.
+  virtual void CleanupGraph(int64_t step_id) {}
 };
 
 }  // namespace sluice

@@ -1,0 +1,250 @@
+#include "worker/tensor_coding.h"
+
+#include <cstring>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "framework/status.h"
+#include "proto/worker.pb.h"
+
+namespace sluice {
+namespace {
+
+// Protobuf wire types and the field numbers this file writes and reads.
+constexpr int kVarint = 0, kFixed64 = 1, kLengthDelimited = 2, kFixed32 = 5;
+constexpr int kResponseTensor = 1, kResponseIsDead = 2, kResponseSendStartMicros = 3;
+constexpr int kTensorContent = 4;
+
+void AppendVarint(uint64_t v, std::string* out) {
+  while (v >= 0x80) {
+    out->push_back(static_cast<char>((v & 0x7f) | 0x80));
+    v >>= 7;
+  }
+  out->push_back(static_cast<char>(v));
+}
+
+size_t VarintSize(uint64_t v) {
+  size_t n = 1;
+  while (v >= 0x80) {
+    v >>= 7;
+    ++n;
+  }
+  return n;
+}
+
+void AppendTag(int field, int wire_type, std::string* out) {
+  AppendVarint(static_cast<uint64_t>(field) << 3 | wire_type, out);
+}
+
+void ReleaseBufferRef(void* ref) { delete static_cast<std::shared_ptr<TensorBuffer>*>(ref); }
+
+// Reads a byte stream spread over gRPC slices without joining them.
+class SliceReader {
+ public:
+  explicit SliceReader(std::vector<grpc::Slice> slices) : slices_(std::move(slices)) {
+    for (const auto& s : slices_) size_ += s.size();
+  }
+  size_t position() const { return pos_; }
+  size_t size() const { return size_; }
+
+  bool ReadVarint(uint64_t* v) {
+    *v = 0;
+    for (int shift = 0; shift < 64; shift += 7) {
+      uint8_t b;
+      if (!Read(&b, 1)) return false;
+      *v |= static_cast<uint64_t>(b & 0x7f) << shift;
+      if (!(b & 0x80)) return true;
+    }
+    return false;
+  }
+  // Copies the next `n` bytes to `dst` (or skips them when `dst` is null).
+  bool Read(void* dst, size_t n) {
+    if (n > size_ - pos_) return false;
+    char* out = static_cast<char*>(dst);
+    while (n > 0) {
+      const grpc::Slice& s = slices_[slice_];
+      size_t take = std::min(n, s.size() - offset_);
+      if (out != nullptr) {
+        std::memcpy(out, s.begin() + offset_, take);
+        out += take;
+      }
+      n -= take;
+      pos_ += take;
+      offset_ += take;
+      if (offset_ == s.size()) {
+        ++slice_;
+        offset_ = 0;
+      }
+    }
+    return true;
+  }
+  bool Append(size_t n, std::string* out) {
+    if (n > size_ - pos_) return false;
+    size_t old = out->size();
+    out->resize(old + n);
+    return Read(out->data() + old, n);
+  }
+
+ private:
+  std::vector<grpc::Slice> slices_;
+  size_t size_ = 0, pos_ = 0, slice_ = 0, offset_ = 0;
+};
+
+absl::Status Malformed(absl::string_view what) {
+  return absl::InvalidArgumentError(absl::StrCat("malformed RecvTensorResponse: ", what));
+}
+
+// Copies the field whose tag was just read to `out` (tag included), or skips it if `out` is null.
+absl::Status CopyField(SliceReader* in, uint64_t tag, std::string* out) {
+  if (out != nullptr) AppendVarint(tag, out);
+  uint64_t v;
+  switch (tag & 7) {
+    case kVarint:
+      if (!in->ReadVarint(&v)) return Malformed("truncated varint");
+      if (out != nullptr) AppendVarint(v, out);
+      return absl::OkStatus();
+    case kFixed64:
+    case kFixed32: {
+      size_t n = (tag & 7) == kFixed64 ? 8 : 4;
+      bool ok = out != nullptr ? in->Append(n, out) : in->Read(nullptr, n);
+      return ok ? absl::OkStatus() : Malformed("truncated fixed-width field");
+    }
+    case kLengthDelimited:
+      if (!in->ReadVarint(&v)) return Malformed("truncated length");
+      if (out != nullptr) AppendVarint(v, out);
+      if (!(out != nullptr ? in->Append(v, out) : in->Read(nullptr, v))) {
+        return Malformed("a field runs past the end");
+      }
+      return absl::OkStatus();
+    default:
+      return Malformed(absl::StrCat("unsupported wire type ", tag & 7));
+  }
+}
+
+// Reads a TensorProto of `length` bytes; tensor_content goes straight into a tensor buffer.
+absl::Status ReadTensor(SliceReader* in, uint64_t length, Tensor* tensor) {
+  if (length > in->size() - in->position()) return Malformed("the tensor runs past the end");
+  const size_t end = in->position() + length;
+  std::string rest;  // Every field but tensor_content, for protobuf to parse.
+  std::shared_ptr<TensorBuffer> content;
+  uint64_t content_bytes = 0;
+  while (in->position() < end) {
+    uint64_t tag;
+    if (!in->ReadVarint(&tag)) return Malformed("truncated tag");
+    if (tag >> 3 == kTensorContent && (tag & 7) == kLengthDelimited) {
+      if (!in->ReadVarint(&content_bytes)) return Malformed("truncated length");
+      if (content_bytes > end - in->position()) return Malformed("tensor_content runs past the end");
+      content = TensorBuffer::Allocate(DT_UINT8, static_cast<int64_t>(content_bytes));
+      if (content == nullptr) {
+        return absl::ResourceExhaustedError(
+            absl::StrCat("out of memory receiving a tensor of ", content_bytes, " bytes"));
+      }
+      if (!in->Read(content->data(), content_bytes)) return Malformed("truncated tensor_content");
+      continue;
+    }
+    SL_RETURN_IF_ERROR(CopyField(in, tag, &rest));
+  }
+  if (in->position() != end) return Malformed("a field of the tensor runs past its end");
+  TensorProto meta;
+  if (!meta.ParseFromString(rest)) return Malformed("bad TensorProto fields");
+  if (content == nullptr) {
+    SL_ASSIGN_OR_RETURN(*tensor, Tensor::FromProto(meta));
+    return absl::OkStatus();
+  }
+  const DataType dt = meta.dtype();
+  if (!DataTypeIsSupported(dt) || dt == DT_STRING) {
+    return Malformed(absl::StrCat("tensor_content for dtype ", DataTypeString(dt)));
+  }
+  SL_ASSIGN_OR_RETURN(TensorShape shape, TensorShape::FromProto(meta.tensor_shape()));
+  const uint64_t expected = static_cast<uint64_t>(shape.num_elements()) * DataTypeSize(dt);
+  if (expected != content_bytes) {
+    return Malformed(absl::StrCat("a ", DataTypeString(dt), " tensor of shape ", shape.DebugString(),
+                                  " needs ", expected, " bytes but has ", content_bytes));
+  }
+  *tensor = Tensor(dt, shape, std::move(content));
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+grpc::ByteBuffer EncodeRecvTensorResponse(const RecvTensorResponse& response) {
+  const Tensor& t = response.tensor;
+  std::string trailer;
+  if (response.is_dead) {
+    AppendTag(kResponseIsDead, kVarint, &trailer);
+    AppendVarint(1, &trailer);
+  }
+  if (response.send_start_micros != 0) {
+    AppendTag(kResponseSendStartMicros, kVarint, &trailer);
+    AppendVarint(static_cast<uint64_t>(response.send_start_micros), &trailer);
+  }
+  if (t.dtype() == DT_STRING || !t.IsInitialized()) {
+    // No flat bytes to point at: an ordinary message.
+    rpc::RecvTensorResponse proto;
+    if (t.IsInitialized()) t.AsProtoTensorContent(proto.mutable_tensor());
+    std::string bytes = proto.SerializeAsString() + trailer;
+    grpc::Slice slice(bytes);
+    return grpc::ByteBuffer(&slice, 1);
+  }
+  TensorProto meta;
+  meta.set_dtype(t.dtype());
+  t.shape().AsProto(meta.mutable_tensor_shape());
+  const std::string meta_bytes = meta.SerializeAsString();
+  const uint64_t n = t.AllocatedBytes();
+  const uint64_t tensor_length =
+      meta_bytes.size() + (n > 0 ? VarintSize(uint64_t{kTensorContent} << 3) + VarintSize(n) + n : 0);
+  std::string header;
+  AppendTag(kResponseTensor, kLengthDelimited, &header);
+  AppendVarint(tensor_length, &header);
+  header += meta_bytes;
+  if (n > 0) {
+    AppendTag(kTensorContent, kLengthDelimited, &header);
+    AppendVarint(n, &header);
+  }
+  if (n > 0 && n < kZeroCopyMinBytes) {
+    header.append(static_cast<const char*>(t.raw_data()), n);
+    header += trailer;
+    grpc::Slice slice(header);
+    return grpc::ByteBuffer(&slice, 1);
+  }
+  std::vector<grpc::Slice> slices;
+  slices.emplace_back(header);
+  if (n > 0) {
+    slices.emplace_back(t.raw_data(), n, &ReleaseBufferRef,
+                        new std::shared_ptr<TensorBuffer>(t.buffer()));
+  }
+  if (!trailer.empty()) slices.emplace_back(trailer);
+  return grpc::ByteBuffer(slices.data(), slices.size());
+}
+
+absl::Status DecodeRecvTensorResponse(const grpc::ByteBuffer& buffer, RecvTensorResponse* response) {
+  std::vector<grpc::Slice> slices;
+  if (!buffer.Dump(&slices).ok()) return Malformed("unreadable buffer");
+  SliceReader in(std::move(slices));
+  *response = RecvTensorResponse();
+  bool has_tensor = false;
+  while (in.position() < in.size()) {
+    uint64_t tag, v;
+    if (!in.ReadVarint(&tag)) return Malformed("truncated tag");
+    const uint64_t field = tag >> 3;
+    const int wire_type = tag & 7;
+    if (field == kResponseTensor && wire_type == kLengthDelimited) {
+      if (!in.ReadVarint(&v)) return Malformed("truncated length");
+      SL_RETURN_IF_ERROR(ReadTensor(&in, v, &response->tensor));
+      has_tensor = true;
+    } else if (field == kResponseIsDead && wire_type == kVarint) {
+      if (!in.ReadVarint(&v)) return Malformed("truncated varint");
+      response->is_dead = v != 0;
+    } else if (field == kResponseSendStartMicros && wire_type == kVarint) {
+      if (!in.ReadVarint(&v)) return Malformed("truncated varint");
+      response->send_start_micros = static_cast<int64_t>(v);
+    } else {
+      if (field == 0) return Malformed("field number 0");
+      SL_RETURN_IF_ERROR(CopyField(&in, tag, nullptr));
+    }
+  }
+  if (!has_tensor && !response->is_dead) return Malformed("no tensor");
+  return absl::OkStatus();
+}
+
+}  // namespace sluice

@@ -1,0 +1,134 @@
+#include "worker/tensor_coding.h"
+
+#include <grpcpp/grpcpp.h>
+
+#include <numeric>
+
+#include "gtest/gtest.h"
+#include "proto/worker.pb.h"
+
+namespace sluice {
+namespace {
+
+std::string Flatten(const grpc::ByteBuffer& buffer) {
+  std::vector<grpc::Slice> slices;
+  EXPECT_TRUE(buffer.Dump(&slices).ok());
+  std::string out;
+  for (const auto& s : slices) out.append(reinterpret_cast<const char*>(s.begin()), s.size());
+  return out;
+}
+
+grpc::ByteBuffer FromString(const std::string& bytes) {
+  grpc::Slice slice(bytes);
+  return grpc::ByteBuffer(&slice, 1);
+}
+
+Tensor Iota(int64_t n) {
+  Tensor t(DT_FLOAT, TensorShape({n / 4, 4}));
+  std::iota(t.flat<float>().begin(), t.flat<float>().end(), 0.5f);
+  return t;
+}
+
+TEST(TensorCodingTest, LargeTensorIsSentFromItsOwnBufferAndParsesWithProtobuf) {
+  RecvTensorResponse response;
+  response.tensor = Iota(4096);  // 16 KiB: above kZeroCopyMinBytes.
+  response.send_start_micros = 1234567;
+  grpc::ByteBuffer wire = EncodeRecvTensorResponse(response);
+
+  std::vector<grpc::Slice> slices;
+  ASSERT_TRUE(wire.Dump(&slices).ok());
+  bool points_at_tensor = false;
+  for (const auto& s : slices) {
+    if (s.begin() == static_cast<const uint8_t*>(response.tensor.raw_data())) {
+      points_at_tensor = s.size() == response.tensor.AllocatedBytes();
+    }
+  }
+  EXPECT_TRUE(points_at_tensor) << "the tensor's bytes were copied";
+
+  rpc::RecvTensorResponse parsed;
+  ASSERT_TRUE(parsed.ParseFromString(Flatten(wire)));
+  EXPECT_EQ(parsed.send_start_micros(), 1234567);
+  EXPECT_FALSE(parsed.is_dead());
+  EXPECT_EQ(parsed.tensor().dtype(), DT_FLOAT);
+  ASSERT_EQ(parsed.tensor().tensor_shape().dim_size(), 2);
+  EXPECT_EQ(parsed.tensor().tensor_shape().dim(0).size(), 1024);
+  EXPECT_EQ(parsed.tensor().tensor_shape().dim(1).size(), 4);
+  ASSERT_EQ(parsed.tensor().tensor_content().size(), response.tensor.AllocatedBytes());
+  EXPECT_EQ(0, std::memcmp(parsed.tensor().tensor_content().data(), response.tensor.raw_data(),
+                           response.tensor.AllocatedBytes()));
+  // Same bytes as protobuf's own serializer writes.
+  EXPECT_EQ(Flatten(wire), parsed.SerializeAsString());
+}
+
+TEST(TensorCodingTest, EncodingHoldsTheBuffer) {
+  RecvTensorResponse response;
+  response.tensor = Iota(8192);
+  const std::string expected = std::string(static_cast<const char*>(response.tensor.raw_data()),
+                                           response.tensor.AllocatedBytes());
+  grpc::ByteBuffer wire = EncodeRecvTensorResponse(response);
+  response = RecvTensorResponse();  // The last Tensor goes; the slice still refers to the bytes.
+  rpc::RecvTensorResponse parsed;
+  ASSERT_TRUE(parsed.ParseFromString(Flatten(wire)));
+  EXPECT_EQ(parsed.tensor().tensor_content(), expected);
+}
+
+TEST(TensorCodingTest, RoundTrips) {
+  std::vector<Tensor> tensors = {Iota(4096), Iota(8), Tensor::Scalar<int64_t>(-7),
+                                 Tensor(DT_FLOAT, TensorShape({0, 3})), Tensor::Scalar<bool>(true)};
+  Tensor strings(DT_STRING, TensorShape({2}));
+  strings.flat<tstring>()[0] = "hello";
+  strings.flat<tstring>()[1] = std::string(5000, 'x');
+  tensors.push_back(strings);
+  for (const Tensor& t : tensors) {
+    RecvTensorResponse response;
+    response.tensor = t;
+    response.is_dead = false;
+    response.send_start_micros = 42;
+    RecvTensorResponse back;
+    ASSERT_TRUE(DecodeRecvTensorResponse(EncodeRecvTensorResponse(response), &back).ok())
+        << t.DebugString();
+    EXPECT_EQ(back.send_start_micros, 42);
+    EXPECT_EQ(back.tensor.DebugString(100), t.DebugString(100));
+    if (t.dtype() != DT_STRING && t.AllocatedBytes() > 0) {
+      EXPECT_EQ(reinterpret_cast<uintptr_t>(back.tensor.raw_data()) % kTensorAlignment, 0u);
+      EXPECT_EQ(0, std::memcmp(back.tensor.raw_data(), t.raw_data(), t.AllocatedBytes()));
+    }
+  }
+}
+
+TEST(TensorCodingTest, DecodesWhatProtobufWrites) {
+  // Typed values instead of tensor_content, fields in another order, an unknown field.
+  rpc::RecvTensorResponse proto;
+  proto.set_send_start_micros(9);
+  proto.mutable_tensor()->set_dtype(DT_INT32);
+  proto.mutable_tensor()->mutable_tensor_shape()->add_dim()->set_size(3);
+  proto.mutable_tensor()->add_int_val(5);
+  proto.set_require_ack(true);
+  RecvTensorResponse back;
+  ASSERT_TRUE(DecodeRecvTensorResponse(FromString(proto.SerializeAsString()), &back).ok());
+  EXPECT_EQ(back.tensor.DebugString(), "Tensor<int32 [3]: 5 5 5>");
+  EXPECT_EQ(back.send_start_micros, 9);
+}
+
+TEST(TensorCodingTest, RejectsGarbage) {
+  RecvTensorResponse back;
+  EXPECT_FALSE(DecodeRecvTensorResponse(FromString("\xff\xff\xff"), &back).ok());
+  EXPECT_FALSE(DecodeRecvTensorResponse(FromString(""), &back).ok());
+  // Truncated in the middle of tensor_content.
+  RecvTensorResponse response;
+  response.tensor = Iota(4096);
+  std::string bytes = Flatten(EncodeRecvTensorResponse(response));
+  absl::Status s = DecodeRecvTensorResponse(FromString(bytes.substr(0, bytes.size() - 10)), &back);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+  // Content that does not match the shape.
+  rpc::RecvTensorResponse proto;
+  proto.mutable_tensor()->set_dtype(DT_FLOAT);
+  proto.mutable_tensor()->mutable_tensor_shape()->add_dim()->set_size(3);
+  proto.mutable_tensor()->set_tensor_content(std::string(8, '\0'));
+  s = DecodeRecvTensorResponse(FromString(proto.SerializeAsString()), &back);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+  EXPECT_NE(s.message().find("needs 12 bytes but has 8"), std::string::npos) << s;
+}
+
+}  // namespace
+}  // namespace sluice
