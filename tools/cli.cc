@@ -40,6 +40,16 @@ std::string Args::Take(const std::string& flag, const std::string& default_value
   return all.empty() ? default_value : all.back();
 }
 
+std::string Args::TakeSubverb() {
+  for (size_t i = 0; i < args_.size(); ++i) {
+    if (used_[i]) continue;
+    if (absl::StartsWith(args_[i], "-")) return "";
+    used_[i] = true;
+    return args_[i];
+  }
+  return "";
+}
+
 absl::StatusOr<std::vector<std::string>> Args::Positional(size_t max_positional) {
   std::vector<std::string> out;
   for (size_t i = 0; i < args_.size(); ++i) {

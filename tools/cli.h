@@ -21,6 +21,7 @@ class Args {
   bool Has(const std::string& flag);            // Consumes a boolean flag.
   std::string Take(const std::string& flag, const std::string& default_value = "");
   std::vector<std::string> TakeAll(const std::string& flag);  // Repeated "--flag V" / "--flag=V".
+  std::string TakeSubverb();  // The first argument if it is not a flag ("" otherwise), consumed.
   // Positional arguments left; errors on unknown flags or more than `max_positional`.
   absl::StatusOr<std::vector<std::string>> Positional(size_t max_positional);
 

@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# `sluice onnx SUBVERB` as a user runs it: check, extract, set-dims, externalize, internalize.
+set -euo pipefail
+sluice=tools/sluice
+mlp=tests/testdata/onnx/mlp.onnx   # y = relu(x @ w + b), x: [N,2]
+x=examples/mlp_x.pb                # x = [[1,2],[3,-1],[0,10]]
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+# Runs a command that must exit with status $1; its output is in $msg.
+expect_rc() {
+  local want=$1; shift
+  set +e; msg=$("$@" 2>&1); local rc=$?; set -e
+  [ "$rc" -eq "$want" ] || fail "'$*' exited $rc, not $want: $msg"
+}
+
+# Help everywhere; usage errors exit 2.
+$sluice --help | grep -q "onnx" || fail "top-level help lists onnx"
+for sub in "" check extract set-dims externalize internalize; do
+  $sluice onnx $sub --help | grep -q "usage: sluice onnx" || fail "onnx $sub --help"
+done
+expect_rc 2 $sluice onnx
+expect_rc 2 $sluice onnx frobnicate
+echo "$msg" | grep -q "unknown subverb 'frobnicate'" || fail "unknown subverb message: $msg"
+expect_rc 2 $sluice onnx check
+expect_rc 2 $sluice onnx check "$mlp" --bogus
+echo "$msg" | grep -q "bogus" || fail "unknown flag message: $msg"
+expect_rc 2 $sluice onnx extract "$mlp" -i x "$out/e.onnx"
+expect_rc 2 $sluice onnx set-dims "$mlp" "$out/s.onnx" --input x=3,-5
+echo "$msg" | grep -q "bad dim '-5'" || fail "bad dim message: $msg"
+expect_rc 2 $sluice onnx externalize "$mlp" "$out/e.onnx" --threshold many
+expect_rc 2 $sluice onnx externalize "$mlp" "$out/e.onnx" --one-file a.data --file-per-tensor
+
+# check: OK, or the checker's message and exit 1.
+[ "$($sluice onnx check "$mlp")" = "OK" ] || fail "check mlp"
+[ "$($sluice onnx check "$mlp" --full)" = "OK" ] || fail "check --full mlp"
+expect_rc 1 $sluice onnx check tests/testdata/onnx/bad_unknown_op.onnx
+echo "$msg" | grep -q "No Op registered for Frobnicate" || fail "checker message: $msg"
+expect_rc 1 $sluice onnx check tests/testdata/onnx/bad_cycle.onnx
+echo "$msg" | grep -q "topologically sorted" || fail "checker message for a cycle: $msg"
+expect_rc 1 $sluice onnx check "$out/missing.onnx"
+echo "$msg" | grep -q "missing.onnx" || fail "missing model message: $msg"
+
+# Reference outputs of the whole model.
+$sluice run "$mlp" --input "$x" --output-dir "$out/ref" >/dev/null
+
+# extract: x @ w + b without the relu: rows [5.5,-9], [1.5,-14], [20.5,0] (by hand).
+$sluice onnx extract "$mlp" -i x -o xwb "$out/head.onnx" | grep -q "inputs x \[N,2\]; outputs xwb \[N,2\]" ||
+  fail "extract summary"
+[ "$($sluice onnx check "$out/head.onnx" --full)" = "OK" ] || fail "extracted model passes the checker"
+$sluice run "$out/head.onnx" --input "$x" | grep -q "xwb: float \[3,2\] min=-14 max=20.5" || fail "extracted model runs"
+$sluice onnx extract "$mlp" -i xwb -o y "$out/tail.onnx" >/dev/null
+$sluice run "$out/tail.onnx" --input "xwb=$x" | grep -q "y: float \[3,2\]" || fail "tail runs"
+expect_rc 1 $sluice onnx extract "$mlp" -i b -o y "$out/bad.onnx"
+echo "$msg" | grep -q "output 'y' depends on 'x'" || fail "extract dependency message: $msg"
+expect_rc 1 $sluice onnx extract "$mlp" -i x -o nothing "$out/bad.onnx"
+echo "$msg" | grep -q "output 'nothing'" || fail "extract unknown output message: $msg"
+[ ! -e "$out/bad.onnx" ] || fail "a failed extract wrote a file"
+
+# set-dims: a fixed batch, inferred through to the output; rank mismatch names the tensor.
+$sluice onnx set-dims "$mlp" "$out/fixed.onnx" --input x=3,2 | grep -q "inputs x \[3,2\]; outputs y \[3,2\]" ||
+  fail "set-dims summary"
+$sluice run "$out/fixed.onnx" --input "$x" --output-dir "$out/fixed_out" >/dev/null
+cmp -s "$out/ref/output_0.pb" "$out/fixed_out/output_0.pb" || fail "set-dims model gives other outputs"
+$sluice onnx set-dims "$mlp" "$out/sym.onnx" --input x=batch,2 --output y=batch,2 | grep -q "x \[batch,2\]" ||
+  fail "symbolic dims"
+expect_rc 1 $sluice onnx set-dims "$mlp" "$out/bad.onnx" --input x=1,3,2
+echo "$msg" | grep -q "input 'x' has rank 2" || fail "rank mismatch message: $msg"
+expect_rc 1 $sluice onnx set-dims "$mlp" "$out/bad.onnx" --output z=1
+echo "$msg" | grep -q "no output named 'z'" || fail "unknown output message: $msg"
+
+# externalize -> run -> internalize -> run: the same outputs, byte for byte.
+$sluice onnx externalize "$mlp" "$out/ext/m.onnx" --threshold 0 | grep -q "2 tensors (24 bytes) in 1 external file: m.onnx.data" ||
+  fail "externalize summary"
+[ "$(stat -c %s "$out/ext/m.onnx.data")" = "4104" ] || fail "b starts at offset 4096 after w's 16 bytes"
+$sluice run "$out/ext/m.onnx" --input "$x" --output-dir "$out/ext_out" >/dev/null
+cmp -s "$out/ref/output_0.pb" "$out/ext_out/output_0.pb" || fail "externalized model gives other outputs"
+$sluice onnx internalize "$out/ext/m.onnx" "$out/inline.onnx" >/dev/null
+rm -r "$out/ext"
+$sluice run "$out/inline.onnx" --input "$x" --output-dir "$out/inline_out" >/dev/null
+cmp -s "$out/ref/output_0.pb" "$out/inline_out/output_0.pb" || fail "internalized model gives other outputs"
+
+$sluice onnx externalize "$mlp" "$out/per/m.onnx" --threshold 0 --file-per-tensor >/dev/null
+[ -s "$out/per/w" ] && [ -s "$out/per/b" ] || fail "a file per tensor"
+$sluice run "$out/per/m.onnx" --input "$x" --output-dir "$out/per_out" >/dev/null
+cmp -s "$out/ref/output_0.pb" "$out/per_out/output_0.pb" || fail "file-per-tensor model gives other outputs"
+# The threshold: w and b are 16 and 8 bytes.
+$sluice onnx externalize "$mlp" "$out/half/m.onnx" --threshold 10 | grep -q "1 tensor (16 bytes)" || fail "threshold"
+
+# Refusals: a location outside the folder; external data through a symbolic link.
+expect_rc 1 $sluice onnx externalize "$mlp" "$out/esc/m.onnx" --one-file ../escape.data --threshold 0
+echo "$msg" | grep -q "leaves the model's folder" || fail "escape message: $msg"
+echo "secret" > "$out/elsewhere"
+rm "$out/per/w"
+ln -s "$out/elsewhere" "$out/per/w"
+expect_rc 1 $sluice onnx internalize "$out/per/m.onnx" "$out/bad.onnx"
+echo "$msg" | grep -q "symbolic link" || fail "symlink message: $msg"
+echo "PASS"
