@@ -18,11 +18,12 @@ for m in "${models[@]}"; do
   [ -f "$work/${m}_opset13/model.onnx" ] || /usr/bin/python3 scripts/export_torch_models.py "$work" --only "$m" --opsets 13 >/dev/null
 done
 bazel build -c opt //tools:sluice >/dev/null 2>&1
+sluice=bazel-out/k8-opt/bin/tools/sluice  # bazel-bin follows whichever build ran last
 printf "%-16s %7s %12s %12s %8s\n" model threads sluice_ms ort_ms ratio
 for m in "${models[@]}"; do
   model="$work/${m}_opset13/model.onnx"
   for t in 1 2; do
-    s=$(bazel-bin/tools/sluice bench "$model" --threads "$t" --iters "$iters" | tail -1)
+    s=$("$sluice" bench "$model" --threads "$t" --iters "$iters" | tail -1)
     o=$(NODE_PATH="$peers/node_modules" node bench/ort_bench.js "$model" "$t" "$iters" | tail -1)
     sm=$(echo "$s" | sed 's/.*"median_ms": \([0-9.]*\).*/\1/')
     om=$(echo "$o" | sed 's/.*"median_ms":\([0-9.]*\).*/\1/')

@@ -4,14 +4,19 @@
 #define SLUICE_KERNELS_BLAS_H_
 
 #include <cblas.h>
+#include <omp.h>
 
 #include <cstdint>
 #include <type_traits>
 
 namespace sluice {
 
-// OpenBLAS keeps one process-wide thread pool; workers size it to their intra-op threads.
-inline void SetBlasThreads(int threads) { openblas_set_num_threads(threads); }
+// OpenBLAS and oneDNN (OpenMP) keep process-wide thread pools; workers size them to their
+// intra-op threads.
+inline void SetBlasThreads(int threads) {
+  openblas_set_num_threads(threads);
+  omp_set_num_threads(threads);
+}
 
 template <typename T>
 void GemmRowMajor(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, T alpha,

@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "kernels/blas.h"
 #include "kernels/conv_util.h"
+#include "kernels/dnnl_conv.h"
 #include "kernels/kernel_registry.h"
 
 namespace sluice {
@@ -21,7 +22,20 @@ class ConvOp : public OpKernel {
  public:
   absl::Status Init(OpKernelConstruction* ctx) override {
     SL_RETURN_IF_ERROR(window_.Parse(ctx));
-    return ctx->GetAttr("group", &group_);
+    SL_RETURN_IF_ERROR(ctx->GetAttr("group", &group_));
+    std::string activation;
+    std::vector<float> params;
+    SL_RETURN_IF_ERROR(GetNodeAttrOr(ctx->attrs(), "activation", std::string(), &activation));
+    SL_RETURN_IF_ERROR(GetNodeAttrOr(ctx->attrs(), "activation_params", std::vector<float>{}, &params));
+    if (activation == "Relu") {
+      post_ = ConvPostOp::kRelu;
+    } else if (activation == "Clip") {
+      if (params.size() != 2) return absl::InvalidArgumentError("a Clip activation needs [min, max]");
+      post_ = ConvPostOp::kClip;
+      clip_lo_ = params[0];
+      clip_hi_ = params[1];
+    }
+    return absl::OkStatus();
   }
 
   absl::Status Compute(OpKernelContext* ctx) const override {
@@ -52,6 +66,11 @@ class ConvOp : public OpKernel {
     const int64_t cg = c / group_, mg = m / group_;
     const int64_t in_size = Product(in), out_size = Product(g.out), k_size = Product(kernel);
     if (y->NumElements() == 0) return absl::OkStatus();
+    if constexpr (std::is_same_v<T, float>) {
+      const int threads = ctx->device() != nullptr ? ctx->device()->compute_pool()->NumThreads() + 1 : 1;
+      SL_ASSIGN_OR_RETURN(bool done, dnnl_.Run(x, w, bias, g, group_, post_, clip_lo_, clip_hi_, threads, y));
+      if (done) return absl::OkStatus();
+    }
     bool direct = k_size == 1;  // A 1x1 window with unit stride and no padding reads X as is.
     for (size_t i = 0; i < in.size(); ++i) {
       direct = direct && g.strides[i] == 1 && g.pad_begin[i] == 0 && g.pad_end[i] == 0;
@@ -88,12 +107,22 @@ class ConvOp : public OpKernel {
         }
       }
     }
+    if (post_ != ConvPostOp::kNone) {
+      const T lo = post_ == ConvPostOp::kRelu ? T(0) : T(clip_lo_);
+      for (int64_t i = 0; i < y->NumElements(); ++i) {
+        yd[i] = std::max(yd[i], lo);
+        if (post_ == ConvPostOp::kClip) yd[i] = std::min(yd[i], T(clip_hi_));
+      }
+    }
     return absl::OkStatus();
   }
 
  private:
   WindowAttrs window_;
   int64_t group_ = 1;
+  ConvPostOp post_ = ConvPostOp::kNone;
+  float clip_lo_ = 0, clip_hi_ = 0;
+  DnnlConv dnnl_;
 };
 
 template <typename T>

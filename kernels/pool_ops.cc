@@ -66,7 +66,10 @@ class PoolOp : public OpKernel {
       if (k <= 0) return absl::InvalidArgumentError("kernel_shape must be positive");
     }
     if (kKind != PoolKind::kLp) SL_RETURN_IF_ERROR(ctx->GetAttr("ceil_mode", &ceil_mode_));
-    if (kKind == PoolKind::kMax) SL_RETURN_IF_ERROR(ctx->GetAttr("storage_order", &storage_order_));
+    if (kKind == PoolKind::kMax) {
+      SL_RETURN_IF_ERROR(ctx->GetAttr("storage_order", &storage_order_));
+      SL_RETURN_IF_ERROR(GetNodeAttrOr(ctx->attrs(), "produce_indices", true, &produce_indices_));
+    }
     if (kKind == PoolKind::kAverage) SL_RETURN_IF_ERROR(ctx->GetAttr("count_include_pad", &count_include_pad_));
     if (kKind == PoolKind::kLp) SL_RETURN_IF_ERROR(ctx->GetAttr("p", &p_));
     return absl::OkStatus();
@@ -84,7 +87,10 @@ class PoolOp : public OpKernel {
     Tensor* y;
     SL_RETURN_IF_ERROR(ctx->allocate_output(0, TensorShape(dims), &y));
     Tensor* indices = nullptr;
-    if (kKind == PoolKind::kMax) SL_RETURN_IF_ERROR(ctx->allocate_output(1, TensorShape(dims), &indices));
+    if (kKind == PoolKind::kMax) {
+      SL_RETURN_IF_ERROR(ctx->allocate_output(1, produce_indices_ ? TensorShape(dims) : TensorShape({0}), &indices));
+      if (!produce_indices_) indices = nullptr;
+    }
     const int64_t planes = x.dim_size(0) * x.dim_size(1);
     const int64_t in_size = Product(in), out_size = Product(g.out);
     // Column-major spatial index (storage_order 1) of a row-major offset.
@@ -108,6 +114,7 @@ class PoolOp : public OpKernel {
       T* yp = y->data<T>() + p * out_size;
       int64_t* ip = indices ? indices->data<int64_t>() + p * out_size : nullptr;
       ForEachWindow(in, g, [&](int64_t oi, const std::vector<int64_t>& cells, int64_t padded) {
+        (void)ip;
         if constexpr (kKind == PoolKind::kMax) {
           double best = -std::numeric_limits<double>::infinity();
           int64_t arg = cells.empty() ? 0 : cells[0];
@@ -120,7 +127,7 @@ class PoolOp : public OpKernel {
             }
           }
           yp[oi] = cells.empty() ? T(0) : xp[arg];
-          ip[oi] = p * in_size + (storage_order_ == 1 ? to_col_major(arg) : arg);
+          if (ip) ip[oi] = p * in_size + (storage_order_ == 1 ? to_col_major(arg) : arg);
         } else if constexpr (kKind == PoolKind::kAverage) {
           double sum = 0;
           for (int64_t c : cells) sum += static_cast<double>(static_cast<float>(xp[c]));
@@ -157,6 +164,15 @@ class PoolOp : public OpKernel {
             int64_t kw_lo = w0 < 0 ? (-w0 + dw - 1) / dw : 0;
             int64_t kw_hi = std::min(kw, (iw - w0 + dw - 1) / dw);
             if constexpr (kKind == PoolKind::kMax) {
+              if (indices == nullptr && kh_hi > kh_lo && kw_hi > kw_lo) {
+                float best = static_cast<float>(xp[(h0 + kh_lo * dh) * iw + w0 + kw_lo * dw]);
+                for (int64_t a = kh_lo; a < kh_hi; ++a) {
+                  const T* row = xp + (h0 + a * dh) * iw + w0;
+                  for (int64_t b = kw_lo; b < kw_hi; ++b) best = std::max(best, static_cast<float>(row[b * dw]));
+                }
+                yp[i * ow + j] = T(best);
+                continue;
+              }
               float best = -std::numeric_limits<float>::infinity();
               int64_t arg = -1;
               for (int64_t a = kh_lo; a < kh_hi; ++a) {
@@ -202,6 +218,7 @@ class PoolOp : public OpKernel {
 
   WindowAttrs window_;
   int64_t ceil_mode_ = 0, storage_order_ = 0, count_include_pad_ = 0, p_ = 2;
+  bool produce_indices_ = true;
 };
 
 template <typename T, PoolKind kKind>

@@ -32,7 +32,11 @@ REGISTER_OP("Conv")
     .Attr("group: int >= 1 = 1")
     .Attr("kernel_shape: list(int) = []")
     .Attr("pads: list(int) = []")
-    .Attr("strides: list(int) = []");
+    .Attr("strides: list(int) = []")
+    .Attr("activation: {'', 'Relu', 'Clip'} = ''")
+    .Attr("activation_params: list(float) = []")
+    .Doc("With activation, Relu or Clip(min, max = activation_params) is applied to Y (a "
+         "fusion the ONNX importer makes).");
 
 REGISTER_OP("ConvTranspose")
     .Input("x: T")
@@ -61,7 +65,9 @@ REGISTER_OP("MaxPool")
     .Attr("kernel_shape: list(int)")
     .Attr("pads: list(int) = []")
     .Attr("storage_order: int = 0")
-    .Attr("strides: list(int) = []");
+    .Attr("strides: list(int) = []")
+    .Attr("produce_indices: bool = true")
+    .Doc("Without produce_indices (set when nothing reads Indices), Indices is an empty tensor.");
 
 REGISTER_OP("AveragePool")
     .Input("x: T")

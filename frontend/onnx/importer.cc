@@ -6,6 +6,7 @@
 #include "framework/node_def_util.h"
 #include "framework/status.h"
 #include "frontend/onnx/model_loader.h"
+#include "frontend/onnx/optimize.h"
 #include "frontend/onnx/onnx_tensor.h"
 #include "onnx/checker.h"
 #include "onnx/defs/schema.h"
@@ -460,7 +461,9 @@ absl::StatusOr<OnnxGraph> ImportOnnxModel(onnx::ModelProto model, const OnnxImpo
     }
   }
   OnnxImporter importer(std::move(opsets));
-  return importer.Import(&model);
+  SL_ASSIGN_OR_RETURN(OnnxGraph graph, importer.Import(&model));
+  if (options.optimize) SL_RETURN_IF_ERROR(FuseConvActivations(&graph));
+  return graph;
 }
 
 absl::StatusOr<OnnxGraph> ImportOnnxFile(const std::string& path, const OnnxImportOptions& options) {

@@ -23,6 +23,13 @@ AttrValue Int(int64_t i) {
 
 absl::Status ConvertMatMul(OnnxNodeContext* ctx) { return ctx->EmitGeneric("BatchMatMulV2"); }
 
+// Indices are computed only when the node asks for them.
+absl::Status ConvertMaxPool(OnnxNodeContext* ctx) {
+  AttrMap extra;
+  extra["produce_indices"] = Bool(ctx->has_output(1));
+  return ctx->EmitGeneric("", extra);
+}
+
 // Gemm 1 and 6 had `broadcast`; C broadcasting unidirectionally covers both settings.
 absl::Status ConvertGemmBroadcastAttr(OnnxNodeContext* ctx) {
   return ctx->EmitGeneric("", {}, {"broadcast"});
@@ -88,7 +95,7 @@ REGISTER_ONNX_CONVERTER("", "Gemm", 7, 13, EmitGeneric);
 REGISTER_ONNX_CONVERTER("", "Conv", 1, 11, EmitGeneric);
 REGISTER_ONNX_CONVERTER("", "ConvTranspose", 1, 11, EmitGeneric);
 // MaxPool-8 added storage_order and Indices, 10 ceil_mode and dilations, 12 int8/uint8.
-REGISTER_ONNX_CONVERTER("", "MaxPool", 1, 12, EmitGeneric);
+REGISTER_ONNX_CONVERTER("", "MaxPool", 1, 12, ConvertMaxPool);
 // AveragePool-7 added count_include_pad, 10 ceil_mode.
 REGISTER_ONNX_CONVERTER("", "AveragePool", 1, 11, EmitGeneric);
 // LpPool-2 made p an int.

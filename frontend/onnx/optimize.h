@@ -1,0 +1,19 @@
+// Graph rewrites applied to imported ONNX graphs, each preserving results exactly.
+//
+//   SL_RETURN_IF_ERROR(FuseConvActivations(&onnx_graph));
+#ifndef SLUICE_FRONTEND_ONNX_OPTIMIZE_H_
+#define SLUICE_FRONTEND_ONNX_OPTIMIZE_H_
+
+#include "absl/status/status.h"
+#include "frontend/onnx/importer.h"
+
+namespace sluice {
+
+// A float Conv whose only consumer is a Relu, or a Clip with constant bounds, takes the
+// activation as its `activation` attr (oneDNN applies it as a post-op); the Relu or Clip
+// becomes an Identity so its name and tensor stay. Graph outputs are never fused away.
+absl::Status FuseConvActivations(OnnxGraph* graph);
+
+}  // namespace sluice
+
+#endif  // SLUICE_FRONTEND_ONNX_OPTIMIZE_H_

@@ -1,0 +1,149 @@
+#include "kernels/dnnl_conv.h"
+
+#include <omp.h>
+
+#include <list>
+#include <vector>
+
+#include "absl/synchronization/mutex.h"
+#include "oneapi/dnnl/dnnl.hpp"
+
+namespace sluice {
+namespace {
+
+using dnnl::memory;
+using tag = dnnl::memory::format_tag;
+
+dnnl::engine& Engine() {
+  static dnnl::engine* engine = new dnnl::engine(dnnl::engine::kind::cpu, 0);
+  return *engine;
+}
+
+memory::dims Dims(const Tensor& t) {
+  return memory::dims(t.shape().dim_sizes().begin(), t.shape().dim_sizes().end());
+}
+
+tag DataTag(int spatial) { return spatial == 1 ? tag::ncw : spatial == 2 ? tag::nchw : tag::ncdhw; }
+tag WeightTag(int spatial, bool grouped) {
+  if (grouped) return spatial == 1 ? tag::goiw : spatial == 2 ? tag::goihw : tag::goidhw;
+  return spatial == 1 ? tag::oiw : spatial == 2 ? tag::oihw : tag::oidhw;
+}
+
+}  // namespace
+
+struct DnnlConv::Impl {
+  struct Entry {
+    memory::dims x_dims, w_dims;
+    const void* w_data;
+    ConvPostOp post;
+    dnnl::convolution_forward::primitive_desc pd;
+    dnnl::convolution_forward conv;
+    memory weights;  // In pd.weights_desc() layout.
+  };
+  // A few shapes per kernel; the most recently used first.
+  static constexpr size_t kMaxEntries = 8;
+  mutable absl::Mutex mu;
+  mutable std::list<std::shared_ptr<Entry>> entries ABSL_GUARDED_BY(mu);
+};
+
+DnnlConv::DnnlConv() : impl_(std::make_unique<Impl>()) {}
+DnnlConv::~DnnlConv() = default;
+
+absl::StatusOr<bool> DnnlConv::Run(const Tensor& x, const Tensor& w, const Tensor* bias,
+                                   const WindowGeometry& g, int64_t group, ConvPostOp post,
+                                   float clip_lo, float clip_hi, int threads, Tensor* y) const {
+  const int spatial = x.dims() - 2;
+  if (threads > 0 && omp_get_max_threads() != threads) omp_set_num_threads(threads);
+  if (spatial < 1 || spatial > 3 || x.dtype() != DT_FLOAT) return false;
+  const memory::dims x_dims = Dims(x), w_dims = Dims(w), y_dims = Dims(*y);
+  std::shared_ptr<Impl::Entry> entry;
+  {
+    absl::MutexLock lock(&impl_->mu);
+    for (auto it = impl_->entries.begin(); it != impl_->entries.end(); ++it) {
+      if ((*it)->x_dims == x_dims && (*it)->w_dims == w_dims && (*it)->w_data == w.raw_data() && (*it)->post == post) {
+        entry = *it;
+        impl_->entries.splice(impl_->entries.begin(), impl_->entries, it);
+        break;
+      }
+    }
+  }
+  dnnl::engine& eng = Engine();
+  dnnl::stream stream(eng);
+  if (entry == nullptr) {
+    try {
+      memory::dims strides(g.strides.begin(), g.strides.end());
+      memory::dims dilates, pad_l(g.pad_begin.begin(), g.pad_begin.end()), pad_r;
+      for (int i = 0; i < spatial; ++i) {
+        dilates.push_back(g.dilations[i] - 1);
+        // oneDNN wants the padding that exactly produces the output size.
+        const int64_t dk = (g.kernel[i] - 1) * g.dilations[i] + 1;
+        const int64_t r = (g.out[i] - 1) * g.strides[i] + dk - x_dims[2 + i] - g.pad_begin[i];
+        if (r < 0) return false;
+        pad_r.push_back(r);
+      }
+      memory::dims wd = w_dims;
+      const bool grouped = group > 1;
+      if (grouped) {
+        wd = {group, w_dims[0] / group};
+        wd.insert(wd.end(), w_dims.begin() + 1, w_dims.end());
+      }
+      auto any = [](const memory::dims& d) { return memory::desc(d, memory::data_type::f32, tag::any); };
+      memory::desc bias_md = bias ? memory::desc({w_dims[0]}, memory::data_type::f32, tag::x) : memory::desc();
+      dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
+                                           any(x_dims), any(wd), bias_md, any(y_dims), strides, dilates, pad_l, pad_r);
+      dnnl::primitive_attr attr;
+      if (post != ConvPostOp::kNone) {
+        dnnl::post_ops ops;
+        if (post == ConvPostOp::kRelu) {
+          ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
+        } else if (clip_lo == 0.0f) {
+          // ReLU6 and friends: bounded_relu has fast JIT paths where clip may not.
+          ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_bounded_relu, clip_hi, 0.0f);
+        } else {
+          ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_clip, clip_lo, clip_hi);
+        }
+        attr.set_post_ops(ops);
+      }
+      auto e = std::make_shared<Impl::Entry>();
+      e->x_dims = x_dims;
+      e->w_dims = w_dims;
+      e->w_data = w.raw_data();
+      e->post = post;
+      e->pd = dnnl::convolution_forward::primitive_desc(desc, attr, eng);
+      e->conv = dnnl::convolution_forward(e->pd);
+      memory user_w({wd, memory::data_type::f32, WeightTag(spatial, grouped)}, eng, const_cast<void*>(w.raw_data()));
+      e->weights = memory(e->pd.weights_desc(), eng);
+      dnnl::reorder(user_w, e->weights).execute(stream, user_w, e->weights);
+      stream.wait();
+      entry = e;
+      absl::MutexLock lock(&impl_->mu);
+      impl_->entries.push_front(e);
+      if (impl_->entries.size() > Impl::kMaxEntries) impl_->entries.pop_back();
+    } catch (const dnnl::error&) {
+      return false;  // Shapes or attrs oneDNN does not take: the caller falls back.
+    }
+  }
+  try {
+    memory user_x({x_dims, memory::data_type::f32, DataTag(spatial)}, eng, const_cast<void*>(x.raw_data()));
+    memory user_y({y_dims, memory::data_type::f32, DataTag(spatial)}, eng, y->raw_data());
+    memory src = user_x, dst = user_y;
+    if (entry->pd.src_desc() != user_x.get_desc()) {
+      src = memory(entry->pd.src_desc(), eng);
+      dnnl::reorder(user_x, src).execute(stream, user_x, src);
+    }
+    if (entry->pd.dst_desc() != user_y.get_desc()) dst = memory(entry->pd.dst_desc(), eng);
+    std::unordered_map<int, memory> args = {
+        {DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, entry->weights}, {DNNL_ARG_DST, dst}};
+    if (bias) {
+      args[DNNL_ARG_BIAS] = memory({{w_dims[0]}, memory::data_type::f32, tag::x}, eng, const_cast<void*>(bias->raw_data()));
+    }
+    entry->conv.execute(stream, args);
+    if (dst != user_y) dnnl::reorder(dst, user_y).execute(stream, dst, user_y);
+    stream.wait();
+  } catch (const dnnl::error& e) {
+    return absl::InternalError(std::string("oneDNN convolution failed: ") + e.what());
+  }
+  return true;
+}
+
+}  // namespace sluice

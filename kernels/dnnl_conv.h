@@ -1,0 +1,38 @@
+// Convolution through oneDNN for float tensors of 1 to 3 spatial dims. oneDNN picks its
+// preferred (blocked) layouts; inputs and outputs are reordered from and to ONNX's NCHW, and
+// the weights are reordered once per weight buffer and kept. Primitives are cached per input
+// shape. Safe to call from several threads.
+//
+//   DnnlConv conv;   // one per kernel
+//   SL_ASSIGN_OR_RETURN(bool done, conv.Run(x, w, bias, geometry, group, ConvPostOp::kNone, y));
+//   if (!done) { /* fall back to im2col + GEMM */ }
+#ifndef SLUICE_KERNELS_DNNL_CONV_H_
+#define SLUICE_KERNELS_DNNL_CONV_H_
+
+#include <memory>
+
+#include "absl/status/statusor.h"
+#include "kernels/conv_util.h"
+
+namespace sluice {
+
+enum class ConvPostOp { kNone, kRelu, kClip };
+
+class DnnlConv {
+ public:
+  DnnlConv();
+  ~DnnlConv();
+  // False (and nothing written) when oneDNN cannot run this convolution.
+  // `threads`: how many threads oneDNN may use (its OpenMP team size is per calling thread).
+  absl::StatusOr<bool> Run(const Tensor& x, const Tensor& w, const Tensor* bias,
+                           const WindowGeometry& g, int64_t group, ConvPostOp post, float clip_lo,
+                           float clip_hi, int threads, Tensor* y) const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace sluice
+
+#endif  // SLUICE_KERNELS_DNNL_CONV_H_
