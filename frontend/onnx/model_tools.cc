@@ -240,6 +240,17 @@ absl::StatusOr<onnx::ModelProto> ExtractOnnxModel(const onnx::ModelProto& model,
   std::vector<bool> keep_node(g.node_size(), false);
   std::vector<bool> keep_init(g.initializer_size(), false);
   absl::flat_hash_set<std::string> visited;
+  absl::flat_hash_map<std::string, std::string> read_for;  // Tensor -> the node output that needs it.
+  // The nearest tensors on the way from `name` to the output, for error messages.
+  auto path = [&](const std::string& name) {
+    std::vector<std::string> via;
+    auto it = read_for.find(name);
+    for (; it != read_for.end() && via.size() < 3; it = read_for.find(it->second)) {
+      via.push_back(absl::StrCat("'", it->second, "'"));
+    }
+    if (via.empty()) return std::string();
+    return absl::StrCat(" (needed for ", absl::StrJoin(via, " <- "), it != read_for.end() ? " <- ...)" : ")");
+  };
   for (const std::string& out : outputs) {
     std::vector<std::string> stack = {out};
     while (!stack.empty()) {
@@ -248,17 +259,20 @@ absl::StatusOr<onnx::ModelProto> ExtractOnnxModel(const onnx::ModelProto& model,
       if (given.contains(name) || !visited.insert(name).second) continue;
       if (auto p = producer.find(name); p != producer.end()) {
         keep_node[p->second] = true;
-        for (const std::string& in : NodeReads(g.node(p->second))) stack.push_back(in);
+        for (const std::string& in : NodeReads(g.node(p->second))) {
+          if (!visited.contains(in)) read_for.emplace(in, name);
+          stack.push_back(in);
+        }
       } else if (auto i = initializer.find(name); i != initializer.end()) {
         keep_init[i->second] = true;
       } else if (graph_inputs.contains(name)) {
         return absl::InvalidArgumentError(absl::StrCat(
-            "output '", out, "' depends on '", name,
-            "', an input of the model that is not among the given inputs; add it to the inputs"));
+            "output '", out, "' depends on '", name, "'", path(name),
+            ", an input of the model that is not among the given inputs"));
       } else {
         return absl::InvalidArgumentError(absl::StrCat(
-            "output '", out, "' depends on '", name,
-            "', which no node computes and which is neither an initializer nor a given input"));
+            "output '", out, "' depends on '", name, "'", path(name),
+            ", which no node computes and which is neither an initializer nor a given input"));
       }
     }
   }
