@@ -8,7 +8,7 @@ packages=(
   protobuf-compiler libprotobuf-dev protobuf-compiler-grpc libgrpc++-dev
   libabsl-dev libopenblas-dev libgtest-dev libgmock-dev libbenchmark-dev
   libonnx-dev libdnnl-dev
-  python3 python3-numpy python3-onnx
+  python3 python3-numpy python3-onnx python3-torch python3-torchvision
 )
 
 missing=()

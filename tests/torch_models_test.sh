@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# Real models against torch: exports torchvision and small torch models with Debian's
+# python3-torch (scripts/export_torch_models.py; torch's own outputs are the reference),
+# requires every case to PASS `sluice test-onnx`, runs each model through `sluice run` with
+# its test inputs, and checks `sluice onnx` on them (check --full; an externalized and an
+# internalized copy of one model still pass).
+set -uo pipefail
+root="${TEST_SRCDIR:?run me with bazel test}/${TEST_WORKSPACE:-sluice}"
+sluice="$root/tools/sluice"
+work="${TEST_TMPDIR:-$(mktemp -d)}"
+python=/usr/bin/python3
+CASES="resnet18_opset9 resnet18_opset13 resnet18_opset17 mobilenet_v2_opset9 mobilenet_v2_opset13
+  mobilenet_v2_opset17 squeezenet1_0_opset9 squeezenet1_0_opset13 squeezenet1_0_opset17
+  resnet18_training_opset15 transformer_opset13 transformer_opset17 lstm_opset9 lstm_opset13 lstm_opset17"
+
+if ! "$python" -c "import torch, torchvision, onnx" > "$work/import.txt" 2>&1; then
+  tail -3 "$work/import.txt"
+  echo "FAIL: $python cannot import torch, torchvision and onnx; run scripts/setup.sh" \
+    "(it installs Debian's python3-torch, python3-torchvision and python3-onnx)"
+  exit 1
+fi
+models="$work/models"
+if ! "$python" "$root/scripts/export_torch_models.py" "$models" > "$work/export.txt" 2>&1; then
+  tail -20 "$work/export.txt"
+  echo "FAIL: scripts/export_torch_models.py did not run"
+  exit 1
+fi
+
+fail=0
+for c in $CASES; do
+  [ -f "$models/$c/model.onnx" ] || { echo "FAIL: the export wrote no case $c"; fail=1; }
+done
+"$sluice" test-onnx "$models" > "$work/results.txt"
+echo "sluice test-onnx: $(tail -1 "$work/results.txt")"
+for c in $CASES; do
+  if ! grep -qx "PASS $c" "$work/results.txt"; then
+    echo "FAIL: $c must pass: $(grep "^[A-Z]* $c[: ]*" "$work/results.txt" | head -1)"
+    fail=1
+  fi
+done
+if grep -q '^FAIL\|^SKIP' "$work/results.txt"; then
+  grep '^FAIL\|^SKIP' "$work/results.txt"
+  echo "FAIL: every exported case must pass"
+  fail=1
+fi
+
+# Each model through `sluice run`, fed its test inputs in order; every reference output must
+# have its output file.
+for dir in "$models"/*/; do
+  c=$(basename "$dir")
+  data="$dir/test_data_set_0"
+  inputs=()
+  for f in $(ls "$data" | grep '^input_[0-9]*\.pb$' | sort -t_ -k2 -n); do inputs+=(--input "$data/$f"); done
+  out="$work/run/$c"
+  if ! "$sluice" run "$dir/model.onnx" "${inputs[@]}" --output-dir "$out" > "$work/run_$c.txt" 2>&1; then
+    tail -3 "$work/run_$c.txt"
+    echo "FAIL: sluice run $c"
+    fail=1
+    continue
+  fi
+  for want in "$data"/output_*.pb; do
+    [ -s "$out/$(basename "$want")" ] || { echo "FAIL: sluice run $c wrote no $(basename "$want")"; fail=1; }
+  done
+  msg=$("$sluice" onnx check "$dir/model.onnx" --full 2>&1) || { echo "FAIL: onnx check --full $c: $msg"; fail=1; }
+done
+echo "sluice run: $(ls -d "$work"/run/*/ 2>/dev/null | wc -l) models ran"
+
+# resnet18 with its weights in external data (one aligned file), and loaded back into one file.
+ext="$work/external"
+mkdir -p "$ext/resnet18_external" "$ext/resnet18_internal"
+cp -r "$models/resnet18_opset17/test_data_set_0" "$ext/resnet18_external/"
+cp -r "$models/resnet18_opset17/test_data_set_0" "$ext/resnet18_internal/"
+"$sluice" onnx externalize "$models/resnet18_opset17/model.onnx" "$ext/resnet18_external/model.onnx" ||
+  { echo "FAIL: onnx externalize"; fail=1; }
+"$sluice" onnx internalize "$ext/resnet18_external/model.onnx" "$ext/resnet18_internal/model.onnx" > /dev/null ||
+  { echo "FAIL: onnx internalize"; fail=1; }
+[ "$(stat -c %s "$ext/resnet18_external/model.onnx")" -lt 100000 ] || { echo "FAIL: weights left inline"; fail=1; }
+"$sluice" test-onnx "$ext" > "$work/external.txt"
+cat "$work/external.txt"
+grep -qx "PASS resnet18_external" "$work/external.txt" || fail=1
+grep -qx "PASS resnet18_internal" "$work/external.txt" || fail=1
+exit $fail
