@@ -1,9 +1,20 @@
 #!/usr/bin/env bash
-# The main job: build the `sluice` command and run a model on the embedded local cluster
-# (one worker with two CPU devices, the graph split between them).
+# The main job: an ONNX model (ResNet-18 exported by torch, random weights) on the embedded
+# local cluster: one in-process master and worker with two CPU devices, the same code paths a
+# multi-machine cluster uses. Prints the outputs, then checks them against torch's.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bazel build //tools:sluice
-bazel-bin/tools/sluice run examples/mlp.pbtxt --input x=examples/mlp_x.pb --devices 2 \
-  --output-dir out/mlp
-echo "outputs written to out/mlp/"
+sluice=bazel-bin/tools/sluice
+case_dir=out/models/resnet18_opset13
+if [ ! -f "$case_dir/model.onnx" ]; then
+  /usr/bin/python3 scripts/export_torch_models.py out/models --only resnet18 --opsets 13
+fi
+placement=()
+if "$sluice" run --help | grep -q -- "--placement"; then
+  placement=(--placement pipeline)  # Split the model across the two devices.
+fi
+"$sluice" run "$case_dir/model.onnx" --input "$case_dir/test_data_set_0/input_0.pb" \
+  --devices 2 "${placement[@]}" --output-dir out/resnet18
+echo "outputs written to out/resnet18/; comparing with torch:"
+"$sluice" test-onnx "$case_dir"
