@@ -5,6 +5,12 @@
 //   t.Attr("T", DT_FLOAT).Input<float>({2}, {1, 2}).Input<float>({}, {10});
 //   ASSERT_OK(t.Run());
 //   t.ExpectOutput<float>(0, {2}, {11, 12});
+//
+// Optional and variadic inputs are list args. By default each arg takes one input and a list
+// arg takes what the args after it leave (with fewer inputs than args, the inputs go in order,
+// one per list); ArgSizes says exactly how many each arg takes:
+//   KernelTester c("Clip");  // Clip(input, min: list, max: list): a min and no max.
+//   c.Input<float>({2}, {-1, 3}).Input<float>({}, {0}).ArgSizes({1, 1, 0});
 #ifndef SLUICE_KERNELS_KERNEL_TEST_UTIL_H_
 #define SLUICE_KERNELS_KERNEL_TEST_UTIL_H_
 
@@ -41,8 +47,14 @@ class KernelTester {
     inputs_.push_back(std::move(t));
     return *this;
   }
+  // How many of the inputs, in order, each input arg of the op takes: 0 for an absent optional
+  // input, any count for a list, 1 for any other arg. Run() checks them against the op.
+  KernelTester& ArgSizes(std::vector<int> sizes) {
+    arg_sizes_ = std::move(sizes);
+    return *this;
+  }
 
-  // Infers type attrs from the inputs (one per input arg unless `list_arg` groups them),
+  // Groups the inputs per arg (ArgSizes, or the default above), infers type attrs from them,
   // fills defaults, validates, builds the kernel and runs it.
   absl::Status Run();
 
@@ -68,6 +80,7 @@ class KernelTester {
  private:
   NodeDef node_;
   std::vector<Tensor> inputs_;
+  std::vector<int> arg_sizes_;  // Empty: the default grouping.
   std::vector<Tensor> outputs_;
   std::unique_ptr<ThreadPool> pool_;
   std::unique_ptr<Device> device_;
