@@ -72,4 +72,15 @@ absl::Status Master::CloseSession(const std::string& handle) {
   return session->Close();
 }
 
+absl::Status Master::Reset() {
+  absl::flat_hash_map<std::string, std::shared_ptr<MasterSession>> sessions;
+  {
+    absl::MutexLock lock(&mu_);
+    sessions.swap(sessions_);
+  }
+  absl::Status status;
+  for (auto& [handle, session] : sessions) status.Update(session->Close());
+  return status;
+}
+
 }  // namespace sluice

@@ -55,6 +55,8 @@ class Master {
   absl::Status RunStep(const RunStepRequest& request, RunStepResponse* response);
   absl::Status CloseSession(const std::string& handle);
   absl::Status ListDevices(std::vector<DeviceAttributes>* devices);
+  // Closes every session, deregistering their graphs (TensorFlow's Reset).
+  absl::Status Reset();
 
  private:
   absl::StatusOr<std::shared_ptr<MasterSession>> FindSession(const std::string& handle);

@@ -4,6 +4,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "framework/status.h"
+#include "master/grpc_session.h"
 #include "master/master.h"
 #include "worker/worker.h"
 
@@ -101,10 +102,7 @@ class EmbeddedSession : public Session {
 
 absl::StatusOr<std::unique_ptr<Session>> NewSession(const SessionOptions& options) {
   if (options.target.empty()) return std::unique_ptr<Session>(new EmbeddedSession(options));
-  if (absl::StartsWith(options.target, "grpc://")) {
-    return absl::UnimplementedError(absl::StrCat(
-        "target '", options.target, "': this build has no gRPC client session yet"));
-  }
+  if (absl::StartsWith(options.target, "grpc://")) return NewGrpcSession(options);
   return absl::InvalidArgumentError(absl::StrCat(
       "unknown session target '", options.target, "' (use \"\" or \"grpc://host:port\")"));
 }

@@ -151,11 +151,24 @@ void Worker::AbortStep(int64_t step_id, const absl::Status& status) {
   {
     absl::MutexLock lock(&mu_);
     auto it = steps_.find(step_id);
-    if (it != steps_.end()) r = it->second;
+    if (it != steps_.end()) {
+      r = it->second;
+    } else if (cleaned_steps_.contains(step_id)) {
+      return;  // Finished and cleaned up already.
+    }
   }
   // A part that has not started yet fails as soon as it does (CleanupGraph drops it).
   if (r == nullptr) r = StepRendezvous(step_id);
   r->StartAbort(status);
+}
+
+void Worker::AbortAllSteps(const absl::Status& status) {
+  std::vector<std::shared_ptr<LocalRendezvous>> steps;
+  {
+    absl::MutexLock lock(&mu_);
+    for (auto& [id, r] : steps_) steps.push_back(r);
+  }
+  for (auto& r : steps) r->StartAbort(status);
 }
 
 void Worker::RunGraphAsync(const RunGraphRequest* request, RunGraphResponse* response,

@@ -49,6 +49,8 @@ class Worker : public WorkerInterface {
   void RunGraphAsync(const RunGraphRequest* request, RunGraphResponse* response,
                      StatusCallback done) override;
   void AbortStep(int64_t step_id, const absl::Status& status) override;
+  // Aborts every step under way (a server shutting down).
+  void AbortAllSteps(const absl::Status& status);
   void RecvTensorAsync(const RecvTensorRequest* request, RecvTensorResponse* response,
                        StatusCallback done) override;
   // A step's rendezvous outlives its RunGraph (other tasks may still fetch from it) until

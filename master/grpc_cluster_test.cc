@@ -1,0 +1,229 @@
+// Two tasks of a cluster in one process, each a GrpcServer on its own loopback port, reached
+// by a client through "grpc://": every call crosses gRPC, tensors between tasks go by
+// RecvTensor.
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <thread>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "framework/node_attr.h"
+#include "gmock/gmock.h"
+#include "google/protobuf/text_format.h"
+#include "gtest/gtest.h"
+#include "master/grpc_server.h"
+#include "master/session.h"
+#include "worker/cluster_spec.h"
+
+namespace sluice {
+namespace {
+
+using ::testing::HasSubstr;
+
+int FreePort() {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  EXPECT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+  socklen_t len = sizeof(addr);
+  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  close(fd);
+  return ntohs(addr.sin_port);
+}
+
+GraphDef Parse(const std::string& text) {
+  GraphDef def;
+  EXPECT_TRUE(google::protobuf::TextFormat::ParseFromString(text, &def)) << text;
+  return def;
+}
+
+constexpr char kTask0[] = "/job:worker/replica:0/task:0";
+constexpr char kTask1[] = "/job:worker/replica:0/task:1";
+
+// x (fed, task 0) -> MatMul with w (task 1) -> Relu (task 0) -> y; z = Neg(y) on task 1.
+constexpr char kSplitMlp[] = R"(
+  node { name: "x" op: "Placeholder" attr { key: "dtype" value { type: DT_FLOAT } } }
+  node { name: "w" op: "Const" device: "/job:worker/task:1" attr { key: "dtype" value { type: DT_FLOAT } }
+         attr { key: "value" value { tensor { dtype: DT_FLOAT tensor_shape { dim { size: 2 } dim { size: 2 } }
+                float_val: 1 float_val: -1 float_val: 2 float_val: 1 } } } }
+  node { name: "xw" op: "MatMul" input: "x" input: "w" device: "/job:worker/task:1"
+         attr { key: "T" value { type: DT_FLOAT } } }
+  node { name: "y" op: "Relu" input: "xw" device: "/job:worker/replica:0/task:0/device:CPU:0"
+         attr { key: "T" value { type: DT_FLOAT } } }
+  node { name: "z" op: "Neg" input: "y" device: "/job:worker/task:1"
+         attr { key: "T" value { type: DT_FLOAT } } }
+)";
+
+class GrpcClusterTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto cluster = ParseClusterSpec(absl::StrCat("worker=127.0.0.1:", FreePort(), ",127.0.0.1:", FreePort()));
+    ASSERT_TRUE(cluster.ok()) << cluster.status();
+    for (int task = 0; task < 2; ++task) {
+      ServerDef def;
+      *def.mutable_cluster() = *cluster;
+      def.set_job_name("worker");
+      def.set_task_index(task);
+      GrpcServerOptions options;
+      options.num_cpu_devices = 2;
+      options.inter_op_threads = 2;
+      options.intra_op_threads = 1;
+      auto server = GrpcServer::Create(def, options);
+      ASSERT_TRUE(server.ok()) << server.status();
+      ASSERT_TRUE((*server)->Start().ok());
+      servers_.push_back(*std::move(server));
+    }
+  }
+
+  std::unique_ptr<Session> Connect(int task, ConfigProto config = ConfigProto()) {
+    SessionOptions options;
+    options.target = servers_[task]->target();
+    options.config = config;
+    auto s = NewSession(options);
+    EXPECT_TRUE(s.ok()) << s.status();
+    return std::move(*s);
+  }
+
+  std::vector<std::unique_ptr<GrpcServer>> servers_;
+};
+
+TEST_F(GrpcClusterTest, ListsEveryDeviceOfTheCluster) {
+  std::vector<DeviceAttributes> devices;
+  ASSERT_TRUE(Connect(1)->ListDevices(&devices).ok());
+  std::vector<std::string> names;
+  for (const auto& d : devices) names.push_back(d.name());
+  // The master's own task first.
+  EXPECT_THAT(names, ::testing::ElementsAre(absl::StrCat(kTask1, "/device:CPU:0"),
+                                            absl::StrCat(kTask1, "/device:CPU:1"),
+                                            absl::StrCat(kTask0, "/device:CPU:0"),
+                                            absl::StrCat(kTask0, "/device:CPU:1")));
+}
+
+TEST_F(GrpcClusterTest, RunsAGraphSplitAcrossTasks) {
+  for (int master_task : {0, 1}) {
+    auto session = Connect(master_task);
+    ASSERT_TRUE(session->Create(Parse(kSplitMlp)).ok());
+    for (int i = 0; i < 3; ++i) {
+      std::vector<Tensor> out;
+      RunOptions options;
+      options.set_output_partition_graphs(true);
+      RunMetadata metadata;
+      Tensor x = Tensor::FromVector<float>({1, 2 + float(i)}, TensorShape({1, 2}));
+      absl::Status s = session->Run(options, {{"x", x}}, {"y", "z:0"}, {}, &out, &metadata);
+      ASSERT_TRUE(s.ok()) << s;
+      ASSERT_EQ(out.size(), 2u);
+      // xw = [1 + 2*(2+i), -1 + (2+i)]
+      EXPECT_FLOAT_EQ(out[0].flat<float>()[0], 5 + 2 * i);
+      EXPECT_FLOAT_EQ(out[0].flat<float>()[1], 1 + i);
+      EXPECT_FLOAT_EQ(out[1].flat<float>()[0], -(5 + 2 * i));
+      EXPECT_EQ(metadata.partition_graphs_size(), 2);  // One per task.
+    }
+    EXPECT_TRUE(session->Close().ok());
+  }
+}
+
+TEST_F(GrpcClusterTest, ControlEdgesCrossTasks) {
+  // b on task 1 waits for a on task 0 through a control edge only.
+  auto session = Connect(0);
+  ASSERT_TRUE(session->Create(Parse(R"(
+    node { name: "a" op: "Const" device: "/job:worker/task:0" attr { key: "dtype" value { type: DT_FLOAT } }
+           attr { key: "value" value { tensor { dtype: DT_FLOAT float_val: 3 } } } }
+    node { name: "b" op: "Const" input: "^a" device: "/job:worker/task:1"
+           attr { key: "dtype" value { type: DT_FLOAT } }
+           attr { key: "value" value { tensor { dtype: DT_FLOAT float_val: 4 } } } }
+  )")).ok());
+  std::vector<Tensor> out;
+  RunOptions options;
+  options.set_output_partition_graphs(true);
+  RunMetadata metadata;
+  ASSERT_TRUE(session->Run(options, {}, {"b"}, {}, &out, &metadata).ok());
+  EXPECT_FLOAT_EQ(out[0].scalar<float>(), 4);
+  int recvs_on_task1 = 0;
+  for (const GraphDef& g : metadata.partition_graphs()) {
+    for (const NodeDef& n : g.node()) {
+      if (n.op() == "_Recv" && absl::StartsWith(n.device(), kTask1)) ++recvs_on_task1;
+    }
+  }
+  EXPECT_EQ(recvs_on_task1, 1);
+}
+
+TEST_F(GrpcClusterTest, LargeTensorsCrossTasks) {
+  // 64 MiB made on task 1, summed on task 0.
+  auto session = Connect(0);
+  ASSERT_TRUE(session->Create(Parse(R"(
+    node { name: "dims" op: "Const" attr { key: "dtype" value { type: DT_INT64 } }
+           attr { key: "value" value { tensor { dtype: DT_INT64 tensor_shape { dim { size: 1 } } int64_val: 16777216 } } } }
+    node { name: "one" op: "Const" attr { key: "dtype" value { type: DT_FLOAT } }
+           attr { key: "value" value { tensor { dtype: DT_FLOAT float_val: 1 } } } }
+    node { name: "big" op: "Expand" input: "one" input: "dims" device: "/job:worker/task:1"
+           attr { key: "T" value { type: DT_FLOAT } } }
+    node { name: "sum" op: "ReduceSum" input: "big" device: "/job:worker/task:0"
+           attr { key: "T" value { type: DT_FLOAT } } attr { key: "Taxes" value { list { } } }
+           attr { key: "keepdims" value { b: false } } }
+  )")).ok());
+  std::vector<Tensor> out;
+  absl::Status s = session->Run({}, {"sum"}, {}, &out);
+  ASSERT_TRUE(s.ok()) << s;
+  EXPECT_FLOAT_EQ(out[0].scalar<float>(), 16777216.0f);
+}
+
+TEST_F(GrpcClusterTest, ErrorsComeBackWithTheirCodeAndTheStepEndsEverywhere) {
+  auto session = Connect(0);
+  // x is fed on task 0 but with the wrong shape for the MatMul on task 1.
+  ASSERT_TRUE(session->Create(Parse(kSplitMlp)).ok());
+  std::vector<Tensor> out;
+  absl::Status s = session->Run({{"x", Tensor::FromVector<float>({1, 2, 3}, TensorShape({1, 3}))}},
+                                {"z"}, {}, &out);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+  EXPECT_THAT(std::string(s.message()), HasSubstr("xw"));
+  // The session still works.
+  ASSERT_TRUE(session->Run({{"x", Tensor::FromVector<float>({1, 2}, TensorShape({1, 2}))}}, {"z"},
+                           {}, &out).ok());
+}
+
+TEST_F(GrpcClusterTest, TwoClientsAtOnce) {
+  std::vector<std::thread> clients;
+  std::vector<absl::Status> results(2);
+  for (int c = 0; c < 2; ++c) {
+    clients.emplace_back([&, c] {
+      auto session = Connect(c);
+      absl::Status s = session->Create(Parse(kSplitMlp));
+      for (int i = 0; s.ok() && i < 20; ++i) {
+        std::vector<Tensor> out;
+        float v = float(c * 100 + i);
+        s = session->Run({{"x", Tensor::FromVector<float>({v, 0}, TensorShape({1, 2}))}}, {"y"}, {}, &out);
+        if (s.ok() && out[0].flat<float>()[0] != v) s = absl::InternalError(absl::StrCat("got ", out[0].DebugString()));
+      }
+      results[c] = s;
+    });
+  }
+  for (auto& t : clients) t.join();
+  EXPECT_TRUE(results[0].ok()) << results[0];
+  EXPECT_TRUE(results[1].ok()) << results[1];
+}
+
+TEST_F(GrpcClusterTest, UnreachableMasterIsUnavailable) {
+  SessionOptions options;
+  options.target = absl::StrCat("grpc://127.0.0.1:", FreePort());
+  auto session = NewSession(options);
+  ASSERT_TRUE(session.ok());
+  absl::Status s = (*session)->Create(GraphDef());
+  EXPECT_EQ(s.code(), absl::StatusCode::kUnavailable) << s;
+  EXPECT_THAT(std::string(s.message()), HasSubstr(options.target));
+}
+
+TEST_F(GrpcClusterTest, StopsWhileAClientIsConnected) {
+  auto session = Connect(0);
+  ASSERT_TRUE(session->Create(Parse(kSplitMlp)).ok());
+  servers_[1]->Stop();
+  std::vector<Tensor> out;
+  absl::Status s = session->Run({{"x", Tensor::FromVector<float>({1, 2}, TensorShape({1, 2}))}}, {"z"}, {}, &out);
+  EXPECT_EQ(s.code(), absl::StatusCode::kUnavailable) << s;
+  EXPECT_THAT(std::string(s.message()), HasSubstr(kTask1));
+}
+
+}  // namespace
+}  // namespace sluice

@@ -1,0 +1,78 @@
+#include "master/grpc_master_service.h"
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "framework/status.h"
+#include "worker/grpc_util.h"
+
+namespace sluice {
+
+grpc::Status GrpcMasterService::CreateSession(grpc::ServerContext*,
+                                              const rpc::CreateSessionRequest* request,
+                                              rpc::CreateSessionResponse* response) {
+  auto handle = master_->CreateSession(request->graph_def(), request->config());
+  if (!handle.ok()) return ToGrpcStatus(handle.status());
+  response->set_session_handle(*handle);
+  return grpc::Status::OK;
+}
+
+grpc::Status GrpcMasterService::ExtendSession(grpc::ServerContext*,
+                                              const rpc::ExtendSessionRequest* request,
+                                              rpc::ExtendSessionResponse* response) {
+  // Graph versions are not checked: Extend only adds nodes with new names.
+  response->set_new_graph_version(request->current_graph_version() + 1);
+  return ToGrpcStatus(master_->ExtendSession(request->session_handle(), request->graph_def()));
+}
+
+grpc::Status GrpcMasterService::RunStep(grpc::ServerContext*, const rpc::RunStepRequest* request,
+                                        rpc::RunStepResponse* response) {
+  if (!request->partial_run_handle().empty()) {
+    return grpc::Status(grpc::StatusCode::UNIMPLEMENTED, "partial runs are not supported");
+  }
+  RunStepRequest req;
+  req.session_handle = request->session_handle();
+  req.options = request->options();
+  for (const NamedTensorProto& named : request->feed()) {
+    auto t = Tensor::FromProto(named.tensor());
+    if (!t.ok()) return ToGrpcStatus(AddContext(t.status(), absl::StrCat("feed '", named.name(), "'")));
+    req.feeds.emplace_back(named.name(), *std::move(t));
+  }
+  req.fetches.assign(request->fetch().begin(), request->fetch().end());
+  req.targets.assign(request->target().begin(), request->target().end());
+  RunStepResponse resp;
+  absl::Status s = master_->RunStep(req, &resp);
+  if (!s.ok()) return ToGrpcStatus(s);
+  for (size_t i = 0; i < resp.outputs.size(); ++i) {
+    NamedTensorProto* named = response->add_tensor();
+    named->set_name(req.fetches[i]);
+    resp.outputs[i].AsProtoTensorContent(named->mutable_tensor());
+  }
+  *response->mutable_metadata() = std::move(resp.metadata);
+  return grpc::Status::OK;
+}
+
+grpc::Status GrpcMasterService::CloseSession(grpc::ServerContext*,
+                                             const rpc::CloseSessionRequest* request,
+                                             rpc::CloseSessionResponse*) {
+  return ToGrpcStatus(master_->CloseSession(request->session_handle()));
+}
+
+grpc::Status GrpcMasterService::ListDevices(grpc::ServerContext*, const rpc::ListDevicesRequest*,
+                                            rpc::ListDevicesResponse* response) {
+  std::vector<DeviceAttributes> devices;
+  absl::Status s = master_->ListDevices(&devices);
+  if (!s.ok()) return ToGrpcStatus(s);
+  const std::string prefix = local_task_ + "/";
+  for (auto& d : devices) {
+    *(absl::StartsWith(d.name(), prefix) ? response->add_local_device()
+                                         : response->add_remote_device()) = std::move(d);
+  }
+  return grpc::Status::OK;
+}
+
+grpc::Status GrpcMasterService::Reset(grpc::ServerContext*, const rpc::ResetRequest*,
+                                      rpc::ResetResponse*) {
+  return ToGrpcStatus(master_->Reset());
+}
+
+}  // namespace sluice

@@ -1,0 +1,45 @@
+// MasterService over a Master: converts requests, responses and statuses, nothing more. Calls
+// block a gRPC thread each (a step waits for its workers), so the service uses gRPC's
+// synchronous API.
+//
+//   Master master(&worker_cache);
+//   GrpcMasterService service(&master, "/job:worker/replica:0/task:0");
+//   builder.RegisterService(&service);
+#ifndef SLUICE_MASTER_GRPC_MASTER_SERVICE_H_
+#define SLUICE_MASTER_GRPC_MASTER_SERVICE_H_
+
+#include <string>
+
+#include "master/master.h"
+#include "proto/master_service.grpc.pb.h"
+
+namespace sluice {
+
+class GrpcMasterService : public rpc::MasterService::Service {
+ public:
+  // `master` is not owned and must outlive the service. ListDevices reports the devices of
+  // `local_task` as local.
+  GrpcMasterService(Master* master, std::string local_task)
+      : master_(master), local_task_(std::move(local_task)) {}
+
+  grpc::Status CreateSession(grpc::ServerContext* context, const rpc::CreateSessionRequest* request,
+                             rpc::CreateSessionResponse* response) override;
+  grpc::Status ExtendSession(grpc::ServerContext* context, const rpc::ExtendSessionRequest* request,
+                             rpc::ExtendSessionResponse* response) override;
+  grpc::Status RunStep(grpc::ServerContext* context, const rpc::RunStepRequest* request,
+                       rpc::RunStepResponse* response) override;
+  grpc::Status CloseSession(grpc::ServerContext* context, const rpc::CloseSessionRequest* request,
+                            rpc::CloseSessionResponse* response) override;
+  grpc::Status ListDevices(grpc::ServerContext* context, const rpc::ListDevicesRequest* request,
+                           rpc::ListDevicesResponse* response) override;
+  grpc::Status Reset(grpc::ServerContext* context, const rpc::ResetRequest* request,
+                     rpc::ResetResponse* response) override;
+
+ private:
+  Master* const master_;
+  const std::string local_task_;
+};
+
+}  // namespace sluice
+
+#endif  // SLUICE_MASTER_GRPC_MASTER_SERVICE_H_

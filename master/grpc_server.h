@@ -1,0 +1,68 @@
+// One task of a cluster: a worker for the task's devices and a master, both served over gRPC
+// on the task's own address from the cluster spec (and no other).
+//
+//   ServerDef def;  // cluster, job_name, task_index
+//   SL_ASSIGN_OR_RETURN(std::unique_ptr<GrpcServer> server, GrpcServer::Create(def, options));
+//   SL_RETURN_IF_ERROR(server->Start());      // clients now use server->target()
+//   ...
+//   server->Stop();
+#ifndef SLUICE_MASTER_GRPC_SERVER_H_
+#define SLUICE_MASTER_GRPC_SERVER_H_
+
+#include <grpcpp/grpcpp.h>
+
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "master/grpc_master_service.h"
+#include "master/grpc_worker_cache.h"
+#include "master/master.h"
+#include "proto/tensorflow_server.pb.h"
+#include "worker/grpc_worker_service.h"
+#include "worker/worker.h"
+
+namespace sluice {
+
+struct GrpcServerOptions {
+  int num_cpu_devices = 1;
+  int inter_op_threads = 0;  // 0: the machine's core count.
+  int intra_op_threads = 0;
+  GrpcWorkerOptions worker_rpc;
+};
+
+class GrpcServer {
+ public:
+  // Checks that the cluster has the task; binds nothing yet.
+  static absl::StatusOr<std::unique_ptr<GrpcServer>> Create(const ServerDef& server_def,
+                                                            const GrpcServerOptions& options);
+  ~GrpcServer();
+
+  // Binds the task's address and serves. UNAVAILABLE when the address cannot be bound.
+  absl::Status Start();
+  // Refuses new calls, lets calls under way finish for `grace`, then aborts the steps still
+  // running and waits for every handler to return. Idempotent.
+  void Stop(absl::Duration grace = absl::Seconds(2));
+
+  const std::string& task_name() const { return worker_->task_name(); }
+  const std::string& address() const { return address_; }  // "host:port"
+  std::string target() const { return "grpc://" + address_; }
+  Worker* worker() { return worker_.get(); }
+
+ private:
+  GrpcServer() = default;
+
+  std::string address_;
+  std::unique_ptr<Worker> worker_;
+  std::unique_ptr<GrpcWorkerCache> cache_;
+  std::unique_ptr<Master> master_;
+  std::unique_ptr<GrpcWorkerService> worker_service_;
+  std::unique_ptr<GrpcMasterService> master_service_;
+  std::unique_ptr<grpc::Server> server_;
+  bool stopped_ = false;
+};
+
+}  // namespace sluice
+
+#endif  // SLUICE_MASTER_GRPC_SERVER_H_

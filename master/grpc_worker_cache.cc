@@ -1,0 +1,30 @@
+#include "master/grpc_worker_cache.h"
+
+#include "worker/cluster_spec.h"
+#include "worker/grpc_util.h"
+
+namespace sluice {
+
+GrpcWorkerCache::GrpcWorkerCache(const ClusterDef& cluster, std::string local_task,
+                                 WorkerInterface* local, GrpcWorkerOptions options)
+    : local_task_(std::move(local_task)), local_(local) {
+  for (const auto& [task, address] : TaskAddresses(cluster)) {
+    if (task == local_task_ && local_ != nullptr) continue;
+    remote_[task] = std::make_unique<GrpcWorker>(task, NewGrpcChannel(address), options);
+  }
+}
+
+std::vector<std::string> GrpcWorkerCache::ListWorkers() const {
+  std::vector<std::string> names;
+  if (local_ != nullptr) names.push_back(local_task_);
+  for (const auto& [task, worker] : remote_) names.push_back(task);
+  return names;
+}
+
+WorkerInterface* GrpcWorkerCache::GetWorker(const std::string& task) const {
+  if (local_ != nullptr && task == local_task_) return local_;
+  auto it = remote_.find(task);
+  return it == remote_.end() ? nullptr : it->second.get();
+}
+
+}  // namespace sluice

@@ -1,0 +1,35 @@
+// Small pieces shared by Sluice's gRPC clients and services: status conversion and channels.
+//
+//   std::shared_ptr<grpc::Channel> channel = NewGrpcChannel("127.0.0.1:2222");
+//   grpc::ClientContext ctx;
+//   SetTimeout(&ctx, absl::Seconds(30));
+//   SL_RETURN_IF_ERROR(FromGrpcStatus(stub->GetStatus(&ctx, req, &resp)));
+#ifndef SLUICE_WORKER_GRPC_UTIL_H_
+#define SLUICE_WORKER_GRPC_UTIL_H_
+
+#include <grpcpp/grpcpp.h>
+
+#include <memory>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/time/time.h"
+
+namespace sluice {
+
+// Status messages travel in HTTP/2 trailers, which peers cap at a few KiB (percent-encoded);
+// longer messages are cut to this many bytes.
+inline constexpr size_t kMaxGrpcStatusMessageBytes = 2048;
+
+grpc::Status ToGrpcStatus(const absl::Status& status);
+absl::Status FromGrpcStatus(const grpc::Status& status);
+
+// A channel to "host:port" with no message size limit either way: tensors travel in messages.
+std::shared_ptr<grpc::Channel> NewGrpcChannel(const std::string& address);
+
+// Deadline = now + timeout (an infinite timeout sets none).
+void SetTimeout(grpc::ClientContext* context, absl::Duration timeout);
+
+}  // namespace sluice
+
+#endif  // SLUICE_WORKER_GRPC_UTIL_H_

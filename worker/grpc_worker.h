@@ -1,0 +1,72 @@
+// A WorkerInterface that reaches another task's worker over gRPC. Control calls block with a
+// short deadline; RunGraph and RecvTensor are asynchronous, with the step deadline. AbortStep
+// cancels the step's RunGraph call, which aborts the step on the remote worker.
+//
+//   GrpcWorker worker("/job:worker/replica:0/task:1", NewGrpcChannel("10.0.0.2:2222"));
+//   std::vector<DeviceAttributes> devices;
+//   SL_RETURN_IF_ERROR(worker.GetStatus(&devices));
+#ifndef SLUICE_WORKER_GRPC_WORKER_H_
+#define SLUICE_WORKER_GRPC_WORKER_H_
+
+#include <grpcpp/generic/generic_stub.h>
+#include <grpcpp/grpcpp.h>
+
+#include <map>
+#include <memory>
+#include <string>
+
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "proto/worker_service.grpc.pb.h"
+#include "worker/worker_interface.h"
+
+namespace sluice {
+
+struct GrpcWorkerOptions {
+  // Deadline of GetStatus, RegisterGraph, DeregisterGraph and CleanupGraph.
+  absl::Duration control_timeout = absl::Seconds(60);
+  // Deadline of RunGraph and RecvTensor. A step's parts may wait long for each other; the
+  // master's own step timeout (RunOptions.timeout_in_ms) usually ends a step first.
+  absl::Duration step_timeout = absl::Hours(1);
+};
+
+class GrpcWorker : public WorkerInterface {
+ public:
+  // `task` names the remote task in errors.
+  GrpcWorker(std::string task, std::shared_ptr<grpc::Channel> channel,
+             GrpcWorkerOptions options = GrpcWorkerOptions());
+  // Cancels the calls still in flight and waits for their callbacks.
+  ~GrpcWorker() override;
+
+  absl::Status GetStatus(std::vector<DeviceAttributes>* devices) override;
+  absl::Status RegisterGraph(const RegisterGraphRequest& request,
+                             RegisterGraphResponse* response) override;
+  absl::Status DeregisterGraph(const std::string& graph_handle) override;
+  void RunGraphAsync(const RunGraphRequest* request, RunGraphResponse* response,
+                     StatusCallback done) override;
+  void AbortStep(int64_t step_id, const absl::Status& status) override;
+  void RecvTensorAsync(const RecvTensorRequest* request, RecvTensorResponse* response,
+                       StatusCallback done) override;
+  void CleanupGraph(int64_t step_id) override;
+
+  const std::string& task() const { return task_; }
+
+ private:
+  // Errors name the task and the call: "/job:worker/replica:0/task:1 (RunGraph): ...".
+  absl::Status Annotate(const grpc::Status& status, absl::string_view method) const;
+  // Bookkeeping of asynchronous calls, for AbortStep and the destructor.
+  void Started(grpc::ClientContext* context, int64_t step_id);
+  void Finished(grpc::ClientContext* context);
+
+  const std::string task_;
+  const GrpcWorkerOptions options_;
+  std::unique_ptr<rpc::WorkerService::Stub> stub_;
+  grpc::GenericStub generic_stub_;  // RecvTensor, whose answer is decoded by hand.
+
+  absl::Mutex mu_;
+  std::map<grpc::ClientContext*, int64_t> in_flight_ ABSL_GUARDED_BY(mu_);  // -> step id
+};
+
+}  // namespace sluice
+
+#endif  // SLUICE_WORKER_GRPC_WORKER_H_

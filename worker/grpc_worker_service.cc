@@ -1,0 +1,184 @@
+#include "worker/grpc_worker_service.h"
+
+#include <atomic>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
+#include "framework/status.h"
+#include "worker/grpc_util.h"
+#include "worker/tensor_coding.h"
+
+namespace sluice {
+namespace {
+
+// Finishes a call at most once, from whichever comes first: the worker's answer or the call's
+// cancellation. Shared with the worker's callback, which may outlive the call.
+class OnceReactor : public grpc::ServerUnaryReactor {
+ public:
+  struct State {
+    absl::Mutex mu;
+    OnceReactor* reactor ABSL_GUARDED_BY(mu);  // Null once finished.
+  };
+  OnceReactor() : state_(std::make_shared<State>()) { state_->reactor = this; }
+  std::shared_ptr<State> state() const { return state_; }
+
+  // Runs `fill` and finishes with `status`, unless the call already finished. Returns
+  // whether it did.
+  static bool FinishOnce(const std::shared_ptr<State>& state, const grpc::Status& status,
+                         const std::function<void()>& fill = nullptr) {
+    absl::MutexLock lock(&state->mu);
+    if (state->reactor == nullptr) return false;
+    if (fill && status.ok()) fill();
+    state->reactor->Finish(status);
+    state->reactor = nullptr;
+    return true;
+  }
+
+  void OnDone() override { delete this; }
+
+ protected:
+  std::shared_ptr<State> state_;
+};
+
+}  // namespace
+
+grpc::Status GrpcWorkerService::GetStatus(grpc::ServerContext*, const rpc::GetStatusRequest*,
+                                          rpc::GetStatusResponse* response) {
+  std::vector<DeviceAttributes> devices;
+  absl::Status s = worker_->GetStatus(&devices);
+  for (auto& d : devices) *response->add_device_attributes() = std::move(d);
+  return ToGrpcStatus(s);
+}
+
+// Sluice keeps no per-session state on workers beyond registered graphs.
+grpc::Status GrpcWorkerService::CreateWorkerSession(grpc::ServerContext*,
+                                                    const rpc::CreateWorkerSessionRequest*,
+                                                    rpc::CreateWorkerSessionResponse*) {
+  return grpc::Status::OK;
+}
+
+grpc::Status GrpcWorkerService::DeleteWorkerSession(grpc::ServerContext*,
+                                                    const rpc::DeleteWorkerSessionRequest*,
+                                                    rpc::DeleteWorkerSessionResponse*) {
+  return grpc::Status::OK;
+}
+
+grpc::Status GrpcWorkerService::RegisterGraph(grpc::ServerContext*,
+                                              const rpc::RegisterGraphRequest* request,
+                                              rpc::RegisterGraphResponse* response) {
+  RegisterGraphRequest req;
+  req.session_handle = request->session_handle();
+  req.graph_def = request->graph_def();
+  RegisterGraphResponse resp;
+  absl::Status s = worker_->RegisterGraph(req, &resp);
+  response->set_graph_handle(resp.graph_handle);
+  return ToGrpcStatus(s);
+}
+
+grpc::Status GrpcWorkerService::DeregisterGraph(grpc::ServerContext*,
+                                                const rpc::DeregisterGraphRequest* request,
+                                                rpc::DeregisterGraphResponse*) {
+  return ToGrpcStatus(worker_->DeregisterGraph(request->graph_handle()));
+}
+
+grpc::Status GrpcWorkerService::CleanupGraph(grpc::ServerContext*,
+                                             const rpc::CleanupGraphRequest* request,
+                                             rpc::CleanupGraphResponse*) {
+  worker_->CleanupGraph(request->step_id());
+  return grpc::Status::OK;
+}
+
+// No resource containers to clear: variables live in graphs.
+grpc::Status GrpcWorkerService::CleanupAll(grpc::ServerContext*, const rpc::CleanupAllRequest*,
+                                           rpc::CleanupAllResponse*) {
+  return grpc::Status::OK;
+}
+
+grpc::ServerUnaryReactor* GrpcWorkerService::RunGraph(grpc::CallbackServerContext*,
+                                                      const rpc::RunGraphRequest* request,
+                                                      rpc::RunGraphResponse* response) {
+  class Reactor : public OnceReactor {
+   public:
+    Reactor(Worker* worker, int64_t step_id) : worker_(worker), step_id_(step_id) {}
+    // The master cancels a step's calls when it aborts the step; so does a deadline.
+    void OnCancel() override {
+      worker_->AbortStep(step_id_, absl::CancelledError(absl::StrCat(
+                                       "step ", step_id_, " was cancelled on ", worker_->task_name())));
+    }
+    RunGraphRequest request;
+    RunGraphResponse response;
+
+   private:
+    Worker* const worker_;
+    const int64_t step_id_;
+  };
+  auto* reactor = new Reactor(worker_, request->step_id());
+  RunGraphRequest& req = reactor->request;
+  req.graph_handle = request->graph_handle();
+  req.step_id = request->step_id();
+  req.collect_stats = request->exec_opts().record_timeline() || request->exec_opts().record_costs();
+  for (const NamedTensorProto& named : request->send()) {
+    auto t = Tensor::FromProto(named.tensor());
+    if (!t.ok()) {
+      OnceReactor::FinishOnce(reactor->state(),
+                              ToGrpcStatus(AddContext(t.status(), absl::StrCat("feed '", named.name(), "'"))));
+      return reactor;
+    }
+    req.send.emplace_back(named.name(), *std::move(t));
+  }
+  req.recv_key.assign(request->recv_key().begin(), request->recv_key().end());
+  // `reactor` (and its request and response) lives until the call finishes, which is not
+  // before this callback runs.
+  worker_->RunGraphAsync(&reactor->request, &reactor->response,
+                         [reactor, response, state = reactor->state()](const absl::Status& s) {
+    OnceReactor::FinishOnce(state, ToGrpcStatus(s), [&] {
+      for (const auto& [key, tensor] : reactor->response.recv) {
+        NamedTensorProto* named = response->add_recv();
+        named->set_name(key);
+        tensor.AsProtoTensorContent(named->mutable_tensor());
+      }
+      *response->mutable_step_stats() = std::move(reactor->response.step_stats);
+    });
+  });
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* GrpcWorkerService::RecvTensor(grpc::CallbackServerContext*,
+                                                        const grpc::ByteBuffer* request,
+                                                        grpc::ByteBuffer* response) {
+  class Reactor : public OnceReactor {
+   public:
+    // A cancelled call (the receiver's step failed, or it went away) answers at once; the
+    // rendezvous waiter then finds the call finished and drops the value.
+    void OnCancel() override { FinishOnce(state_, grpc::Status::CANCELLED); }
+  };
+  auto* reactor = new Reactor();
+  std::vector<grpc::Slice> slices;
+  std::string bytes;
+  if (request->Dump(&slices).ok()) {
+    for (const auto& s : slices) bytes.append(reinterpret_cast<const char*>(s.begin()), s.size());
+  }
+  rpc::RecvTensorRequest req;
+  if (!req.ParseFromString(bytes)) {
+    OnceReactor::FinishOnce(reactor->state(),
+                            grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "malformed RecvTensorRequest"));
+    return reactor;
+  }
+  struct Call {
+    RecvTensorRequest request;
+    RecvTensorResponse response;
+  };
+  auto call = std::make_shared<Call>();
+  call->request.step_id = req.step_id();
+  call->request.rendezvous_key = req.rendezvous_key();
+  call->request.request_id = req.request_id();
+  worker_->RecvTensorAsync(&call->request, &call->response,
+                           [call, response, state = reactor->state()](const absl::Status& s) {
+    OnceReactor::FinishOnce(state, ToGrpcStatus(s),
+                            [&] { *response = EncodeRecvTensorResponse(call->response); });
+  });
+  return reactor;
+}
+
+}  // namespace sluice
