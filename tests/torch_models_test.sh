@@ -65,11 +65,21 @@ for dir in "$models"/*/; do
 done
 echo "sluice run: $(ls -d "$work"/run/*/ 2>/dev/null | wc -l) models ran"
 
-# resnet18 with its weights in external data (one aligned file), and loaded back into one file.
+# `sluice onnx` on real models, each result again a test case with torch's outputs: resnet18
+# with its weights in external data (one aligned file) and loaded back into one file; resnet18
+# extracted from its input to its output; mobilenet_v2 with a symbolic batch dim.
 ext="$work/external"
-mkdir -p "$ext/resnet18_external" "$ext/resnet18_internal"
-cp -r "$models/resnet18_opset17/test_data_set_0" "$ext/resnet18_external/"
-cp -r "$models/resnet18_opset17/test_data_set_0" "$ext/resnet18_internal/"
+for c in resnet18_external resnet18_internal resnet18_extracted mobilenet_v2_batch; do
+  mkdir -p "$ext/$c"
+  cp -r "$models/${c%_*}_opset17/test_data_set_0" "$ext/$c/"
+done
+r18="$models/resnet18_opset17/model.onnx"
+io=$("$python" -c "import onnx, sys; g = onnx.load(sys.argv[1]).graph
+print(g.input[0].name, g.output[0].name)" "$r18")
+"$sluice" onnx extract "$r18" -i "${io% *}" -o "${io#* }" "$ext/resnet18_extracted/model.onnx" > /dev/null ||
+  { echo "FAIL: onnx extract"; fail=1; }
+"$sluice" onnx set-dims "$models/mobilenet_v2_opset17/model.onnx" "$ext/mobilenet_v2_batch/model.onnx" \
+  --input "${io% *}=batch,3,224,224" | grep "batch,1000" || { echo "FAIL: onnx set-dims"; fail=1; }
 "$sluice" onnx externalize "$models/resnet18_opset17/model.onnx" "$ext/resnet18_external/model.onnx" ||
   { echo "FAIL: onnx externalize"; fail=1; }
 "$sluice" onnx internalize "$ext/resnet18_external/model.onnx" "$ext/resnet18_internal/model.onnx" > /dev/null ||
@@ -77,6 +87,7 @@ cp -r "$models/resnet18_opset17/test_data_set_0" "$ext/resnet18_internal/"
 [ "$(stat -c %s "$ext/resnet18_external/model.onnx")" -lt 100000 ] || { echo "FAIL: weights left inline"; fail=1; }
 "$sluice" test-onnx "$ext" > "$work/external.txt"
 cat "$work/external.txt"
-grep -qx "PASS resnet18_external" "$work/external.txt" || fail=1
-grep -qx "PASS resnet18_internal" "$work/external.txt" || fail=1
+for c in resnet18_external resnet18_internal resnet18_extracted mobilenet_v2_batch; do
+  grep -qx "PASS $c" "$work/external.txt" || { echo "FAIL: $c must pass"; fail=1; }
+done
 exit $fail
