@@ -76,8 +76,8 @@ struct ExternalizeSummary {
 absl::StatusOr<ExternalizeSummary> SaveOnnxModelExternal(onnx::ModelProto model, const std::string& path,
                                                          const ExternalizeOptions& options);
 
-// Writes `model` as one file; it must hold all its data (load external data with
-// LoadOnnxModel first). Errors past protobuf's 2 GiB limit.
+// Writes `model` as it is to one file (LoadOnnxModel then SaveOnnxModel internalizes a model's
+// external data). Errors past protobuf's 2 GiB limit.
 absl::Status SaveOnnxModel(const onnx::ModelProto& model, const std::string& path);
 
 }  // namespace sluice
