@@ -1,0 +1,130 @@
+// Gradient functions of the elementwise, activation and matrix ops. Broadcast operands get
+// their gradient summed back to their own shape (SumLike).
+#include "framework/status.h"
+#include "frontend/gradients/gradients.h"
+
+namespace sluice {
+namespace {
+
+using Dxs = std::vector<std::string>;
+
+absl::Status IdentityGrad(GradientBuilder*, const GradientNode&, const Dxs& dys, Dxs* dxs) {
+  (*dxs)[0] = dys[0];
+  return absl::OkStatus();
+}
+
+absl::Status AddGrad(GradientBuilder* b, const GradientNode& n, const Dxs& dys, Dxs* dxs) {
+  SL_ASSIGN_OR_RETURN((*dxs)[0], b->SumLike(dys[0], n.inputs[0]));
+  SL_ASSIGN_OR_RETURN((*dxs)[1], b->SumLike(dys[0], n.inputs[1]));
+  return absl::OkStatus();
+}
+
+absl::Status SubGrad(GradientBuilder* b, const GradientNode& n, const Dxs& dys, Dxs* dxs) {
+  SL_ASSIGN_OR_RETURN((*dxs)[0], b->SumLike(dys[0], n.inputs[0]));
+  SL_ASSIGN_OR_RETURN(std::string neg, b->Unary("Neg", dys[0]));
+  SL_ASSIGN_OR_RETURN((*dxs)[1], b->SumLike(neg, n.inputs[1]));
+  return absl::OkStatus();
+}
+
+absl::Status MulGrad(GradientBuilder* b, const GradientNode& n, const Dxs& dys, Dxs* dxs) {
+  SL_ASSIGN_OR_RETURN(std::string da, b->Binary("Mul", dys[0], n.inputs[1]));
+  SL_ASSIGN_OR_RETURN(std::string db, b->Binary("Mul", dys[0], n.inputs[0]));
+  SL_ASSIGN_OR_RETURN((*dxs)[0], b->SumLike(da, n.inputs[0]));
+  SL_ASSIGN_OR_RETURN((*dxs)[1], b->SumLike(db, n.inputs[1]));
+  return absl::OkStatus();
+}
+
+// d(a/b) = da / b - db * a / b^2, computed as -(dy * out) / b for the second term.
+absl::Status DivGrad(GradientBuilder* b, const GradientNode& n, const Dxs& dys, Dxs* dxs) {
+  SL_ASSIGN_OR_RETURN(std::string da, b->Binary("Div", dys[0], n.inputs[1]));
+  SL_ASSIGN_OR_RETURN(std::string t, b->Binary("Mul", dys[0], n.outputs[0]));
+  SL_ASSIGN_OR_RETURN(std::string t2, b->Binary("Div", t, n.inputs[1]));
+  SL_ASSIGN_OR_RETURN(std::string db, b->Unary("Neg", t2));
+  SL_ASSIGN_OR_RETURN((*dxs)[0], b->SumLike(da, n.inputs[0]));
+  SL_ASSIGN_OR_RETURN((*dxs)[1], b->SumLike(db, n.inputs[1]));
+  return absl::OkStatus();
+}
+
+absl::Status NegGrad(GradientBuilder* b, const GradientNode&, const Dxs& dys, Dxs* dxs) {
+  SL_ASSIGN_OR_RETURN((*dxs)[0], b->Unary("Neg", dys[0]));
+  return absl::OkStatus();
+}
+
+absl::Status ReluGrad(GradientBuilder* b, const GradientNode& n, const Dxs& dys, Dxs* dxs) {
+  SL_ASSIGN_OR_RETURN((*dxs)[0], b->Binary("ReluGrad", dys[0], n.inputs[0]));
+  return absl::OkStatus();
+}
+
+// dy * y * (1 - y)
+absl::Status SigmoidGrad(GradientBuilder* b, const GradientNode& n, const Dxs& dys, Dxs* dxs) {
+  SL_ASSIGN_OR_RETURN(std::string one, b->Fill(n.outputs[0], 1.0));
+  SL_ASSIGN_OR_RETURN(std::string rest, b->Binary("Sub", one, n.outputs[0]));
+  SL_ASSIGN_OR_RETURN(std::string local, b->Binary("Mul", n.outputs[0], rest));
+  SL_ASSIGN_OR_RETURN((*dxs)[0], b->Binary("Mul", dys[0], local));
+  return absl::OkStatus();
+}
+
+// dy * (1 - y^2)
+absl::Status TanhGrad(GradientBuilder* b, const GradientNode& n, const Dxs& dys, Dxs* dxs) {
+  SL_ASSIGN_OR_RETURN(std::string one, b->Fill(n.outputs[0], 1.0));
+  SL_ASSIGN_OR_RETURN(std::string sq, b->Binary("Mul", n.outputs[0], n.outputs[0]));
+  SL_ASSIGN_OR_RETURN(std::string local, b->Binary("Sub", one, sq));
+  SL_ASSIGN_OR_RETURN((*dxs)[0], b->Binary("Mul", dys[0], local));
+  return absl::OkStatus();
+}
+
+absl::Status ExpGrad(GradientBuilder* b, const GradientNode& n, const Dxs& dys, Dxs* dxs) {
+  SL_ASSIGN_OR_RETURN((*dxs)[0], b->Binary("Mul", dys[0], n.outputs[0]));
+  return absl::OkStatus();
+}
+
+absl::Status LogGrad(GradientBuilder* b, const GradientNode& n, const Dxs& dys, Dxs* dxs) {
+  SL_ASSIGN_OR_RETURN((*dxs)[0], b->Binary("Div", dys[0], n.inputs[0]));
+  return absl::OkStatus();
+}
+
+// dy / (2 sqrt(x))
+absl::Status SqrtGrad(GradientBuilder* b, const GradientNode& n, const Dxs& dys, Dxs* dxs) {
+  SL_ASSIGN_OR_RETURN(std::string two, b->Fill(n.outputs[0], 2.0));
+  SL_ASSIGN_OR_RETURN(std::string denom, b->Binary("Mul", two, n.outputs[0]));
+  SL_ASSIGN_OR_RETURN((*dxs)[0], b->Binary("Div", dys[0], denom));
+  return absl::OkStatus();
+}
+
+AttrMap Adj(bool x, bool y) {
+  AttrMap m;
+  m["adj_x"].set_b(x);
+  m["adj_y"].set_b(y);
+  return m;
+}
+
+// C = A B (batched): dA = dC B^T, dB = A^T dC, each summed over broadcast batch dims.
+absl::Status BatchMatMulGrad(GradientBuilder* b, const GradientNode& n, const Dxs& dys, Dxs* dxs) {
+  bool adj_x = false, adj_y = false;
+  SL_RETURN_IF_ERROR(GetNodeAttrOr(AttrSlice(*n.def), "adj_x", false, &adj_x));
+  SL_RETURN_IF_ERROR(GetNodeAttrOr(AttrSlice(*n.def), "adj_y", false, &adj_y));
+  if (adj_x || adj_y) return absl::UnimplementedError("gradients of adjointed BatchMatMulV2");
+  SL_ASSIGN_OR_RETURN(auto da, b->Add("BatchMatMulV2", {{dys[0]}, {n.inputs[1]}}, Adj(false, true)));
+  SL_ASSIGN_OR_RETURN(auto db, b->Add("BatchMatMulV2", {{n.inputs[0]}, {dys[0]}}, Adj(true, false)));
+  SL_ASSIGN_OR_RETURN((*dxs)[0], b->SumLike(da[0], n.inputs[0]));
+  SL_ASSIGN_OR_RETURN((*dxs)[1], b->SumLike(db[0], n.inputs[1]));
+  return absl::OkStatus();
+}
+
+REGISTER_GRADIENT("Identity", IdentityGrad);
+REGISTER_GRADIENT("Add", AddGrad);
+REGISTER_GRADIENT("AddV2", AddGrad);
+REGISTER_GRADIENT("Sub", SubGrad);
+REGISTER_GRADIENT("Mul", MulGrad);
+REGISTER_GRADIENT("Div", DivGrad);
+REGISTER_GRADIENT("Neg", NegGrad);
+REGISTER_GRADIENT("Relu", ReluGrad);
+REGISTER_GRADIENT("Sigmoid", SigmoidGrad);
+REGISTER_GRADIENT("Tanh", TanhGrad);
+REGISTER_GRADIENT("Exp", ExpGrad);
+REGISTER_GRADIENT("Log", LogGrad);
+REGISTER_GRADIENT("Sqrt", SqrtGrad);
+REGISTER_GRADIENT("BatchMatMulV2", BatchMatMulGrad);
+
+}  // namespace
+}  // namespace sluice

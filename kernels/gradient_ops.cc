@@ -1,0 +1,84 @@
+// Kernels of the ops backward graphs use: SumToShape and ReluGrad.
+#include "absl/strings/str_cat.h"
+#include "kernels/kernel_registry.h"
+
+namespace sluice {
+namespace {
+
+template <typename T>
+class SumToShapeOp : public OpKernel {
+ public:
+  absl::Status Compute(OpKernelContext* ctx) const override {
+    const Tensor& in = ctx->input(0);
+    const Tensor& shape = ctx->input(1);
+    DimVector target(shape.flat<int64_t>().begin(), shape.flat<int64_t>().end());
+    TensorShape out_shape(target);
+    if (out_shape == in.shape()) return ctx->set_output(0, in);
+    const int rank = in.dims(), offset = rank - static_cast<int>(target.size());
+    if (offset < 0) {
+      return absl::InvalidArgumentError(absl::StrCat("cannot sum ", in.shape().DebugString(), " to ",
+                                                     out_shape.DebugString()));
+    }
+    for (int i = 0; i < static_cast<int>(target.size()); ++i) {
+      if (target[i] != 1 && target[i] != in.dim_size(offset + i)) {
+        return absl::InvalidArgumentError(absl::StrCat(out_shape.DebugString(), " does not broadcast to ",
+                                                       in.shape().DebugString()));
+      }
+    }
+    Tensor* out;
+    SL_RETURN_IF_ERROR(ctx->allocate_output(0, out_shape, &out));
+    std::vector<double> acc(out->NumElements(), 0.0);
+    // Output strides over the input's dims: 0 where the target broadcasts.
+    std::vector<int64_t> stride(rank, 0);
+    int64_t s = 1;
+    for (int i = rank - 1; i >= offset; --i) {
+      const int64_t t = target[i - offset];
+      stride[i] = t == 1 ? 0 : s;
+      s *= t;
+    }
+    std::vector<int64_t> idx(rank, 0);
+    const T* src = in.data<T>();
+    int64_t at = 0;
+    for (int64_t k = 0; k < in.NumElements(); ++k) {
+      if constexpr (std::is_same_v<T, double> || std::is_integral_v<T>) {
+        acc[at] += static_cast<double>(src[k]);
+      } else {
+        acc[at] += static_cast<float>(src[k]);
+      }
+      for (int d = rank - 1; d >= 0; --d) {
+        at += stride[d];
+        if (++idx[d] < in.dim_size(d)) break;
+        at -= stride[d] * in.dim_size(d);
+        idx[d] = 0;
+      }
+    }
+    for (int64_t i = 0; i < out->NumElements(); ++i) out->data<T>()[i] = static_cast<T>(acc[i]);
+    return absl::OkStatus();
+  }
+};
+
+template <typename T>
+class ReluGradOp : public OpKernel {
+ public:
+  absl::Status Compute(OpKernelContext* ctx) const override {
+    const Tensor& dy = ctx->input(0);
+    const Tensor& x = ctx->input(1);
+    if (dy.shape() != x.shape()) return absl::InvalidArgumentError("ReluGrad inputs differ in shape");
+    Tensor* out;
+    SL_RETURN_IF_ERROR(ctx->allocate_output(0, x.shape(), &out));
+    for (int64_t i = 0; i < x.NumElements(); ++i) {
+      out->data<T>()[i] = static_cast<float>(x.data<T>()[i]) > 0 ? dy.data<T>()[i] : T(0);
+    }
+    return absl::OkStatus();
+  }
+};
+
+REGISTER_KERNEL_BUILDER(Name("SumToShape").Device(DEVICE_CPU).TypeConstraint<float>("T"), SumToShapeOp<float>);
+REGISTER_KERNEL_BUILDER(Name("SumToShape").Device(DEVICE_CPU).TypeConstraint<double>("T"), SumToShapeOp<double>);
+REGISTER_KERNEL_BUILDER(Name("SumToShape").Device(DEVICE_CPU).TypeConstraint<int32_t>("T"), SumToShapeOp<int32_t>);
+REGISTER_KERNEL_BUILDER(Name("SumToShape").Device(DEVICE_CPU).TypeConstraint<int64_t>("T"), SumToShapeOp<int64_t>);
+REGISTER_KERNEL_BUILDER(Name("ReluGrad").Device(DEVICE_CPU).TypeConstraint<float>("T"), ReluGradOp<float>);
+REGISTER_KERNEL_BUILDER(Name("ReluGrad").Device(DEVICE_CPU).TypeConstraint<double>("T"), ReluGradOp<double>);
+
+}  // namespace
+}  // namespace sluice

@@ -1,0 +1,22 @@
+// Ops that only backward graphs use.
+#include "framework/status.h"
+#include "ops/op_registry.h"
+
+namespace sluice {
+
+REGISTER_OP("SumToShape")
+    .Input("input: T")
+    .Input("shape: int64")
+    .Output("output: T")
+    .Attr("T: {half, bfloat16, float, double, int32, int64}")
+    .Doc("Sums `input` over the dims numpy broadcasting added or stretched to reach its shape "
+         "from `shape`: the gradient of a broadcast operand.");
+
+REGISTER_OP("ReluGrad")
+    .Input("gradients: T")
+    .Input("features: T")
+    .Output("backprops: T")
+    .Attr("T: {half, bfloat16, float, double}")
+    .Doc("gradients where features > 0, else 0 (TensorFlow's ReluGrad).");
+
+}  // namespace sluice
