@@ -13,6 +13,7 @@
 #include "framework/rendezvous.h"
 #include "framework/status.h"
 #include "master/partition.h"
+#include "master/placement_policy.h"
 #include "master/placer.h"
 #include "ops/op_registry.h"
 
@@ -182,6 +183,9 @@ absl::StatusOr<std::shared_ptr<MasterSession::PreparedStep>> MasterSession::Prep
   }
 
   std::string default_device = devices_.front().name();
+  absl::flat_hash_map<std::string, PartialShape> feed_shapes;
+  for (const auto& [name, f] : step->feeds) feed_shapes[name] = f.shape;
+  SL_RETURN_IF_ERROR(ApplyPlacementOptions(config_.placement(), devices_, feed_shapes, graph.get()));
   SL_RETURN_IF_ERROR(PlaceGraph(graph.get(), devices_, default_device));
 
   absl::flat_hash_map<std::string, uint64_t> incarnations;

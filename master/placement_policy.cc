@@ -1,0 +1,206 @@
+#include "master/placement_policy.h"
+
+#include <fnmatch.h>
+
+#include <algorithm>
+#include <cmath>
+#include <tuple>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "framework/device_name.h"
+#include "framework/node_attr.h"
+#include "framework/status.h"
+#include "master/placer.h"
+#include "ops/op_registry.h"
+
+namespace sluice {
+namespace {
+
+bool WantsDevice(const Node& node) {
+  return node.def().device().empty() && !node.def().attr().contains(kColocateWithInputAttr);
+}
+
+double Elements(const PartialShape& s) {
+  if (s.unknown_rank()) return 1;
+  double n = 1;
+  for (int64_t d : s.dims()) n *= d >= 0 ? static_cast<double>(d) : 1.0;
+  return n;
+}
+
+// The devices stages go to, in (job, task, id) order.
+absl::StatusOr<std::vector<std::string>> StageDevices(const std::vector<DeviceAttributes>& devices) {
+  std::vector<std::tuple<std::string, int, std::string, int, std::string>> all;
+  bool has_worker_job = false;
+  for (const auto& d : devices) {
+    SL_ASSIGN_OR_RETURN(DeviceName n, DeviceName::Parse(d.name()));
+    has_worker_job |= n.job == "worker";
+    all.emplace_back(n.job, n.task, n.type, n.id, d.name());
+  }
+  std::sort(all.begin(), all.end());
+  std::vector<std::string> out;
+  for (const auto& [job, task, type, id, name] : all) {
+    if (!has_worker_job || job == "worker") out.push_back(name);
+  }
+  return out;
+}
+
+// Constants whose values shape inference sees (shapes, axes, pads are small); bigger ones
+// (weights) only show their shapes, so that costing a graph copies no weights.
+constexpr int64_t kMaxInferenceConstElements = 4096;
+
+// Estimated work of each node (by id), from shapes inferred in topological order.
+std::vector<double> EstimateCosts(const Graph& graph, const std::vector<Node*>& order,
+                                  const absl::flat_hash_map<std::string, PartialShape>& feed_shapes) {
+  std::vector<std::vector<PartialShape>> shapes(graph.num_node_ids());
+  std::vector<bool> is_const(graph.num_node_ids(), false);
+  std::vector<std::unique_ptr<Tensor>> values(graph.num_node_ids());
+  std::vector<double> cost(graph.num_node_ids(), 0);
+  for (Node* n : order) {
+    const int id = n->id();
+    shapes[id].assign(n->num_outputs(), PartialShape());
+    if (n->type_string() == "Const") {
+      const AttrValue* value = AttrSlice(n->def()).Find("value");
+      if (value != nullptr && value->has_tensor()) {
+        is_const[id] = true;
+        shapes[id][0] = PartialShape::FromProto(value->tensor().tensor_shape());
+        if (Elements(shapes[id][0]) <= kMaxInferenceConstElements) {
+          auto t = Tensor::FromProto(value->tensor());
+          if (t.ok()) values[id] = std::make_unique<Tensor>(*std::move(t));
+        }
+      }
+      continue;
+    }
+    if (n->type_string() == "_Recv") {
+      std::string tensor;
+      auto it = GetNodeAttr(AttrSlice(n->def()), "tensor_name", &tensor).ok() ? feed_shapes.find(tensor)
+                                                                             : feed_shapes.end();
+      if (it != feed_shapes.end()) shapes[id][0] = it->second;
+      continue;
+    }
+    std::vector<PartialShape> in(n->num_inputs());
+    std::vector<const Tensor*> in_values(n->num_inputs(), nullptr);
+    std::vector<const PartialShape*> weights;
+    for (const Edge* e : n->in_edges()) {
+      if (e->IsControl()) continue;
+      in[e->dst_input] = shapes[e->src->id()][e->src_output];
+      in_values[e->dst_input] = values[e->src->id()].get();
+      if (is_const[e->src->id()]) weights.push_back(&shapes[e->src->id()][0]);
+    }
+    auto op = OpRegistry::Global()->LookUp(n->type_string());
+    if (op.ok()) {
+      InferenceContext ctx(n->def(), (*op)->op_def, in, in_values, n->num_outputs());
+      if ((*op)->shape_fn(&ctx).ok()) shapes[id] = ctx.outputs();
+    }
+    double out = 0;
+    for (const PartialShape& s : shapes[id]) out += Elements(s);
+    double per_output = 1;
+    const PartialShape first = shapes[id].empty() ? PartialShape() : shapes[id][0];
+    for (const PartialShape* w : weights) {
+      if (w->rank() < 2) continue;
+      // The weight dim the output shares (MatMul's N, Conv's output channels) is not work.
+      double shared = 1;
+      for (int64_t d : {w->dim(0), w->dim(w->rank() - 1)}) {
+        if (d > 0 && !first.unknown_rank() &&
+            std::find(first.dims().begin(), first.dims().end(), d) != first.dims().end()) {
+          shared = static_cast<double>(d);
+          break;
+        }
+      }
+      per_output += Elements(*w) / shared;
+    }
+    cost[id] = std::max(1.0, out * per_output);
+  }
+  return cost;
+}
+
+absl::Status PlacePipeline(const std::vector<DeviceAttributes>& devices,
+                           const absl::flat_hash_map<std::string, PartialShape>& feed_shapes,
+                           Graph* graph) {
+  SL_ASSIGN_OR_RETURN(std::vector<std::string> stages, StageDevices(devices));
+  if (stages.empty()) return absl::FailedPreconditionError("no devices to place a pipeline on");
+  SL_ASSIGN_OR_RETURN(std::vector<Node*> order, graph->TopologicalOrder());
+  std::vector<double> cost = EstimateCosts(*graph, order, feed_shapes);
+  double total = 0;
+  for (Node* n : order) {
+    if (WantsDevice(*n) && !n->in_edges().empty()) total += cost[n->id()];
+  }
+  std::vector<int> stage(graph->num_node_ids(), -1);
+  const int num_stages = static_cast<int>(stages.size());
+  double before = 0;
+  for (Node* n : order) {
+    if (!WantsDevice(*n) || n->in_edges().empty() || total <= 0) continue;
+    // The stage holding the middle of this node's cost: stages stay contiguous in `order`.
+    const double mid = before + cost[n->id()] / 2;
+    stage[n->id()] = std::min(num_stages - 1, static_cast<int>(std::floor(mid / total * num_stages)));
+    before += cost[n->id()];
+    n->mutable_def()->set_device(stages[stage[n->id()]]);
+  }
+  // Constants and feeds go where they are first read.
+  for (Node* n : order) {
+    if (!WantsDevice(*n) || !n->in_edges().empty()) continue;
+    int first = num_stages;
+    for (const Edge* e : n->out_edges()) {
+      int s = stage[e->dst->id()];
+      if (s < 0) {  // A consumer placed otherwise: find its stage by its device.
+        auto it = std::find(stages.begin(), stages.end(), e->dst->def().device());
+        s = it == stages.end() ? num_stages : static_cast<int>(it - stages.begin());
+      }
+      first = std::min(first, s);
+    }
+    n->mutable_def()->set_device(stages[first == num_stages ? 0 : first]);
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status ApplyPlacementOptions(const PlacementOptions& options,
+                                   const std::vector<DeviceAttributes>& devices,
+                                   const absl::flat_hash_map<std::string, PartialShape>& feed_shapes,
+                                   Graph* graph) {
+  if (!options.policy().empty() && options.policy() != kPipelinePolicy) {
+    return absl::InvalidArgumentError(absl::StrCat("unknown placement policy '", options.policy(),
+                                                   "' (known: pipeline)"));
+  }
+  for (Node* n : graph->nodes()) {
+    if (!WantsDevice(*n)) continue;
+    for (const auto& rule : options.device_map()) {
+      if (fnmatch(rule.pattern().c_str(), n->name().c_str(), 0) == 0) {
+        n->mutable_def()->set_device(rule.device());
+        break;
+      }
+    }
+  }
+  if (options.policy() == kPipelinePolicy) return PlacePipeline(devices, feed_shapes, graph);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<PlacementOptions::DeviceRule>> ParseDeviceMap(absl::string_view text) {
+  std::vector<PlacementOptions::DeviceRule> rules;
+  int line_number = 0;
+  for (absl::string_view line : absl::StrSplit(text, '\n')) {
+    ++line_number;
+    line = line.substr(0, line.find('#'));
+    std::vector<absl::string_view> words = absl::StrSplit(line, absl::ByAnyChar(" \t\r"), absl::SkipEmpty());
+    if (words.empty()) continue;
+    if (words.size() != 2) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "device map line ", line_number, ": expected PATTERN DEVICE, got '",
+          absl::StripAsciiWhitespace(line), "'"));
+    }
+    auto device = DeviceName::Parse(words[1]);
+    if (!device.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat("device map line ", line_number, ": ",
+                                                     device.status().message()));
+    }
+    PlacementOptions::DeviceRule rule;
+    rule.set_pattern(std::string(words[0]));
+    rule.set_device(std::string(words[1]));
+    rules.push_back(std::move(rule));
+  }
+  return rules;
+}
+
+}  // namespace sluice

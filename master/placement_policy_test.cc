@@ -1,0 +1,160 @@
+#include "master/placement_policy.h"
+
+#include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "ops/op_registry.h"
+
+namespace sluice {
+namespace {
+
+using ::testing::HasSubstr;
+
+std::vector<DeviceAttributes> Devices(std::vector<std::string> names) {
+  std::vector<DeviceAttributes> out;
+  for (auto& n : names) {
+    DeviceAttributes d;
+    d.set_name(n);
+    d.set_device_type("CPU");
+    out.push_back(d);
+  }
+  return out;
+}
+
+const std::vector<DeviceAttributes> kCluster = Devices({
+    "/job:ps/replica:0/task:0/device:CPU:0",
+    "/job:worker/replica:0/task:1/device:CPU:1",
+    "/job:worker/replica:0/task:1/device:CPU:0",
+    "/job:worker/replica:0/task:0/device:CPU:1",
+    "/job:worker/replica:0/task:0/device:CPU:0",
+});
+
+// x -> m0 -> m1 -> ... -> m7, each m_i = MatMul(prev, w_i) with w_i a [4,4] constant.
+GraphDef Chain(int n) {
+  GraphDef def;
+  NodeDef* x = def.add_node();
+  x->set_name("x");
+  x->set_op("Placeholder");
+  (*x->mutable_attr())["dtype"].set_type(DT_FLOAT);
+  std::string prev = "x";
+  for (int i = 0; i < n; ++i) {
+    NodeDef* w = def.add_node();
+    w->set_name(absl::StrCat("w", i));
+    w->set_op("Const");
+    (*w->mutable_attr())["dtype"].set_type(DT_FLOAT);
+    TensorProto* t = (*w->mutable_attr())["value"].mutable_tensor();
+    t->set_dtype(DT_FLOAT);
+    t->mutable_tensor_shape()->add_dim()->set_size(4);
+    t->mutable_tensor_shape()->add_dim()->set_size(4);
+    t->add_float_val(1);
+    NodeDef* m = def.add_node();
+    m->set_name(absl::StrCat("m", i));
+    m->set_op("MatMul");
+    m->add_input(prev);
+    m->add_input(w->name());
+    (*m->mutable_attr())["T"].set_type(DT_FLOAT);
+    prev = m->name();
+  }
+  return def;
+}
+
+std::unique_ptr<Graph> Build(const GraphDef& def) {
+  auto g = Graph::FromGraphDef(def, *OpRegistry::Global());
+  EXPECT_TRUE(g.ok()) << g.status();
+  return std::move(*g);
+}
+
+std::string DeviceOf(const Graph& g, const std::string& node) { return g.FindNode(node)->def().device(); }
+
+TEST(PipelinePlacementTest, CutsIntoContiguousBalancedStagesOnWorkerDevices) {
+  auto g = Build(Chain(8));
+  PlacementOptions options;
+  options.set_policy("pipeline");
+  ASSERT_TRUE(ApplyPlacementOptions(options, kCluster, {{"x:0", PartialShape(TensorShape({1, 4}))}}, g.get()).ok());
+  const std::string stages[] = {"/job:worker/replica:0/task:0/device:CPU:0",
+                                "/job:worker/replica:0/task:0/device:CPU:1",
+                                "/job:worker/replica:0/task:1/device:CPU:0",
+                                "/job:worker/replica:0/task:1/device:CPU:1"};
+  for (int i = 0; i < 8; ++i) {
+    EXPECT_EQ(DeviceOf(*g, absl::StrCat("m", i)), stages[i / 2]) << i;
+    EXPECT_EQ(DeviceOf(*g, absl::StrCat("w", i)), stages[i / 2]) << "weights follow their reader";
+  }
+  EXPECT_EQ(DeviceOf(*g, "x"), stages[0]);
+}
+
+TEST(PipelinePlacementTest, BalancesEstimatedCostNotNodeCount) {
+  // m0 reads a [4,64] weight and m1 a [64,4] one: each 64 times the work of the [4,4] MatMuls.
+  GraphDef def = Chain(6);
+  auto resize = [&](int node, int rows, int cols) {
+    TensorProto* t = (*def.mutable_node(node)->mutable_attr())["value"].mutable_tensor();
+    t->mutable_tensor_shape()->mutable_dim(0)->set_size(rows);
+    t->mutable_tensor_shape()->mutable_dim(1)->set_size(cols);
+  };
+  resize(1, 4, 64);  // w0
+  resize(3, 64, 4);  // w1
+  auto g = Build(def);
+  PlacementOptions options;
+  options.set_policy("pipeline");
+  ASSERT_TRUE(ApplyPlacementOptions(options, Devices({"/job:worker/replica:0/task:0/device:CPU:0",
+                                                      "/job:worker/replica:0/task:1/device:CPU:0"}),
+                                    {{"x:0", PartialShape(TensorShape({1, 4}))}}, g.get()).ok());
+  // m0 costs 64 outputs x 4 per output, m1 4 x 64, the rest 4 x 4 each: m0 alone is half.
+  EXPECT_EQ(DeviceOf(*g, "m0"), "/job:worker/replica:0/task:0/device:CPU:0");
+  for (const char* n : {"m1", "m2", "m3", "m4", "m5"}) {
+    EXPECT_EQ(DeviceOf(*g, n), "/job:worker/replica:0/task:1/device:CPU:0") << n;
+  }
+}
+
+TEST(PipelinePlacementTest, ExplicitDevicesAndTheDeviceMapWin) {
+  GraphDef def = Chain(4);
+  def.mutable_node(2)->set_device("/job:ps/task:0");  // m0
+  auto g = Build(def);
+  PlacementOptions options;
+  options.set_policy("pipeline");
+  auto rules = ParseDeviceMap(R"(
+    # the last layer's weights stay on the parameter server
+    w3    /job:ps/task:0
+    m[23] /job:worker/task:1   # a partial device
+    m*    /job:worker/task:0   # never reached for m2, m3
+  )");
+  ASSERT_TRUE(rules.ok()) << rules.status();
+  ASSERT_EQ(rules->size(), 3u);
+  for (auto& r : *rules) *options.add_device_map() = r;
+  ASSERT_TRUE(ApplyPlacementOptions(options, kCluster, {}, g.get()).ok());
+  EXPECT_EQ(DeviceOf(*g, "m0"), "/job:ps/task:0");
+  EXPECT_EQ(DeviceOf(*g, "m1"), "/job:worker/task:0");
+  EXPECT_EQ(DeviceOf(*g, "m2"), "/job:worker/task:1");
+  EXPECT_EQ(DeviceOf(*g, "m3"), "/job:worker/task:1");
+  EXPECT_EQ(DeviceOf(*g, "w3"), "/job:ps/task:0");
+  EXPECT_EQ(DeviceOf(*g, "x"), "/job:worker/replica:0/task:0/device:CPU:0");  // The pipeline's first stage.
+}
+
+TEST(PipelinePlacementTest, WithoutAWorkerJobEveryDeviceIsAStage) {
+  auto g = Build(Chain(2));
+  PlacementOptions options;
+  options.set_policy("pipeline");
+  auto devices = Devices({"/job:localhost/replica:0/task:0/device:CPU:0",
+                          "/job:localhost/replica:0/task:0/device:CPU:1"});
+  ASSERT_TRUE(ApplyPlacementOptions(options, devices, {}, g.get()).ok());
+  EXPECT_EQ(DeviceOf(*g, "m0"), devices[0].name());
+  EXPECT_EQ(DeviceOf(*g, "m1"), devices[1].name());
+}
+
+TEST(PlacementOptionsTest, Errors) {
+  auto g = Build(Chain(1));
+  PlacementOptions options;
+  options.set_policy("round-robin");
+  absl::Status s = ApplyPlacementOptions(options, kCluster, {}, g.get());
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(s.message()), HasSubstr("unknown placement policy 'round-robin'"));
+
+  auto rules = ParseDeviceMap("a /job:worker\nb\n");
+  ASSERT_FALSE(rules.ok());
+  EXPECT_THAT(std::string(rules.status().message()), HasSubstr("line 2"));
+  rules = ParseDeviceMap("a /job:worker\n\nb /nonsense:3\n");
+  ASSERT_FALSE(rules.ok());
+  EXPECT_THAT(std::string(rules.status().message()), HasSubstr("line 3"));
+}
+
+}  // namespace
+}  // namespace sluice
