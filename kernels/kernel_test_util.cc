@@ -81,4 +81,11 @@ absl::Status KernelTester::Run() {
   return absl::OkStatus();
 }
 
+void ExpectInvalid(KernelTester& t, const std::string& fragment) {
+  absl::Status s = t.Run();
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+  EXPECT_NE(std::string(s.message()).find(fragment), std::string::npos)
+      << "message '" << s.message() << "' lacks '" << fragment << "'";
+}
+
 }  // namespace sluice

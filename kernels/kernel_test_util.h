@@ -86,6 +86,15 @@ class KernelTester {
   std::unique_ptr<Device> device_;
 };
 
+// Runs the tester and expects INVALID_ARGUMENT with `fragment` in the message.
+void ExpectInvalid(KernelTester& t, const std::string& fragment);
+
 }  // namespace sluice
+
+#define ASSERT_OK(expr)                   \
+  do {                                    \
+    absl::Status status_ = (expr);        \
+    ASSERT_TRUE(status_.ok()) << status_; \
+  } while (0)
 
 #endif  // SLUICE_KERNELS_KERNEL_TEST_UTIL_H_

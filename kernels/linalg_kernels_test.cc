@@ -9,18 +9,6 @@ namespace {
 
 using ::testing::HasSubstr;
 
-#define ASSERT_OK(expr)                   \
-  do {                                    \
-    absl::Status status_ = (expr);        \
-    ASSERT_TRUE(status_.ok()) << status_; \
-  } while (0)
-
-void ExpectInvalid(KernelTester& t, const std::string& fragment) {
-  absl::Status s = t.Run();
-  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
-  EXPECT_THAT(std::string(s.message()), HasSubstr(fragment));
-}
-
 // [[1, 2, 3], [4, 5, 6]] and [[1, 2], [3, 4], [5, 6]].
 const std::vector<float> kA23 = {1, 2, 3, 4, 5, 6};
 const std::vector<float> kB32 = {1, 2, 3, 4, 5, 6};

@@ -9,18 +9,6 @@ namespace {
 
 using ::testing::HasSubstr;
 
-#define ASSERT_OK(expr)                   \
-  do {                                    \
-    absl::Status status_ = (expr);        \
-    ASSERT_TRUE(status_.ok()) << status_; \
-  } while (0)
-
-void ExpectInvalid(KernelTester& t, const std::string& fragment) {
-  absl::Status s = t.Run();
-  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
-  EXPECT_THAT(std::string(s.message()), HasSubstr(fragment));
-}
-
 TEST(QuantizeLinearTest, RoundsHalfToEvenThenSaturates) {
   // x / 2 = 0.5, 1.5, 2.5, -0.5, -1.5, -2.5, 500, -50 rounds to 0, 2, 2, 0, -2, -2, 500, -50;
   // plus 10, clamped to [0, 255].

@@ -13,18 +13,6 @@ namespace {
 
 using ::testing::HasSubstr;
 
-#define ASSERT_OK(expr)                   \
-  do {                                    \
-    absl::Status status_ = (expr);        \
-    ASSERT_TRUE(status_.ok()) << status_; \
-  } while (0)
-
-void ExpectInvalid(KernelTester& t, const std::string& fragment) {
-  absl::Status s = t.Run();
-  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
-  EXPECT_THAT(std::string(s.message()), HasSubstr(fragment));
-}
-
 TEST(DftTest, RealInputPowerOfTwo) {
   // DFT of [1, 2, 3, 4]: [10, -2 + 2i, -2, -2 - 2i].
   KernelTester t("DFT");
