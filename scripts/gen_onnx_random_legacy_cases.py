@@ -13,24 +13,14 @@ import numpy as np
 import onnx
 from onnx import helper, numpy_helper
 
+from onnx_cases import write_case
+
 OUT = sys.argv[1] if len(sys.argv) > 1 else os.path.join(
     os.path.dirname(__file__), "..", "testdata", "onnx", "random_legacy")
 
 
 def case(name, opset, node, inputs, outputs, initializers=()):
-    vi = lambda n, a: helper.make_tensor_value_info(n, onnx.mapping.NP_TYPE_TO_TENSOR_TYPE[a.dtype], a.shape)
-    graph = helper.make_graph(
-        [node], name, [vi(n, a) for n, a in inputs], [vi(n, a) for n, a in outputs],
-        initializer=[numpy_helper.from_array(a, n) for n, a in initializers])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
-    onnx.checker.check_model(model)
-    d = os.path.join(OUT, name)
-    os.makedirs(os.path.join(d, "test_data_set_0"), exist_ok=True)
-    onnx.save(model, os.path.join(d, "model.onnx"))
-    for kind, values in (("input", inputs), ("output", outputs)):
-        for i, (n, a) in enumerate(values):
-            with open(os.path.join(d, "test_data_set_0", f"{kind}_{i}.pb"), "wb") as f:
-                f.write(numpy_helper.from_array(a, n).SerializeToString())
+    write_case(OUT, name, opset, node, inputs, outputs, initializers)
 
 
 def seeded(seed, draw):
