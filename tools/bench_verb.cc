@@ -12,6 +12,7 @@
 #include "frontend/onnx/importer.h"
 #include "frontend/onnx/onnx_tensor.h"
 #include "master/session.h"
+#include "tools/session_flags.h"
 #include "tools/verbs.h"
 
 namespace sluice {
@@ -36,7 +37,7 @@ options:
 
 int BenchVerb(Args& args) {
   if (args.Has("--help")) {
-    std::printf("%s", kHelp);
+    std::printf("%s%s", kHelp, kSessionFlagsHelp);
     return 0;
   }
   std::vector<std::string> inputs = args.TakeAll("--input");
@@ -49,6 +50,12 @@ int BenchVerb(Args& args) {
     }
   }
   const bool profile = args.Has("--profile");
+  SessionOptions options;
+  absl::Status flags = TakeSessionFlags(args, &options);
+  if (!flags.ok()) {
+    std::fprintf(stderr, "sluice bench: %s\n", std::string(flags.message()).c_str());
+    return 2;
+  }
   auto positional = args.Positional(1);
   if (!positional.ok() || positional->size() != 1) {
     std::fprintf(stderr, "sluice bench: %s\n%s",
@@ -90,7 +97,6 @@ int BenchVerb(Args& args) {
   }
   std::vector<std::string> fetches;
   for (const auto& o : g->outputs) fetches.push_back(o.tensor);
-  SessionOptions options;
   options.config.set_intra_op_parallelism_threads(threads);
   options.config.set_inter_op_parallelism_threads(threads);
   auto session = NewSession(options);

@@ -17,6 +17,7 @@
 #include "frontend/onnx/importer.h"
 #include "frontend/onnx/onnx_tensor.h"
 #include "google/protobuf/text_format.h"
+#include "tools/session_flags.h"
 #include "tools/onnx_test_runner.h"
 #include "tools/verbs.h"
 
@@ -131,7 +132,7 @@ OnnxCaseResult RunIsolated(const std::string& dir, const SessionOptions& options
 
 int TestOnnxVerb(Args& args) {
   if (args.Has("--help")) {
-    std::printf("%s", kTestHelp);
+    std::printf("%s%s", kTestHelp, kSessionFlagsHelp);
     return 0;
   }
   std::string json = args.Take("--json");
@@ -142,6 +143,12 @@ int TestOnnxVerb(Args& args) {
     return 2;
   }
   bool no_fork = args.Has("--no-fork");
+  SessionOptions options;
+  absl::Status flags = TakeSessionFlags(args, &options);
+  if (!flags.ok()) {
+    std::fprintf(stderr, "sluice test-onnx: %s\n", std::string(flags.message()).c_str());
+    return 2;
+  }
   auto paths = args.Positional(1 << 20);
   if (!paths.ok() || paths->empty()) {
     std::fprintf(stderr, "sluice test-onnx: %s\n%s",
@@ -149,7 +156,6 @@ int TestOnnxVerb(Args& args) {
                  kTestHelp);
     return 2;
   }
-  SessionOptions options;
   std::vector<OnnxCaseResult> results;
   int passed = 0, failed = 0, skipped = 0;
   auto report = [&](OnnxCaseResult r) {

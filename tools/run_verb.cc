@@ -14,6 +14,7 @@
 #include "frontend/onnx/onnx_tensor.h"
 #include "master/session.h"
 #include "tools/cli.h"
+#include "tools/session_flags.h"
 #include "tools/verbs.h"
 
 namespace sluice {
@@ -156,13 +157,19 @@ absl::Status PlanGraphDef(const std::string& path, const std::vector<std::string
 
 int RunVerb(Args& args) {
   if (args.Has("--help")) {
-    std::printf("%s", kHelp);
+    std::printf("%s%s", kHelp, kSessionFlagsHelp);
     return 0;
   }
   std::vector<std::string> inputs = args.TakeAll("--input");
   std::vector<std::string> outputs = args.TakeAll("--output");
   std::string output_dir = args.Take("--output-dir");
   std::string devices = args.Take("--devices", "1");
+  SessionOptions options;
+  absl::Status flags = TakeSessionFlags(args, &options);
+  if (!flags.ok()) {
+    std::fprintf(stderr, "sluice run: %s\n", std::string(flags.message()).c_str());
+    return 2;
+  }
   auto positional = args.Positional(1);
   if (!positional.ok() || positional->size() != 1) {
     std::fprintf(stderr, "sluice run: %s\n%s",
@@ -186,7 +193,6 @@ int RunVerb(Args& args) {
   }
   if (!s.ok()) return fail(s);
 
-  SessionOptions options;
   (*options.config.mutable_device_count())["CPU"] = std::max(1, std::atoi(devices.c_str()));
   auto session = NewSession(options);
   if (!session.ok()) return fail(session.status());

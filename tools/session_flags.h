@@ -1,0 +1,30 @@
+// The flags of every verb that runs a session: where it runs and how nodes are placed.
+//
+//   SessionOptions options;
+//   SL_RETURN_IF_ERROR(TakeSessionFlags(args, &options));   // before args.Positional(...)
+//   auto session = NewSession(options);
+#ifndef SLUICE_TOOLS_SESSION_FLAGS_H_
+#define SLUICE_TOOLS_SESSION_FLAGS_H_
+
+#include "absl/status/status.h"
+#include "master/session.h"
+#include "tools/cli.h"
+
+namespace sluice {
+
+inline constexpr char kSessionFlagsHelp[] =
+    R"(  --target grpc://HOST:PORT   run on a `sluice serve` cluster, through that task's master
+                              (default: an embedded session in this process)
+  --placement pipeline        nodes that name no device go in contiguous stages of balanced
+                              estimated cost, one per device of job "worker"
+  --device-map FILE           lines "PATTERN DEVICE": nodes whose name matches the glob go to
+                              DEVICE (full or partial, e.g. /job:worker/task:1); before --placement
+)";
+
+// Sets options->target and options->config.placement; INVALID_ARGUMENT for a bad value or an
+// unreadable device map.
+absl::Status TakeSessionFlags(Args& args, SessionOptions* options);
+
+}  // namespace sluice
+
+#endif  // SLUICE_TOOLS_SESSION_FLAGS_H_
