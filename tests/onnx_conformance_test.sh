@@ -39,7 +39,7 @@ for c in $MUST_PASS; do
     fail=1
   fi
 done
-for gen in "$root"/scripts/gen_onnx_legacy_*cases.py; do
+for gen in "$root"/scripts/gen_onnx_*_cases.py; do
   out="$work/$(basename "$gen" .py)"
   /usr/bin/python3 "$gen" "$out" >/dev/null 2>&1 || { echo "FAIL: $gen did not run"; fail=1; continue; }
   if ! "$sluice" test-onnx "$out" > "$out.txt"; then
