@@ -1,8 +1,10 @@
 // `sluice run`: run an ONNX model or a GraphDef; tensors in and out are ONNX TensorProto files.
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <map>
 #include <set>
 
 #include "absl/strings/match.h"
@@ -35,6 +37,7 @@ options:
                          node that no other node consumes.
   --output-dir DIR       where output_<i>.pb files go (default: print only)
   --devices N            number of CPU devices in the embedded worker (default 1)
+  --show-placement       after the outputs, one line per device: its nodes, _Send and _Recv
   --help                 this text
 )";
 
@@ -66,6 +69,22 @@ std::string Summary(const std::string& name, const Tensor& t) {
   size_t colon = values.find(':');
   absl::StrAppend(&s, " values:", values.substr(colon + 1, values.size() - colon - 2));
   return s;
+}
+
+// "placement: DEVICE: N nodes (S _Send, R _Recv)" per device, from the partition graphs.
+void PrintPlacement(const RunMetadata& metadata) {
+  std::map<std::string, std::array<int, 3>> by_device;
+  for (const GraphDef& g : metadata.partition_graphs()) {
+    for (const NodeDef& n : g.node()) {
+      auto& c = by_device[n.device()];
+      ++c[0];
+      c[1] += n.op() == "_Send";
+      c[2] += n.op() == "_Recv";
+    }
+  }
+  for (const auto& [device, c] : by_device) {
+    std::printf("placement: %s: %d nodes (%d _Send, %d _Recv)\n", device.c_str(), c[0], c[1], c[2]);
+  }
 }
 
 struct Plan {
@@ -164,6 +183,7 @@ int RunVerb(Args& args) {
   std::vector<std::string> outputs = args.TakeAll("--output");
   std::string output_dir = args.Take("--output-dir");
   std::string devices = args.Take("--devices", "1");
+  const bool show_placement = args.Has("--show-placement");
   SessionOptions options;
   absl::Status flags = TakeSessionFlags(args, &options);
   if (!flags.ok()) {
@@ -199,7 +219,10 @@ int RunVerb(Args& args) {
   s = (*session)->Create(plan.graph);
   if (!s.ok()) return fail(s);
   std::vector<Tensor> results;
-  s = (*session)->Run(plan.feeds, plan.fetches, {}, &results);
+  RunOptions run_options;
+  run_options.set_output_partition_graphs(show_placement);
+  RunMetadata metadata;
+  s = (*session)->Run(run_options, plan.feeds, plan.fetches, {}, &results, &metadata);
   if (!s.ok()) return fail(s);
   if (!output_dir.empty()) std::filesystem::create_directories(output_dir);
   for (size_t i = 0; i < results.size(); ++i) {
@@ -210,6 +233,7 @@ int RunVerb(Args& args) {
       if (!s.ok()) return fail(s);
     }
   }
+  if (show_placement) PrintPlacement(metadata);
   return 0;
 }
 

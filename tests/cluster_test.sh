@@ -1,0 +1,139 @@
+#!/usr/bin/env bash
+# Multi-process cluster on loopback: real `sluice serve` tasks on ports chosen at run time,
+# driven by `sluice run`, `test-onnx` and `bench` with --target. Checks that models split
+# across tasks match the embedded session, control edges cross tasks, two clients share the
+# cluster, unreachable targets fail fast, and the servers stop cleanly on SIGTERM. Every
+# process started here is killed on exit; every client call is time-bounded.
+set -uo pipefail
+root="${TEST_SRCDIR:?run me with bazel test}/${TEST_WORKSPACE:-sluice}"
+sluice="$root/tools/sluice"
+work="${TEST_TMPDIR:-$(mktemp -d)}/cluster"
+mkdir -p "$work"
+CLIENT_TIMEOUT=60
+
+pids=()
+cleanup() {
+  for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null; done
+  sleep 1
+  for p in "${pids[@]}"; do kill -KILL "$p" 2>/dev/null; done
+}
+trap cleanup EXIT
+
+fail=0
+check() {  # check NAME COMMAND...: runs COMMAND, reports, remembers failure.
+  local name="$1"; shift
+  if "$@"; then echo "PASS $name"; else echo "FAIL $name"; fail=1; fi
+}
+
+free_port() {
+  /usr/bin/python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+p0=$(free_port); p1=$(free_port)
+while [ "$p1" = "$p0" ]; do p1=$(free_port); done
+spec="worker=127.0.0.1:$p0,127.0.0.1:$p1"
+t0="grpc://127.0.0.1:$p0"
+t1="grpc://127.0.0.1:$p1"
+
+"$sluice" serve --cluster "$spec" --job worker --task 0 --devices 2 --threads 2 > "$work/task0.log" 2>&1 &
+pids+=($!); s0=$!
+"$sluice" serve --cluster "$spec" --job worker --task 1 --devices 2 --threads 2 > "$work/task1.log" 2>&1 &
+pids+=($!); s1=$!
+for log in "$work/task0.log" "$work/task1.log"; do
+  for _ in $(seq 1 300); do grep -q " ready on " "$log" && break; sleep 0.1; done
+  if ! grep -q " ready on " "$log"; then echo "FAIL: no ready line in $log:"; cat "$log"; exit 1; fi
+  cat "$log"
+done
+
+run() { timeout "$CLIENT_TIMEOUT" "$sluice" "$@"; }
+
+# The small MLP, cut by the pipeline policy: the same bytes as the embedded session.
+mlp="$root/tests/testdata/onnx/mlp.onnx"
+run run "$mlp" --output-dir "$work/mlp_embedded" > /dev/null
+run run "$mlp" --target "$t0" --placement pipeline --show-placement --output-dir "$work/mlp_cluster" \
+  > "$work/mlp.txt" 2>&1
+cat "$work/mlp.txt"
+check "mlp split over two tasks matches the embedded session" \
+  cmp "$work/mlp_embedded/output_0.pb" "$work/mlp_cluster/output_0.pb"
+check "mlp has nodes on both tasks" \
+  bash -c "grep -q 'placement: /job:worker/replica:0/task:0/' '$work/mlp.txt' &&
+           grep -q 'placement: /job:worker/replica:0/task:1/' '$work/mlp.txt'"
+
+# A deeper residual MLP with outputs from numpy.
+if /usr/bin/python3 "$root/tests/cluster_models.py" "$work/models"; then
+  deep="$work/models/deep"
+  run test-onnx "$deep" --target "$t1" --placement pipeline > "$work/deep_test.txt" 2>&1
+  cat "$work/deep_test.txt"
+  check "deep model through task 1's master matches numpy" grep -q "^PASS deep" "$work/deep_test.txt"
+  run run "$deep/model.onnx" --input "$deep/x.pb" --output-dir "$work/deep_embedded" > /dev/null
+  run run "$deep/model.onnx" --input "$deep/x.pb" --target "$t0" --placement pipeline \
+    --show-placement --output-dir "$work/deep_cluster" > "$work/deep.txt" 2>&1
+  cat "$work/deep.txt"
+  check "deep model pipelined over four devices of two tasks matches the embedded session" \
+    cmp "$work/deep_embedded/output_0.pb" "$work/deep_cluster/output_0.pb"
+  check "deep model uses all four devices" test "$(grep -c '^placement: /job:worker' "$work/deep.txt")" = 4
+  printf 'layer[0-3]/*  /job:worker/task:1\n*  /job:worker/task:0/device:CPU:1  # the rest\n' > "$work/map.txt"
+  run run "$deep/model.onnx" --input "$deep/x.pb" --target "$t0" --device-map "$work/map.txt" \
+    --show-placement --output-dir "$work/deep_mapped" > "$work/mapped.txt" 2>&1
+  cat "$work/mapped.txt"
+  check "device map places by node name and matches" \
+    bash -c "cmp '$work/deep_embedded/output_0.pb' '$work/deep_mapped/output_0.pb' &&
+             grep -q 'placement: /job:worker/replica:0/task:1/device:CPU:0' '$work/mapped.txt' &&
+             grep -q 'placement: /job:worker/replica:0/task:0/device:CPU:1' '$work/mapped.txt' &&
+             ! grep -q 'placement: /job:worker/replica:0/task:0/device:CPU:0' '$work/mapped.txt'"
+else
+  echo "FAIL: could not write the deep model (python3-onnx missing?)"
+  fail=1
+fi
+
+# Data and control edges in both directions between tasks:
+#   a (task 0) --control--> b (task 1);  c = a + b on task 0;  d = -c on task 1 after ^b.
+cat > "$work/edges.pbtxt" <<'PBTXT'
+node { name: "a" op: "Const" device: "/job:worker/task:0"
+       attr { key: "dtype" value { type: DT_FLOAT } }
+       attr { key: "value" value { tensor { dtype: DT_FLOAT float_val: 3 } } } }
+node { name: "b" op: "Const" input: "^a" device: "/job:worker/task:1"
+       attr { key: "dtype" value { type: DT_FLOAT } }
+       attr { key: "value" value { tensor { dtype: DT_FLOAT float_val: 4 } } } }
+node { name: "c" op: "Add" input: "a" input: "b" device: "/job:worker/task:0"
+       attr { key: "T" value { type: DT_FLOAT } } }
+node { name: "d" op: "Neg" input: "c" input: "^b" device: "/job:worker/task:1"
+       attr { key: "T" value { type: DT_FLOAT } } }
+PBTXT
+run run "$work/edges.pbtxt" --output c --output d --target "$t1" --show-placement > "$work/edges.txt" 2>&1
+cat "$work/edges.txt"
+check "data and control edges cross tasks both ways" \
+  bash -c "grep -q 'c: float \[\] .*values: 7' '$work/edges.txt' && grep -q 'd: float \[\] .*values: -7' '$work/edges.txt'"
+
+# Two clients at once, one on each task's master, each pipelining over both tasks.
+run bench "$mlp" --target "$t0" --placement pipeline --iters 200 --warmup 1 > "$work/bench0.txt" 2>&1 &
+b0=$!
+run bench "$mlp" --target "$t1" --placement pipeline --iters 200 --warmup 1 > "$work/bench1.txt" 2>&1 &
+b1=$!
+wait $b0; r0=$?
+wait $b1; r1=$?
+tail -1 "$work/bench0.txt"; tail -1 "$work/bench1.txt"
+check "two clients at once" test "$r0$r1" = "00"
+
+# An unreachable target fails fast, naming it.
+bad="grpc://127.0.0.1:$(free_port)"
+start=$(date +%s)
+run run "$mlp" --target "$bad" > "$work/bad.txt" 2>&1
+code=$?
+cat "$work/bad.txt"
+check "unreachable target: exit 1 with UNAVAILABLE naming it, within 20 s" \
+  bash -c "[ $code = 1 ] && grep -q UNAVAILABLE '$work/bad.txt' && grep -q '$bad' '$work/bad.txt' &&
+           [ $(( $(date +%s) - start )) -le 20 ]"
+
+# SIGTERM stops both servers cleanly.
+kill -TERM "$s0" "$s1"
+for s in "$s0" "$s1"; do
+  for _ in $(seq 1 100); do kill -0 "$s" 2>/dev/null || break; sleep 0.1; done
+done
+wait "$s0"; e0=$?
+wait "$s1"; e1=$?
+cat "$work/task0.log" "$work/task1.log"
+check "servers stop on SIGTERM with status 0" \
+  bash -c "[ '$e0$e1' = 00 ] && grep -q stopped '$work/task0.log' && grep -q stopped '$work/task1.log'"
+
+[ $fail = 0 ] && echo "cluster test passed"
+exit $fail
