@@ -58,7 +58,7 @@ absl::Status ReadExternal(const fs::path& base, onnx::TensorProto* t) {
   in.read(data.data(), length);
   t->set_raw_data(std::move(data));
   t->clear_external_data();
-  t->set_data_location(onnx::TensorProto::DEFAULT);
+  t->clear_data_location();  // As if the data had always been inline.
   return absl::OkStatus();
 }
 

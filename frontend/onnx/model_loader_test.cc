@@ -66,7 +66,8 @@ TEST_F(ModelLoaderTest, ReadsExternalDataRelativeToTheModel) {
   auto m = LoadOnnxModel(WriteModel("weights.bin", 8));
   ASSERT_TRUE(m.ok()) << m.status();
   const auto& w = m->graph().initializer(0);
-  EXPECT_EQ(w.data_location(), onnx::TensorProto::DEFAULT);
+  EXPECT_FALSE(w.has_data_location());
+  EXPECT_EQ(w.external_data_size(), 0);
   ASSERT_EQ(w.raw_data().size(), 16u);
   float third;
   memcpy(&third, w.raw_data().data() + 8, 4);
