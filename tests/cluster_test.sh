@@ -104,6 +104,29 @@ cat "$work/edges.txt"
 check "data and control edges cross tasks both ways" \
   bash -c "grep -q 'c: float \[\] .*values: 7' '$work/edges.txt' && grep -q 'd: float \[\] .*values: -7' '$work/edges.txt'"
 
+# The C API's TF_SetTarget, through the Python binding: ops placed on both tasks by TF_SetDevice.
+SLUICE_C_LIBRARY="$root/c_api/libsluice_c.so" PYTHONPATH="$root/c_api/python" PYTHONDONTWRITEBYTECODE=1 \
+  timeout "$CLIENT_TIMEOUT" /usr/bin/python3 - "$t0" > "$work/python.txt" 2>&1 <<'PY'
+import sys
+import numpy as np
+import sluice
+g = sluice.Graph()
+x = g.placeholder("x", np.float32, shape=[None, 2])
+w = g.constant(np.array([[1, -1], [2, 1]], np.float32))
+xw = g.op("MatMul", [x, w], device="/job:worker/task:1")
+y = g.op("Relu", [xw], device="/job:worker/task:0")
+with sluice.Session(g, target=sys.argv[1]) as sess:
+    names = sorted(d.name for d in sess.list_devices())
+    print(names)
+    assert len(names) == 4, names
+    out = sess.run(y, {x: np.array([[1, 2], [3, -1]], np.float32)})
+    print(out)
+    assert np.array_equal(out, np.array([[5, 1], [1, 0]], np.float32)), out
+print("python ok")
+PY
+cat "$work/python.txt"
+check "C API TF_SetTarget (Python Session(target=...)) runs across tasks" grep -q "python ok" "$work/python.txt"
+
 # Two clients at once, one on each task's master, each pipelining over both tasks.
 run bench "$mlp" --target "$t0" --placement pipeline --iters 200 --warmup 1 > "$work/bench0.txt" 2>&1 &
 b0=$!
