@@ -20,6 +20,7 @@ const std::map<std::string, Verb>& Verbs() {
       {"test-onnx", {"run ONNX backend test cases and compare with their outputs", sluice::TestOnnxVerb}},
       {"convert", {"convert an ONNX model to a Sluice GraphDef", sluice::ConvertVerb}},
       {"bench", {"time runs of an ONNX model; ends with one JSON line", sluice::BenchVerb}},
+      {"train", {"train an ONNX model through its TrainingInfoProto", sluice::TrainVerb}},
       {"serve", {"run one task of a cluster (worker and master over gRPC) until SIGTERM", sluice::ServeVerb}},
       {"onnx", {"ONNX model utilities: check, extract, set-dims, externalize, internalize", sluice::OnnxToolVerb}},
   };

@@ -30,4 +30,16 @@ if msg=$($sluice run "$graph" --bogus 2>&1); then fail "unknown flag accepted"; 
 echo "$msg" | grep -q "bogus" || fail "unknown flag message"
 if msg=$($sluice run "$x" 2>&1); then fail "garbage graph accepted"; fi
 if msg=$($sluice frobnicate 2>&1); then fail "unknown verb accepted"; fi
+# Training through a TrainingInfoProto: the losses are numpy's (tests/testdata/onnx/make_models.py).
+m=tests/testdata/onnx
+$sluice train --help | grep -q -- "--steps" || fail "train --help"
+log=$($sluice train $m/train_linear.onnx --steps 5 --feed x=$m/train_linear_x.pb --feed t=$m/train_linear_t.pb --save "$out/trained.onnx")
+echo "$log"
+echo "$log" | grep -q "step 1 loss=29.187" || fail "first loss"
+echo "$log" | grep -q "step 4 loss=0.6025" || fail "fourth loss"
+[ -s "$out/trained.onnx" ] || fail "trained model saved"
+if msg=$($sluice train $m/train_linear.onnx --steps 1 2>&1); then fail "missing feed accepted"; fi
+echo "$msg" | grep -q "no value for input 't'" || fail "missing feed message: $msg"
+if msg=$($sluice train $m/mlp.onnx --steps 1 2>&1); then fail "model without training_info accepted"; fi
+echo "$msg" | grep -q "no training_info" || fail "no training_info message"
 echo "PASS"

@@ -14,6 +14,7 @@ int RunVerb(Args& args);
 int TestOnnxVerb(Args& args);
 int ConvertVerb(Args& args);
 int BenchVerb(Args& args);
+int TrainVerb(Args& args);
 int ServeVerb(Args& args);  // `sluice serve`: one task of a cluster.
 int OnnxToolVerb(Args& args);  // `sluice onnx SUBVERB`: model utilities.
 

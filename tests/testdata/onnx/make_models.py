@@ -98,3 +98,74 @@ save(helper.make_model(domain, opset_imports=opset(13) + [helper.make_opsetid("c
 
 newer = helper.make_model(mlp, opset_imports=opset(99))
 save(newer, "bad_newer_opset.onnx", check=False)
+
+# A model with a TrainingInfoProto: linear regression y = x W + b trained with Momentum on the
+# loss sum((y - t)^2). The algorithm graph holds the forward pass, a Gradient node and the
+# optimizer; update_binding writes W, b, their velocities and the step count back. The
+# initialization graph sets W and b. Expected losses come from numpy, below.
+from onnx import TensorProto as TP
+
+x_data = np.array([[1, 2], [3, 4], [5, 6]], np.float32)
+t_data = np.array([[1], [2], [4]], np.float32)
+W0 = np.array([[0.1], [-0.2]], np.float32)
+b0 = np.array([0.05], np.float32)
+lr, alpha, beta = 0.001, 0.9, 1.0
+
+inits = [numpy_helper.from_array(W0 * 0, "W"), numpy_helper.from_array(b0 * 0, "b"),
+         numpy_helper.from_array(np.zeros_like(W0), "vW"), numpy_helper.from_array(np.zeros_like(b0), "vb"),
+         numpy_helper.from_array(np.array(0, np.int64), "T"), numpy_helper.from_array(np.array(lr, np.float32), "R")]
+main = helper.make_graph(
+    [helper.make_node("MatMul", ["x", "W"], ["xW"]), helper.make_node("Add", ["xW", "b"], ["y"])],
+    "linear", [helper.make_tensor_value_info("x", TP.FLOAT, [3, 2])],
+    [helper.make_tensor_value_info("y", TP.FLOAT, [3, 1])], inits)
+algorithm = helper.make_graph(
+    [helper.make_node("MatMul", ["x", "W"], ["a_xW"]),
+     helper.make_node("Add", ["a_xW", "b"], ["a_y"]),
+     helper.make_node("Sub", ["a_y", "t"], ["diff"]),
+     helper.make_node("Mul", ["diff", "diff"], ["sq"]),
+     helper.make_node("ReduceSum", ["sq"], ["loss"], keepdims=0),
+     helper.make_node("Gradient", ["W", "b"], ["dW", "db"], domain="ai.onnx.preview.training",
+                      xs=["W", "b"], y="sq"),
+     helper.make_node("Momentum", ["R", "T", "W", "b", "dW", "db", "vW", "vb"],
+                      ["W_new", "b_new", "vW_new", "vb_new"], domain="ai.onnx.preview.training",
+                      alpha=alpha, beta=beta, mode="standard"),
+     helper.make_node("Constant", [], ["one"], value=numpy_helper.from_array(np.array(1, np.int64))),
+     helper.make_node("Add", ["T", "one"], ["T_new"])],
+    "algorithm", [helper.make_tensor_value_info("t", TP.FLOAT, [3, 1])],
+    [helper.make_tensor_value_info(n, TP.FLOAT, None) for n in ("loss", "W_new", "b_new", "vW_new", "vb_new")] +
+    [helper.make_tensor_value_info("T_new", TP.INT64, None)])
+initialization = helper.make_graph(
+    [helper.make_node("Constant", [], ["W_init"], value=numpy_helper.from_array(W0)),
+     helper.make_node("Constant", [], ["b_init"], value=numpy_helper.from_array(b0))],
+    "initialization", [], [helper.make_tensor_value_info("W_init", TP.FLOAT, [2, 1]),
+                           helper.make_tensor_value_info("b_init", TP.FLOAT, [1])])
+training = onnx.TrainingInfoProto()
+training.algorithm.CopyFrom(algorithm)
+training.initialization.CopyFrom(initialization)
+for k, v in (("W", "W_init"), ("b", "b_init")):
+    e = training.initialization_binding.add()
+    e.key, e.value = k, v
+for k, v in (("W", "W_new"), ("b", "b_new"), ("vW", "vW_new"), ("vb", "vb_new"), ("T", "T_new")):
+    e = training.update_binding.add()
+    e.key, e.value = k, v
+linear = helper.make_model(main, opset_imports=opset(13) + [helper.make_opsetid("ai.onnx.preview.training", 1)])
+linear.training_info.append(training)
+save(linear, "train_linear.onnx")
+with open(os.path.join(out, "train_linear_t.pb"), "wb") as f:
+    f.write(numpy_helper.from_array(t_data, "t").SerializeToString())
+with open(os.path.join(out, "train_linear_x.pb"), "wb") as f:
+    f.write(numpy_helper.from_array(x_data, "x").SerializeToString())
+
+# The same training in numpy, in double: the loss before each of 5 steps, and W, b after.
+W, b, vW, vb = W0.astype(np.float64), b0.astype(np.float64), np.zeros((2, 1)), np.zeros(1)
+losses = []
+for step in range(5):
+    d = x_data @ W + b - t_data
+    losses.append(float((d * d).sum()))
+    dW, db = x_data.T @ (2 * d), (2 * d).sum(axis=0)
+    bt = beta if step > 0 else 1.0
+    vW, vb = alpha * vW + bt * dW, alpha * vb + bt * db
+    W, b = W - lr * vW, b - lr * vb
+with open(os.path.join(out, "train_linear_expected.txt"), "w") as f:
+    f.write(" ".join("%.9g" % v for v in losses) + "\n")
+    f.write(" ".join("%.9g" % v for v in list(W.ravel()) + list(b.ravel())) + "\n")

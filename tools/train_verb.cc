@@ -1,0 +1,109 @@
+// `sluice train`: trains an ONNX model through its TrainingInfoProto.
+#include <unistd.h>
+
+#include <cstdio>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "framework/status.h"
+#include "frontend/onnx/onnx_tensor.h"
+#include "frontend/onnx/trainer.h"
+#include "tools/verbs.h"
+
+namespace sluice {
+namespace {
+
+constexpr char kHelp[] = R"(usage: sluice train MODEL.onnx --steps N [options]
+
+Runs each training_info's initialization once, then its algorithm N times, writing the
+algorithm's update_binding outputs back to the model's initializers. Prints the algorithm's
+other outputs (the loss) every step, with a progress bar when stdout is a terminal.
+
+options:
+  --steps N              algorithm runs (required)
+  --feed NAME=FILE.pb    a value for an input of the model or the algorithm; repeatable
+  --save OUT.onnx        write the trained model (initializers updated, training_info kept)
+  --threads N            intra-op and inter-op threads (default: all cores)
+  --help                 this text
+)";
+
+std::string Scalar(const Tensor& t) {
+  if (t.NumElements() != 1) return absl::StrCat(DataTypeString(t.dtype()), t.shape().DebugString());
+  std::string s = t.DebugString(1);
+  const size_t colon = s.find(':');
+  return s.substr(colon + 2, s.size() - colon - 3);
+}
+
+}  // namespace
+
+int TrainVerb(Args& args) {
+  if (args.Has("--help")) {
+    std::printf("%s", kHelp);
+    return 0;
+  }
+  std::vector<std::string> feeds_spec = args.TakeAll("--feed");
+  std::string save = args.Take("--save");
+  int steps = 0, threads = 0;
+  if (!absl::SimpleAtoi(args.Take("--steps", "0"), &steps) || steps <= 0) {
+    std::fprintf(stderr, "sluice train: --steps N (N > 0) is required\n%s", kHelp);
+    return 2;
+  }
+  std::string t = args.Take("--threads");
+  if (!t.empty() && (!absl::SimpleAtoi(t, &threads) || threads <= 0)) {
+    std::fprintf(stderr, "sluice train: bad --threads '%s'\n", t.c_str());
+    return 2;
+  }
+  auto positional = args.Positional(1);
+  if (!positional.ok() || positional->size() != 1) {
+    std::fprintf(stderr, "sluice train: %s\n%s",
+                 positional.ok() ? "expected one MODEL" : std::string(positional.status().message()).c_str(), kHelp);
+    return 2;
+  }
+  auto fail = [](const absl::Status& s) {
+    std::fprintf(stderr, "sluice train: %s\n", StatusToString(s).c_str());
+    return 1;
+  };
+  std::vector<std::pair<std::string, Tensor>> feeds;
+  for (const std::string& spec : feeds_spec) {
+    std::vector<std::string> kv = absl::StrSplit(spec, absl::MaxSplits('=', 1));
+    if (kv.size() != 2) return fail(absl::InvalidArgumentError(absl::StrCat("--feed wants NAME=FILE.pb, got '", spec, "'")));
+    auto value = ReadOnnxTensorFile(kv[1]);
+    if (!value.ok()) return fail(value.status());
+    feeds.emplace_back(kv[0], *std::move(value));
+  }
+  SessionOptions options;
+  if (threads > 0) {
+    options.config.set_intra_op_parallelism_threads(threads);
+    options.config.set_inter_op_parallelism_threads(threads);
+  }
+  auto trainer = OnnxTrainer::Load((*positional)[0], options);
+  if (!trainer.ok()) return fail(trainer.status());
+  absl::Status s = (*trainer)->Initialize();
+  if (!s.ok()) return fail(s);
+  const bool terminal = isatty(STDOUT_FILENO);
+  for (int step = 1; step <= steps; ++step) {
+    auto out = (*trainer)->Step(feeds);
+    if (!out.ok()) return fail(AddContext(out.status(), absl::StrCat("step ", step)));
+    std::string line = absl::StrCat("step ", step);
+    for (const auto& [name, value] : *out) absl::StrAppend(&line, " ", name, "=", Scalar(value));
+    if (terminal) {
+      constexpr int kWidth = 30;
+      const int done = step * kWidth / steps;
+      std::printf("\r\033[K[%s%s] %s", std::string(done, '#').c_str(), std::string(kWidth - done, ' ').c_str(),
+                  line.c_str());
+      if (step == steps) std::printf("\n");
+    } else {
+      std::printf("%s\n", line.c_str());
+    }
+    std::fflush(stdout);
+  }
+  if (!save.empty()) {
+    s = (*trainer)->Save(save);
+    if (!s.ok()) return fail(s);
+    std::printf("saved %s\n", save.c_str());
+  }
+  return 0;
+}
+
+}  // namespace sluice
