@@ -382,6 +382,36 @@ TF_CAPI_EXPORT extern const char* SL_ONNXImportOutputName(const SL_ONNXImport* m
 /* What to fetch; {NULL, -1} for an index out of range. */
 TF_CAPI_EXPORT extern TF_Output SL_ONNXImportOutput(const SL_ONNXImport* model, int index);
 
+/* --- Sluice extension: training ONNX models through their TrainingInfoProto -------------
+ *
+ *   SL_Trainer* t = SL_NewTrainer("model.onnx", opts, status);
+ *   SL_TrainerInitialize(t, status);
+ *   const char* names[] = {"x", "t"};  TF_Tensor* values[] = {x, target};
+ *   for (int i = 0; i < 100; ++i) SL_TrainerStep(t, names, values, 2, status);
+ *   float loss = *(float*)TF_TensorData(SL_TrainerOutput(t, 0));
+ *   SL_TrainerSave(t, "trained.onnx", status);  SL_DeleteTrainer(t);
+ */
+typedef struct SL_Trainer SL_Trainer;
+
+/* Loads a model with training_info; NULL with `status` set when it has none or is invalid. */
+TF_CAPI_EXPORT extern SL_Trainer* SL_NewTrainer(const char* path, const TF_SessionOptions* opts,
+                                                TF_Status* status);
+TF_CAPI_EXPORT extern void SL_DeleteTrainer(SL_Trainer* trainer);
+/* Runs every initialization graph once. */
+TF_CAPI_EXPORT extern void SL_TrainerInitialize(SL_Trainer* trainer, TF_Status* status);
+/* One step: feeds by ONNX input name (tensors stay owned by the caller). Afterwards the
+ * algorithm's outputs that no update_binding consumes (the loss) are available below. */
+TF_CAPI_EXPORT extern void SL_TrainerStep(SL_Trainer* trainer, const char* const* names,
+                                          TF_Tensor* const* values, int num_values,
+                                          TF_Status* status);
+TF_CAPI_EXPORT extern int SL_TrainerNumOutputs(const SL_Trainer* trainer);
+/* Owned by the trainer, valid until the next step. NULL for an index out of range. */
+TF_CAPI_EXPORT extern const char* SL_TrainerOutputName(const SL_Trainer* trainer, int index);
+TF_CAPI_EXPORT extern TF_Tensor* SL_TrainerOutput(const SL_Trainer* trainer, int index);
+/* Writes the model with its initializers set to their current values. */
+TF_CAPI_EXPORT extern void SL_TrainerSave(const SL_Trainer* trainer, const char* path,
+                                          TF_Status* status);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

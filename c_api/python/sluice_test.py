@@ -268,5 +268,37 @@ class OnnxImportTest(unittest.TestCase):
         self.assertEqual(g.operations(), [])
 
 
+class TrainerTest(unittest.TestCase):
+
+    def test_trains_like_numpy(self):
+        import tempfile
+        from onnx import numpy_helper  # Debian's python3-onnx, installed by setup.
+        def load(name):
+            import onnx
+            t = onnx.TensorProto()
+            with open(os.path.join(MODELS, name), "rb") as f:
+                t.ParseFromString(f.read())
+            return numpy_helper.to_array(t)
+        with open(os.path.join(MODELS, "train_linear_expected.txt")) as f:
+            losses = [float(v) for v in f.readline().split()]
+        trainer = sluice.Trainer(os.path.join(MODELS, "train_linear.onnx"))
+        trainer.initialize()
+        feeds = {"x": load("train_linear_x.pb"), "t": load("train_linear_t.pb")}
+        for want in losses:
+            out = trainer.step(feeds)
+            self.assertAlmostEqual(float(out["loss"]), want, delta=1e-4 * max(1, want))
+        with tempfile.TemporaryDirectory() as d:
+            trainer.save(os.path.join(d, "trained.onnx"))
+            self.assertTrue(os.path.getsize(os.path.join(d, "trained.onnx")) > 0)
+
+    def test_errors(self):
+        with self.assertRaises(sluice.InvalidArgumentError):
+            sluice.Trainer(os.path.join(MODELS, "mlp.onnx"))
+        trainer = sluice.Trainer(os.path.join(MODELS, "train_linear.onnx"))
+        with self.assertRaises(sluice.InvalidArgumentError) as e:
+            trainer.step({})
+        self.assertIn("no value for input", str(e.exception))
+
+
 if __name__ == "__main__":
     unittest.main(verbosity=2)

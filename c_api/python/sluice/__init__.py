@@ -180,6 +180,14 @@ _SIGNATURES = {
     "SL_ONNXImportNumOutputs": (_int, [_vp]),
     "SL_ONNXImportOutputName": (_cp, [_vp, _int]),
     "SL_ONNXImportOutput": (_Output, [_vp, _int]),
+    "SL_NewTrainer": (_vp, [_cp, _vp, _vp]),
+    "SL_DeleteTrainer": (None, [_vp]),
+    "SL_TrainerInitialize": (None, [_vp, _vp]),
+    "SL_TrainerStep": (None, [_vp, ctypes.POINTER(_cp), ctypes.POINTER(_vp), _int, _vp]),
+    "SL_TrainerNumOutputs": (_int, [_vp]),
+    "SL_TrainerOutputName": (_cp, [_vp, _int]),
+    "SL_TrainerOutput": (_vp, [_vp, _int]),
+    "SL_TrainerSave": (None, [_vp, _cp, _vp]),
 }
 
 _lib_lock = threading.Lock()
@@ -892,3 +900,58 @@ class Session(object):
         arrays = [_array_from_tensor(c_res[i]) for i in range(len(outputs))]
         results = [None if p is None else arrays[p] for p in positions]
         return results[0] if single else results
+
+
+# ---------------------------------------------------------------------------------------------
+# Training
+
+
+class Trainer(object):
+    """Trains an ONNX model through its TrainingInfoProto, as `sluice train` does:
+    initialize() runs the initialization graphs once; each step(feeds) runs the algorithm and
+    returns its outputs that no update_binding consumes (the loss), by name; save(path)
+    writes the model with the trained initializers. `config` as for Session."""
+
+    def __init__(self, model_path, config=None):
+        self._lib = _lib()
+        opts = self._lib.TF_NewSessionOptions()
+        try:
+            if config is not None:
+                data = encode_config(config) if isinstance(config, dict) else bytes(config)
+                _call("TF_SetConfig", opts, data, len(data))
+            self._ptr = _call("SL_NewTrainer", os.fspath(model_path).encode(), opts)
+        finally:
+            self._lib.TF_DeleteSessionOptions(opts)
+
+    def __del__(self):
+        if getattr(self, "_ptr", None):
+            self._lib.SL_DeleteTrainer(self._ptr)
+            self._ptr = None
+
+    def initialize(self):
+        _call("SL_TrainerInitialize", self._ptr)
+
+    def step(self, feeds=None):
+        feeds = feeds or {}
+        names = [str(k).encode() for k in feeds]
+        tensors = [_tensor_from_array(_as_array(v)) for v in feeds.values()]
+        try:
+            _call("SL_TrainerStep", self._ptr, (_cp * max(1, len(names)))(*names),
+                  (_vp * max(1, len(tensors)))(*tensors), len(names))
+        finally:
+            for t in tensors:
+                self._lib.TF_DeleteTensor(t)
+        out = collections.OrderedDict()
+        for i in range(self._lib.SL_TrainerNumOutputs(self._ptr)):
+            ptr = self._lib.SL_TrainerOutput(self._ptr, i)
+            dtype = _np_dtype(self._lib.TF_TensorType(ptr))
+            shape = tuple(self._lib.TF_Dim(ptr, d) for d in range(self._lib.TF_NumDims(ptr)))
+            nbytes = self._lib.TF_TensorByteSize(ptr)
+            raw = ctypes.string_at(self._lib.TF_TensorData(ptr), nbytes) if nbytes else b""
+            out[self._lib.SL_TrainerOutputName(self._ptr, i).decode()] = (
+                np.frombuffer(raw, dtype=dtype).reshape(shape).copy())
+        return out
+
+    def save(self, path):
+        _call("SL_TrainerSave", self._ptr, os.fspath(path).encode())
+
