@@ -57,8 +57,24 @@ constexpr char kSplitMlp[] = R"(
          attr { key: "T" value { type: DT_FLOAT } } }
 )";
 
+// A 64 MiB tensor made on task 1 and summed on task 0.
+constexpr char kLargeTensorGraph[] = R"(
+    node { name: "dims" op: "Const" attr { key: "dtype" value { type: DT_INT64 } }
+           attr { key: "value" value { tensor { dtype: DT_INT64 tensor_shape { dim { size: 1 } } int64_val: 16777216 } } } }
+    node { name: "one" op: "Const" attr { key: "dtype" value { type: DT_FLOAT } }
+           attr { key: "value" value { tensor { dtype: DT_FLOAT float_val: 1 } } } }
+    node { name: "big" op: "Expand" input: "one" input: "dims" device: "/job:worker/task:1"
+           attr { key: "T" value { type: DT_FLOAT } } }
+    node { name: "sum" op: "ReduceSum" input: "big" device: "/job:worker/task:0"
+           attr { key: "T" value { type: DT_FLOAT } } attr { key: "Taxes" value { list { } } }
+           attr { key: "keepdims" value { b: false } } }
+)";
+
 class GrpcClusterTest : public ::testing::Test {
  protected:
+  // RecvTensor chunk size of the servers; small to exercise chunked transfers.
+  virtual uint64_t ChunkBytes() const { return kMaxRecvTensorChunkBytes; }
+
   void SetUp() override {
     auto cluster = ParseClusterSpec(absl::StrCat("worker=127.0.0.1:", FreePort(), ",127.0.0.1:", FreePort()));
     ASSERT_TRUE(cluster.ok()) << cluster.status();
@@ -71,6 +87,7 @@ class GrpcClusterTest : public ::testing::Test {
       options.num_cpu_devices = 2;
       options.inter_op_threads = 2;
       options.intra_op_threads = 1;
+      options.recv_tensor_chunk_bytes = ChunkBytes();
       auto server = GrpcServer::Create(def, options);
       ASSERT_TRUE(server.ok()) << server.status();
       ASSERT_TRUE((*server)->Start().ok());
@@ -153,21 +170,33 @@ TEST_F(GrpcClusterTest, ControlEdgesCrossTasks) {
 TEST_F(GrpcClusterTest, LargeTensorsCrossTasks) {
   // 64 MiB made on task 1, summed on task 0.
   auto session = Connect(0);
-  ASSERT_TRUE(session->Create(Parse(R"(
-    node { name: "dims" op: "Const" attr { key: "dtype" value { type: DT_INT64 } }
-           attr { key: "value" value { tensor { dtype: DT_INT64 tensor_shape { dim { size: 1 } } int64_val: 16777216 } } } }
-    node { name: "one" op: "Const" attr { key: "dtype" value { type: DT_FLOAT } }
-           attr { key: "value" value { tensor { dtype: DT_FLOAT float_val: 1 } } } }
-    node { name: "big" op: "Expand" input: "one" input: "dims" device: "/job:worker/task:1"
-           attr { key: "T" value { type: DT_FLOAT } } }
-    node { name: "sum" op: "ReduceSum" input: "big" device: "/job:worker/task:0"
-           attr { key: "T" value { type: DT_FLOAT } } attr { key: "Taxes" value { list { } } }
-           attr { key: "keepdims" value { b: false } } }
-  )")).ok());
+  ASSERT_TRUE(session->Create(Parse(kLargeTensorGraph)).ok());
   std::vector<Tensor> out;
   absl::Status s = session->Run({}, {"sum"}, {}, &out);
   ASSERT_TRUE(s.ok()) << s;
   EXPECT_FLOAT_EQ(out[0].scalar<float>(), 16777216.0f);
+}
+
+// The same with RecvTensor answers of at most 1 MiB: the 64 MiB tensor takes 64 of them.
+class ChunkedGrpcClusterTest : public GrpcClusterTest {
+  uint64_t ChunkBytes() const override { return 1 << 20; }
+};
+
+TEST_F(ChunkedGrpcClusterTest, LargeTensorsCrossTasksInChunks) {
+  auto session = Connect(0);
+  ASSERT_TRUE(session->Create(Parse(kLargeTensorGraph)).ok());
+  for (int i = 0; i < 2; ++i) {
+    std::vector<Tensor> out;
+    absl::Status s = session->Run({}, {"sum"}, {}, &out);
+    ASSERT_TRUE(s.ok()) << s;
+    EXPECT_FLOAT_EQ(out[0].scalar<float>(), 16777216.0f);
+  }
+  // A split model still matches (small tensors go in one answer).
+  ASSERT_TRUE(session->Extend(Parse(kSplitMlp)).ok());
+  std::vector<Tensor> out;
+  ASSERT_TRUE(session->Run({{"x", Tensor::FromVector<float>({1, 2}, TensorShape({1, 2}))}}, {"z"},
+                           {}, &out).ok());
+  EXPECT_FLOAT_EQ(out[0].flat<float>()[0], -5);
 }
 
 TEST_F(GrpcClusterTest, ErrorsComeBackWithTheirCodeAndTheStepEndsEverywhere) {

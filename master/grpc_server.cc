@@ -32,7 +32,8 @@ absl::StatusOr<std::unique_ptr<GrpcServer>> GrpcServer::Create(const ServerDef& 
   server->cache_ = std::make_unique<GrpcWorkerCache>(server_def.cluster(), task_name,
                                                      server->worker_.get(), options.worker_rpc);
   server->master_ = std::make_unique<Master>(server->cache_.get());
-  server->worker_service_ = std::make_unique<GrpcWorkerService>(server->worker_.get());
+  server->worker_service_ =
+      std::make_unique<GrpcWorkerService>(server->worker_.get(), options.recv_tensor_chunk_bytes);
   server->master_service_ = std::make_unique<GrpcMasterService>(server->master_.get(), task_name);
   return server;
 }

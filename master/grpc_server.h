@@ -30,6 +30,8 @@ struct GrpcServerOptions {
   int inter_op_threads = 0;  // 0: the machine's core count.
   int intra_op_threads = 0;
   GrpcWorkerOptions worker_rpc;
+  // RecvTensor answers carry at most this much of a tensor (more goes in further chunks).
+  uint64_t recv_tensor_chunk_bytes = kMaxRecvTensorChunkBytes;
 };
 
 class GrpcServer {

@@ -21,6 +21,7 @@ GrpcWorker::GrpcWorker(std::string task, std::shared_ptr<grpc::Channel> channel,
 
 GrpcWorker::~GrpcWorker() {
   absl::MutexLock lock(&mu_);
+  shutting_down_ = true;
   for (auto& [context, step] : in_flight_) context->TryCancel();
   mu_.Await(absl::Condition(
       +[](std::map<grpc::ClientContext*, int64_t>* m) { return m->empty(); }, &in_flight_));
@@ -31,9 +32,11 @@ absl::Status GrpcWorker::Annotate(const grpc::Status& status, absl::string_view 
   return AddContext(FromGrpcStatus(status), absl::StrCat(task_, " (", method, ")"));
 }
 
-void GrpcWorker::Started(grpc::ClientContext* context, int64_t step_id) {
+bool GrpcWorker::Started(grpc::ClientContext* context, int64_t step_id) {
   absl::MutexLock lock(&mu_);
+  if (shutting_down_) return false;
   in_flight_[context] = step_id;
+  return true;
 }
 
 void GrpcWorker::Finished(grpc::ClientContext* context) {
@@ -92,7 +95,10 @@ void GrpcWorker::RunGraphAsync(const RunGraphRequest* request, RunGraphResponse*
   }
   for (const std::string& key : request->recv_key) req.add_recv_key(key);
   SetTimeout(&call->context, options_.step_timeout);
-  Started(&call->context, request->step_id);
+  if (!Started(&call->context, request->step_id)) {
+    done(absl::CancelledError(absl::StrCat("the client of ", task_, " is shutting down")));
+    return;
+  }
   stub_->async()->RunGraph(&call->context, &call->request, &call->response,
                            [this, call, response, done = std::move(done)](grpc::Status s) {
     absl::Status status = Annotate(s, "RunGraph");
@@ -122,31 +128,52 @@ void GrpcWorker::AbortStep(int64_t step_id, const absl::Status& status) {
   }
 }
 
+struct GrpcWorker::Transfer {
+  rpc::RecvTensorRequest request;
+  RecvTensorDecoder decoder;
+  RecvTensorResponse* response;
+  StatusCallback done;
+};
+
 void GrpcWorker::RecvTensorAsync(const RecvTensorRequest* request, RecvTensorResponse* response,
                                  StatusCallback done) {
+  auto transfer = std::make_shared<Transfer>();
+  transfer->request.set_step_id(request->step_id);
+  transfer->request.set_rendezvous_key(request->rendezvous_key);
+  transfer->request.set_request_id(request->request_id);
+  transfer->response = response;
+  transfer->done = std::move(done);
+  RecvTensorChunk(std::move(transfer));
+}
+
+void GrpcWorker::RecvTensorChunk(std::shared_ptr<Transfer> transfer) {
   struct Call {
     grpc::ClientContext context;
     grpc::ByteBuffer request;
     grpc::ByteBuffer response;
   };
   auto call = std::make_shared<Call>();
-  rpc::RecvTensorRequest req;
-  req.set_step_id(request->step_id);
-  req.set_rendezvous_key(request->rendezvous_key);
-  req.set_request_id(request->request_id);
-  grpc::Slice slice(req.SerializeAsString());
+  transfer->request.set_content_offset(static_cast<int64_t>(transfer->decoder.received_bytes()));
+  grpc::Slice slice(transfer->request.SerializeAsString());
   call->request = grpc::ByteBuffer(&slice, 1);
   SetTimeout(&call->context, options_.step_timeout);
-  Started(&call->context, request->step_id);
+  if (!Started(&call->context, transfer->request.step_id())) {
+    transfer->done(absl::CancelledError(absl::StrCat("the client of ", task_, " is shutting down")));
+    return;
+  }
   generic_stub_.UnaryCall(&call->context, kRecvTensorMethod, grpc::StubOptions(), &call->request,
-                          &call->response,
-                          [this, call, response, done = std::move(done)](grpc::Status s) {
+                          &call->response, [this, transfer, call](grpc::Status s) {
     absl::Status status = Annotate(s, "RecvTensor");
     if (status.ok()) {
-      status = DecodeRecvTensorResponse(call->response, response);
+      status = transfer->decoder.Add(call->response);
       if (!status.ok()) status = AddContext(status, absl::StrCat(task_, " (RecvTensor)"));
     }
-    done(status);
+    if (status.ok() && !transfer->decoder.done()) {
+      RecvTensorChunk(transfer);  // Before Finished: the destructor waits for both.
+    } else {
+      if (status.ok()) *transfer->response = std::move(transfer->decoder.response());
+      transfer->done(status);
+    }
     Finished(&call->context);
   });
 }
@@ -160,7 +187,7 @@ void GrpcWorker::CleanupGraph(int64_t step_id) {
   auto call = std::make_shared<Call>();
   call->request.set_step_id(step_id);
   SetTimeout(&call->context, options_.control_timeout);
-  Started(&call->context, step_id);
+  if (!Started(&call->context, step_id)) return;
   // Nobody waits: a lost cleanup leaves a little memory on the worker, nothing more.
   stub_->async()->CleanupGraph(&call->context, &call->request, &call->response,
                                [this, call](grpc::Status) { Finished(&call->context); });

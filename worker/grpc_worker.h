@@ -54,9 +54,13 @@ class GrpcWorker : public WorkerInterface {
  private:
   // Errors name the task and the call: "/job:worker/replica:0/task:1 (RunGraph): ...".
   absl::Status Annotate(const grpc::Status& status, absl::string_view method) const;
-  // Bookkeeping of asynchronous calls, for AbortStep and the destructor.
-  void Started(grpc::ClientContext* context, int64_t step_id);
+  // Bookkeeping of asynchronous calls, for AbortStep and the destructor. Started returns
+  // false once the destructor runs (the call must not start).
+  bool Started(grpc::ClientContext* context, int64_t step_id);
   void Finished(grpc::ClientContext* context);
+  // One RecvTensor call for the next chunk of a transfer, until the tensor is complete.
+  struct Transfer;
+  void RecvTensorChunk(std::shared_ptr<Transfer> transfer);
 
   const std::string task_;
   const GrpcWorkerOptions options_;
@@ -65,6 +69,7 @@ class GrpcWorker : public WorkerInterface {
 
   absl::Mutex mu_;
   std::map<grpc::ClientContext*, int64_t> in_flight_ ABSL_GUARDED_BY(mu_);  // -> step id
+  bool shutting_down_ ABSL_GUARDED_BY(mu_) = false;
 };
 
 }  // namespace sluice

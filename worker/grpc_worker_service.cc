@@ -86,6 +86,26 @@ grpc::Status GrpcWorkerService::CleanupGraph(grpc::ServerContext*,
                                              const rpc::CleanupGraphRequest* request,
                                              rpc::CleanupGraphResponse*) {
   worker_->CleanupGraph(request->step_id());
+  absl::MutexLock lock(&mu_);
+  auto first = chunked_.lower_bound({request->step_id(), ""});
+  auto last = chunked_.lower_bound({request->step_id() + 1, ""});
+  chunked_.erase(first, last);
+  return grpc::Status::OK;
+}
+
+grpc::Status GrpcWorkerService::NextChunk(const rpc::RecvTensorRequest& request,
+                                          grpc::ByteBuffer* response) {
+  absl::MutexLock lock(&mu_);
+  auto it = chunked_.find({request.step_id(), request.rendezvous_key()});
+  if (it == chunked_.end()) {
+    return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
+                        absl::StrCat("no chunked transfer of '", request.rendezvous_key(),
+                                     "' in step ", request.step_id(), " is under way on ",
+                                     worker_->task_name()));
+  }
+  const uint64_t offset = static_cast<uint64_t>(request.content_offset());
+  *response = EncodeRecvTensorResponse(it->second, offset, max_chunk_bytes_);
+  if (offset + max_chunk_bytes_ >= it->second.tensor.AllocatedBytes()) chunked_.erase(it);
   return grpc::Status::OK;
 }
 
@@ -169,14 +189,25 @@ grpc::ServerUnaryReactor* GrpcWorkerService::RecvTensor(grpc::CallbackServerCont
     RecvTensorRequest request;
     RecvTensorResponse response;
   };
+  if (req.content_offset() > 0) {
+    OnceReactor::FinishOnce(reactor->state(), NextChunk(req, response));
+    return reactor;
+  }
   auto call = std::make_shared<Call>();
   call->request.step_id = req.step_id();
   call->request.rendezvous_key = req.rendezvous_key();
   call->request.request_id = req.request_id();
   worker_->RecvTensorAsync(&call->request, &call->response,
-                           [call, response, state = reactor->state()](const absl::Status& s) {
-    OnceReactor::FinishOnce(state, ToGrpcStatus(s),
-                            [&] { *response = EncodeRecvTensorResponse(call->response); });
+                           [this, call, response, state = reactor->state()](const absl::Status& s) {
+    const Tensor& t = call->response.tensor;
+    const bool chunked = s.ok() && t.dtype() != DT_STRING && t.AllocatedBytes() > max_chunk_bytes_;
+    if (chunked) {
+      absl::MutexLock lock(&mu_);
+      chunked_[{call->request.step_id, call->request.rendezvous_key}] = call->response;
+    }
+    OnceReactor::FinishOnce(state, ToGrpcStatus(s), [&] {
+      *response = EncodeRecvTensorResponse(call->response, 0, max_chunk_bytes_);
+    });
   });
   return reactor;
 }

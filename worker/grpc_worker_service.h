@@ -10,7 +10,13 @@
 #ifndef SLUICE_WORKER_GRPC_WORKER_SERVICE_H_
 #define SLUICE_WORKER_GRPC_WORKER_SERVICE_H_
 
+#include <map>
+#include <string>
+#include <utility>
+
+#include "absl/synchronization/mutex.h"
 #include "proto/worker_service.grpc.pb.h"
+#include "worker/tensor_coding.h"
 #include "worker/worker.h"
 
 namespace sluice {
@@ -20,8 +26,10 @@ using GrpcWorkerServiceBase = rpc::WorkerService::WithCallbackMethod_RunGraph<
 
 class GrpcWorkerService : public GrpcWorkerServiceBase {
  public:
-  // `worker` is not owned and must outlive the service.
-  explicit GrpcWorkerService(Worker* worker) : worker_(worker) {}
+  // `worker` is not owned and must outlive the service. Tensors whose content exceeds
+  // `max_chunk_bytes` are answered in chunks (worker/tensor_coding.h).
+  explicit GrpcWorkerService(Worker* worker, uint64_t max_chunk_bytes = kMaxRecvTensorChunkBytes)
+      : worker_(worker), max_chunk_bytes_(max_chunk_bytes) {}
 
   grpc::Status GetStatus(grpc::ServerContext* context, const rpc::GetStatusRequest* request,
                          rpc::GetStatusResponse* response) override;
@@ -48,7 +56,15 @@ class GrpcWorkerService : public GrpcWorkerServiceBase {
                                        grpc::ByteBuffer* response) override;
 
  private:
+  // Answers the chunk at `offset` of a tensor being sent in chunks.
+  grpc::Status NextChunk(const rpc::RecvTensorRequest& request, grpc::ByteBuffer* response);
+
   Worker* const worker_;
+  const uint64_t max_chunk_bytes_;
+  // Tensors sent in chunks, from the first chunk to the last, by (step id, rendezvous key).
+  // CleanupGraph drops those of a step whose receiver gave up.
+  absl::Mutex mu_;
+  std::map<std::pair<int64_t, std::string>, RecvTensorResponse> chunked_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace sluice

@@ -13,6 +13,7 @@ namespace {
 // Protobuf wire types and the field numbers this file writes and reads.
 constexpr int kVarint = 0, kFixed64 = 1, kLengthDelimited = 2, kFixed32 = 5;
 constexpr int kResponseTensor = 1, kResponseIsDead = 2, kResponseSendStartMicros = 3;
+constexpr int kResponseContentTotalBytes = 1001, kResponseContentOffset = 1002;
 constexpr int kTensorContent = 4;
 
 void AppendVarint(uint64_t v, std::string* out) {
@@ -121,53 +122,10 @@ absl::Status CopyField(SliceReader* in, uint64_t tag, std::string* out) {
   }
 }
 
-// Reads a TensorProto of `length` bytes; tensor_content goes straight into a tensor buffer.
-absl::Status ReadTensor(SliceReader* in, uint64_t length, Tensor* tensor) {
-  if (length > in->size() - in->position()) return Malformed("the tensor runs past the end");
-  const size_t end = in->position() + length;
-  std::string rest;  // Every field but tensor_content, for protobuf to parse.
-  std::shared_ptr<TensorBuffer> content;
-  uint64_t content_bytes = 0;
-  while (in->position() < end) {
-    uint64_t tag;
-    if (!in->ReadVarint(&tag)) return Malformed("truncated tag");
-    if (tag >> 3 == kTensorContent && (tag & 7) == kLengthDelimited) {
-      if (!in->ReadVarint(&content_bytes)) return Malformed("truncated length");
-      if (content_bytes > end - in->position()) return Malformed("tensor_content runs past the end");
-      content = TensorBuffer::Allocate(DT_UINT8, static_cast<int64_t>(content_bytes));
-      if (content == nullptr) {
-        return absl::ResourceExhaustedError(
-            absl::StrCat("out of memory receiving a tensor of ", content_bytes, " bytes"));
-      }
-      if (!in->Read(content->data(), content_bytes)) return Malformed("truncated tensor_content");
-      continue;
-    }
-    SL_RETURN_IF_ERROR(CopyField(in, tag, &rest));
-  }
-  if (in->position() != end) return Malformed("a field of the tensor runs past its end");
-  TensorProto meta;
-  if (!meta.ParseFromString(rest)) return Malformed("bad TensorProto fields");
-  if (content == nullptr) {
-    SL_ASSIGN_OR_RETURN(*tensor, Tensor::FromProto(meta));
-    return absl::OkStatus();
-  }
-  const DataType dt = meta.dtype();
-  if (!DataTypeIsSupported(dt) || dt == DT_STRING) {
-    return Malformed(absl::StrCat("tensor_content for dtype ", DataTypeString(dt)));
-  }
-  SL_ASSIGN_OR_RETURN(TensorShape shape, TensorShape::FromProto(meta.tensor_shape()));
-  const uint64_t expected = static_cast<uint64_t>(shape.num_elements()) * DataTypeSize(dt);
-  if (expected != content_bytes) {
-    return Malformed(absl::StrCat("a ", DataTypeString(dt), " tensor of shape ", shape.DebugString(),
-                                  " needs ", expected, " bytes but has ", content_bytes));
-  }
-  *tensor = Tensor(dt, shape, std::move(content));
-  return absl::OkStatus();
-}
-
 }  // namespace
 
-grpc::ByteBuffer EncodeRecvTensorResponse(const RecvTensorResponse& response) {
+grpc::ByteBuffer EncodeRecvTensorResponse(const RecvTensorResponse& response, uint64_t offset,
+                                          uint64_t max_chunk_bytes) {
   const Tensor& t = response.tensor;
   std::string trailer;
   if (response.is_dead) {
@@ -186,14 +144,25 @@ grpc::ByteBuffer EncodeRecvTensorResponse(const RecvTensorResponse& response) {
     grpc::Slice slice(bytes);
     return grpc::ByteBuffer(&slice, 1);
   }
+  const uint64_t total = t.AllocatedBytes();
+  offset = std::min(offset, total);
+  const uint64_t n = std::min(total - offset, std::max<uint64_t>(max_chunk_bytes, 1));
+  const char* data = static_cast<const char*>(t.raw_data()) + offset;
   TensorProto meta;
   meta.set_dtype(t.dtype());
   t.shape().AsProto(meta.mutable_tensor_shape());
   const std::string meta_bytes = meta.SerializeAsString();
-  const uint64_t n = t.AllocatedBytes();
   const uint64_t tensor_length =
       meta_bytes.size() + (n > 0 ? VarintSize(uint64_t{kTensorContent} << 3) + VarintSize(n) + n : 0);
   std::string header;
+  if (n < total) {  // Chunked: say where this piece goes, before the tensor.
+    AppendTag(kResponseContentTotalBytes, kVarint, &header);
+    AppendVarint(total, &header);
+    if (offset > 0) {
+      AppendTag(kResponseContentOffset, kVarint, &header);
+      AppendVarint(offset, &header);
+    }
+  }
   AppendTag(kResponseTensor, kLengthDelimited, &header);
   AppendVarint(tensor_length, &header);
   header += meta_bytes;
@@ -202,7 +171,7 @@ grpc::ByteBuffer EncodeRecvTensorResponse(const RecvTensorResponse& response) {
     AppendVarint(n, &header);
   }
   if (n > 0 && n < kZeroCopyMinBytes) {
-    header.append(static_cast<const char*>(t.raw_data()), n);
+    header.append(data, n);
     header += trailer;
     grpc::Slice slice(header);
     return grpc::ByteBuffer(&slice, 1);
@@ -210,19 +179,20 @@ grpc::ByteBuffer EncodeRecvTensorResponse(const RecvTensorResponse& response) {
   std::vector<grpc::Slice> slices;
   slices.emplace_back(header);
   if (n > 0) {
-    slices.emplace_back(t.raw_data(), n, &ReleaseBufferRef,
+    slices.emplace_back(const_cast<char*>(data), n, &ReleaseBufferRef,
                         new std::shared_ptr<TensorBuffer>(t.buffer()));
   }
   if (!trailer.empty()) slices.emplace_back(trailer);
   return grpc::ByteBuffer(slices.data(), slices.size());
 }
 
-absl::Status DecodeRecvTensorResponse(const grpc::ByteBuffer& buffer, RecvTensorResponse* response) {
+absl::Status RecvTensorDecoder::Add(const grpc::ByteBuffer& buffer) {
+  if (done()) return Malformed("more chunks than the tensor has");
   std::vector<grpc::Slice> slices;
   if (!buffer.Dump(&slices).ok()) return Malformed("unreadable buffer");
   SliceReader in(std::move(slices));
-  *response = RecvTensorResponse();
-  bool has_tensor = false;
+  bool has_tensor = false, chunked = false;
+  uint64_t total = 0, offset = 0;
   while (in.position() < in.size()) {
     uint64_t tag, v;
     if (!in.ReadVarint(&tag)) return Malformed("truncated tag");
@@ -230,20 +200,95 @@ absl::Status DecodeRecvTensorResponse(const grpc::ByteBuffer& buffer, RecvTensor
     const int wire_type = tag & 7;
     if (field == kResponseTensor && wire_type == kLengthDelimited) {
       if (!in.ReadVarint(&v)) return Malformed("truncated length");
-      SL_RETURN_IF_ERROR(ReadTensor(&in, v, &response->tensor));
+      if (v > in.size() - in.position()) return Malformed("the tensor runs past the end");
+      if (started_ && !chunked) return Malformed("a second answer that is not a chunk");
+      if (started_ && total != total_) return Malformed("chunks of tensors of different sizes");
+      if (started_ && offset != received_) {
+        return Malformed(absl::StrCat("a chunk at byte ", offset, " where ", received_, " was expected"));
+      }
+      if (chunked && !started_ && offset != 0) return Malformed("the first chunk does not start at 0");
+      // Reads a TensorProto of `v` bytes; tensor_content goes straight into the tensor's buffer.
+      const size_t end = in.position() + v;
+      std::string rest;  // Every field but tensor_content, for protobuf to parse.
+      uint64_t content_bytes = 0;
+      bool has_content = false;
+      while (in.position() < end) {
+        if (!in.ReadVarint(&tag)) return Malformed("truncated tag");
+        if (tag >> 3 != kTensorContent || (tag & 7) != kLengthDelimited) {
+          SL_RETURN_IF_ERROR(CopyField(&in, tag, &rest));
+          continue;
+        }
+        if (!in.ReadVarint(&content_bytes)) return Malformed("truncated length");
+        if (content_bytes > end - in.position()) return Malformed("tensor_content runs past the end");
+        const uint64_t capacity = chunked ? total : content_bytes;
+        if (content_ == nullptr) {
+          content_ = TensorBuffer::Allocate(DT_UINT8, static_cast<int64_t>(capacity));
+          if (content_ == nullptr) {
+            return absl::ResourceExhaustedError(
+                absl::StrCat("out of memory receiving a tensor of ", capacity, " bytes"));
+          }
+        }
+        if (offset + content_bytes > content_->size()) return Malformed("a chunk past the tensor's end");
+        if (!in.Read(static_cast<char*>(content_->data()) + offset, content_bytes)) {
+          return Malformed("truncated tensor_content");
+        }
+        has_content = true;
+      }
+      if (in.position() != end) return Malformed("a field of the tensor runs past its end");
       has_tensor = true;
+      if (started_) {  // A later chunk: the header was checked with the first.
+        received_ += content_bytes;
+        continue;
+      }
+      TensorProto meta;
+      if (!meta.ParseFromString(rest)) return Malformed("bad TensorProto fields");
+      started_ = true;
+      if (!has_content && !chunked) {
+        SL_ASSIGN_OR_RETURN(response_.tensor, Tensor::FromProto(meta));
+        continue;
+      }
+      const DataType dt = meta.dtype();
+      if (!DataTypeIsSupported(dt) || dt == DT_STRING) {
+        return Malformed(absl::StrCat("tensor_content for dtype ", DataTypeString(dt)));
+      }
+      SL_ASSIGN_OR_RETURN(TensorShape shape, TensorShape::FromProto(meta.tensor_shape()));
+      const uint64_t expected = static_cast<uint64_t>(shape.num_elements()) * DataTypeSize(dt);
+      total_ = chunked ? total : content_bytes;
+      received_ = content_bytes;
+      if (expected != total_) {
+        return Malformed(absl::StrCat("a ", DataTypeString(dt), " tensor of shape ",
+                                      shape.DebugString(), " needs ", expected, " bytes but has ",
+                                      total_));
+      }
+      if (content_ == nullptr) content_ = TensorBuffer::Allocate(DT_UINT8, 0);
+      response_.tensor = Tensor(dt, shape, content_);
     } else if (field == kResponseIsDead && wire_type == kVarint) {
       if (!in.ReadVarint(&v)) return Malformed("truncated varint");
-      response->is_dead = v != 0;
+      response_.is_dead = v != 0;
     } else if (field == kResponseSendStartMicros && wire_type == kVarint) {
       if (!in.ReadVarint(&v)) return Malformed("truncated varint");
-      response->send_start_micros = static_cast<int64_t>(v);
+      response_.send_start_micros = static_cast<int64_t>(v);
+    } else if ((field == kResponseContentTotalBytes || field == kResponseContentOffset) &&
+               wire_type == kVarint) {
+      if (has_tensor) return Malformed("chunk fields after the tensor");
+      if (!in.ReadVarint(&v)) return Malformed("truncated varint");
+      (field == kResponseContentTotalBytes ? total : offset) = v;
+      chunked = true;
     } else {
       if (field == 0) return Malformed("field number 0");
       SL_RETURN_IF_ERROR(CopyField(&in, tag, nullptr));
     }
   }
-  if (!has_tensor && !response->is_dead) return Malformed("no tensor");
+  if (!has_tensor && !response_.is_dead) return Malformed("no tensor");
+  if (!has_tensor) started_ = true;  // A dead tensor has no value to wait for.
+  return absl::OkStatus();
+}
+
+absl::Status DecodeRecvTensorResponse(const grpc::ByteBuffer& buffer, RecvTensorResponse* response) {
+  RecvTensorDecoder decoder;
+  SL_RETURN_IF_ERROR(decoder.Add(buffer));
+  if (!decoder.done()) return Malformed("the first of several chunks");
+  *response = std::move(decoder.response());
   return absl::OkStatus();
 }
 

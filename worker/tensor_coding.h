@@ -5,13 +5,23 @@
 // reads them too; the decoder here also reads tensors past protobuf's 2 GiB message limit and
 // copies the tensor's bytes once, into an aligned buffer.
 //
-//   grpc::ByteBuffer wire = EncodeRecvTensorResponse(response);
-//   RecvTensorResponse back;
-//   SL_RETURN_IF_ERROR(DecodeRecvTensorResponse(wire, &back));
+// A tensor whose content exceeds one answer's share (gRPC messages stop at 4 GiB) goes in
+// chunks: each answer carries the dtype and shape, a piece of tensor_content, and where the
+// piece starts in how many bytes; the receiver asks for each next piece.
+//
+//   grpc::ByteBuffer wire = EncodeRecvTensorResponse(response);      // the first chunk
+//   RecvTensorDecoder decoder;
+//   SL_RETURN_IF_ERROR(decoder.Add(wire));
+//   while (!decoder.done()) {   // ask for the chunk at decoder.received_bytes(), then
+//     SL_RETURN_IF_ERROR(decoder.Add(EncodeRecvTensorResponse(response, decoder.received_bytes())));
+//   }
+//   Tensor t = decoder.response().tensor;
 #ifndef SLUICE_WORKER_TENSOR_CODING_H_
 #define SLUICE_WORKER_TENSOR_CODING_H_
 
 #include <grpcpp/support/byte_buffer.h>
+
+#include <memory>
 
 #include "absl/status/status.h"
 #include "worker/worker_interface.h"
@@ -22,11 +32,36 @@ namespace sluice {
 // its reference cost more than the copy.
 inline constexpr size_t kZeroCopyMinBytes = 4096;
 
-grpc::ByteBuffer EncodeRecvTensorResponse(const RecvTensorResponse& response);
+// Content bytes per answer: well under gRPC's 4 GiB message limit (a 32-bit length prefix),
+// and big enough that the round trip for each next chunk costs nothing next to its transfer.
+inline constexpr uint64_t kMaxRecvTensorChunkBytes = uint64_t{1} << 30;
 
-// INVALID_ARGUMENT for bytes that are not a RecvTensorResponse (with a tensor of a supported
-// dtype whose content matches its shape); RESOURCE_EXHAUSTED when the tensor does not fit in
-// memory.
+// The answer holding content bytes [offset, offset + max_chunk_bytes) of response.tensor (all
+// of a tensor without flat content, such as strings).
+grpc::ByteBuffer EncodeRecvTensorResponse(const RecvTensorResponse& response, uint64_t offset = 0,
+                                          uint64_t max_chunk_bytes = kMaxRecvTensorChunkBytes);
+
+// Assembles a tensor from one answer, or from the chunks of one.
+class RecvTensorDecoder {
+ public:
+  // INVALID_ARGUMENT for bytes that are not a RecvTensorResponse (with a tensor of a supported
+  // dtype whose content matches its shape) or not the expected next chunk; RESOURCE_EXHAUSTED
+  // when the tensor does not fit in memory.
+  absl::Status Add(const grpc::ByteBuffer& buffer);
+  bool done() const { return started_ && received_ == total_; }
+  // Where the next chunk starts.
+  uint64_t received_bytes() const { return received_; }
+  // Complete once done().
+  RecvTensorResponse& response() { return response_; }
+
+ private:
+  bool started_ = false;
+  uint64_t received_ = 0, total_ = 0;
+  std::shared_ptr<TensorBuffer> content_;
+  RecvTensorResponse response_;
+};
+
+// One answer holding the whole tensor.
 absl::Status DecodeRecvTensorResponse(const grpc::ByteBuffer& buffer, RecvTensorResponse* response);
 
 }  // namespace sluice

@@ -96,6 +96,54 @@ TEST(TensorCodingTest, RoundTrips) {
   }
 }
 
+TEST(TensorCodingTest, BigTensorsGoInChunks) {
+  RecvTensorResponse response;
+  response.tensor = Iota(4096);  // 16384 bytes: chunks of 5000, 5000, 5000 and 1384.
+  response.send_start_micros = 5;
+  RecvTensorDecoder decoder;
+  int chunks = 0;
+  while (!decoder.done()) {
+    const uint64_t offset = decoder.received_bytes();
+    grpc::ByteBuffer wire = EncodeRecvTensorResponse(response, offset, 5000);
+    // Each chunk is a RecvTensorResponse to protobuf, its piece sent from the tensor's buffer.
+    rpc::RecvTensorResponse parsed;
+    ASSERT_TRUE(parsed.ParseFromString(Flatten(wire)));
+    EXPECT_EQ(parsed.content_total_bytes(), 16384);
+    EXPECT_EQ(parsed.content_offset(), static_cast<int64_t>(offset));
+    EXPECT_EQ(parsed.tensor().tensor_content(),
+              std::string(static_cast<const char*>(response.tensor.raw_data()) + offset,
+                          std::min<uint64_t>(5000, 16384 - offset)));
+    std::vector<grpc::Slice> slices;
+    ASSERT_TRUE(wire.Dump(&slices).ok());
+    if (16384 - offset >= kZeroCopyMinBytes) {  // The last piece is small enough to copy.
+      ASSERT_GE(slices.size(), 2u);
+      EXPECT_EQ(slices[1].begin(), static_cast<const uint8_t*>(response.tensor.raw_data()) + offset);
+    }
+    absl::Status s = decoder.Add(wire);
+    ASSERT_TRUE(s.ok()) << s;
+    ASSERT_LT(++chunks, 10);
+  }
+  EXPECT_EQ(chunks, 4);
+  EXPECT_EQ(decoder.response().send_start_micros, 5);
+  EXPECT_EQ(decoder.response().tensor.DebugString(100), response.tensor.DebugString(100));
+  EXPECT_EQ(0, std::memcmp(decoder.response().tensor.raw_data(), response.tensor.raw_data(), 16384));
+}
+
+TEST(TensorCodingTest, ChunksMustComeInOrder) {
+  RecvTensorResponse response;
+  response.tensor = Iota(4096);
+  RecvTensorResponse whole;
+  absl::Status s = DecodeRecvTensorResponse(EncodeRecvTensorResponse(response, 0, 5000), &whole);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << "a first chunk alone is not a tensor";
+  RecvTensorDecoder decoder;
+  ASSERT_TRUE(decoder.Add(EncodeRecvTensorResponse(response, 0, 5000)).ok());
+  s = decoder.Add(EncodeRecvTensorResponse(response, 10000, 5000));
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+  EXPECT_NE(s.message().find("a chunk at byte 10000 where 5000 was expected"), std::string::npos) << s;
+  RecvTensorDecoder fresh;
+  EXPECT_FALSE(fresh.Add(EncodeRecvTensorResponse(response, 5000, 5000)).ok());
+}
+
 TEST(TensorCodingTest, DecodesWhatProtobufWrites) {
   // Typed values instead of tensor_content, fields in another order, an unknown field.
   rpc::RecvTensorResponse proto;
