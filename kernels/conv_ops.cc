@@ -84,7 +84,7 @@ class ConvOp : public OpKernel {
         const T* image = xd + (b * c + gi * cg) * in_size;
         const T* cols = image;
         if (!direct) {
-          if constexpr (std::is_same_v<T, float>) {
+          if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
             Im2Col(image, cg, in, g, columns.data());
           } else {
             std::vector<float> fi(image, image + cg * in_size), fc(columns.size());

@@ -89,8 +89,8 @@ namespace {
 // Walks output positions of all spatial dims but the last; calls fn(input offset of the row
 // start for this kernel offset, output row offset) with in-bounds information computed per
 // element by the caller.
-template <bool kAccumulate>
-void ColumnPass(float* image, float* columns, int64_t channels, const std::vector<int64_t>& in,
+template <bool kAccumulate, typename T>
+void ColumnPass(T* image, T* columns, int64_t channels, const std::vector<int64_t>& in,
                 const WindowGeometry& g) {
   const int nd = static_cast<int>(in.size());
   const int64_t out_size = Product(g.out);
@@ -100,10 +100,10 @@ void ColumnPass(float* image, float* columns, int64_t channels, const std::vecto
   const int last = nd - 1;
   const int64_t out_last = g.out[last];
   for (int64_t c = 0; c < channels; ++c) {
-    float* img = image + c * in_size;
+    T* img = image + c * in_size;
     std::fill(kidx.begin(), kidx.end(), 0);
     for (int64_t k = 0; k < kernel_size; ++k) {
-      float* col = columns + (c * kernel_size + k) * out_size;
+      T* col = columns + (c * kernel_size + k) * out_size;
       std::fill(oidx.begin(), oidx.end(), 0);
       for (int64_t row = 0; row < out_size; row += out_last) {
         // Input offset of the outer coordinates; -1 when outside the image.
@@ -117,20 +117,20 @@ void ColumnPass(float* image, float* columns, int64_t channels, const std::vecto
           }
           offset = offset * in[d] + x;
         }
-        float* col_row = col + row;
+        T* col_row = col + row;
         const int64_t s = g.strides[last];
         const int64_t x0 = kidx[last] * g.dilations[last] - g.pad_begin[last];
         if (!inside) {
-          if (!kAccumulate) std::memset(col_row, 0, out_last * sizeof(float));
+          if (!kAccumulate) std::memset(col_row, 0, out_last * sizeof(T));
         } else {
-          float* img_row = img + offset * in[last];
+          T* img_row = img + offset * in[last];
           for (int64_t o = 0; o < out_last; ++o) {
             int64_t x = x0 + o * s;
             bool ok = x >= 0 && x < in[last];
             if (kAccumulate) {
               if (ok) img_row[x] += col_row[o];
             } else {
-              col_row[o] = ok ? img_row[x] : 0.0f;
+              col_row[o] = ok ? img_row[x] : T(0);
             }
           }
         }
@@ -157,6 +157,16 @@ void Im2Col(const float* image, int64_t channels, const std::vector<int64_t>& in
 void Col2Im(const float* columns, int64_t channels, const std::vector<int64_t>& in,
             const WindowGeometry& g, float* image) {
   ColumnPass<true>(image, const_cast<float*>(columns), channels, in, g);
+}
+
+void Im2Col(const double* image, int64_t channels, const std::vector<int64_t>& in,
+            const WindowGeometry& g, double* columns) {
+  ColumnPass<false>(const_cast<double*>(image), columns, channels, in, g);
+}
+
+void Col2Im(const double* columns, int64_t channels, const std::vector<int64_t>& in,
+            const WindowGeometry& g, double* image) {
+  ColumnPass<true>(image, const_cast<double*>(columns), channels, in, g);
 }
 
 }  // namespace sluice

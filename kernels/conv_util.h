@@ -44,6 +44,11 @@ void Im2Col(const float* image, int64_t channels, const std::vector<int64_t>& in
 // The adjoint of Im2Col: adds each column entry into the image position it came from.
 void Col2Im(const float* columns, int64_t channels, const std::vector<int64_t>& in,
             const WindowGeometry& g, float* image);
+// The same in double precision (double Conv and the convolution gradients).
+void Im2Col(const double* image, int64_t channels, const std::vector<int64_t>& in,
+            const WindowGeometry& g, double* columns);
+void Col2Im(const double* columns, int64_t channels, const std::vector<int64_t>& in,
+            const WindowGeometry& g, double* image);
 
 int64_t Product(const std::vector<int64_t>& v);
 

@@ -52,7 +52,11 @@ class DropoutOp : public OpKernel {
     const double scale = 1.0 / (1.0 - ratio);
     for (int64_t i = 0; i < x.NumElements(); ++i) {
       m[i] = uniform() >= ratio;
-      y->data<T>()[i] = m[i] ? T(static_cast<float>(x.data<T>()[i]) * scale) : T(0);
+      if constexpr (std::is_same_v<T, double>) {
+        y->data<T>()[i] = m[i] ? x.data<T>()[i] * scale : 0.0;
+      } else {
+        y->data<T>()[i] = m[i] ? T(static_cast<float>(x.data<T>()[i]) * scale) : T(0);
+      }
     }
     return absl::OkStatus();
   }

@@ -13,6 +13,13 @@ namespace {
 
 enum class PoolKind { kMax, kAverage, kLp };
 
+// Double stays double; the narrower types widen through float.
+template <typename T>
+double AsDouble(T v) {
+  if constexpr (std::is_same_v<T, double>) return v;
+  return static_cast<double>(static_cast<float>(v));
+}
+
 std::vector<int64_t> Spatial(const Tensor& t) {
   std::vector<int64_t> d;
   for (int i = 2; i < t.dims(); ++i) d.push_back(t.dim_size(i));
@@ -130,7 +137,7 @@ class PoolOp : public OpKernel {
           if (ip) ip[oi] = p * in_size + (storage_order_ == 1 ? to_col_major(arg) : arg);
         } else if constexpr (kKind == PoolKind::kAverage) {
           double sum = 0;
-          for (int64_t c : cells) sum += static_cast<double>(static_cast<float>(xp[c]));
+          for (int64_t c : cells) sum += AsDouble(xp[c]);
           int64_t count = count_include_pad_ ? padded : static_cast<int64_t>(cells.size());
           yp[oi] = T(count > 0 ? sum / count : 0.0);
         } else {
@@ -165,10 +172,11 @@ class PoolOp : public OpKernel {
             int64_t kw_hi = std::min(kw, (iw - w0 + dw - 1) / dw);
             if constexpr (kKind == PoolKind::kMax) {
               if (indices == nullptr && kh_hi > kh_lo && kw_hi > kw_lo) {
-                float best = static_cast<float>(xp[(h0 + kh_lo * dh) * iw + w0 + kw_lo * dw]);
+                using Wide = std::conditional_t<std::is_same_v<T, double>, double, float>;
+                Wide best = static_cast<Wide>(xp[(h0 + kh_lo * dh) * iw + w0 + kw_lo * dw]);
                 for (int64_t a = kh_lo; a < kh_hi; ++a) {
                   const T* row = xp + (h0 + a * dh) * iw + w0;
-                  for (int64_t b = kw_lo; b < kw_hi; ++b) best = std::max(best, static_cast<float>(row[b * dw]));
+                  for (int64_t b = kw_lo; b < kw_hi; ++b) best = std::max(best, static_cast<Wide>(row[b * dw]));
                 }
                 yp[i * ow + j] = T(best);
                 continue;
@@ -192,7 +200,7 @@ class PoolOp : public OpKernel {
               double sum = 0;
               for (int64_t a = kh_lo; a < kh_hi; ++a) {
                 const T* row = xp + (h0 + a * dh) * iw + w0;
-                for (int64_t b = kw_lo; b < kw_hi; ++b) sum += static_cast<double>(static_cast<float>(row[b * dw]));
+                for (int64_t b = kw_lo; b < kw_hi; ++b) sum += AsDouble(row[b * dw]);
               }
               int64_t count;
               if (count_include_pad_) {
