@@ -1,0 +1,405 @@
+// Kernels of the backward ops of convolution, pooling and BatchNormalization
+// (ops/nn_gradient_ops.cc). Window geometry is the forward kernels' (conv_util.h), so each
+// gradient sees exactly the windows its forward op saw.
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "kernels/blas.h"
+#include "kernels/conv_util.h"
+#include "kernels/kernel_registry.h"
+
+namespace sluice {
+namespace {
+
+std::vector<int64_t> DimsFrom(const TensorShape& s, int from) {
+  std::vector<int64_t> d;
+  for (int i = from; i < s.dims(); ++i) d.push_back(s.dim_size(i));
+  return d;
+}
+
+// A shape input (int64 vector) as a TensorShape; INVALID_ARGUMENT naming `what` otherwise.
+absl::StatusOr<TensorShape> ShapeInput(const Tensor& t, absl::string_view what) {
+  if (t.dtype() != DT_INT64 || t.dims() != 1) {
+    return absl::InvalidArgumentError(absl::StrCat(what, " must be a 1-D int64 tensor"));
+  }
+  DimVector dims(t.flat<int64_t>().begin(), t.flat<int64_t>().end());
+  for (int64_t d : dims) {
+    if (d < 0) return absl::InvalidArgumentError(absl::StrCat(what, " has a negative dim"));
+  }
+  return TensorShape(dims);
+}
+
+// The checks both convolution gradients share: ranks, channels per group, and dY's shape
+// against the geometry the forward Conv computed.
+struct ConvProblem {
+  int64_t n, c, m, cg, mg, in_size, out_size, k_size;
+  std::vector<int64_t> in;
+  WindowGeometry g;
+};
+
+absl::StatusOr<ConvProblem> MakeConvProblem(const TensorShape& x, const TensorShape& w, const TensorShape& dy,
+                                            const WindowAttrs& window, int64_t group, absl::string_view op) {
+  if (x.dims() < 3 || w.dims() != x.dims() || dy.dims() != x.dims()) {
+    return absl::InvalidArgumentError(absl::StrCat(op, " needs X, W and dY of one rank >= 3; got ", x.DebugString(),
+                                                   ", ", w.DebugString(), " and ", dy.DebugString()));
+  }
+  ConvProblem p;
+  p.n = x.dim_size(0);
+  p.c = x.dim_size(1);
+  p.m = w.dim_size(0);
+  if (p.c != w.dim_size(1) * group || p.m % group != 0) {
+    return absl::InvalidArgumentError(absl::StrCat(op, ": X has ", p.c, " channels, W is ", w.DebugString(),
+                                                   " with group ", group));
+  }
+  p.in = DimsFrom(x, 2);
+  std::vector<int64_t> kernel = DimsFrom(w, 2);
+  if (!window.kernel_shape.empty() && window.kernel_shape != kernel) {
+    return absl::InvalidArgumentError(absl::StrCat(op, ": kernel_shape does not match W ", w.DebugString()));
+  }
+  SL_ASSIGN_OR_RETURN(p.g, ComputeWindowGeometry(p.in, kernel, window, false));
+  DimVector want = {p.n, p.m};
+  for (int64_t o : p.g.out) want.push_back(o);
+  if (TensorShape(want) != dy) {
+    return absl::InvalidArgumentError(absl::StrCat(op, ": dY is ", dy.DebugString(), " but Conv of X ",
+                                                   x.DebugString(), " and W ", w.DebugString(), " gives ",
+                                                   TensorShape(want).DebugString()));
+  }
+  p.cg = p.c / group;
+  p.mg = p.m / group;
+  p.in_size = Product(p.in);
+  p.out_size = Product(p.g.out);
+  p.k_size = Product(kernel);
+  return p;
+}
+
+template <typename T>
+class ConvBackpropInputOp : public OpKernel {
+ public:
+  absl::Status Init(OpKernelConstruction* ctx) override {
+    SL_RETURN_IF_ERROR(window_.Parse(ctx));
+    return ctx->GetAttr("group", &group_);
+  }
+
+  absl::Status Compute(OpKernelContext* ctx) const override {
+    const Tensor& dy = ctx->input(0);
+    const Tensor& w = ctx->input(1);
+    SL_ASSIGN_OR_RETURN(TensorShape x_shape, ShapeInput(ctx->input(2), "ConvBackpropInput: x_shape"));
+    SL_ASSIGN_OR_RETURN(ConvProblem p, MakeConvProblem(x_shape, w.shape(), dy.shape(), window_, group_,
+                                                       "ConvBackpropInput"));
+    Tensor* dx;
+    SL_RETURN_IF_ERROR(ctx->allocate_output(0, x_shape, &dx));
+    T* dxd = dx->data<T>();
+    std::fill(dxd, dxd + dx->NumElements(), T(0));
+    if (dy.NumElements() == 0) return absl::OkStatus();
+    std::vector<T> columns(p.cg * p.k_size * p.out_size);
+    for (int64_t b = 0; b < p.n; ++b) {
+      for (int64_t gi = 0; gi < group_; ++gi) {
+        // columns [cg*K x out] = W_g^T [cg*K x mg] * dY_g [mg x out], then back to image positions.
+        const T* wg = w.data<T>() + gi * p.mg * p.cg * p.k_size;
+        const T* dyg = dy.data<T>() + (b * p.m + gi * p.mg) * p.out_size;
+        GemmRowMajor<T>(true, false, p.cg * p.k_size, p.out_size, p.mg, T(1), wg, p.cg * p.k_size, dyg,
+                        p.out_size, T(0), columns.data(), p.out_size);
+        Col2Im(columns.data(), p.cg, p.in, p.g, dxd + (b * p.c + gi * p.cg) * p.in_size);
+      }
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  WindowAttrs window_;
+  int64_t group_ = 1;
+};
+
+template <typename T>
+class ConvBackpropFilterOp : public OpKernel {
+ public:
+  absl::Status Init(OpKernelConstruction* ctx) override {
+    SL_RETURN_IF_ERROR(window_.Parse(ctx));
+    return ctx->GetAttr("group", &group_);
+  }
+
+  absl::Status Compute(OpKernelContext* ctx) const override {
+    const Tensor& x = ctx->input(0);
+    const Tensor& dy = ctx->input(1);
+    SL_ASSIGN_OR_RETURN(TensorShape w_shape, ShapeInput(ctx->input(2), "ConvBackpropFilter: w_shape"));
+    SL_ASSIGN_OR_RETURN(ConvProblem p, MakeConvProblem(x.shape(), w_shape, dy.shape(), window_, group_,
+                                                       "ConvBackpropFilter"));
+    Tensor* dw;
+    SL_RETURN_IF_ERROR(ctx->allocate_output(0, w_shape, &dw));
+    T* dwd = dw->data<T>();
+    std::fill(dwd, dwd + dw->NumElements(), T(0));
+    if (dy.NumElements() == 0) return absl::OkStatus();
+    std::vector<T> columns(p.cg * p.k_size * p.out_size);
+    for (int64_t b = 0; b < p.n; ++b) {
+      for (int64_t gi = 0; gi < group_; ++gi) {
+        // dW_g [mg x cg*K] += dY_g [mg x out] * im2col(X_g)^T [out x cg*K].
+        Im2Col(x.data<T>() + (b * p.c + gi * p.cg) * p.in_size, p.cg, p.in, p.g, columns.data());
+        const T* dyg = dy.data<T>() + (b * p.m + gi * p.mg) * p.out_size;
+        GemmRowMajor<T>(false, true, p.mg, p.cg * p.k_size, p.out_size, T(1), dyg, p.out_size, columns.data(),
+                        p.out_size, T(1), dwd + gi * p.mg * p.cg * p.k_size, p.cg * p.k_size);
+      }
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  WindowAttrs window_;
+  int64_t group_ = 1;
+};
+
+// Calls fn(out_index, in-bounds input offsets, cells inside the padded extent) for every
+// output position of one (n, c) plane, kernel offsets in row-major order (as pool_ops.cc).
+template <typename Fn>
+void ForEachPoolWindow(const std::vector<int64_t>& in, const WindowGeometry& g, Fn&& fn) {
+  const int nd = static_cast<int>(in.size());
+  const int64_t out_size = Product(g.out), k_size = Product(g.kernel);
+  std::vector<int64_t> o(nd, 0), k(nd, 0), cells;
+  cells.reserve(k_size);
+  for (int64_t oi = 0; oi < out_size; ++oi) {
+    cells.clear();
+    int64_t padded = 0;
+    std::fill(k.begin(), k.end(), 0);
+    for (int64_t ki = 0; ki < k_size; ++ki) {
+      int64_t offset = 0;
+      bool inside = true, in_padded = true;
+      for (int d = 0; d < nd; ++d) {
+        const int64_t x = o[d] * g.strides[d] - g.pad_begin[d] + k[d] * g.dilations[d];
+        if (x < -g.pad_begin[d] || x >= in[d] + g.pad_end[d]) in_padded = false;
+        if (x < 0 || x >= in[d]) inside = false;
+        offset = offset * in[d] + x;
+      }
+      if (in_padded) ++padded;
+      if (inside) cells.push_back(offset);
+      for (int d = nd - 1; d >= 0; --d) {
+        if (++k[d] < g.kernel[d]) break;
+        k[d] = 0;
+      }
+    }
+    fn(oi, cells, padded);
+    for (int d = nd - 1; d >= 0; --d) {
+      if (++o[d] < g.out[d]) break;
+      o[d] = 0;
+    }
+  }
+}
+
+// The pooled geometry of X's shape, checked against dY's shape.
+absl::StatusOr<WindowGeometry> PoolGeometry(const TensorShape& x, const TensorShape& dy, const WindowAttrs& window,
+                                            bool ceil_mode, absl::string_view op) {
+  if (x.dims() < 3) {
+    return absl::InvalidArgumentError(absl::StrCat(op, " needs N x C x spatial input, got ", x.DebugString()));
+  }
+  SL_ASSIGN_OR_RETURN(WindowGeometry g, ComputeWindowGeometry(DimsFrom(x, 2), window.kernel_shape, window, ceil_mode));
+  DimVector want = {x.dim_size(0), x.dim_size(1)};
+  for (int64_t o : g.out) want.push_back(o);
+  if (TensorShape(want) != dy) {
+    return absl::InvalidArgumentError(absl::StrCat(op, ": dY is ", dy.DebugString(), " but pooling X ",
+                                                   x.DebugString(), " gives ", TensorShape(want).DebugString()));
+  }
+  return g;
+}
+
+absl::Status ParsePoolAttrs(OpKernelConstruction* ctx, bool has_dilations, WindowAttrs* window, int64_t* ceil_mode) {
+  SL_RETURN_IF_ERROR(window->Parse(ctx, has_dilations));
+  if (window->kernel_shape.empty()) return absl::InvalidArgumentError("kernel_shape is required");
+  for (int64_t k : window->kernel_shape) {
+    if (k <= 0) return absl::InvalidArgumentError("kernel_shape must be positive");
+  }
+  return ctx->GetAttr("ceil_mode", ceil_mode);
+}
+
+template <typename T>
+class MaxPoolGradOp : public OpKernel {
+ public:
+  absl::Status Init(OpKernelConstruction* ctx) override {
+    return ParsePoolAttrs(ctx, /*has_dilations=*/true, &window_, &ceil_mode_);
+  }
+
+  absl::Status Compute(OpKernelContext* ctx) const override {
+    const Tensor& x = ctx->input(0);
+    const Tensor& dy = ctx->input(1);
+    SL_ASSIGN_OR_RETURN(WindowGeometry g, PoolGeometry(x.shape(), dy.shape(), window_, ceil_mode_ != 0, "MaxPoolGrad"));
+    Tensor* dx;
+    SL_RETURN_IF_ERROR(ctx->allocate_output(0, x.shape(), &dx));
+    std::fill(dx->data<T>(), dx->data<T>() + dx->NumElements(), T(0));
+    const int64_t planes = x.dim_size(0) * x.dim_size(1);
+    const std::vector<int64_t> in = DimsFrom(x.shape(), 2);
+    const int64_t in_size = Product(in), out_size = Product(g.out);
+    for (int64_t p = 0; p < planes; ++p) {
+      const T* xp = x.data<T>() + p * in_size;
+      const T* dyp = dy.data<T>() + p * out_size;
+      T* dxp = dx->data<T>() + p * in_size;
+      ForEachPoolWindow(in, g, [&](int64_t oi, const std::vector<int64_t>& cells, int64_t) {
+        if (cells.empty()) return;
+        int64_t arg = cells[0];
+        for (int64_t c : cells) {
+          if (xp[c] > xp[arg]) arg = c;
+        }
+        dxp[arg] += dyp[oi];
+      });
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  WindowAttrs window_;
+  int64_t ceil_mode_ = 0;
+};
+
+template <typename T>
+class AveragePoolGradOp : public OpKernel {
+ public:
+  absl::Status Init(OpKernelConstruction* ctx) override {
+    SL_RETURN_IF_ERROR(ParsePoolAttrs(ctx, /*has_dilations=*/false, &window_, &ceil_mode_));
+    return ctx->GetAttr("count_include_pad", &count_include_pad_);
+  }
+
+  absl::Status Compute(OpKernelContext* ctx) const override {
+    const Tensor& dy = ctx->input(0);
+    SL_ASSIGN_OR_RETURN(TensorShape x_shape, ShapeInput(ctx->input(1), "AveragePoolGrad: x_shape"));
+    SL_ASSIGN_OR_RETURN(WindowGeometry g, PoolGeometry(x_shape, dy.shape(), window_, ceil_mode_ != 0, "AveragePoolGrad"));
+    Tensor* dx;
+    SL_RETURN_IF_ERROR(ctx->allocate_output(0, x_shape, &dx));
+    std::fill(dx->data<T>(), dx->data<T>() + dx->NumElements(), T(0));
+    const int64_t planes = x_shape.dim_size(0) * x_shape.dim_size(1);
+    const std::vector<int64_t> in = DimsFrom(x_shape, 2);
+    const int64_t in_size = Product(in), out_size = Product(g.out);
+    for (int64_t p = 0; p < planes; ++p) {
+      const T* dyp = dy.data<T>() + p * out_size;
+      T* dxp = dx->data<T>() + p * in_size;
+      ForEachPoolWindow(in, g, [&](int64_t oi, const std::vector<int64_t>& cells, int64_t padded) {
+        const int64_t count = count_include_pad_ ? padded : static_cast<int64_t>(cells.size());
+        if (count == 0) return;
+        const T share = dyp[oi] / static_cast<T>(count);
+        for (int64_t c : cells) dxp[c] += share;
+      });
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  WindowAttrs window_;
+  int64_t ceil_mode_ = 0, count_include_pad_ = 0;
+};
+
+// X is N x C x D1..Dn; one statistic per channel (spatial) or per channel and position.
+template <typename T, typename U>
+class BatchNormGradOp : public OpKernel {
+ public:
+  absl::Status Init(OpKernelConstruction* ctx) override {
+    SL_RETURN_IF_ERROR(ctx->GetAttr("epsilon", &epsilon_));
+    SL_RETURN_IF_ERROR(ctx->GetAttr("training_mode", &training_));
+    return ctx->GetAttr("spatial", &spatial_);
+  }
+
+  absl::Status Compute(OpKernelContext* ctx) const override {
+    const Tensor& dy = ctx->input(0);
+    const Tensor& x = ctx->input(1);
+    if (x.dims() < 1 || dy.shape() != x.shape()) {
+      return absl::InvalidArgumentError(absl::StrCat("BatchNormalizationGrad: dY ", dy.shape().DebugString(),
+                                                     " and X ", x.shape().DebugString(), " differ"));
+    }
+    const int64_t n = x.dim_size(0), c = x.dims() > 1 ? x.dim_size(1) : 1;
+    const int64_t inner = n * c == 0 ? 0 : x.NumElements() / (n * c);
+    const int64_t stats = spatial_ ? c : c * inner;
+    for (int i = 2; i < 5; ++i) {
+      if (ctx->input(i).NumElements() != stats) {
+        return absl::InvalidArgumentError(absl::StrCat("BatchNormalizationGrad input ", i, " has ",
+                                                       ctx->input(i).NumElements(), " values; X ",
+                                                       x.shape().DebugString(), " needs ", stats));
+      }
+    }
+    auto stat_of = [&](int64_t ch, int64_t i) { return spatial_ ? ch : ch * inner + i; };
+    // Visits (statistic, element index) for every element of X.
+    auto for_each = [&](auto&& fn) {
+      for (int64_t b = 0; b < n; ++b) {
+        for (int64_t ch = 0; ch < c; ++ch) {
+          const int64_t base = (b * c + ch) * inner;
+          for (int64_t i = 0; i < inner; ++i) fn(stat_of(ch, i), base + i);
+        }
+      }
+    };
+    const T* xd = x.data<T>();
+    const T* dyd = dy.data<T>();
+    std::vector<double> mean(stats, 0.0), var(stats, 0.0), count(stats, 0.0);
+    for_each([&](int64_t s, int64_t) { count[s] += 1; });
+    if (training_) {
+      for_each([&](int64_t s, int64_t e) { mean[s] += static_cast<double>(xd[e]); });
+      for (int64_t s = 0; s < stats; ++s) mean[s] /= std::max(1.0, count[s]);
+      for_each([&](int64_t s, int64_t e) {
+        const double d = static_cast<double>(xd[e]) - mean[s];
+        var[s] += d * d;
+      });
+      for (int64_t s = 0; s < stats; ++s) var[s] /= std::max(1.0, count[s]);
+    } else {
+      for (int64_t s = 0; s < stats; ++s) {
+        mean[s] = static_cast<double>(ctx->input(3).flat<U>()[s]);
+        var[s] = static_cast<double>(ctx->input(4).flat<U>()[s]);
+      }
+    }
+    std::vector<double> inv(stats), scale(stats), sum_dy(stats, 0.0), sum_dy_xhat(stats, 0.0);
+    for (int64_t s = 0; s < stats; ++s) {
+      inv[s] = 1.0 / std::sqrt(var[s] + epsilon_);
+      scale[s] = static_cast<double>(ctx->input(2).flat<U>()[s]);
+    }
+    for_each([&](int64_t s, int64_t e) {
+      const double g = static_cast<double>(dyd[e]);
+      sum_dy[s] += g;
+      sum_dy_xhat[s] += g * (static_cast<double>(xd[e]) - mean[s]) * inv[s];
+    });
+    Tensor* dx;
+    SL_RETURN_IF_ERROR(ctx->allocate_output(0, x.shape(), &dx));
+    T* dxd = dx->data<T>();
+    if (training_) {
+      // dX = scale * inv / m * (m dY - sum(dY) - xhat * sum(dY xhat)).
+      for_each([&](int64_t s, int64_t e) {
+        const double xhat = (static_cast<double>(xd[e]) - mean[s]) * inv[s];
+        const double m = std::max(1.0, count[s]);
+        dxd[e] = static_cast<T>(scale[s] * inv[s] / m *
+                                (m * static_cast<double>(dyd[e]) - sum_dy[s] - xhat * sum_dy_xhat[s]));
+      });
+    } else {
+      for_each([&](int64_t s, int64_t e) { dxd[e] = static_cast<T>(static_cast<double>(dyd[e]) * scale[s] * inv[s]); });
+    }
+    const TensorShape& stat_shape = ctx->input(2).shape();
+    Tensor *dscale, *dbias, *dmean, *dvar;
+    SL_RETURN_IF_ERROR(ctx->allocate_output(1, stat_shape, &dscale));
+    SL_RETURN_IF_ERROR(ctx->allocate_output(2, stat_shape, &dbias));
+    SL_RETURN_IF_ERROR(ctx->allocate_output(3, ctx->input(3).shape(), &dmean));
+    SL_RETURN_IF_ERROR(ctx->allocate_output(4, ctx->input(4).shape(), &dvar));
+    for (int64_t s = 0; s < stats; ++s) {
+      dscale->flat<U>()[s] = static_cast<U>(sum_dy_xhat[s]);
+      dbias->flat<U>()[s] = static_cast<U>(sum_dy[s]);
+      // Inference: y = (x - mean) * scale * inv + b, so dmean = -scale inv sum(dY) and
+      // dvar = -scale inv^2 / 2 * sum(dY xhat).
+      dmean->flat<U>()[s] = static_cast<U>(training_ ? 0.0 : -scale[s] * inv[s] * sum_dy[s]);
+      dvar->flat<U>()[s] = static_cast<U>(training_ ? 0.0 : -0.5 * scale[s] * inv[s] * inv[s] * sum_dy_xhat[s]);
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  float epsilon_ = 1e-5f;
+  bool training_ = false, spatial_ = true;
+};
+
+#define SL_REGISTER_NN_GRADIENTS(T)                                                                          \
+  REGISTER_KERNEL_BUILDER(Name("ConvBackpropInput").Device(DEVICE_CPU).TypeConstraint<T>("T"),              \
+                          ConvBackpropInputOp<T>);                                                           \
+  REGISTER_KERNEL_BUILDER(Name("ConvBackpropFilter").Device(DEVICE_CPU).TypeConstraint<T>("T"),             \
+                          ConvBackpropFilterOp<T>);                                                          \
+  REGISTER_KERNEL_BUILDER(Name("MaxPoolGrad").Device(DEVICE_CPU).TypeConstraint<T>("T"), MaxPoolGradOp<T>); \
+  REGISTER_KERNEL_BUILDER(Name("AveragePoolGrad").Device(DEVICE_CPU).TypeConstraint<T>("T"),                \
+                          AveragePoolGradOp<T>);                                                             \
+  REGISTER_KERNEL_BUILDER(                                                                                   \
+      Name("BatchNormalizationGrad").Device(DEVICE_CPU).TypeConstraint<T>("T").TypeConstraint<T>("U"),      \
+      BatchNormGradOp<T, T>)
+SL_REGISTER_NN_GRADIENTS(float);
+SL_REGISTER_NN_GRADIENTS(double);
+#undef SL_REGISTER_NN_GRADIENTS
+
+}  // namespace
+}  // namespace sluice
