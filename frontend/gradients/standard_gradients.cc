@@ -98,16 +98,41 @@ AttrMap Adj(bool x, bool y) {
   return m;
 }
 
-// C = A B (batched): dA = dC B^T, dB = A^T dC, each summed over broadcast batch dims.
+// C = A B (batched): dA = dC B^T, dB = A^T dC, each summed over broadcast batch dims. A 1-D
+// operand is viewed as the matrix numpy reads it as (MatMulGradShapes) and reshaped back.
 absl::Status BatchMatMulGrad(GradientBuilder* b, const GradientNode& n, const Dxs& dys, Dxs* dxs) {
   bool adj_x = false, adj_y = false;
   SL_RETURN_IF_ERROR(GetNodeAttrOr(AttrSlice(*n.def), "adj_x", false, &adj_x));
   SL_RETURN_IF_ERROR(GetNodeAttrOr(AttrSlice(*n.def), "adj_y", false, &adj_y));
-  if (adj_x || adj_y) return absl::UnimplementedError("gradients of adjointed BatchMatMulV2");
-  SL_ASSIGN_OR_RETURN(auto da, b->Add("BatchMatMulV2", {{dys[0]}, {n.inputs[1]}}, Adj(false, true)));
-  SL_ASSIGN_OR_RETURN(auto db, b->Add("BatchMatMulV2", {{n.inputs[0]}, {dys[0]}}, Adj(true, false)));
-  SL_ASSIGN_OR_RETURN((*dxs)[0], b->SumLike(da[0], n.inputs[0]));
-  SL_ASSIGN_OR_RETURN((*dxs)[1], b->SumLike(db[0], n.inputs[1]));
+  const std::string &x = n.inputs[0], &y = n.inputs[1], &g = dys[0];
+  if (adj_x || adj_y) {  // Only backward graphs adjoint, and only matrices (TensorFlow's table).
+    std::vector<std::string> da, db;
+    if (!adj_x) {  // C = A B^T
+      SL_ASSIGN_OR_RETURN(da, b->Add("BatchMatMulV2", {{g}, {y}}, Adj(false, false)));
+      SL_ASSIGN_OR_RETURN(db, b->Add("BatchMatMulV2", {{g}, {x}}, Adj(true, false)));
+    } else if (!adj_y) {  // C = A^T B
+      SL_ASSIGN_OR_RETURN(da, b->Add("BatchMatMulV2", {{y}, {g}}, Adj(false, true)));
+      SL_ASSIGN_OR_RETURN(db, b->Add("BatchMatMulV2", {{x}, {g}}, Adj(false, false)));
+    } else {  // C = A^T B^T
+      SL_ASSIGN_OR_RETURN(da, b->Add("BatchMatMulV2", {{y}, {g}}, Adj(true, true)));
+      SL_ASSIGN_OR_RETURN(db, b->Add("BatchMatMulV2", {{g}, {x}}, Adj(true, true)));
+    }
+    SL_ASSIGN_OR_RETURN((*dxs)[0], b->SumLike(da[0], x));
+    SL_ASSIGN_OR_RETURN((*dxs)[1], b->SumLike(db[0], y));
+    return absl::OkStatus();
+  }
+  SL_ASSIGN_OR_RETURN(std::string sx, b->Unary("Shape", x));
+  SL_ASSIGN_OR_RETURN(std::string sy, b->Unary("Shape", y));
+  SL_ASSIGN_OR_RETURN(auto shapes, b->Add("MatMulGradShapes", {{sx}, {sy}}));
+  SL_ASSIGN_OR_RETURN(std::string x2, b->Binary("Reshape", x, shapes[0]));
+  SL_ASSIGN_OR_RETURN(std::string y2, b->Binary("Reshape", y, shapes[1]));
+  SL_ASSIGN_OR_RETURN(std::string g2, b->Binary("Reshape", g, shapes[2]));
+  SL_ASSIGN_OR_RETURN(auto da, b->Add("BatchMatMulV2", {{g2}, {y2}}, Adj(false, true)));
+  SL_ASSIGN_OR_RETURN(auto db, b->Add("BatchMatMulV2", {{x2}, {g2}}, Adj(true, false)));
+  SL_ASSIGN_OR_RETURN(std::string da2, b->Binary("SumToShape", da[0], shapes[0]));
+  SL_ASSIGN_OR_RETURN(std::string db2, b->Binary("SumToShape", db[0], shapes[1]));
+  SL_ASSIGN_OR_RETURN((*dxs)[0], b->Binary("Reshape", da2, sx));
+  SL_ASSIGN_OR_RETURN((*dxs)[1], b->Binary("Reshape", db2, sy));
   return absl::OkStatus();
 }
 

@@ -1,0 +1,86 @@
+// Small conveniences the gradient functions share: constants, attrs, and reading the forward
+// node's attrs. Internal to frontend/gradients.
+//
+//   SL_ASSIGN_OR_RETURN(std::string half, ScalarConst(b, b->Dtype(x), 0.5));
+//   SL_ASSIGN_OR_RETURN(std::string axes, Int64Const(b, {-1}));
+//   SL_ASSIGN_OR_RETURN(int64_t axis, NodeAttr<int64_t>(n, "axis", -1));
+#ifndef SLUICE_FRONTEND_GRADIENTS_GRADIENT_UTIL_H_
+#define SLUICE_FRONTEND_GRADIENTS_GRADIENT_UTIL_H_
+
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "framework/node_def_util.h"
+#include "framework/status.h"
+#include "frontend/gradients/gradients.h"
+
+namespace sluice {
+namespace gradient_util {
+
+template <typename T>
+AttrValue Attr(const T& value) {
+  AttrValue a;
+  SetAttrValue(value, &a);
+  return a;
+}
+
+// The forward node's attr `name`, or `fallback` when it has none.
+template <typename T>
+absl::StatusOr<T> NodeAttr(const GradientNode& n, absl::string_view name, T fallback) {
+  T value;
+  SL_RETURN_IF_ERROR(GetNodeAttrOr(AttrSlice(*n.def), name, fallback, &value));
+  return value;
+}
+
+// How many tensors the forward node's list(type) attr `name` holds (its optional inputs).
+inline int ListSize(const GradientNode& n, absl::string_view name) {
+  auto it = n.def->attr().find(std::string(name));
+  return it == n.def->attr().end() ? 0 : it->second.list().type_size();
+}
+
+inline absl::StatusOr<std::string> Const(GradientBuilder* b, const Tensor& value) {
+  AttrMap attrs;
+  attrs["value"] = Attr(value);
+  attrs["dtype"] = Attr(value.dtype());
+  SL_ASSIGN_OR_RETURN(auto out, b->Add("Const", {}, attrs));
+  return out[0];
+}
+
+// A 0-D constant of a floating type.
+inline absl::StatusOr<std::string> ScalarConst(GradientBuilder* b, DataType dt, double value) {
+  Tensor t(dt, TensorShape({}));
+  bool ok = false;
+  VisitDataType(dt, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (std::is_floating_point_v<T>) {
+      t.flat<T>()[0] = static_cast<T>(value);
+      ok = true;
+    } else if constexpr (std::is_same_v<T, half> || std::is_same_v<T, bfloat16>) {
+      t.flat<T>()[0] = T(static_cast<float>(value));
+      ok = true;
+    }
+  });
+  if (!ok) return absl::InvalidArgumentError(absl::StrCat("no gradient for ", DataTypeString(dt)));
+  return Const(b, t);
+}
+
+inline absl::StatusOr<std::string> Int64Const(GradientBuilder* b, const std::vector<int64_t>& v) {
+  return Const(b, Tensor::FromVector<int64_t>(v, TensorShape({static_cast<int64_t>(v.size())})));
+}
+
+inline bool IsFloat(DataType dt) {
+  return dt == DT_FLOAT || dt == DT_DOUBLE || dt == DT_HALF || dt == DT_BFLOAT16;
+}
+
+// `t` reshaped to the shape of `like`.
+inline absl::StatusOr<std::string> ReshapeLike(GradientBuilder* b, const std::string& t, const std::string& like) {
+  SL_ASSIGN_OR_RETURN(std::string shape, b->Unary("Shape", like));
+  return b->Binary("Reshape", t, shape);
+}
+
+}  // namespace gradient_util
+}  // namespace sluice
+
+#endif  // SLUICE_FRONTEND_GRADIENTS_GRADIENT_UTIL_H_
