@@ -212,6 +212,25 @@ TEST(GradientCheckNnTest, SliceAndGather) {
          {Int64Tensor("i", {3, 0, 3}, {3})}});
 }
 
+// A small CNN as torch exports it: Conv, BatchNormalization (training: the running
+// statistics get no gradient), Relu, MaxPool, Flatten, Gemm, LogSoftmax, weighted by targets.
+TEST(GradientCheckNnTest, SmallCnn) {
+  Check({"cnn",
+         {Node("Conv", {"a", "b", "c"}, "conv", {IntsAttr("pads", {1, 1, 1, 1})}),
+          Node("BatchNormalization", {"conv", "d", "e", "i", "j"}, std::vector<std::string>{"bn", "rm", "rv"},
+               {IntAttr("training_mode", 1)}),
+          Node("Relu", {"bn"}, "relu"),
+          Node("MaxPool", {"relu"}, "pool", {IntsAttr("kernel_shape", {2, 2}), IntsAttr("strides", {2, 2})}),
+          Node("Flatten", {"pool"}, "flat"), Node("Gemm", {"flat", "f", "g"}, "logits", {IntAttr("transB", 1)}),
+          Node("LogSoftmax", {"logits"}, "logp"), Node("Mul", {"logp", "h"}, "y")},
+         {{2, 1, 4, 4}, {2, 1, 3, 3}, {2}, {2}, {2}, {3, 8}, {3}, {2, 3}, {2}, {2}},
+         -2,
+         2,
+         {},
+         15,
+         {{-2, 2}, {-2, 2}, {-2, 2}, {-2, 2}, {-2, 2}, {-2, 2}, {-2, 2}, {-2, 2}, {-1, 1}, {0.5, 2}}});
+}
+
 // ONNX's own example in the Gradient operator's description: Y = Gemm(X, W), O = Loss(Y, L),
 // and a second Gradient differentiating dO/dW with respect to X and W (L too, here).
 TEST(GradientCheckNnTest, SecondOrderAsInTheOperatorDescription) {

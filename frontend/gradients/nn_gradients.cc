@@ -171,14 +171,24 @@ absl::Status BatchNormGrad(GradientBuilder* b, const GradientNode& n, const Dxs&
   }
   AttrMap attrs = CopyAttrs(n, {"epsilon", "training_mode", "spatial"});
   SL_ASSIGN_OR_RETURN(bool training, NodeAttr<bool>(n, "training_mode", false));
+  // Since version 15 the statistics may have their own type; the backward op takes scale's.
+  const DataType scale_type = b->Dtype(n.inputs[1]), stats_type = b->Dtype(n.inputs[3]);
+  auto cast = [&](const std::string& t, DataType to) -> absl::StatusOr<std::string> {
+    if (b->Dtype(t) == to) return t;
+    AttrMap a;
+    a["to"] = Attr(to);
+    return b->Unary("Cast", t, a);
+  };
+  SL_ASSIGN_OR_RETURN(std::string mean, cast(n.inputs[3], scale_type));
+  SL_ASSIGN_OR_RETURN(std::string var, cast(n.inputs[4], scale_type));
   SL_ASSIGN_OR_RETURN(auto g, b->Add("BatchNormalizationGrad",
-                                     {{dys[0]}, {n.inputs[0]}, {n.inputs[1]}, {n.inputs[3]}, {n.inputs[4]}}, attrs));
+                                     {{dys[0]}, {n.inputs[0]}, {n.inputs[1]}, {mean}, {var}}, attrs));
   (*dxs)[0] = g[0];
   (*dxs)[1] = g[1];
   (*dxs)[2] = g[2];
   if (!training) {
-    (*dxs)[3] = g[3];
-    (*dxs)[4] = g[4];
+    SL_ASSIGN_OR_RETURN((*dxs)[3], cast(g[3], stats_type));
+    SL_ASSIGN_OR_RETURN((*dxs)[4], cast(g[4], stats_type));
   }
   return absl::OkStatus();
 }
