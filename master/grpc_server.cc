@@ -6,6 +6,7 @@
 #include "absl/synchronization/notification.h"
 #include "framework/status.h"
 #include "worker/cluster_spec.h"
+#include "worker/grpc_util.h"
 #include "worker/remote_rendezvous.h"
 
 namespace sluice {
@@ -44,8 +45,7 @@ absl::Status GrpcServer::Start() {
   grpc::ServerBuilder builder;
   int port = 0;
   builder.AddListeningPort(address_, grpc::InsecureServerCredentials(), &port);
-  builder.SetMaxReceiveMessageSize(-1);
-  builder.SetMaxSendMessageSize(-1);
+  ConfigureGrpcServer(&builder);
   builder.RegisterService(worker_service_.get());
   builder.RegisterService(master_service_.get());
   server_ = builder.BuildAndStart();

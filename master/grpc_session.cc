@@ -99,7 +99,7 @@ class GrpcSession : public Session {
     }
     if (handle.empty()) return absl::OkStatus();
     grpc::ClientContext context;
-    SetTimeout(&context, kMasterControlTimeout);
+    SetTimeout(&context, kMasterCloseTimeout);
     rpc::CloseSessionRequest req;
     req.set_session_handle(handle);
     rpc::CloseSessionResponse resp;

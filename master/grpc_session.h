@@ -15,8 +15,11 @@
 
 namespace sluice {
 
-// Deadline of CreateSession, ExtendSession, CloseSession and ListDevices.
+// Deadline of CreateSession, ExtendSession and ListDevices.
 inline constexpr absl::Duration kMasterControlTimeout = absl::Seconds(60);
+// Deadline of CloseSession: closing is best effort, and a client exiting after an error
+// should not wait long for a master that is gone.
+inline constexpr absl::Duration kMasterCloseTimeout = absl::Seconds(5);
 // Deadline of a step when neither RunOptions.timeout_in_ms nor the session's
 // operation_timeout_in_ms gives one.
 inline constexpr absl::Duration kDefaultStepTimeout = absl::Hours(1);

@@ -147,6 +147,40 @@ check "unreachable target: exit 1 with UNAVAILABLE naming it, within 20 s" \
   bash -c "[ $code = 1 ] && grep -q UNAVAILABLE '$work/bad.txt' && grep -q '$bad' '$work/bad.txt' &&
            [ $(( $(date +%s) - start )) -le 20 ]"
 
+# Faults. A task that hangs (SIGSTOP) during a long bench: the client fails within 20 s,
+# naming the task. Then the same for a task killed with -9, and after a restart of that task
+# the same command works again with the other task untouched.
+wait_ready() {  # wait_ready LOG: the server's ready line, within 30 s.
+  for _ in $(seq 1 300); do grep -q " ready on " "$1" && return 0; sleep 0.1; done
+  cat "$1"; return 1
+}
+fault() {  # fault SIGNAL NAME: a bench on task 0's master, SIGNAL to task 1 mid-run.
+  local start code
+  run bench "$mlp" --target "$t0" --placement pipeline --iters 100000 --warmup 1 > "$work/fault_$2.txt" 2>&1 &
+  local bench=$!
+  sleep 2
+  start=$(date +%s)
+  kill "-$1" "$s1"
+  wait "$bench"; code=$?
+  cat "$work/fault_$2.txt"
+  check "$2 task 1 mid-run: the client exits non-zero within 20 s naming the task" \
+    bash -c "[ $code != 0 ] && [ $code != 124 ] && [ $(( $(date +%s) - start )) -le 20 ] &&
+             grep -q 'UNAVAILABLE.*/job:worker/replica:0/task:1' '$work/fault_$2.txt'"
+}
+fault STOP hung
+kill -CONT "$s1"
+fault KILL killed
+wait "$s1" 2>/dev/null
+"$sluice" serve --cluster "$spec" --job worker --task 1 --devices 2 --threads 2 > "$work/task1.log" 2>&1 &
+pids+=($!); s1=$!
+check "task 1 restarts on its address" wait_ready "$work/task1.log"
+run run "$mlp" --target "$t0" --placement pipeline --show-placement --output-dir "$work/mlp_again" \
+  > "$work/again.txt" 2>&1
+cat "$work/again.txt"
+check "after the restart the same run works again, task 0 untouched" \
+  bash -c "cmp '$work/mlp_embedded/output_0.pb' '$work/mlp_again/output_0.pb' &&
+           grep -q 'placement: /job:worker/replica:0/task:1/' '$work/again.txt'"
+
 # SIGTERM stops both servers cleanly.
 kill -TERM "$s0" "$s1"
 for s in "$s0" "$s1"; do

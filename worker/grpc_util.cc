@@ -26,7 +26,24 @@ std::shared_ptr<grpc::Channel> NewGrpcChannel(const std::string& address) {
   args.SetMaxSendMessageSize(-1);
   // Each channel gets its own connection, even to an address another channel already uses.
   args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
+  args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, kMaxReconnectBackoffMs / 10);
+  args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, kMaxReconnectBackoffMs);
+  args.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS, kKeepaliveIntervalMs);
+  args.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, kKeepaliveTimeoutMs);
+  args.SetInt(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 0);
+  // A long step sends no data for a while; keep pinging all the same.
+  args.SetInt(GRPC_ARG_HTTP2_MAX_PINGS_WITHOUT_DATA, 0);
+  args.SetInt(GRPC_ARG_HTTP2_MIN_SENT_PING_INTERVAL_WITHOUT_DATA_MS, kKeepaliveIntervalMs);
   return grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(), args);
+}
+
+void ConfigureGrpcServer(grpc::ServerBuilder* builder) {
+  builder->SetMaxReceiveMessageSize(-1);
+  builder->SetMaxSendMessageSize(-1);
+  // Accept the channels' keepalive pings (by default a server refuses pings this frequent).
+  builder->AddChannelArgument(GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS,
+                              kKeepaliveIntervalMs / 2);
+  builder->AddChannelArgument(GRPC_ARG_HTTP2_MAX_PING_STRIKES, 0);
 }
 
 void SetTimeout(grpc::ClientContext* context, absl::Duration timeout) {

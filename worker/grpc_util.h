@@ -24,8 +24,21 @@ inline constexpr size_t kMaxGrpcStatusMessageBytes = 2048;
 grpc::Status ToGrpcStatus(const absl::Status& status);
 absl::Status FromGrpcStatus(const grpc::Status& status);
 
-// A channel to "host:port" with no message size limit either way: tensors travel in messages.
+// While calls are under way, a channel pings its peer this often and gives up on the
+// connection (its calls fail with UNAVAILABLE) when a ping goes unanswered this long: a task
+// that hangs or drops off the network fails its steps within seconds.
+inline constexpr int kKeepaliveIntervalMs = 2000;
+inline constexpr int kKeepaliveTimeoutMs = 3000;
+// After a failed connection a channel tries again within this long (gRPC's default backoff
+// grows to two minutes): a restarted task is reached again at once.
+inline constexpr int kMaxReconnectBackoffMs = 1000;
+
+// A channel to "host:port" with no message size limit either way (tensors travel in
+// messages) and keepalive pings.
 std::shared_ptr<grpc::Channel> NewGrpcChannel(const std::string& address);
+
+// Server settings to match: no message size limit, and pings as often as channels send them.
+void ConfigureGrpcServer(grpc::ServerBuilder* builder);
 
 // Deadline = now + timeout (an infinite timeout sets none).
 void SetTimeout(grpc::ClientContext* context, absl::Duration timeout);

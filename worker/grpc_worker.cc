@@ -9,6 +9,8 @@ namespace sluice {
 namespace {
 
 constexpr char kRecvTensorMethod[] = "/sluice.rpc.WorkerService/RecvTensor";
+// The step of calls that belong to none (AbortStep never names it).
+constexpr int64_t kNoStep = -1;
 
 }  // namespace
 
@@ -46,10 +48,17 @@ void GrpcWorker::Finished(grpc::ClientContext* context) {
 
 absl::Status GrpcWorker::GetStatus(std::vector<DeviceAttributes>* devices) {
   grpc::ClientContext context;
-  SetTimeout(&context, options_.control_timeout);
+  SetTimeout(&context, options_.connect_timeout);
+  context.set_wait_for_ready(true);
   rpc::GetStatusRequest request;
   rpc::GetStatusResponse response;
-  SL_RETURN_IF_ERROR(Annotate(stub_->GetStatus(&context, request, &response), "GetStatus"));
+  grpc::Status s = stub_->GetStatus(&context, request, &response);
+  if (s.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED) {
+    s = grpc::Status(grpc::StatusCode::UNAVAILABLE,
+                     absl::StrCat("not reachable within ", absl::FormatDuration(options_.connect_timeout),
+                                  " (", s.error_message(), ")"));
+  }
+  SL_RETURN_IF_ERROR(Annotate(s, "GetStatus"));
   devices->assign(response.device_attributes().begin(), response.device_attributes().end());
   return absl::OkStatus();
 }
@@ -68,12 +77,18 @@ absl::Status GrpcWorker::RegisterGraph(const RegisterGraphRequest& request,
 }
 
 absl::Status GrpcWorker::DeregisterGraph(const std::string& graph_handle) {
-  grpc::ClientContext context;
-  SetTimeout(&context, options_.control_timeout);
-  rpc::DeregisterGraphRequest req;
-  req.set_graph_handle(graph_handle);
-  rpc::DeregisterGraphResponse resp;
-  return Annotate(stub_->DeregisterGraph(&context, req, &resp), "DeregisterGraph");
+  struct Call {
+    grpc::ClientContext context;
+    rpc::DeregisterGraphRequest request;
+    rpc::DeregisterGraphResponse response;
+  };
+  auto call = std::make_shared<Call>();
+  call->request.set_graph_handle(graph_handle);
+  SetTimeout(&call->context, options_.control_timeout);
+  if (!Started(&call->context, kNoStep)) return absl::OkStatus();
+  stub_->async()->DeregisterGraph(&call->context, &call->request, &call->response,
+                                  [this, call](grpc::Status) { Finished(&call->context); });
+  return absl::OkStatus();
 }
 
 void GrpcWorker::RunGraphAsync(const RunGraphRequest* request, RunGraphResponse* response,

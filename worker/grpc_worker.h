@@ -25,6 +25,9 @@ namespace sluice {
 struct GrpcWorkerOptions {
   // Deadline of GetStatus, RegisterGraph, DeregisterGraph and CleanupGraph.
   absl::Duration control_timeout = absl::Seconds(60);
+  // GetStatus (the first call a new session makes) waits this long for a connection, so a
+  // task that is just starting or restarting is found; other calls fail at once.
+  absl::Duration connect_timeout = absl::Seconds(5);
   // Deadline of RunGraph and RecvTensor. A step's parts may wait long for each other; the
   // master's own step timeout (RunOptions.timeout_in_ms) usually ends a step first.
   absl::Duration step_timeout = absl::Hours(1);
@@ -41,6 +44,8 @@ class GrpcWorker : public WorkerInterface {
   absl::Status GetStatus(std::vector<DeviceAttributes>* devices) override;
   absl::Status RegisterGraph(const RegisterGraphRequest& request,
                              RegisterGraphResponse* response) override;
+  // Asynchronous and always OK: nobody can act on a failure, and a lost worker must not hold
+  // up closing a session.
   absl::Status DeregisterGraph(const std::string& graph_handle) override;
   void RunGraphAsync(const RunGraphRequest* request, RunGraphResponse* response,
                      StatusCallback done) override;
