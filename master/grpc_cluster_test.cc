@@ -244,6 +244,47 @@ TEST_F(GrpcClusterTest, UnreachableMasterIsUnavailable) {
   EXPECT_THAT(std::string(s.message()), HasSubstr(options.target));
 }
 
+TEST_F(GrpcClusterTest, ASessionOutlivesARestartedWorker) {
+  auto session = Connect(0);
+  ASSERT_TRUE(session->Create(Parse(kSplitMlp)).ok());
+  auto run = [&] {
+    std::vector<Tensor> out;
+    absl::Status s = session->Run({{"x", Tensor::FromVector<float>({1, 2}, TensorShape({1, 2}))}},
+                                  {"z"}, {}, &out);
+    if (s.ok() && out[0].flat<float>()[0] != -5) s = absl::InternalError(out[0].DebugString());
+    return s;
+  };
+  ASSERT_TRUE(run().ok());
+  auto restart = [&] {
+    ServerDef def;
+    *def.mutable_cluster() = *ParseClusterSpec(absl::StrCat("worker=", servers_[0]->address(), ",",
+                                                            servers_[1]->address()));
+    def.set_job_name("worker");
+    def.set_task_index(1);
+    servers_[1]->Stop();
+    servers_[1].reset();
+    auto server = GrpcServer::Create(def, GrpcServerOptions());
+    ASSERT_TRUE(server.ok());
+    ASSERT_TRUE((*server)->Start().ok());
+    servers_[1] = *std::move(server);
+  };
+  // Lost during a run: that run fails; once the task is back, the next run works.
+  servers_[1]->Stop();
+  absl::Status s = run();
+  EXPECT_EQ(s.code(), absl::StatusCode::kUnavailable) << s;
+  EXPECT_THAT(std::string(s.message()), HasSubstr(kTask1));
+  restart();
+  s = run();
+  EXPECT_TRUE(s.ok()) << s;
+  // Restarted between runs: the first run finds graphs the new worker never had, and the
+  // master registers them again for the next.
+  restart();
+  s = run();
+  EXPECT_FALSE(s.ok());
+  s = run();
+  EXPECT_TRUE(s.ok()) << s;
+}
+
 TEST_F(GrpcClusterTest, StopsWhileAClientIsConnected) {
   auto session = Connect(0);
   ASSERT_TRUE(session->Create(Parse(kSplitMlp)).ok());

@@ -261,6 +261,16 @@ absl::StatusOr<std::shared_ptr<MasterSession::PreparedStep>> MasterSession::Prep
   return step;
 }
 
+void MasterSession::ForgetPreparedSteps() {
+  absl::flat_hash_map<std::string, std::shared_ptr<PreparedStep>> cache;
+  {
+    absl::MutexLock lock(&mu_);
+    cache.swap(cache_);
+    devices_stale_ = true;
+  }
+  for (auto& [sig, step] : cache) Deregister(*step);  // Best effort: they may be gone already.
+}
+
 void MasterSession::Deregister(const PreparedStep& step) {
   for (const auto& p : step.parts) p.worker->DeregisterGraph(p.graph_handle).IgnoreError();
 }
@@ -304,7 +314,23 @@ absl::Status MasterSession::Run(const RunStepRequest& req, RunStepResponse* resp
     if (it != cache_.end()) {
       step = it->second;
     } else {
-      SL_ASSIGN_OR_RETURN(step, Prepare(feed_names, fetch_names, targets));
+      if (devices_stale_) {
+        std::vector<DeviceAttributes> devices;
+        for (const std::string& task : workers_->ListWorkers()) {
+          std::vector<DeviceAttributes> more;
+          SL_RETURN_IF_ERROR_CTX(workers_->GetWorker(task)->GetStatus(&more), "listing devices of ", task);
+          devices.insert(devices.end(), more.begin(), more.end());
+        }
+        devices_ = std::move(devices);
+        devices_stale_ = false;
+      }
+      auto prepared = Prepare(feed_names, fetch_names, targets);
+      if (!prepared.ok()) {
+        // A worker that cannot be reached may come back under a new incarnation.
+        if (prepared.status().code() == absl::StatusCode::kUnavailable) devices_stale_ = true;
+        return prepared.status();
+      }
+      step = *std::move(prepared);
       cache_[signature] = step;
     }
   }
@@ -399,9 +425,20 @@ absl::Status MasterSession::Run(const RunStepRequest& req, RunStepResponse* resp
   }
   // Every part is done; what they left in their rendezvous can go.
   for (const auto& p : parts) p.worker->CleanupGraph(step_id);
+  absl::Status step_error;
   {
     absl::MutexLock lock(&sync->mu);
-    if (!sync->first_error.ok()) return sync->first_error;
+    step_error = sync->first_error;
+  }
+  if (!step_error.ok()) {
+    // Unreachable (UNAVAILABLE), restarted (ABORTED: a stale incarnation; NOT_FOUND: graphs it
+    // never had) or lost mid-step: prepare anew next time.
+    const absl::StatusCode code = step_error.code();
+    if (code == absl::StatusCode::kUnavailable || code == absl::StatusCode::kAborted ||
+        code == absl::StatusCode::kNotFound) {
+      ForgetPreparedSteps();
+    }
+    return step_error;
   }
 
   absl::flat_hash_map<std::string, Tensor> by_key;

@@ -54,10 +54,16 @@ class MasterSession {
                                                         const std::vector<std::string>& fetches,
                                                         const std::vector<std::string>& targets);
   void Deregister(const PreparedStep& step);
+  // After an error that a lost or restarted worker explains: drops every prepared step, so the
+  // next Run lists the devices again and registers its graphs anew.
+  void ForgetPreparedSteps();
 
   const std::string handle_;
   const WorkerCache* workers_;
-  const std::vector<DeviceAttributes> devices_;
+  // The cluster's devices; listed again after a step suggests a worker was lost or restarted
+  // (a restarted worker has new incarnations, and none of the graphs registered before).
+  std::vector<DeviceAttributes> devices_;  // Guarded by mu_ after construction.
+  bool devices_stale_ = false;             // Guarded by mu_.
   const ConfigProto config_;
   std::atomic<int64_t> next_step_id_;
 
