@@ -35,6 +35,11 @@ class ConvOp : public OpKernel {
       clip_lo_ = params[0];
       clip_hi_ = params[1];
     }
+    std::string in_layout, out_layout;
+    SL_RETURN_IF_ERROR(GetNodeAttrOr(ctx->attrs(), "input_layout", std::string("NCHW"), &in_layout));
+    SL_RETURN_IF_ERROR(GetNodeAttrOr(ctx->attrs(), "output_layout", std::string("NCHW"), &out_layout));
+    x_nhwc_ = in_layout == "NHWC";
+    y_nhwc_ = out_layout == "NHWC";
     return absl::OkStatus();
   }
 
@@ -66,19 +71,26 @@ class ConvOp : public OpKernel {
     const int64_t cg = c / group_, mg = m / group_;
     const int64_t in_size = Product(in), out_size = Product(g.out), k_size = Product(kernel);
     if (y->NumElements() == 0) return absl::OkStatus();
+    if ((x_nhwc_ || y_nhwc_) && x.dims() != 4) {
+      return absl::InvalidArgumentError("NHWC layouts apply to 2-D convolutions only");
+    }
     if constexpr (std::is_same_v<T, float>) {
       const int threads = ctx->device() != nullptr ? ctx->device()->compute_pool()->NumThreads() + 1 : 1;
-      SL_ASSIGN_OR_RETURN(bool done, dnnl_.Run(x, w, bias, g, group_, post_, clip_lo_, clip_hi_, threads, y));
+      SL_ASSIGN_OR_RETURN(bool done, dnnl_.Run(x, w, bias, g, group_, post_, clip_lo_, clip_hi_, threads, y,
+                                               x_nhwc_, y_nhwc_));
       if (done) return absl::OkStatus();
     }
+    // The GEMM path works in NCHW: convert NHWC operands on the way in and out.
+    Tensor x_nchw = x_nhwc_ ? ToNchw(x) : x;
+    Tensor y_nchw = y_nhwc_ ? Tensor(y->dtype(), y->shape()) : *y;
     bool direct = k_size == 1;  // A 1x1 window with unit stride and no padding reads X as is.
     for (size_t i = 0; i < in.size(); ++i) {
       direct = direct && g.strides[i] == 1 && g.pad_begin[i] == 0 && g.pad_end[i] == 0;
     }
     std::vector<T> columns(direct ? 0 : cg * k_size * out_size);
-    const T* xd = x.data<T>();
+    const T* xd = x_nchw.data<T>();
     const T* wd = w.data<T>();
-    T* yd = y->data<T>();
+    T* yd = y_nchw.data<T>();
     for (int64_t b = 0; b < n; ++b) {
       for (int64_t gi = 0; gi < group_; ++gi) {
         const T* image = xd + (b * c + gi * cg) * in_size;
@@ -109,17 +121,35 @@ class ConvOp : public OpKernel {
     }
     if (post_ != ConvPostOp::kNone) {
       const T lo = post_ == ConvPostOp::kRelu ? T(0) : T(clip_lo_);
-      for (int64_t i = 0; i < y->NumElements(); ++i) {
+      for (int64_t i = 0; i < y_nchw.NumElements(); ++i) {
         yd[i] = std::max(yd[i], lo);
         if (post_ == ConvPostOp::kClip) yd[i] = std::min(yd[i], T(clip_hi_));
       }
     }
+    if (y_nhwc_) ToNhwc(y_nchw, y);
     return absl::OkStatus();
   }
 
  private:
+  // [N,C,H,W] <-> values in N,H,W,C order, for the GEMM fallback of NHWC-layout convolutions.
+  static Tensor ToNchw(const Tensor& nhwc) {
+    Tensor out(nhwc.dtype(), nhwc.shape());
+    const int64_t n = nhwc.dim_size(0), c = nhwc.dim_size(1), hw = nhwc.dim_size(2) * nhwc.dim_size(3);
+    for (int64_t b = 0; b < n; ++b)
+      for (int64_t p = 0; p < hw; ++p)
+        for (int64_t ch = 0; ch < c; ++ch) out.data<T>()[(b * c + ch) * hw + p] = nhwc.data<T>()[(b * hw + p) * c + ch];
+    return out;
+  }
+  static void ToNhwc(const Tensor& nchw, Tensor* out) {
+    const int64_t n = nchw.dim_size(0), c = nchw.dim_size(1), hw = nchw.dim_size(2) * nchw.dim_size(3);
+    for (int64_t b = 0; b < n; ++b)
+      for (int64_t p = 0; p < hw; ++p)
+        for (int64_t ch = 0; ch < c; ++ch) out->data<T>()[(b * hw + p) * c + ch] = nchw.data<T>()[(b * c + ch) * hw + p];
+  }
+
   WindowAttrs window_;
   int64_t group_ = 1;
+  bool x_nhwc_ = false, y_nhwc_ = false;
   ConvPostOp post_ = ConvPostOp::kNone;
   float clip_lo_ = 0, clip_hi_ = 0;
   DnnlConv dnnl_;

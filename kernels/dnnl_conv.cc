@@ -3,6 +3,7 @@
 #include <omp.h>
 
 #include <list>
+#include <optional>
 #include <vector>
 
 #include "absl/synchronization/mutex.h"
@@ -36,9 +37,12 @@ struct DnnlConv::Impl {
     memory::dims x_dims, w_dims;
     const void* w_data;
     ConvPostOp post;
+    bool x_nhwc, y_nhwc;
     dnnl::convolution_forward::primitive_desc pd;
     dnnl::convolution_forward conv;
     memory weights;  // In pd.weights_desc() layout.
+    // Built once: creating a primitive costs far more than running a small one.
+    std::optional<dnnl::reorder> to_src, from_dst;
   };
   // A few shapes per kernel; the most recently used first.
   static constexpr size_t kMaxEntries = 8;
@@ -51,8 +55,10 @@ DnnlConv::~DnnlConv() = default;
 
 absl::StatusOr<bool> DnnlConv::Run(const Tensor& x, const Tensor& w, const Tensor* bias,
                                    const WindowGeometry& g, int64_t group, ConvPostOp post,
-                                   float clip_lo, float clip_hi, int threads, Tensor* y) const {
+                                   float clip_lo, float clip_hi, int threads, Tensor* y, bool x_nhwc,
+                                   bool y_nhwc) const {
   const int spatial = x.dims() - 2;
+  if ((x_nhwc || y_nhwc) && spatial != 2) return false;
   if (threads > 0 && omp_get_max_threads() != threads) omp_set_num_threads(threads);
   if (spatial < 1 || spatial > 3 || x.dtype() != DT_FLOAT) return false;
   const memory::dims x_dims = Dims(x), w_dims = Dims(w), y_dims = Dims(*y);
@@ -60,7 +66,8 @@ absl::StatusOr<bool> DnnlConv::Run(const Tensor& x, const Tensor& w, const Tenso
   {
     absl::MutexLock lock(&impl_->mu);
     for (auto it = impl_->entries.begin(); it != impl_->entries.end(); ++it) {
-      if ((*it)->x_dims == x_dims && (*it)->w_dims == w_dims && (*it)->w_data == w.raw_data() && (*it)->post == post) {
+      if ((*it)->x_dims == x_dims && (*it)->w_dims == w_dims && (*it)->w_data == w.raw_data() &&
+          (*it)->post == post && (*it)->x_nhwc == x_nhwc && (*it)->y_nhwc == y_nhwc) {
         entry = *it;
         impl_->entries.splice(impl_->entries.begin(), impl_->entries, it);
         break;
@@ -89,8 +96,10 @@ absl::StatusOr<bool> DnnlConv::Run(const Tensor& x, const Tensor& w, const Tenso
       }
       auto any = [](const memory::dims& d) { return memory::desc(d, memory::data_type::f32, tag::any); };
       memory::desc bias_md = bias ? memory::desc({w_dims[0]}, memory::data_type::f32, tag::x) : memory::desc();
+      auto nhwc = [](const memory::dims& d) { return memory::desc(d, memory::data_type::f32, tag::nhwc); };
       dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
-                                           any(x_dims), any(wd), bias_md, any(y_dims), strides, dilates, pad_l, pad_r);
+                                           x_nhwc ? nhwc(x_dims) : any(x_dims), any(wd), bias_md,
+                                           y_nhwc ? nhwc(y_dims) : any(y_dims), strides, dilates, pad_l, pad_r);
       dnnl::primitive_attr attr;
       if (post != ConvPostOp::kNone) {
         dnnl::post_ops ops;
@@ -109,12 +118,22 @@ absl::StatusOr<bool> DnnlConv::Run(const Tensor& x, const Tensor& w, const Tenso
       e->w_dims = w_dims;
       e->w_data = w.raw_data();
       e->post = post;
+      e->x_nhwc = x_nhwc;
+      e->y_nhwc = y_nhwc;
       e->pd = dnnl::convolution_forward::primitive_desc(desc, attr, eng);
       e->conv = dnnl::convolution_forward(e->pd);
       memory user_w({wd, memory::data_type::f32, WeightTag(spatial, grouped)}, eng, const_cast<void*>(w.raw_data()));
       e->weights = memory(e->pd.weights_desc(), eng);
       dnnl::reorder(user_w, e->weights).execute(stream, user_w, e->weights);
       stream.wait();
+      const memory::desc user_x_md(x_dims, memory::data_type::f32, x_nhwc ? tag::nhwc : DataTag(spatial));
+      const memory::desc user_y_md(y_dims, memory::data_type::f32, y_nhwc ? tag::nhwc : DataTag(spatial));
+      if (e->pd.src_desc() != user_x_md) {
+        e->to_src = dnnl::reorder(dnnl::reorder::primitive_desc(eng, user_x_md, eng, e->pd.src_desc()));
+      }
+      if (e->pd.dst_desc() != user_y_md) {
+        e->from_dst = dnnl::reorder(dnnl::reorder::primitive_desc(eng, e->pd.dst_desc(), eng, user_y_md));
+      }
       entry = e;
       absl::MutexLock lock(&impl_->mu);
       impl_->entries.push_front(e);
@@ -124,21 +143,22 @@ absl::StatusOr<bool> DnnlConv::Run(const Tensor& x, const Tensor& w, const Tenso
     }
   }
   try {
-    memory user_x({x_dims, memory::data_type::f32, DataTag(spatial)}, eng, const_cast<void*>(x.raw_data()));
-    memory user_y({y_dims, memory::data_type::f32, DataTag(spatial)}, eng, y->raw_data());
+    memory user_x({x_dims, memory::data_type::f32, x_nhwc ? tag::nhwc : DataTag(spatial)}, eng,
+                  const_cast<void*>(x.raw_data()));
+    memory user_y({y_dims, memory::data_type::f32, y_nhwc ? tag::nhwc : DataTag(spatial)}, eng, y->raw_data());
     memory src = user_x, dst = user_y;
-    if (entry->pd.src_desc() != user_x.get_desc()) {
+    if (entry->to_src) {
       src = memory(entry->pd.src_desc(), eng);
-      dnnl::reorder(user_x, src).execute(stream, user_x, src);
+      entry->to_src->execute(stream, user_x, src);
     }
-    if (entry->pd.dst_desc() != user_y.get_desc()) dst = memory(entry->pd.dst_desc(), eng);
+    if (entry->from_dst) dst = memory(entry->pd.dst_desc(), eng);
     std::unordered_map<int, memory> args = {
         {DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, entry->weights}, {DNNL_ARG_DST, dst}};
     if (bias) {
       args[DNNL_ARG_BIAS] = memory({{w_dims[0]}, memory::data_type::f32, tag::x}, eng, const_cast<void*>(bias->raw_data()));
     }
     entry->conv.execute(stream, args);
-    if (dst != user_y) dnnl::reorder(dst, user_y).execute(stream, dst, user_y);
+    if (entry->from_dst) entry->from_dst->execute(stream, dst, user_y);
     stream.wait();
   } catch (const dnnl::error& e) {
     return absl::InternalError(std::string("oneDNN convolution failed: ") + e.what());

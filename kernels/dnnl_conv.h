@@ -6,6 +6,8 @@
 //   DnnlConv conv;   // one per kernel
 //   SL_ASSIGN_OR_RETURN(bool done, conv.Run(x, w, bias, geometry, group, ConvPostOp::kNone, y));
 //   if (!done) { /* fall back to im2col + GEMM */ }
+//
+// x_nhwc / y_nhwc: the tensor's values are in N,H,W,C order (2-D only; see Conv's layouts).
 #ifndef SLUICE_KERNELS_DNNL_CONV_H_
 #define SLUICE_KERNELS_DNNL_CONV_H_
 
@@ -26,7 +28,8 @@ class DnnlConv {
   // `threads`: how many threads oneDNN may use (its OpenMP team size is per calling thread).
   absl::StatusOr<bool> Run(const Tensor& x, const Tensor& w, const Tensor* bias,
                            const WindowGeometry& g, int64_t group, ConvPostOp post, float clip_lo,
-                           float clip_hi, int threads, Tensor* y) const;
+                           float clip_hi, int threads, Tensor* y, bool x_nhwc = false,
+                           bool y_nhwc = false) const;
 
  private:
   struct Impl;

@@ -35,8 +35,12 @@ REGISTER_OP("Conv")
     .Attr("strides: list(int) = []")
     .Attr("activation: {'', 'Relu', 'Clip'} = ''")
     .Attr("activation_params: list(float) = []")
+    .Attr("input_layout: {'NCHW', 'NHWC'} = 'NCHW'")
+    .Attr("output_layout: {'NCHW', 'NHWC'} = 'NCHW'")
     .Doc("With activation, Relu or Clip(min, max = activation_params) is applied to Y (a "
-         "fusion the ONNX importer makes).");
+         "fusion the ONNX importer makes). With NHWC layouts (2-D float convolutions only) X or Y "
+         "keep their N,C,H,W shape but hold their values in N,H,W,C order: the importer sets "
+         "them on Conv -> Conv edges so consecutive convolutions skip two layout reorders.");
 
 REGISTER_OP("ConvTranspose")
     .Input("x: T")
@@ -190,5 +194,17 @@ REGISTER_OP("BatchMatMulV2")
     .Attr("T: {half, bfloat16, float, double, int32, int64, uint32, uint64}")
     .Attr("adj_x: bool = false")
     .Attr("adj_y: bool = false");
+
+}  // namespace sluice
+
+namespace sluice {
+
+// What the importer puts between convolutions that hand over NHWC tensors through a channel
+// Concat: inputs and output have N,C,H,W shapes but hold their values in N,H,W,C order.
+REGISTER_OP("ConcatChannelsNhwc")
+    .Input("inputs: N * T")
+    .Output("output: T")
+    .Attr("N: int >= 1")
+    .Attr("T: {float}");
 
 }  // namespace sluice

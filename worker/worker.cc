@@ -1,5 +1,7 @@
 #include "worker/worker.h"
 
+#include <malloc.h>
+
 #include <atomic>
 #include <map>
 

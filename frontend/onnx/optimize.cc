@@ -10,6 +10,11 @@
 namespace sluice {
 namespace {
 
+std::string Canonical(const std::string& t) {
+  auto id = ParseTensorName(t);
+  return id.ok() ? TensorId{id->node, id->index}.ToString() : t;
+}
+
 // The scalar value of a float Const node, if `tensor` names one.
 std::optional<float> ConstScalar(const absl::flat_hash_map<std::string, NodeDef*>& by_name,
                                  const std::string& tensor) {
@@ -36,10 +41,8 @@ absl::Status FuseConvActivations(OnnxGraph* graph) {
     }
   }
   absl::flat_hash_set<std::string> protected_tensors;
-  for (const auto& out : graph->outputs) {
-    auto id = ParseTensorName(out.tensor);
-    if (id.ok()) protected_tensors.insert(TensorId{id->node, id->index}.ToString());
-  }
+  for (const auto& out : graph->outputs) protected_tensors.insert(Canonical(out.tensor));
+  absl::flat_hash_map<std::string, std::string> renamed;
   for (NodeDef& act : *def.mutable_node()) {
     if ((act.op() != "Relu" && act.op() != "Clip") || act.input_size() == 0) continue;
     auto src = ParseTensorName(act.input(0));
@@ -75,6 +78,10 @@ absl::Status FuseConvActivations(OnnxGraph* graph) {
     }
     (*conv->mutable_attr())["activation"].set_s(act.op());
     (*conv->mutable_attr())["activation_params"] = params;
+    // Readers of the activation read the fused Conv directly; unless it is a graph output, the
+    // activation node is then dropped (below).
+    const std::string act_out = TensorId{act.name(), 0}.ToString();
+    if (!protected_tensors.contains(act_out)) renamed[act_out] = conv_out;
     // The activation node now forwards the fused result under its own name.
     NodeDef identity;
     identity.set_name(act.name());
@@ -83,6 +90,96 @@ absl::Status FuseConvActivations(OnnxGraph* graph) {
     identity.add_input(act.input(0));
     (*identity.mutable_attr())["T"].set_type(DT_FLOAT);
     act = identity;
+  }
+  // Activations nobody reads by name any more go away; their readers read the Conv.
+  GraphDef kept;
+  for (NodeDef& n : *def.mutable_node()) {
+    if (renamed.contains(TensorId{n.name(), 0}.ToString())) continue;
+    for (std::string& in : *n.mutable_input()) {
+      auto it = renamed.find(Canonical(in));
+      if (it != renamed.end()) in = it->second;
+    }
+    *kept.add_node() = std::move(n);
+  }
+  def.mutable_node()->Swap(kept.mutable_node());
+  return absl::OkStatus();
+}
+
+namespace {
+
+// A 2-D float Conv: its kernel_shape has two dims, or its weights are a 4-D constant.
+bool IsFloatConv2D(const NodeDef& n, const absl::flat_hash_map<std::string, NodeDef*>& by_name) {
+  if (n.op() != "Conv" || n.attr().at("T").type() != DT_FLOAT || n.input_size() < 2) return false;
+  auto ks = n.attr().find("kernel_shape");
+  if (ks != n.attr().end() && ks->second.list().i_size() > 0) return ks->second.list().i_size() == 2;
+  auto w = ParseTensorName(n.input(1));
+  if (!w.ok()) return false;
+  auto it = by_name.find(w->node);
+  if (it == by_name.end() || it->second->op() != "Const") return false;
+  return it->second->attr().at("value").tensor().tensor_shape().dim_size() == 4;
+}
+
+}  // namespace
+
+absl::Status UseNhwcBetweenConvs(OnnxGraph* graph) {
+  GraphDef& def = graph->graph;
+  absl::flat_hash_map<std::string, NodeDef*> by_name;
+  for (NodeDef& n : *def.mutable_node()) by_name[n.name()] = &n;
+  // Tensor -> (consumer, input index) for data inputs.
+  absl::flat_hash_map<std::string, std::vector<std::pair<NodeDef*, int>>> consumers;
+  for (NodeDef& n : *def.mutable_node()) {
+    for (int i = 0; i < n.input_size(); ++i) {
+      auto id = ParseTensorName(n.input(i));
+      if (id.ok() && id->index != kControlSlot) consumers[TensorId{id->node, id->index}.ToString()].push_back({&n, i});
+    }
+  }
+  absl::flat_hash_set<std::string> protected_tensors;
+  for (const auto& out : graph->outputs) protected_tensors.insert(Canonical(out.tensor));
+  auto only_conv_readers = [&](const std::string& tensor) {
+    auto it = consumers.find(tensor);
+    if (protected_tensors.contains(tensor) || it == consumers.end() || it->second.empty()) return false;
+    for (const auto& [b, index] : it->second) {
+      if (index != 0 || !IsFloatConv2D(*b, by_name)) return false;
+    }
+    return true;
+  };
+  // A channel Concat of Conv outputs read only by Convs joins NHWC vectors instead.
+  for (NodeDef& cat : *def.mutable_node()) {
+    if (cat.op() != "Concat" || cat.attr().at("T").type() != DT_FLOAT) continue;
+    const int64_t axis = cat.attr().at("axis").i();
+    if ((axis != 1 && axis != -3) || !only_conv_readers(TensorId{cat.name(), 0}.ToString())) continue;
+    std::vector<NodeDef*> producers;
+    for (const std::string& in : cat.input()) {
+      auto id = ParseTensorName(in);
+      if (!id.ok() || id->index != 0) break;
+      auto p = by_name.find(id->node);
+      const std::string t = TensorId{id->node, 0}.ToString();
+      if (p == by_name.end() || !IsFloatConv2D(*p->second, by_name) || protected_tensors.contains(t) ||
+          consumers[t].size() != 1) {
+        break;
+      }
+      producers.push_back(p->second);
+    }
+    if (producers.size() != static_cast<size_t>(cat.input_size())) continue;
+    for (NodeDef* p : producers) (*p->mutable_attr())["output_layout"].set_s("NHWC");
+    for (const auto& [b, index] : consumers[TensorId{cat.name(), 0}.ToString()]) {
+      (*b->mutable_attr())["input_layout"].set_s("NHWC");
+    }
+    NodeDef nhwc;
+    nhwc.set_name(cat.name());
+    nhwc.set_op("ConcatChannelsNhwc");
+    nhwc.set_device(cat.device());
+    *nhwc.mutable_input() = cat.input();
+    (*nhwc.mutable_attr())["N"].set_i(cat.input_size());
+    (*nhwc.mutable_attr())["T"].set_type(DT_FLOAT);
+    cat = nhwc;
+  }
+  for (NodeDef& a : *def.mutable_node()) {
+    if (!IsFloatConv2D(a, by_name)) continue;
+    const std::string out = TensorId{a.name(), 0}.ToString();
+    if (!only_conv_readers(out)) continue;
+    (*a.mutable_attr())["output_layout"].set_s("NHWC");
+    for (const auto& [b, index] : consumers[out]) (*b->mutable_attr())["input_layout"].set_s("NHWC");
   }
   return absl::OkStatus();
 }

@@ -14,6 +14,11 @@ namespace sluice {
 // becomes an Identity so its name and tensor stay. Graph outputs are never fused away.
 absl::Status FuseConvActivations(OnnxGraph* graph);
 
+// A 2-D float Conv whose every reader is another 2-D float Conv (as X) hands its output over
+// in NHWC order (output_layout / input_layout), which is oneDNN's own layout for these
+// convolutions, so the pair skips a reorder each way. Graph outputs stay NCHW.
+absl::Status UseNhwcBetweenConvs(OnnxGraph* graph);
+
 }  // namespace sluice
 
 #endif  // SLUICE_FRONTEND_ONNX_OPTIMIZE_H_
