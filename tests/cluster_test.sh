@@ -71,6 +71,25 @@ if /usr/bin/python3 "$root/tests/cluster_models.py" "$work/models"; then
   check "deep model pipelined over four devices of two tasks matches the embedded session" \
     cmp "$work/deep_embedded/output_0.pb" "$work/deep_cluster/output_0.pb"
   check "deep model uses all four devices" test "$(grep -c '^placement: /job:worker' "$work/deep.txt")" = 4
+  run run "$deep/model.onnx" --input "$deep/x.pb" --target "$t0" --placement pipeline \
+    --trace "$work/trace.json" > "$work/trace.txt" 2>&1
+  cat "$work/trace.txt"
+  check "trace: a track per device of both tasks, with nodes, _Send and _Recv on each" \
+    /usr/bin/python3 - "$work/trace.json" <<'PY'
+import json, sys
+events = json.load(open(sys.argv[1]))["traceEvents"]
+names = {e["pid"]: e["args"]["name"] for e in events if e["ph"] == "M" and e["name"] == "process_name"}
+ops = {}
+for e in events:
+    if e["ph"] == "X":
+        ops.setdefault(names[e["pid"]], set()).add(e["cat"])
+for task in (0, 1):
+    devices = [d for d in ops if d.startswith(f"/job:worker/replica:0/task:{task}/device:CPU:")]
+    assert devices, (task, sorted(ops))
+    for d in devices:
+        assert {"_Send", "_Recv", "MatMul"} <= ops[d] or {"_Send", "_Recv", "BatchMatMulV2"} <= ops[d], (d, ops[d])
+print("trace ok:", {d: sorted(o) for d, o in ops.items()})
+PY
   printf 'layer[0-3]/*  /job:worker/task:1\n*  /job:worker/task:0/device:CPU:1  # the rest\n' > "$work/map.txt"
   run run "$deep/model.onnx" --input "$deep/x.pb" --target "$t0" --device-map "$work/map.txt" \
     --show-placement --output-dir "$work/deep_mapped" > "$work/mapped.txt" 2>&1

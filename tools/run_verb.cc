@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <set>
 
@@ -15,6 +16,7 @@
 #include "frontend/onnx/importer.h"
 #include "frontend/onnx/onnx_tensor.h"
 #include "master/session.h"
+#include "tools/chrome_trace.h"
 #include "tools/cli.h"
 #include "tools/session_flags.h"
 #include "tools/verbs.h"
@@ -38,6 +40,8 @@ options:
   --output-dir DIR       where output_<i>.pb files go (default: print only)
   --devices N            number of CPU devices in the embedded worker (default 1)
   --show-placement       after the outputs, one line per device: its nodes, _Send and _Recv
+  --trace FILE.json      a Chrome trace of the run (chrome://tracing, Perfetto): a track per
+                         device, an event per node, from every task of a cluster
   --help                 this text
 )";
 
@@ -184,6 +188,7 @@ int RunVerb(Args& args) {
   std::string output_dir = args.Take("--output-dir");
   std::string devices = args.Take("--devices", "1");
   const bool show_placement = args.Has("--show-placement");
+  const std::string trace_file = args.Take("--trace");
   SessionOptions options;
   absl::Status flags = TakeSessionFlags(args, &options);
   if (!flags.ok()) {
@@ -221,6 +226,7 @@ int RunVerb(Args& args) {
   std::vector<Tensor> results;
   RunOptions run_options;
   run_options.set_output_partition_graphs(show_placement);
+  if (!trace_file.empty()) run_options.set_trace_level(RunOptions::FULL_TRACE);
   RunMetadata metadata;
   s = (*session)->Run(run_options, plan.feeds, plan.fetches, {}, &results, &metadata);
   if (!s.ok()) return fail(s);
@@ -234,6 +240,15 @@ int RunVerb(Args& args) {
     }
   }
   if (show_placement) PrintPlacement(metadata);
+  if (!trace_file.empty()) {
+    std::ofstream out(trace_file);
+    out << StepStatsToChromeTrace(metadata.step_stats());
+    if (!out) return fail(absl::InternalError(absl::StrCat("cannot write ", trace_file)));
+    int events = 0;
+    for (const auto& d : metadata.step_stats().dev_stats()) events += d.node_stats_size();
+    std::printf("trace: %s (%d node executions on %d devices)\n", trace_file.c_str(), events,
+                metadata.step_stats().dev_stats_size());
+  }
   return 0;
 }
 
