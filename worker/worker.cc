@@ -1,7 +1,5 @@
 #include "worker/worker.h"
 
-#include <malloc.h>
-
 #include <atomic>
 #include <map>
 
