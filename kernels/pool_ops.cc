@@ -157,19 +157,29 @@ class PoolOp : public OpKernel {
     const int64_t ih = in[0], iw = in[1], oh = g.out[0], ow = g.out[1];
     const int64_t kh = g.kernel[0], kw = g.kernel[1], sh = g.strides[0], sw = g.strides[1];
     const int64_t dh = g.dilations[0], dw = g.dilations[1], ph = g.pad_begin[0], pw = g.pad_begin[1];
+    // The taps of each output row and column that fall inside the image, worked out once
+    // (with dilation, the first and last valid taps).
+    std::vector<int64_t> row_lo(oh), row_hi(oh), col_lo(ow), col_hi(ow);
+    for (int64_t i = 0; i < oh; ++i) {
+      const int64_t h0 = i * sh - ph;
+      row_lo[i] = h0 < 0 ? (-h0 + dh - 1) / dh : 0;
+      row_hi[i] = std::min(kh, (ih - h0 + dh - 1) / dh);
+    }
+    for (int64_t j = 0; j < ow; ++j) {
+      const int64_t w0 = j * sw - pw;
+      col_lo[j] = w0 < 0 ? (-w0 + dw - 1) / dw : 0;
+      col_hi[j] = std::min(kw, (iw - w0 + dw - 1) / dw);
+    }
     auto run = [&](int64_t begin, int64_t end) {
       for (int64_t p = begin; p < end; ++p) {
         const T* xp = x + p * ih * iw;
         T* yp = y + p * oh * ow;
         for (int64_t i = 0; i < oh; ++i) {
           const int64_t h0 = i * sh - ph;
-          // Rows of the window inside the image; with dilation, the first and last valid taps.
-          int64_t kh_lo = h0 < 0 ? (-h0 + dh - 1) / dh : 0;
-          int64_t kh_hi = std::min(kh, (ih - h0 + dh - 1) / dh);
+          const int64_t kh_lo = row_lo[i], kh_hi = row_hi[i];
           for (int64_t j = 0; j < ow; ++j) {
             const int64_t w0 = j * sw - pw;
-            int64_t kw_lo = w0 < 0 ? (-w0 + dw - 1) / dw : 0;
-            int64_t kw_hi = std::min(kw, (iw - w0 + dw - 1) / dw);
+            const int64_t kw_lo = col_lo[j], kw_hi = col_hi[j];
             if constexpr (kKind == PoolKind::kMax) {
               if (indices == nullptr && kh_hi > kh_lo && kw_hi > kw_lo) {
                 using Wide = std::conditional_t<std::is_same_v<T, double>, double, float>;
