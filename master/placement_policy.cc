@@ -50,6 +50,48 @@ absl::StatusOr<std::vector<std::string>> StageDevices(const std::vector<DeviceAt
 // (weights) only show their shapes, so that costing a graph copies no weights.
 constexpr int64_t kMaxInferenceConstElements = 4096;
 
+// Output shapes of convolutions and pools, which have no shape functions yet; without them a
+// CNN's cost would be its weights alone, all in the last layers. N,C,spatial inputs only.
+PartialShape WindowedOutputShape(const Node& n, const PartialShape& x, const PartialShape* w) {
+  const std::string& op = n.type_string();
+  if (x.unknown_rank() || x.rank() < 3) return PartialShape();
+  std::vector<int64_t> out(x.dims().begin(), x.dims().end());
+  if (op == "GlobalAveragePool" || op == "GlobalMaxPool") {
+    for (int i = 2; i < x.rank(); ++i) out[i] = 1;
+    return PartialShape(absl::Span<const int64_t>(out));
+  }
+  const int spatial = x.rank() - 2;
+  std::vector<int64_t> kernel, strides, pads, dilations;
+  std::string auto_pad;
+  AttrSlice attrs(n.def());
+  GetNodeAttrOr(attrs, "kernel_shape", std::vector<int64_t>(), &kernel).IgnoreError();
+  GetNodeAttrOr(attrs, "strides", std::vector<int64_t>(), &strides).IgnoreError();
+  GetNodeAttrOr(attrs, "pads", std::vector<int64_t>(), &pads).IgnoreError();
+  GetNodeAttrOr(attrs, "dilations", std::vector<int64_t>(), &dilations).IgnoreError();
+  GetNodeAttrOr(attrs, "auto_pad", std::string("NOTSET"), &auto_pad).IgnoreError();
+  if (op == "Conv") {
+    if (w == nullptr || w->rank() != x.rank()) return PartialShape();
+    out[1] = w->dim(0);
+    if (kernel.empty()) kernel.assign(w->dims().begin() + 2, w->dims().end());
+  }
+  if (static_cast<int>(kernel.size()) != spatial) return PartialShape();
+  for (int i = 0; i < spatial; ++i) {
+    const int64_t in = x.dim(2 + i);
+    const int64_t stride = i < static_cast<int>(strides.size()) ? strides[i] : 1;
+    const int64_t dilation = i < static_cast<int>(dilations.size()) ? dilations[i] : 1;
+    int64_t pad = static_cast<int>(pads.size()) == 2 * spatial ? pads[i] + pads[spatial + i] : 0;
+    if (in < 0 || stride < 1) {
+      out[2 + i] = -1;
+    } else if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+      out[2 + i] = (in + stride - 1) / stride;
+    } else {
+      if (auto_pad == "VALID") pad = 0;
+      out[2 + i] = std::max<int64_t>(0, (in + pad - dilation * (kernel[i] - 1) - 1) / stride + 1);
+    }
+  }
+  return PartialShape(absl::Span<const int64_t>(out));
+}
+
 // Estimated work of each node (by id), from shapes inferred in topological order.
 std::vector<double> EstimateCosts(const Graph& graph, const std::vector<Node*>& order,
                                   const absl::flat_hash_map<std::string, PartialShape>& feed_shapes) {
@@ -93,6 +135,9 @@ std::vector<double> EstimateCosts(const Graph& graph, const std::vector<Node*>& 
       InferenceContext ctx(n->def(), (*op)->op_def, in, in_values, n->num_outputs());
       if ((*op)->shape_fn(&ctx).ok()) shapes[id] = ctx.outputs();
     }
+    if (!shapes[id].empty() && shapes[id][0].unknown_rank() && !in.empty()) {
+      shapes[id][0] = WindowedOutputShape(*n, in[0], weights.empty() ? nullptr : weights[0]);
+    }
     double out = 0;
     for (const PartialShape& s : shapes[id]) out += Elements(s);
     double per_output = 1;
@@ -122,34 +167,46 @@ absl::Status PlacePipeline(const std::vector<DeviceAttributes>& devices,
   if (stages.empty()) return absl::FailedPreconditionError("no devices to place a pipeline on");
   SL_ASSIGN_OR_RETURN(std::vector<Node*> order, graph->TopologicalOrder());
   std::vector<double> cost = EstimateCosts(*graph, order, feed_shapes);
+  // Followers go where they are first read instead of being costed: nodes without inputs
+  // (constants, feeds) and what is computed from constants alone (an Identity on a weight),
+  // so that weights are never sent from one stage to the next.
+  std::vector<bool> from_constants(graph->num_node_ids(), false), follower(graph->num_node_ids(), false);
+  for (Node* n : order) {
+    bool all = !n->in_edges().empty();
+    for (const Edge* e : n->in_edges()) all = all && from_constants[e->src->id()];
+    from_constants[n->id()] = n->type_string() == "Const" || all;
+    follower[n->id()] = WantsDevice(*n) && (n->in_edges().empty() || from_constants[n->id()]);
+  }
   double total = 0;
   for (Node* n : order) {
-    if (WantsDevice(*n) && !n->in_edges().empty()) total += cost[n->id()];
+    if (WantsDevice(*n) && !follower[n->id()]) total += cost[n->id()];
   }
   std::vector<int> stage(graph->num_node_ids(), -1);
   const int num_stages = static_cast<int>(stages.size());
   double before = 0;
   for (Node* n : order) {
-    if (!WantsDevice(*n) || n->in_edges().empty() || total <= 0) continue;
+    if (!WantsDevice(*n) || follower[n->id()] || total <= 0) continue;
     // The stage holding the middle of this node's cost: stages stay contiguous in `order`.
     const double mid = before + cost[n->id()] / 2;
     stage[n->id()] = std::min(num_stages - 1, static_cast<int>(std::floor(mid / total * num_stages)));
     before += cost[n->id()];
     n->mutable_def()->set_device(stages[stage[n->id()]]);
   }
-  // Constants and feeds go where they are first read.
-  for (Node* n : order) {
-    if (!WantsDevice(*n) || !n->in_edges().empty()) continue;
+  // Followers, consumers first.
+  for (auto it = order.rbegin(); it != order.rend(); ++it) {
+    Node* n = *it;
+    if (!follower[n->id()]) continue;
     int first = num_stages;
     for (const Edge* e : n->out_edges()) {
       int s = stage[e->dst->id()];
       if (s < 0) {  // A consumer placed otherwise: find its stage by its device.
-        auto it = std::find(stages.begin(), stages.end(), e->dst->def().device());
-        s = it == stages.end() ? num_stages : static_cast<int>(it - stages.begin());
+        auto d = std::find(stages.begin(), stages.end(), e->dst->def().device());
+        s = d == stages.end() ? num_stages : static_cast<int>(d - stages.begin());
       }
       first = std::min(first, s);
     }
-    n->mutable_def()->set_device(stages[first == num_stages ? 0 : first]);
+    stage[n->id()] = first == num_stages ? 0 : first;
+    n->mutable_def()->set_device(stages[stage[n->id()]]);
   }
   return absl::OkStatus();
 }

@@ -82,6 +82,29 @@ TEST(PipelinePlacementTest, CutsIntoContiguousBalancedStagesOnWorkerDevices) {
   EXPECT_EQ(DeviceOf(*g, "x"), stages[0]);
 }
 
+TEST(PipelinePlacementTest, WhatConstantsAloneComputeFollowsItsReader) {
+  // w3 reaches m3 through an Identity (as ONNX initializers may): both go with m3, so no
+  // weight crosses between stages.
+  GraphDef def = Chain(4);
+  NodeDef* id = def.add_node();
+  id->set_name("w3_read");
+  id->set_op("Identity");
+  id->add_input("w3");
+  (*id->mutable_attr())["T"].set_type(DT_FLOAT);
+  for (auto& n : *def.mutable_node()) {
+    if (n.name() == "m3") n.set_input(1, "w3_read");
+  }
+  auto g = Build(def);
+  PlacementOptions options;
+  options.set_policy("pipeline");
+  auto devices = Devices({"/job:worker/replica:0/task:0/device:CPU:0",
+                          "/job:worker/replica:0/task:1/device:CPU:0"});
+  ASSERT_TRUE(ApplyPlacementOptions(options, devices, {{"x:0", PartialShape(TensorShape({1, 4}))}}, g.get()).ok());
+  EXPECT_EQ(DeviceOf(*g, "m3"), devices[1].name());
+  EXPECT_EQ(DeviceOf(*g, "w3_read"), devices[1].name());
+  EXPECT_EQ(DeviceOf(*g, "w3"), devices[1].name());
+}
+
 TEST(PipelinePlacementTest, BalancesEstimatedCostNotNodeCount) {
   // m0 reads a [4,64] weight and m1 a [64,4] one: each 64 times the work of the [4,4] MatMuls.
   GraphDef def = Chain(6);
@@ -103,6 +126,57 @@ TEST(PipelinePlacementTest, BalancesEstimatedCostNotNodeCount) {
   for (const char* n : {"m1", "m2", "m3", "m4", "m5"}) {
     EXPECT_EQ(DeviceOf(*g, n), "/job:worker/replica:0/task:1/device:CPU:0") << n;
   }
+}
+
+TEST(PipelinePlacementTest, ConvolutionsCostTheirWorkNotTheirWeights) {
+  // Two 3x3 convolutions of equal work: 64 -> 64 channels at 56x56, then 256 -> 256 at 14x14
+  // (16 times the weights, a sixteenth of the positions), each followed by a cheap 1x1 one.
+  // Each 3x3 gets its own stage; costed by weights, the second would share the first's.
+  GraphDef def;
+  auto add = [&](const std::string& name, const std::string& op, std::vector<std::string> inputs) {
+    NodeDef* n = def.add_node();
+    n->set_name(name);
+    n->set_op(op);
+    for (auto& i : inputs) n->add_input(i);
+    (*n->mutable_attr())["T"].set_type(DT_FLOAT);
+    return n;
+  };
+  auto weight = [&](const std::string& name, std::vector<int64_t> dims) {
+    NodeDef* w = def.add_node();
+    w->set_name(name);
+    w->set_op("Const");
+    (*w->mutable_attr())["dtype"].set_type(DT_FLOAT);
+    TensorProto* t = (*w->mutable_attr())["value"].mutable_tensor();
+    t->set_dtype(DT_FLOAT);
+    for (int64_t d : dims) t->mutable_tensor_shape()->add_dim()->set_size(d);
+    t->add_float_val(0);
+  };
+  NodeDef* x = def.add_node();
+  x->set_name("x");
+  x->set_op("Placeholder");
+  (*x->mutable_attr())["dtype"].set_type(DT_FLOAT);
+  for (int64_t d : {1, 64, 56, 56}) (*x->mutable_attr())["shape"].mutable_shape()->add_dim()->set_size(d);
+  weight("w1", {64, 64, 3, 3});
+  weight("w2", {256, 64, 1, 1});
+  weight("w3", {256, 256, 3, 3});
+  weight("w4", {256, 256, 1, 1});
+  for (NodeDef* n : {add("c1", "Conv", {"x", "w1"}), add("c2", "Conv", {"c1", "w2"}),
+                     add("c3", "Conv", {"c2", "w3"}), add("c4", "Conv", {"c3", "w4"})}) {
+    (*n->mutable_attr())["Tb"].mutable_list();
+    const bool three = n->name() == "c1" || n->name() == "c3";
+    for (int i = 0; i < 4; ++i) (*n->mutable_attr())["pads"].mutable_list()->add_i(three ? 1 : 0);
+  }
+  // c2 shrinks 56x56 to 14x14 with stride 4 (and a 1x1 kernel).
+  for (int i = 0; i < 2; ++i) (*def.mutable_node(6)->mutable_attr())["strides"].mutable_list()->add_i(4);
+  auto g = Build(def);
+  PlacementOptions options;
+  options.set_policy("pipeline");
+  auto devices = Devices({"/job:worker/replica:0/task:0/device:CPU:0",
+                          "/job:worker/replica:0/task:1/device:CPU:0"});
+  ASSERT_TRUE(ApplyPlacementOptions(options, devices, {}, g.get()).ok());
+  EXPECT_EQ(DeviceOf(*g, "c1"), devices[0].name());
+  EXPECT_EQ(DeviceOf(*g, "c3"), devices[1].name());
+  EXPECT_EQ(DeviceOf(*g, "c4"), devices[1].name());
 }
 
 TEST(PipelinePlacementTest, ExplicitDevicesAndTheDeviceMapWin) {
