@@ -75,7 +75,8 @@ absl::StatusOr<bool> DnnlConv::Run(const Tensor& x, const Tensor& w, const Tenso
     }
   }
   dnnl::engine& eng = Engine();
-  dnnl::stream stream(eng);
+  // One stream per thread: creating one per call costs as much as a small convolution.
+  thread_local dnnl::stream stream(eng);
   if (entry == nullptr) {
     try {
       memory::dims strides(g.strides.begin(), g.strides.end());

@@ -76,6 +76,12 @@ class PoolOp : public OpKernel {
     if (kKind == PoolKind::kMax) {
       SL_RETURN_IF_ERROR(ctx->GetAttr("storage_order", &storage_order_));
       SL_RETURN_IF_ERROR(GetNodeAttrOr(ctx->attrs(), "produce_indices", true, &produce_indices_));
+      std::string layout;
+      SL_RETURN_IF_ERROR(GetNodeAttrOr(ctx->attrs(), "layout", std::string("NCHW"), &layout));
+      nhwc_ = layout == "NHWC";
+      if (nhwc_ && (produce_indices_ || window_.kernel_shape.size() != 2)) {
+        return absl::InvalidArgumentError("MaxPool in NHWC layout is 2-D and has no Indices");
+      }
     }
     if (kKind == PoolKind::kAverage) SL_RETURN_IF_ERROR(ctx->GetAttr("count_include_pad", &count_include_pad_));
     if (kKind == PoolKind::kLp) SL_RETURN_IF_ERROR(ctx->GetAttr("p", &p_));
@@ -111,6 +117,12 @@ class PoolOp : public OpKernel {
       }
       return idx;
     };
+    if (nhwc_) {
+      if constexpr (kKind == PoolKind::kMax) {
+        MaxPoolNhwc(x, y, in, g);
+        return absl::OkStatus();
+      }
+    }
     if (in.size() == 2 && kKind != PoolKind::kLp && (kKind != PoolKind::kMax || storage_order_ == 0)) {
       Pool2D(x.data<T>(), y->data<T>(), indices ? indices->data<int64_t>() : nullptr, planes, in, g,
              ctx->device() != nullptr ? ctx->device()->compute_pool() : nullptr);
@@ -148,6 +160,37 @@ class PoolOp : public OpKernel {
       });
     }
     return absl::OkStatus();
+  }
+
+  // N,H,W,C order: each output pixel is the elementwise max of its taps' channel vectors.
+  void MaxPoolNhwc(const Tensor& x, Tensor* y, const std::vector<int64_t>& in, const WindowGeometry& g) const {
+    const int64_t n = x.dim_size(0), c = x.dim_size(1), ih = in[0], iw = in[1], oh = g.out[0], ow = g.out[1];
+    const T* xd = x.data<T>();
+    T* yd = y->data<T>();
+    for (int64_t b = 0; b < n; ++b) {
+      for (int64_t i = 0; i < oh; ++i) {
+        for (int64_t j = 0; j < ow; ++j) {
+          T* out = yd + ((b * oh + i) * ow + j) * c;
+          bool first = true;
+          for (int64_t a = 0; a < g.kernel[0]; ++a) {
+            const int64_t h = i * g.strides[0] - g.pad_begin[0] + a * g.dilations[0];
+            if (h < 0 || h >= ih) continue;
+            for (int64_t k = 0; k < g.kernel[1]; ++k) {
+              const int64_t w = j * g.strides[1] - g.pad_begin[1] + k * g.dilations[1];
+              if (w < 0 || w >= iw) continue;
+              const T* src = xd + ((b * ih + h) * iw + w) * c;
+              if (first) {
+                std::copy(src, src + c, out);
+                first = false;
+              } else {
+                for (int64_t ch = 0; ch < c; ++ch) out[ch] = std::max(out[ch], src[ch]);
+              }
+            }
+          }
+          if (first) std::fill(out, out + c, T(0));
+        }
+      }
+    }
   }
 
   // The common 2-D case without per-window allocations: each output's window is clipped to
@@ -237,6 +280,7 @@ class PoolOp : public OpKernel {
   WindowAttrs window_;
   int64_t ceil_mode_ = 0, storage_order_ = 0, count_include_pad_ = 0, p_ = 2;
   bool produce_indices_ = true;
+  bool nhwc_ = false;
 };
 
 template <typename T, PoolKind kKind>

@@ -71,7 +71,10 @@ REGISTER_OP("MaxPool")
     .Attr("storage_order: int = 0")
     .Attr("strides: list(int) = []")
     .Attr("produce_indices: bool = true")
-    .Doc("Without produce_indices (set when nothing reads Indices), Indices is an empty tensor.");
+    .Attr("layout: {'NCHW', 'NHWC'} = 'NCHW'")
+    .Doc("Without produce_indices (set when nothing reads Indices), Indices is an empty tensor. "
+         "With layout NHWC (set by the importer between NHWC convolutions; 2-D float, no "
+         "Indices), X and Y keep N,C,H,W shapes but hold values in N,H,W,C order.");
 
 REGISTER_OP("AveragePool")
     .Input("x: T")

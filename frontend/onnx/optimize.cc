@@ -135,51 +135,63 @@ absl::Status UseNhwcBetweenConvs(OnnxGraph* graph) {
   }
   absl::flat_hash_set<std::string> protected_tensors;
   for (const auto& out : graph->outputs) protected_tensors.insert(Canonical(out.tensor));
-  auto only_conv_readers = [&](const std::string& tensor) {
-    auto it = consumers.find(tensor);
-    if (protected_tensors.contains(tensor) || it == consumers.end() || it->second.empty()) return false;
-    for (const auto& [b, index] : it->second) {
-      if (index != 0 || !IsFloatConv2D(*b, by_name)) return false;
+
+  // Nodes that can read and write NHWC: 2-D float convolutions, 2-D float max pools without
+  // Indices, and channel Concats. Max pools and Concats must have NHWC on both sides, so
+  // candidates are dropped until every remaining one does.
+  auto is_pool = [](const NodeDef& n) {
+    return n.op() == "MaxPool" && n.attr().at("T").type() == DT_FLOAT && !n.attr().at("produce_indices").b() &&
+           n.attr().at("storage_order").i() == 0 && n.attr().at("kernel_shape").list().i_size() == 2;
+  };
+  auto is_concat = [](const NodeDef& n) {
+    return n.op() == "Concat" && n.attr().at("T").type() == DT_FLOAT &&
+           (n.attr().at("axis").i() == 1 || n.attr().at("axis").i() == -3);
+  };
+  absl::flat_hash_set<std::string> candidates;
+  for (const NodeDef& n : def.node()) {
+    if (IsFloatConv2D(n, by_name) || is_pool(n) || is_concat(n)) candidates.insert(n.name());
+  }
+  auto nhwc_ok = [&](const std::string& tensor) {
+    auto id = ParseTensorName(tensor);
+    if (!id.ok() || id->index != 0 || !candidates.contains(id->node)) return false;
+    const std::string t = TensorId{id->node, 0}.ToString();
+    auto it = consumers.find(t);
+    if (protected_tensors.contains(t) || it == consumers.end() || it->second.empty()) return false;
+    for (const auto& [c, index] : it->second) {
+      if (!candidates.contains(c->name())) return false;
+      if (c->op() != "Concat" && index != 0) return false;
     }
     return true;
   };
-  // A channel Concat of Conv outputs read only by Convs joins NHWC vectors instead.
-  for (NodeDef& cat : *def.mutable_node()) {
-    if (cat.op() != "Concat" || cat.attr().at("T").type() != DT_FLOAT) continue;
-    const int64_t axis = cat.attr().at("axis").i();
-    if ((axis != 1 && axis != -3) || !only_conv_readers(TensorId{cat.name(), 0}.ToString())) continue;
-    std::vector<NodeDef*> producers;
-    for (const std::string& in : cat.input()) {
-      auto id = ParseTensorName(in);
-      if (!id.ok() || id->index != 0) break;
-      auto p = by_name.find(id->node);
-      const std::string t = TensorId{id->node, 0}.ToString();
-      if (p == by_name.end() || !IsFloatConv2D(*p->second, by_name) || protected_tensors.contains(t) ||
-          consumers[t].size() != 1) {
-        break;
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (const NodeDef& n : def.node()) {
+      if (!candidates.contains(n.name()) || n.op() == "Conv") continue;
+      bool ok = nhwc_ok(TensorId{n.name(), 0}.ToString());
+      for (int i = 0; ok && i < n.input_size(); ++i) ok = nhwc_ok(n.input(i));
+      if (!ok) {
+        candidates.erase(n.name());
+        changed = true;
       }
-      producers.push_back(p->second);
     }
-    if (producers.size() != static_cast<size_t>(cat.input_size())) continue;
-    for (NodeDef* p : producers) (*p->mutable_attr())["output_layout"].set_s("NHWC");
-    for (const auto& [b, index] : consumers[TensorId{cat.name(), 0}.ToString()]) {
-      (*b->mutable_attr())["input_layout"].set_s("NHWC");
-    }
-    NodeDef nhwc;
-    nhwc.set_name(cat.name());
-    nhwc.set_op("ConcatChannelsNhwc");
-    nhwc.set_device(cat.device());
-    *nhwc.mutable_input() = cat.input();
-    (*nhwc.mutable_attr())["N"].set_i(cat.input_size());
-    (*nhwc.mutable_attr())["T"].set_type(DT_FLOAT);
-    cat = nhwc;
   }
-  for (NodeDef& a : *def.mutable_node()) {
-    if (!IsFloatConv2D(a, by_name)) continue;
-    const std::string out = TensorId{a.name(), 0}.ToString();
-    if (!only_conv_readers(out)) continue;
-    (*a.mutable_attr())["output_layout"].set_s("NHWC");
-    for (const auto& [b, index] : consumers[out]) (*b->mutable_attr())["input_layout"].set_s("NHWC");
+  for (NodeDef& n : *def.mutable_node()) {
+    if (!candidates.contains(n.name())) continue;
+    if (n.op() == "Conv") {
+      if (nhwc_ok(TensorId{n.name(), 0}.ToString())) (*n.mutable_attr())["output_layout"].set_s("NHWC");
+      if (nhwc_ok(n.input(0))) (*n.mutable_attr())["input_layout"].set_s("NHWC");
+    } else if (n.op() == "MaxPool") {
+      (*n.mutable_attr())["layout"].set_s("NHWC");
+    } else {
+      NodeDef cat;
+      cat.set_name(n.name());
+      cat.set_op("ConcatChannelsNhwc");
+      cat.set_device(n.device());
+      *cat.mutable_input() = n.input();
+      (*cat.mutable_attr())["N"].set_i(n.input_size());
+      (*cat.mutable_attr())["T"].set_type(DT_FLOAT);
+      n = cat;
+    }
   }
   return absl::OkStatus();
 }

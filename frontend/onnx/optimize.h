@@ -14,9 +14,11 @@ namespace sluice {
 // becomes an Identity so its name and tensor stay. Graph outputs are never fused away.
 absl::Status FuseConvActivations(OnnxGraph* graph);
 
-// A 2-D float Conv whose every reader is another 2-D float Conv (as X) hands its output over
-// in NHWC order (output_layout / input_layout), which is oneDNN's own layout for these
-// convolutions, so the pair skips a reorder each way. Graph outputs stay NCHW.
+// Tensors between 2-D float Convs (and the max pools and channel Concats among them) stay in
+// NHWC order, oneDNN's own layout for these convolutions, so no reorder runs between them:
+// Convs get output_layout / input_layout, MaxPool layout NHWC, Concat becomes
+// ConcatChannelsNhwc. A tensor stays NHWC only when its producer and every reader can take it;
+// graph outputs stay NCHW.
 absl::Status UseNhwcBetweenConvs(OnnxGraph* graph);
 
 }  // namespace sluice
