@@ -83,11 +83,10 @@ absl::StatusOr<bool> DnnlConv::Run(const Tensor& x, const Tensor& w, const Tenso
       memory::dims dilates, pad_l(g.pad_begin.begin(), g.pad_begin.end()), pad_r;
       for (int i = 0; i < spatial; ++i) {
         dilates.push_back(g.dilations[i] - 1);
-        // oneDNN wants the padding that exactly produces the output size.
+        // oneDNN wants the padding that exactly produces the output size; it is negative when
+        // the last window ends before the input does (a stride that does not divide evenly).
         const int64_t dk = (g.kernel[i] - 1) * g.dilations[i] + 1;
-        const int64_t r = (g.out[i] - 1) * g.strides[i] + dk - x_dims[2 + i] - g.pad_begin[i];
-        if (r < 0) return false;
-        pad_r.push_back(r);
+        pad_r.push_back((g.out[i] - 1) * g.strides[i] + dk - x_dims[2 + i] - g.pad_begin[i]);
       }
       memory::dims wd = w_dims;
       const bool grouped = group > 1;
