@@ -10,10 +10,8 @@ case_dir=out/models/resnet18_opset13
 if [ ! -f "$case_dir/model.onnx" ]; then
   /usr/bin/python3 scripts/export_torch_models.py out/models --only resnet18 --opsets 13
 fi
-placement=()
-if "$sluice" run --help | grep -q -- "--placement"; then
-  placement=(--placement pipeline)  # Split the model across the two devices.
-fi
+# Split the model across the two devices, and say where each part ran.
+placement=(--placement pipeline --show-placement)
 "$sluice" run "$case_dir/model.onnx" --input "$case_dir/test_data_set_0/input_0.pb" \
   --devices 2 "${placement[@]}" --output-dir out/resnet18
 echo "outputs written to out/resnet18/; comparing with torch:"
