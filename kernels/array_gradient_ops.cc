@@ -36,47 +36,10 @@ class SliceGradOp : public OpKernel {
     const Tensor& dy = ctx->input(0);
     SL_ASSIGN_OR_RETURN(TensorShape shape, ShapeInput(ctx->input(1), "SliceGrad: shape"));
     const int rank = shape.dims();
-    SL_ASSIGN_OR_RETURN(std::vector<int64_t> starts, IndexValues(ctx->input(2), "SliceGrad: starts"));
-    SL_ASSIGN_OR_RETURN(std::vector<int64_t> ends, IndexValues(ctx->input(3), "SliceGrad: ends"));
-    std::vector<int64_t> axes, steps;
-    int next = 4;
-    if (has_axes_) {
-      SL_ASSIGN_OR_RETURN(axes, IndexValues(ctx->input(next++), "SliceGrad: axes"));
-    } else {
-      for (size_t i = 0; i < starts.size(); ++i) axes.push_back(static_cast<int64_t>(i));
-    }
-    if (has_steps_) {
-      SL_ASSIGN_OR_RETURN(steps, IndexValues(ctx->input(next++), "SliceGrad: steps"));
-    } else {
-      steps.assign(starts.size(), 1);
-    }
-    if (ends.size() != starts.size() || axes.size() != starts.size() || steps.size() != starts.size()) {
-      return absl::InvalidArgumentError("SliceGrad: starts, ends, axes and steps must have the same length");
-    }
-    DimVector begin(rank, 0), step(rank, 1), count(shape.dim_sizes().begin(), shape.dim_sizes().end());
-    for (size_t i = 0; i < starts.size(); ++i) {
-      SL_ASSIGN_OR_RETURN(int axis, NormalizeAxis(axes[i], rank, "SliceGrad: axis"));
-      const int64_t dim = shape.dim_size(axis), s = steps[i];
-      if (s == 0) return absl::InvalidArgumentError("SliceGrad: step is 0");
-      int64_t b = starts[i] < 0 ? starts[i] + dim : starts[i];
-      int64_t e = ends[i] < 0 ? ends[i] + dim : ends[i];
-      int64_t n;
-      if (dim == 0) {
-        b = 0;
-        n = 0;
-      } else if (s > 0) {
-        b = std::clamp<int64_t>(b, 0, dim);
-        e = std::clamp<int64_t>(e, 0, dim);
-        n = e > b ? (e - b - 1) / s + 1 : 0;
-      } else {
-        b = std::clamp<int64_t>(b, 0, dim - 1);
-        e = std::clamp<int64_t>(e, -1, dim - 1);
-        n = b > e ? (s < -dim ? 1 : (b - e - 1) / (-s) + 1) : 0;
-      }
-      begin[axis] = b;
-      step[axis] = s;
-      count[axis] = n;
-    }
+    SL_ASSIGN_OR_RETURN(SliceGeometry slice, ComputeSliceGeometry(ctx, 2, has_axes_, has_steps_, shape, "SliceGrad"));
+    const DimVector& begin = slice.begin;
+    const DimVector& step = slice.step;
+    const DimVector& count = slice.count;
     if (TensorShape(count) != dy.shape()) {
       return absl::InvalidArgumentError(absl::StrCat("SliceGrad: dY is ", dy.shape().DebugString(), " but the slice of ",
                                                      shape.DebugString(), " is ", TensorShape(count).DebugString()));

@@ -193,6 +193,69 @@ void StridedCopy(OpKernelContext* ctx, const E* src, DimVector dims, DimVector s
 }
 
 // Row-major strides (in elements) of `shape`.
+// Where ONNX Slice reads in a tensor of `shape`: per dim, the first index, the step and how
+// many elements. Dims the slice does not name keep begin 0, step 1, their whole size.
+struct SliceGeometry {
+  DimVector begin, step, count;
+};
+
+// Reads starts and ends from inputs `first` and `first + 1`, then axes and steps when present,
+// and applies ONNX's rules: negative indices count from the end, then clamp (to [0, dim] for
+// positive steps, [-1, dim - 1] for negative ones). Errors name `op`.
+inline absl::StatusOr<SliceGeometry> ComputeSliceGeometry(OpKernelContext* ctx, int first, bool has_axes,
+                                                          bool has_steps, const TensorShape& shape,
+                                                          absl::string_view op) {
+  SL_ASSIGN_OR_RETURN(std::vector<int64_t> starts, IndexValues(ctx->input(first), absl::StrCat(op, ": starts")));
+  SL_ASSIGN_OR_RETURN(std::vector<int64_t> ends, IndexValues(ctx->input(first + 1), absl::StrCat(op, ": ends")));
+  std::vector<int64_t> axes, steps;
+  int next = first + 2;
+  if (has_axes) {
+    SL_ASSIGN_OR_RETURN(axes, IndexValues(ctx->input(next++), absl::StrCat(op, ": axes")));
+  } else {
+    for (size_t i = 0; i < starts.size(); ++i) axes.push_back(static_cast<int64_t>(i));
+  }
+  if (has_steps) {
+    SL_ASSIGN_OR_RETURN(steps, IndexValues(ctx->input(next++), absl::StrCat(op, ": steps")));
+  } else {
+    steps.assign(starts.size(), 1);
+  }
+  if (ends.size() != starts.size() || axes.size() != starts.size() || steps.size() != starts.size()) {
+    return absl::InvalidArgumentError(absl::StrCat(op, ": starts, ends, axes and steps must have the same length, got ",
+                                                   starts.size(), ", ", ends.size(), ", ", axes.size(), ", ",
+                                                   steps.size()));
+  }
+  const int rank = shape.dims();
+  SliceGeometry g{DimVector(rank, 0), DimVector(rank, 1),
+                  DimVector(shape.dim_sizes().begin(), shape.dim_sizes().end())};
+  std::vector<bool> seen(rank, false);
+  for (size_t i = 0; i < starts.size(); ++i) {
+    SL_ASSIGN_OR_RETURN(int axis, NormalizeAxis(axes[i], rank, absl::StrCat(op, ": axis")));
+    if (seen[axis]) return absl::InvalidArgumentError(absl::StrCat(op, ": axis ", axis, " repeats"));
+    seen[axis] = true;
+    const int64_t dim = shape.dim_size(axis), s = steps[i];
+    if (s == 0) return absl::InvalidArgumentError(absl::StrCat(op, ": step is 0"));
+    int64_t b = starts[i] < 0 ? starts[i] + dim : starts[i];
+    int64_t e = ends[i] < 0 ? ends[i] + dim : ends[i];
+    int64_t n;
+    if (dim == 0) {
+      b = 0;
+      n = 0;
+    } else if (s > 0) {
+      b = std::clamp<int64_t>(b, 0, dim);
+      e = std::clamp<int64_t>(e, 0, dim);
+      n = e > b ? (e - b - 1) / s + 1 : 0;  // No overflow for huge steps.
+    } else {
+      b = std::clamp<int64_t>(b, 0, dim - 1);
+      e = std::clamp<int64_t>(e, -1, dim - 1);
+      n = b > e ? (s < -dim ? 1 : (b - e - 1) / (-s) + 1) : 0;
+    }
+    g.begin[axis] = b;
+    g.step[axis] = s;
+    g.count[axis] = n;
+  }
+  return g;
+}
+
 inline DimVector RowMajorStrides(const TensorShape& shape) {
   DimVector strides(shape.dims(), 1);
   for (int i = shape.dims() - 2; i >= 0; --i) strides[i] = strides[i + 1] * shape.dim_size(i + 1);

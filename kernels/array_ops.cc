@@ -192,56 +192,10 @@ class SliceOp : public OpKernel {
   absl::Status Compute(OpKernelContext* ctx) const override {
     const Tensor& in = ctx->input(0);
     const int rank = in.dims();
-    SL_ASSIGN_OR_RETURN(std::vector<int64_t> starts, IndexValues(ctx->input(1), "Slice: starts"));
-    SL_ASSIGN_OR_RETURN(std::vector<int64_t> ends, IndexValues(ctx->input(2), "Slice: ends"));
-    std::vector<int64_t> axes, steps;
-    int next = 3;
-    if (has_axes_) {
-      SL_ASSIGN_OR_RETURN(axes, IndexValues(ctx->input(next++), "Slice: axes"));
-    } else {
-      for (size_t i = 0; i < starts.size(); ++i) axes.push_back(static_cast<int64_t>(i));
-    }
-    if (has_steps_) {
-      SL_ASSIGN_OR_RETURN(steps, IndexValues(ctx->input(next++), "Slice: steps"));
-    } else {
-      steps.assign(starts.size(), 1);
-    }
-    if (ends.size() != starts.size() || axes.size() != starts.size() ||
-        steps.size() != starts.size()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "Slice: starts, ends, axes and steps must have the same length, got ", starts.size(),
-          ", ", ends.size(), ", ", axes.size(), ", ", steps.size()));
-    }
-    DimVector begin(rank, 0), step(rank, 1);
-    TensorShape out_shape = in.shape();
-    std::vector<bool> seen(rank, false);
-    for (size_t i = 0; i < starts.size(); ++i) {
-      SL_ASSIGN_OR_RETURN(int axis, NormalizeAxis(axes[i], rank, "Slice: axis"));
-      if (seen[axis]) return absl::InvalidArgumentError(absl::StrCat("Slice: axis ", axis, " repeats"));
-      seen[axis] = true;
-      const int64_t dim = in.dim_size(axis);
-      const int64_t s = steps[i];
-      if (s == 0) return absl::InvalidArgumentError("Slice: step is 0");
-      int64_t b = starts[i], e = ends[i];
-      if (b < 0) b += dim;
-      if (e < 0) e += dim;
-      int64_t count;
-      if (dim == 0) {
-        b = 0;
-        count = 0;
-      } else if (s > 0) {
-        b = std::clamp<int64_t>(b, 0, dim);
-        e = std::clamp<int64_t>(e, 0, dim);
-        count = e > b ? (e - b - 1) / s + 1 : 0;  // No overflow for huge steps.
-      } else {
-        b = std::clamp<int64_t>(b, 0, dim - 1);
-        e = std::clamp<int64_t>(e, -1, dim - 1);
-        count = b > e ? (s < -dim ? 1 : (b - e - 1) / (-s) + 1) : 0;
-      }
-      begin[axis] = b;
-      step[axis] = s;
-      out_shape.set_dim(axis, count);
-    }
+    SL_ASSIGN_OR_RETURN(SliceGeometry slice, ComputeSliceGeometry(ctx, 1, has_axes_, has_steps_, in.shape(), "Slice"));
+    const DimVector& begin = slice.begin;
+    const DimVector& step = slice.step;
+    const TensorShape out_shape(slice.count);
     DimVector in_strides = RowMajorStrides(in.shape());
     int64_t offset = 0;
     DimVector strides(rank);
