@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "kernels/dnnl_eltwise.h"
 #include "kernels/op_kernel.h"
 #include "kernels/typed_registration.h"
 
@@ -143,6 +144,8 @@ struct ElementwiseFn {
   absl::Status Check(const Tensor&) const { return absl::OkStatus(); }
   // Rough cost of one element relative to an add, for splitting work.
   static constexpr int64_t kCost = 1;
+  // oneDNN's vectorized version of the function for float, if it has one.
+  static constexpr EltwiseAlgo kDnnl = EltwiseAlgo::kNone;
 };
 
 template <typename T, typename R>
@@ -168,6 +171,10 @@ class UnaryOp : public OpKernel {
     Out* po = out->data<Out>();
     const Fn& fn = fn_;
     ParallelForElements(ctx, x.NumElements(), Fn::kCost, [&](int64_t begin, int64_t end) {
+      if constexpr (std::is_same_v<T, float> && std::is_same_v<Out, float> &&
+                    Fn::kDnnl != EltwiseAlgo::kNone) {
+        if (DnnlEltwise(Fn::kDnnl, px + begin, po + begin, end - begin)) return;
+      }
       for (int64_t i = begin; i < end; ++i) po[i] = Out(fn(C(px[i])));
     });
     return absl::OkStatus();

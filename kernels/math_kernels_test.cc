@@ -117,6 +117,56 @@ TEST(UnaryMathTest, TranscendentalsMatchTheirDefinitions) {
   }
 }
 
+// Exp, Tanh and Sigmoid go through oneDNN for float (dnnl_eltwise.cc) in blocks, powers
+// of two and a padded tail; this length exercises all three, and the special values must
+// come out as libm gives them.
+TEST(UnaryMathTest, VectorizedFloatFunctionsMatchLibmEverywhere) {
+  const int64_t n = 3 * 16384 + 1000 + 37;
+  struct Case {
+    const char* op;
+    double (*f)(double);
+    double lo, hi;
+  };
+  const Case cases[] = {
+      {"Exp", [](double v) { return std::exp(v); }, -80, 80},
+      {"Tanh", [](double v) { return std::tanh(v); }, -12, 12},
+      {"Sigmoid", [](double v) { return 1 / (1 + std::exp(-v)); }, -90, 90},
+  };
+  const float inf = std::numeric_limits<float>::infinity();
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.op);
+    std::vector<float> x(n);
+    const bool geometric = c.lo > 0;
+    for (int64_t i = 0; i < n; ++i) {
+      const double u = double(i) / double(n - 1);
+      x[i] = float(geometric ? c.lo * std::pow(c.hi / c.lo, u) : c.lo + (c.hi - c.lo) * u);
+    }
+    // Special values at both ends: in the first block and in the padded tail.
+    const std::vector<float> special = {0.0f, -0.0f, inf, -inf, nan, 1.0f, -1.0f};
+    for (size_t k = 0; k < special.size(); ++k) {
+      x[k] = special[k];
+      x[n - 1 - k] = special[k];
+    }
+    KernelTester t(c.op);
+    t.Input<float>({n}, x);
+    ASSERT_TRUE(t.Run().ok());
+    auto y = t.output(0).flat<float>();
+    int bad = 0;
+    for (int64_t i = 0; i < n && bad < 5; ++i) {
+      const float want = float(c.f(double(x[i])));
+      const float got = y[i];
+      const bool same = (std::isnan(want) && std::isnan(got)) || want == got ||
+                        std::fabs(double(got) - double(want)) <=
+                            4e-6 * std::fabs(double(want)) + 1e-37;
+      if (!same) {
+        ++bad;
+        ADD_FAILURE() << c.op << "(" << x[i] << ") at " << i << ": got " << got << ", want " << want;
+      }
+    }
+  }
+}
+
 TEST(UnaryMathTest, SigmoidAndSoftplusStayFiniteAtExtremes) {
   KernelTester t("Sigmoid");
   t.Input<float>({2}, {-1000.0f, 1000.0f});

@@ -54,7 +54,6 @@ struct SqrtFn : TranscendentalFn {
   struct NAME : TranscendentalFn {                                             \
     template <typename C> auto operator()(C x) const { return std::FN(x); }    \
   }
-SL_CMATH_FN(ExpFn, exp);
 SL_CMATH_FN(LogFn, log);
 SL_CMATH_FN(SinFn, sin);
 SL_CMATH_FN(CosFn, cos);
@@ -68,10 +67,20 @@ SL_CMATH_FN(AsinhFn, asinh);
 SL_CMATH_FN(AcoshFn, acosh);
 SL_CMATH_FN(AtanhFn, atanh);
 SL_CMATH_FN(ErfFn, erf);
-SL_CMATH_FN(TanhFn, tanh);
 #undef SL_CMATH_FN
 
+// The same, with oneDNN doing float (see dnnl_eltwise.h).
+#define SL_CMATH_DNNL_FN(NAME, FN, ALGO)                                       \
+  struct NAME : TranscendentalFn {                                             \
+    static constexpr EltwiseAlgo kDnnl = EltwiseAlgo::ALGO;                    \
+    template <typename C> auto operator()(C x) const { return std::FN(x); }    \
+  }
+SL_CMATH_DNNL_FN(ExpFn, exp, kExp);
+SL_CMATH_DNNL_FN(TanhFn, tanh, kTanh);
+#undef SL_CMATH_DNNL_FN
+
 struct SigmoidFn : TranscendentalFn {
+  static constexpr EltwiseAlgo kDnnl = EltwiseAlgo::kSigmoid;
   template <typename C> C operator()(C x) const {
     if (x >= C(0)) return C(1) / (C(1) + std::exp(-x));
     C e = std::exp(x);  // Avoids exp overflow for large negative x.
