@@ -199,6 +199,30 @@ absl::StatusOr<Tensor> Tensor::FromProto(const TensorProto& proto) {
   return t;
 }
 
+absl::StatusOr<Tensor> Tensor::FromWireProto(const TensorProto& proto) {
+  const DataType dt = proto.dtype();
+  if (!DataTypeIsSupported(dt)) return FromProto(proto);  // Its error.
+  SL_ASSIGN_OR_RETURN(TensorShape shape, TensorShape::FromProto(proto.tensor_shape()));
+  const int64_t n = shape.num_elements();
+  if (dt != DT_STRING && !proto.tensor_content().empty()) {
+    const uint64_t want = static_cast<uint64_t>(n) * DataTypeSize(dt);
+    if (proto.tensor_content().size() != want) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "TensorProto of ", DataTypeString(dt), " ", shape.DebugString(), " needs ", want,
+          " bytes of tensor_content but has ", proto.tensor_content().size()));
+    }
+    return FromProto(proto);
+  }
+  int64_t count = 0;
+  VisitDataType(dt, [&](auto tag) { count = ProtoField<typename decltype(tag)::type>::Count(proto); });
+  if (count != n) {
+    return absl::InvalidArgumentError(absl::StrCat("TensorProto of ", DataTypeString(dt), " ",
+                                                   shape.DebugString(), " carries ", count,
+                                                   " values for ", n, " elements"));
+  }
+  return FromProto(proto);
+}
+
 void Tensor::AsProtoTensorContent(TensorProto* proto) const {
   proto->Clear();
   proto->set_dtype(dtype_);

@@ -77,6 +77,10 @@ class Tensor {
   // Parses a TensorProto: tensor_content, or a typed *_val field where fewer values than
   // elements repeat the last one. Errors name what is inconsistent.
   static absl::StatusOr<Tensor> FromProto(const TensorProto& proto);
+  // FromProto for tensors that came over the network: the proto must carry every element
+  // (tensor_content of the exact size, or one value per element), so that a message of a
+  // few bytes cannot claim a shape of terabytes.
+  static absl::StatusOr<Tensor> FromWireProto(const TensorProto& proto);
   // Writes raw bytes into tensor_content (strings go to string_val).
   void AsProtoTensorContent(TensorProto* proto) const;
   // Writes the typed *_val field.

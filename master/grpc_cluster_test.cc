@@ -5,17 +5,23 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <thread>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/notification.h"
 #include "framework/node_attr.h"
+#include "framework/rendezvous.h"
 #include "gmock/gmock.h"
 #include "google/protobuf/text_format.h"
 #include "gtest/gtest.h"
 #include "master/grpc_server.h"
 #include "master/session.h"
+#include "proto/master_service.grpc.pb.h"
+#include "proto/worker_service.grpc.pb.h"
 #include "worker/cluster_spec.h"
+#include "worker/grpc_util.h"
 
 namespace sluice {
 namespace {
@@ -74,6 +80,7 @@ class GrpcClusterTest : public ::testing::Test {
  protected:
   // RecvTensor chunk size of the servers; small to exercise chunked transfers.
   virtual uint64_t ChunkBytes() const { return kMaxRecvTensorChunkBytes; }
+  virtual int64_t MaxRequestBytes() const { return kDefaultMaxRequestBytes; }
 
   void SetUp() override {
     auto cluster = ParseClusterSpec(absl::StrCat("worker=127.0.0.1:", FreePort(), ",127.0.0.1:", FreePort()));
@@ -88,6 +95,7 @@ class GrpcClusterTest : public ::testing::Test {
       options.inter_op_threads = 2;
       options.intra_op_threads = 1;
       options.recv_tensor_chunk_bytes = ChunkBytes();
+      options.max_request_bytes = MaxRequestBytes();
       auto server = GrpcServer::Create(def, options);
       ASSERT_TRUE(server.ok()) << server.status();
       ASSERT_TRUE((*server)->Start().ok());
@@ -293,6 +301,176 @@ TEST_F(GrpcClusterTest, StopsWhileAClientIsConnected) {
   absl::Status s = session->Run({{"x", Tensor::FromVector<float>({1, 2}, TensorShape({1, 2}))}}, {"z"}, {}, &out);
   EXPECT_EQ(s.code(), absl::StatusCode::kUnavailable) << s;
   EXPECT_THAT(std::string(s.message()), HasSubstr(kTask1));
+}
+
+// Calls to task 0's services with requests made by hand, as a retrying or broken client would.
+class RawRpcTest : public GrpcClusterTest {
+ protected:
+  void SetUp() override {
+    GrpcClusterTest::SetUp();
+    channel_ = NewGrpcChannel(servers_[0]->address());
+    master_ = rpc::MasterService::NewStub(channel_);
+    worker_ = rpc::WorkerService::NewStub(channel_);
+  }
+
+  // Creates a session on task 0's master holding `graph`; returns its handle.
+  std::string CreateSession(const std::string& graph) {
+    grpc::ClientContext context;
+    rpc::CreateSessionRequest request;
+    *request.mutable_graph_def() = Parse(graph);
+    rpc::CreateSessionResponse response;
+    grpc::Status s = master_->CreateSession(&context, request, &response);
+    EXPECT_TRUE(s.ok()) << s.error_message();
+    return response.session_handle();
+  }
+
+  absl::Status RunStep(const rpc::RunStepRequest& request) {
+    grpc::ClientContext context;
+    rpc::RunStepResponse response;
+    return FromGrpcStatus(master_->RunStep(&context, request, &response));
+  }
+
+  // Sends `bytes` as the whole request of `method` ("/sluice.rpc.WorkerService/RunGraph").
+  grpc::Status SendRaw(const std::string& method, const std::string& bytes) {
+    grpc::GenericStub generic(channel_);
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+    grpc::Slice slice(bytes);
+    grpc::ByteBuffer request(&slice, 1), response;
+    absl::Notification done;
+    grpc::Status status;
+    generic.UnaryCall(&context, method, grpc::StubOptions(), &request, &response,
+                      [&](grpc::Status s) {
+                        status = s;
+                        done.Notify();
+                      });
+    done.WaitForNotification();
+    return status;
+  }
+
+  std::shared_ptr<grpc::Channel> channel_;
+  std::unique_ptr<rpc::MasterService::Stub> master_;
+  std::unique_ptr<rpc::WorkerService::Stub> worker_;
+};
+
+constexpr char kConstGraph[] = R"(
+  node { name: "c" op: "Const" attr { key: "dtype" value { type: DT_FLOAT } }
+         attr { key: "value" value { tensor { dtype: DT_FLOAT float_val: 3 } } } }
+  node { name: "x" op: "Placeholder" attr { key: "dtype" value { type: DT_FLOAT } } }
+  node { name: "y" op: "Neg" input: "x" attr { key: "T" value { type: DT_FLOAT } } }
+)";
+
+TEST_F(RawRpcTest, ARetriedRunStepIsRefusedNotRunTwice) {
+  rpc::RunStepRequest request;
+  request.set_session_handle(CreateSession(kConstGraph));
+  request.add_fetch("c:0");
+  request.set_request_id(77);
+  ASSERT_TRUE(RunStep(request).ok());
+  absl::Status s = RunStep(request);
+  EXPECT_EQ(s.code(), absl::StatusCode::kAborted) << s;
+  EXPECT_THAT(std::string(s.message()), HasSubstr("request id 77 of RunStep"));
+  request.set_request_id(78);
+  EXPECT_TRUE(RunStep(request).ok());
+  request.set_request_id(0);  // No id: never tracked.
+  EXPECT_TRUE(RunStep(request).ok());
+  EXPECT_TRUE(RunStep(request).ok());
+}
+
+TEST_F(RawRpcTest, ARetriedRunGraphIsRefusedNotRunTwice) {
+  rpc::RegisterGraphRequest reg;
+  *reg.mutable_graph_def() = Parse(absl::StrCat(R"(
+    node { name: "c" op: "Const" device: ")", kTask0, R"(/device:CPU:0"
+           attr { key: "dtype" value { type: DT_FLOAT } }
+           attr { key: "value" value { tensor { dtype: DT_FLOAT float_val: 3 } } } })"));
+  rpc::RegisterGraphResponse reg_response;
+  {
+    grpc::ClientContext context;
+    ASSERT_TRUE(worker_->RegisterGraph(&context, reg, &reg_response).ok());
+  }
+  auto run_graph = [&](int64_t step_id, int64_t request_id) {
+    grpc::ClientContext context;
+    rpc::RunGraphRequest request;
+    request.set_graph_handle(reg_response.graph_handle());
+    request.set_step_id(step_id);
+    request.set_request_id(request_id);
+    rpc::RunGraphResponse response;
+    return FromGrpcStatus(worker_->RunGraph(&context, request, &response));
+  };
+  ASSERT_TRUE(run_graph(1001, 5).ok());
+  absl::Status s = run_graph(1001, 5);
+  EXPECT_EQ(s.code(), absl::StatusCode::kAborted) << s;
+  EXPECT_THAT(std::string(s.message()), HasSubstr("request id 5 of RunGraph"));
+  EXPECT_THAT(std::string(s.message()), HasSubstr(kTask0));
+  EXPECT_TRUE(run_graph(1002, 6).ok());
+}
+
+TEST_F(RawRpcTest, ARetriedRecvTensorIsRefused) {
+  rpc::RecvTensorRequest request;
+  request.set_step_id(1);
+  request.set_request_id(9);
+  // A key whose source device has another incarnation: refused either way, but the second
+  // time for being a repeat.
+  request.set_rendezvous_key(Rendezvous::CreateKey(absl::StrCat(kTask0, "/device:CPU:0"), 12345,
+                                                   kClientDevice, "x:0", FrameAndIter{}));
+  grpc::Status first = SendRaw("/sluice.rpc.WorkerService/RecvTensor", request.SerializeAsString());
+  EXPECT_THAT(first.error_message(), HasSubstr("another incarnation"));
+  grpc::Status again = SendRaw("/sluice.rpc.WorkerService/RecvTensor", request.SerializeAsString());
+  EXPECT_EQ(again.error_code(), grpc::StatusCode::ABORTED);
+  EXPECT_THAT(again.error_message(), HasSubstr("request id 9 of RecvTensor"));
+}
+
+TEST_F(RawRpcTest, GarbagePayloadsGetErrorsAndTheServerGoesOn) {
+  const std::string garbage = "\xff\xff\xff\xff\x0f not a protobuf \x01\x02";
+  for (const char* method :
+       {"/sluice.rpc.WorkerService/RunGraph", "/sluice.rpc.WorkerService/RecvTensor",
+        "/sluice.rpc.WorkerService/RegisterGraph", "/sluice.rpc.MasterService/RunStep",
+        "/sluice.rpc.MasterService/CreateSession"}) {
+    grpc::Status s = SendRaw(method, garbage);
+    EXPECT_FALSE(s.ok()) << method;
+    EXPECT_NE(s.error_code(), grpc::StatusCode::UNAVAILABLE) << method << ": " << s.error_message();
+  }
+  grpc::ClientContext context;
+  rpc::GetStatusRequest request;
+  rpc::GetStatusResponse response;
+  EXPECT_TRUE(worker_->GetStatus(&context, request, &response).ok());
+  EXPECT_EQ(response.device_attributes_size(), 2);
+}
+
+TEST_F(RawRpcTest, AFeedClaimingAHugeShapeIsRefusedBeforeAllocating) {
+  rpc::RunStepRequest request;
+  request.set_session_handle(CreateSession(kConstGraph));
+  request.add_fetch("y:0");
+  NamedTensorProto* feed = request.add_feed();
+  feed->set_name("x:0");
+  TensorProto* t = feed->mutable_tensor();
+  t->set_dtype(DT_FLOAT);
+  t->mutable_tensor_shape()->add_dim()->set_size(int64_t{1} << 40);  // 4 TiB of floats ...
+  t->add_float_val(1);                                               // ... in 5 bytes.
+  absl::Status s = RunStep(request);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+  EXPECT_THAT(std::string(s.message()), HasSubstr("feed 'x:0'"));
+  EXPECT_THAT(std::string(s.message()), HasSubstr("carries 1 values"));
+}
+
+class SmallRequestLimitTest : public GrpcClusterTest {
+ protected:
+  int64_t MaxRequestBytes() const override { return int64_t{1} << 20; }
+};
+
+TEST_F(SmallRequestLimitTest, OversizedRequestsAreRefused) {
+  auto session = Connect(0);
+  ASSERT_TRUE(session->Create(Parse(kConstGraph)).ok());
+  std::vector<Tensor> out;
+  auto feed = [&](int64_t n) {
+    Tensor x = *Tensor::Allocate(DT_FLOAT, TensorShape({n}));
+    std::fill_n(x.flat<float>().data(), n, 2.0f);
+    return session->Run({{"x", x}}, {"y"}, {}, &out);
+  };
+  absl::Status s = feed(512 * 1024);  // 2 MiB.
+  EXPECT_EQ(s.code(), absl::StatusCode::kResourceExhausted) << s;
+  s = feed(64 * 1024);  // 256 KiB.
+  ASSERT_TRUE(s.ok()) << s;
+  EXPECT_EQ(out[0].flat<float>()[0], -2.0f);
 }
 
 }  // namespace

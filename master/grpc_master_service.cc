@@ -32,8 +32,9 @@ grpc::Status GrpcMasterService::RunStep(grpc::ServerContext*, const rpc::RunStep
   RunStepRequest req;
   req.session_handle = request->session_handle();
   req.options = request->options();
+  req.request_id = request->request_id();
   for (const NamedTensorProto& named : request->feed()) {
-    auto t = Tensor::FromProto(named.tensor());
+    auto t = Tensor::FromWireProto(named.tensor());
     if (!t.ok()) return ToGrpcStatus(AddContext(t.status(), absl::StrCat("feed '", named.name(), "'")));
     req.feeds.emplace_back(named.name(), *std::move(t));
   }

@@ -18,6 +18,7 @@ absl::StatusOr<std::unique_ptr<GrpcServer>> GrpcServer::Create(const ServerDef& 
                       TaskAddress(server_def.cluster(), server_def.job_name(), server_def.task_index()));
   const std::string task_name =
       absl::StrCat("/job:", server_def.job_name(), "/replica:0/task:", server_def.task_index());
+  server->max_request_bytes_ = options.max_request_bytes;
   GrpcServer* self = server.get();
   WorkerOptions w;
   w.job = server_def.job_name();
@@ -45,7 +46,7 @@ absl::Status GrpcServer::Start() {
   grpc::ServerBuilder builder;
   int port = 0;
   builder.AddListeningPort(address_, grpc::InsecureServerCredentials(), &port);
-  ConfigureGrpcServer(&builder);
+  ConfigureGrpcServer(&builder, max_request_bytes_);
   builder.RegisterService(worker_service_.get());
   builder.RegisterService(master_service_.get());
   server_ = builder.BuildAndStart();

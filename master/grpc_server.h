@@ -20,6 +20,7 @@
 #include "master/grpc_worker_cache.h"
 #include "master/master.h"
 #include "proto/tensorflow_server.pb.h"
+#include "worker/grpc_util.h"
 #include "worker/grpc_worker_service.h"
 #include "worker/worker.h"
 
@@ -32,6 +33,8 @@ struct GrpcServerOptions {
   GrpcWorkerOptions worker_rpc;
   // RecvTensor answers carry at most this much of a tensor (more goes in further chunks).
   uint64_t recv_tensor_chunk_bytes = kMaxRecvTensorChunkBytes;
+  // Larger requests (RunStep feeds, RunGraph sends) are refused with RESOURCE_EXHAUSTED.
+  int64_t max_request_bytes = kDefaultMaxRequestBytes;
 };
 
 class GrpcServer {
@@ -56,6 +59,7 @@ class GrpcServer {
   GrpcServer() = default;
 
   std::string address_;
+  int64_t max_request_bytes_ = kDefaultMaxRequestBytes;
   std::unique_ptr<Worker> worker_;
   std::unique_ptr<GrpcWorkerCache> cache_;
   std::unique_ptr<Master> master_;

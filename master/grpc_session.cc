@@ -7,6 +7,7 @@
 #include "framework/status.h"
 #include "proto/master_service.grpc.pb.h"
 #include "worker/grpc_util.h"
+#include "worker/recent_request_ids.h"
 
 namespace sluice {
 namespace {
@@ -44,6 +45,7 @@ class GrpcSession : public Session {
     SL_ASSIGN_OR_RETURN(std::string handle, Handle());
     rpc::RunStepRequest req;
     req.set_session_handle(handle);
+    req.set_request_id(NewRequestId());
     *req.mutable_options() = run_options;
     for (const auto& [name, value] : inputs) {
       if (!value.IsInitialized()) {
@@ -70,7 +72,7 @@ class GrpcSession : public Session {
     }
     outputs->clear();
     for (const NamedTensorProto& named : resp.tensor()) {
-      auto t = Tensor::FromProto(named.tensor());
+      auto t = Tensor::FromWireProto(named.tensor());
       if (!t.ok()) return AddContext(t.status(), absl::StrCat("fetch '", named.name(), "'"));
       outputs->push_back(*std::move(t));
     }

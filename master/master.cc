@@ -54,6 +54,7 @@ absl::Status Master::ExtendSession(const std::string& handle, const GraphDef& gr
 }
 
 absl::Status Master::RunStep(const RunStepRequest& request, RunStepResponse* response) {
+  SL_RETURN_IF_ERROR(request_ids_.TrackUnique(request.request_id, "RunStep", "the master"));
   SL_ASSIGN_OR_RETURN(auto session, FindSession(request.session_handle));
   return session->Run(request, response);
 }

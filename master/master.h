@@ -21,6 +21,7 @@
 #include "framework/tensor.h"
 #include "master/worker_cache.h"
 #include "proto/config.pb.h"
+#include "worker/recent_request_ids.h"
 #include "proto/graph.pb.h"
 
 namespace sluice {
@@ -31,6 +32,7 @@ struct RunStepRequest {
   std::vector<std::pair<std::string, Tensor>> feeds;
   std::vector<std::string> fetches;
   std::vector<std::string> targets;
+  int64_t request_id = 0;  // Non-zero: a retry with the same id is refused.
 };
 
 struct RunStepResponse {
@@ -62,6 +64,7 @@ class Master {
   absl::StatusOr<std::shared_ptr<MasterSession>> FindSession(const std::string& handle);
 
   const WorkerCache* workers_;
+  RecentRequestIds request_ids_;  // Of RunStep: a retried step is refused, not run twice.
   absl::Mutex mu_;
   int64_t next_session_ ABSL_GUARDED_BY(mu_) = 0;
   absl::flat_hash_map<std::string, std::shared_ptr<MasterSession>> sessions_ ABSL_GUARDED_BY(mu_);

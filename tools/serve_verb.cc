@@ -25,6 +25,9 @@ options:
   --task I         this task's index in its job (from 0)
   --devices N      CPU devices of this task (default 1)
   --threads N      inter-op and intra-op threads (default: the machine's core count)
+  --max-request-mb N
+                   largest request accepted, in MiB (default 1024); larger RunStep feeds
+                   and RunGraph sends are refused with RESOURCE_EXHAUSTED
   --help           this text
 )";
 
@@ -38,7 +41,9 @@ int ServeVerb(Args& args) {
   const std::string spec = args.Take("--cluster"), job = args.Take("--job");
   const std::string task_s = args.Take("--task"), devices_s = args.Take("--devices", "1");
   const std::string threads_s = args.Take("--threads", "0");
+  const std::string max_request_s = args.Take("--max-request-mb", "1024");
   int task = -1, devices = 0, threads = -1;
+  int64_t max_request_mb = 0;
   auto positional = args.Positional(0);
   std::string usage_error;
   if (!positional.ok()) usage_error = std::string(positional.status().message());
@@ -46,6 +51,9 @@ int ServeVerb(Args& args) {
   else if (!absl::SimpleAtoi(task_s, &task) || task < 0) usage_error = "bad --task '" + task_s + "'";
   else if (!absl::SimpleAtoi(devices_s, &devices) || devices < 1) usage_error = "bad --devices '" + devices_s + "'";
   else if (!absl::SimpleAtoi(threads_s, &threads) || threads < 0) usage_error = "bad --threads '" + threads_s + "'";
+  else if (!absl::SimpleAtoi(max_request_s, &max_request_mb) || max_request_mb < 1 || max_request_mb > 2047) {
+    usage_error = "bad --max-request-mb '" + max_request_s + "' (1 to 2047)";
+  }
   if (!usage_error.empty()) {
     std::fprintf(stderr, "sluice serve: %s\n%s", usage_error.c_str(), kHelp);
     return 2;
@@ -74,6 +82,7 @@ int ServeVerb(Args& args) {
   options.num_cpu_devices = devices;
   options.inter_op_threads = threads;
   options.intra_op_threads = threads;
+  options.max_request_bytes = max_request_mb << 20;
   auto server = GrpcServer::Create(def, options);
   if (!server.ok()) return fail(server.status());
   absl::Status s = (*server)->Start();

@@ -2,6 +2,9 @@
 
 #include <grpc/grpc.h>
 
+#include <algorithm>
+#include <limits>
+
 #include "absl/strings/str_cat.h"
 
 namespace sluice {
@@ -55,9 +58,11 @@ std::shared_ptr<grpc::Channel> NewGrpcChannel(const std::string& address) {
   return grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(), args);
 }
 
-void ConfigureGrpcServer(grpc::ServerBuilder* builder) {
+void ConfigureGrpcServer(grpc::ServerBuilder* builder, int64_t max_request_bytes) {
   KeepGrpcInitialized();
-  builder->SetMaxReceiveMessageSize(-1);
+  // gRPC counts message sizes in an int.
+  builder->SetMaxReceiveMessageSize(
+      static_cast<int>(std::clamp<int64_t>(max_request_bytes, 1, std::numeric_limits<int>::max())));
   builder->SetMaxSendMessageSize(-1);
   // Accept the channels' keepalive pings (by default a server refuses pings this frequent).
   builder->AddChannelArgument(GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS,

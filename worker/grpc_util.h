@@ -37,8 +37,15 @@ inline constexpr int kMaxReconnectBackoffMs = 1000;
 // messages) and keepalive pings.
 std::shared_ptr<grpc::Channel> NewGrpcChannel(const std::string& address);
 
-// Server settings to match: no message size limit, and pings as often as channels send them.
-void ConfigureGrpcServer(grpc::ServerBuilder* builder);
+// Requests a server accepts by default: big enough for feeds of a GiB, small enough that a
+// garbage or hostile message is refused (RESOURCE_EXHAUSTED) before it is parsed. Tensors
+// between tasks travel in RecvTensor answers, which have no such limit.
+inline constexpr int64_t kDefaultMaxRequestBytes = int64_t{1} << 30;
+
+// Server settings to match: requests up to `max_request_bytes` (answers unlimited), and pings
+// as often as channels send them.
+void ConfigureGrpcServer(grpc::ServerBuilder* builder,
+                         int64_t max_request_bytes = kDefaultMaxRequestBytes);
 
 // Deadline = now + timeout (an infinite timeout sets none).
 void SetTimeout(grpc::ClientContext* context, absl::Duration timeout);

@@ -3,6 +3,7 @@
 #include "absl/strings/str_cat.h"
 #include "framework/status.h"
 #include "worker/grpc_util.h"
+#include "worker/recent_request_ids.h"
 #include "worker/tensor_coding.h"
 
 namespace sluice {
@@ -102,6 +103,8 @@ void GrpcWorker::RunGraphAsync(const RunGraphRequest* request, RunGraphResponse*
   rpc::RunGraphRequest& req = call->request;
   req.set_graph_handle(request->graph_handle);
   req.set_step_id(request->step_id);
+  // gRPC's retries resend these bytes, so a retry carries the same id.
+  req.set_request_id(request->request_id != 0 ? request->request_id : NewRequestId());
   req.mutable_exec_opts()->set_record_timeline(request->collect_stats);
   for (const auto& [key, tensor] : request->send) {
     NamedTensorProto* named = req.add_send();
@@ -120,7 +123,7 @@ void GrpcWorker::RunGraphAsync(const RunGraphRequest* request, RunGraphResponse*
     if (status.ok()) {
       response->recv.clear();
       for (const NamedTensorProto& named : call->response.recv()) {
-        auto t = Tensor::FromProto(named.tensor());
+        auto t = Tensor::FromWireProto(named.tensor());
         if (!t.ok()) {
           status = AddContext(t.status(), absl::StrCat(task_, " (RunGraph): fetched '",
                                                        named.name(), "'"));
@@ -155,7 +158,8 @@ void GrpcWorker::RecvTensorAsync(const RecvTensorRequest* request, RecvTensorRes
   auto transfer = std::make_shared<Transfer>();
   transfer->request.set_step_id(request->step_id);
   transfer->request.set_rendezvous_key(request->rendezvous_key);
-  transfer->request.set_request_id(request->request_id);
+  transfer->request.set_request_id(request->request_id != 0 ? request->request_id
+                                                            : NewRequestId());
   transfer->response = response;
   transfer->done = std::move(done);
   RecvTensorChunk(std::move(transfer));

@@ -137,9 +137,10 @@ grpc::ServerUnaryReactor* GrpcWorkerService::RunGraph(grpc::CallbackServerContex
   RunGraphRequest& req = reactor->request;
   req.graph_handle = request->graph_handle();
   req.step_id = request->step_id();
+  req.request_id = request->request_id();
   req.collect_stats = request->exec_opts().record_timeline() || request->exec_opts().record_costs();
   for (const NamedTensorProto& named : request->send()) {
-    auto t = Tensor::FromProto(named.tensor());
+    auto t = Tensor::FromWireProto(named.tensor());
     if (!t.ok()) {
       OnceReactor::FinishOnce(reactor->state(),
                               ToGrpcStatus(AddContext(t.status(), absl::StrCat("feed '", named.name(), "'"))));

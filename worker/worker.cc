@@ -117,6 +117,11 @@ void Worker::CleanupGraph(int64_t step_id) {
 
 void Worker::RecvTensorAsync(const RecvTensorRequest* request, RecvTensorResponse* response,
                              StatusCallback done) {
+  if (absl::Status s = request_ids_.TrackUnique(request->request_id, "RecvTensor", task_name_);
+      !s.ok()) {
+    done(s);
+    return;
+  }
   auto parsed = Rendezvous::ParseKey(request->rendezvous_key);
   if (!parsed.ok()) {
     done(parsed.status());
@@ -173,6 +178,11 @@ void Worker::AbortAllSteps(const absl::Status& status) {
 
 void Worker::RunGraphAsync(const RunGraphRequest* request, RunGraphResponse* response,
                            StatusCallback done) {
+  if (absl::Status s = request_ids_.TrackUnique(request->request_id, "RunGraph", task_name_);
+      !s.ok()) {
+    done(s);
+    return;
+  }
   std::shared_ptr<GraphItem> item;
   {
     absl::MutexLock lock(&mu_);

@@ -20,6 +20,7 @@
 #include "framework/thread_pool.h"
 #include "worker/executor.h"
 #include "worker/local_rendezvous.h"
+#include "worker/recent_request_ids.h"
 #include "worker/worker_interface.h"
 
 namespace sluice {
@@ -73,6 +74,8 @@ class Worker : public WorkerInterface {
   std::unique_ptr<ThreadPool> inter_op_pool_;
   std::unique_ptr<ThreadPool> intra_op_pool_;
   std::vector<std::unique_ptr<Device>> devices_;
+  // RunGraph and RecvTensor ids seen lately: a retry must not run a step or take a value twice.
+  RecentRequestIds request_ids_;
 
   absl::Mutex mu_;
   int64_t next_graph_id_ ABSL_GUARDED_BY(mu_) = 0;

@@ -39,6 +39,7 @@ struct RunGraphRequest {
   // Keys of client-terminated _Send nodes whose values come back.
   std::vector<std::string> recv_key;
   bool collect_stats = false;
+  int64_t request_id = 0;  // Non-zero: retries carry the same id and are refused.
 };
 
 struct RunGraphResponse {
@@ -50,7 +51,7 @@ struct RunGraphResponse {
 struct RecvTensorRequest {
   int64_t step_id = 0;
   std::string rendezvous_key;
-  int64_t request_id = 0;  // Non-zero: retries carry the same id.
+  int64_t request_id = 0;  // Non-zero: retries carry the same id and are refused.
 };
 
 struct RecvTensorResponse {
