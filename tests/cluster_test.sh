@@ -46,6 +46,27 @@ done
 
 run() { timeout "$CLIENT_TIMEOUT" "$sluice" "$@"; }
 
+# trace_has_both_tasks FILE: a Chrome trace with a track per device of both tasks, each with
+# nodes, _Send and _Recv.
+trace_has_both_tasks() {
+  /usr/bin/python3 - "$1" <<'PY'
+import json, sys
+events = json.load(open(sys.argv[1]))["traceEvents"]
+names = {e["pid"]: e["args"]["name"] for e in events if e["ph"] == "M" and e["name"] == "process_name"}
+ops = {}
+for e in events:
+    if e["ph"] == "X":
+        ops.setdefault(names[e["pid"]], set()).add(e["cat"])
+for task in (0, 1):
+    devices = [d for d in ops if d.startswith(f"/job:worker/replica:0/task:{task}/device:CPU:")]
+    assert devices, (task, sorted(ops))
+    for d in devices:
+        assert {"_Send", "_Recv", "MatMul"} <= ops[d] or {"_Send", "_Recv", "BatchMatMulV2"} <= ops[d], (d, ops[d])
+print("trace ok:", {d: sorted(o) for d, o in ops.items()})
+PY
+}
+
+
 # The small MLP, cut by the pipeline policy: the same bytes as the embedded session.
 mlp="$root/tests/testdata/onnx/mlp.onnx"
 run run "$mlp" --output-dir "$work/mlp_embedded" > /dev/null
@@ -74,22 +95,17 @@ if /usr/bin/python3 "$root/tests/cluster_models.py" "$work/models"; then
   run run "$deep/model.onnx" --input "$deep/x.pb" --target "$t0" --placement pipeline \
     --trace "$work/trace.json" > "$work/trace.txt" 2>&1
   cat "$work/trace.txt"
-  check "trace: a track per device of both tasks, with nodes, _Send and _Recv on each" \
-    /usr/bin/python3 - "$work/trace.json" <<'PY'
-import json, sys
-events = json.load(open(sys.argv[1]))["traceEvents"]
-names = {e["pid"]: e["args"]["name"] for e in events if e["ph"] == "M" and e["name"] == "process_name"}
-ops = {}
-for e in events:
-    if e["ph"] == "X":
-        ops.setdefault(names[e["pid"]], set()).add(e["cat"])
-for task in (0, 1):
-    devices = [d for d in ops if d.startswith(f"/job:worker/replica:0/task:{task}/device:CPU:")]
-    assert devices, (task, sorted(ops))
-    for d in devices:
-        assert {"_Send", "_Recv", "MatMul"} <= ops[d] or {"_Send", "_Recv", "BatchMatMulV2"} <= ops[d], (d, ops[d])
-print("trace ok:", {d: sorted(o) for d, o in ops.items()})
-PY
+  check "run --trace: a track per device of both tasks, with nodes, _Send and _Recv on each" \
+    trace_has_both_tasks "$work/trace.json"
+  run test-onnx "$deep" --target "$t1" --placement pipeline --trace "$work/test_trace.json" \
+    > "$work/test_trace.txt" 2>&1
+  cat "$work/test_trace.txt"
+  check "test-onnx --trace: the same from the case's run" trace_has_both_tasks "$work/test_trace.json"
+  run bench "$deep/model.onnx" --target "$t0" --placement pipeline --iters 3 --warmup 1 \
+    --trace "$work/bench_trace.json" > "$work/bench_trace.txt" 2>&1
+  cat "$work/bench_trace.txt"
+  check "bench --trace: the same from a run after the timed ones" \
+    trace_has_both_tasks "$work/bench_trace.json"
   printf 'layer[0-3]/*  /job:worker/task:1\n*  /job:worker/task:0/device:CPU:1  # the rest\n' > "$work/map.txt"
   run run "$deep/model.onnx" --input "$deep/x.pb" --target "$t0" --device-map "$work/map.txt" \
     --show-placement --output-dir "$work/deep_mapped" > "$work/mapped.txt" 2>&1

@@ -13,6 +13,7 @@
 #include "frontend/onnx/onnx_tensor.h"
 #include "master/session.h"
 #include "tools/session_flags.h"
+#include "tools/chrome_trace.h"
 #include "tools/verbs.h"
 
 namespace sluice {
@@ -30,6 +31,8 @@ options:
   --warmup N     untimed runs first (default 3)
   --threads N    intra-op and inter-op threads, and OpenBLAS threads (default 1)
   --profile      after timing, one traced run: time per op type, most expensive first
+  --trace FILE.json
+                 after timing, one traced run written as a Chrome trace (as `sluice run`)
   --help         this text
 )";
 
@@ -50,6 +53,7 @@ int BenchVerb(Args& args) {
     }
   }
   const bool profile = args.Has("--profile");
+  const std::string trace_file = args.Take("--trace");
   SessionOptions options;
   absl::Status flags = TakeSessionFlags(args, &options);
   if (!flags.ok()) {
@@ -116,12 +120,20 @@ int BenchVerb(Args& args) {
     if (!s.ok()) return fail(s);
     ms.push_back(std::chrono::duration<double, std::milli>(end - start).count());
   }
-  if (profile) {
+  RunMetadata metadata;
+  if (profile || !trace_file.empty()) {
     RunOptions trace;
     trace.set_trace_level(RunOptions::FULL_TRACE);
-    RunMetadata metadata;
     s = (*session)->Run(trace, feeds, fetches, {}, &out, &metadata);
     if (!s.ok()) return fail(s);
+  }
+  if (!trace_file.empty()) {
+    auto events = WriteChromeTrace(trace_file, metadata.step_stats());
+    if (!events.ok()) return fail(events.status());
+    std::printf("trace: %s (%d node executions on %d devices)\n", trace_file.c_str(), *events,
+                metadata.step_stats().dev_stats_size());
+  }
+  if (profile) {
     std::map<std::string, std::pair<double, int>> by_op;
     double total = 0;
     for (const auto& dev : metadata.step_stats().dev_stats()) {

@@ -1,5 +1,6 @@
 #include "tools/chrome_trace.h"
 
+#include <fstream>
 #include <map>
 #include <vector>
 
@@ -58,6 +59,16 @@ std::string StepStatsToChromeTrace(const StepStats& stats) {
     absl::StrAppend(&out, "  ", events[i], i + 1 < events.size() ? ",\n" : "\n");
   }
   return out + "]}\n";
+}
+
+absl::StatusOr<int> WriteChromeTrace(const std::string& file, const StepStats& stats) {
+  std::ofstream out(file);
+  out << StepStatsToChromeTrace(stats);
+  out.close();
+  if (!out) return absl::InternalError(absl::StrCat("cannot write the trace to '", file, "'"));
+  int events = 0;
+  for (const auto& d : stats.dev_stats()) events += d.node_stats_size();
+  return events;
 }
 
 }  // namespace sluice

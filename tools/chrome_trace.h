@@ -11,11 +11,15 @@
 
 #include <string>
 
+#include "absl/status/statusor.h"
 #include "proto/step_stats.pb.h"
 
 namespace sluice {
 
 std::string StepStatsToChromeTrace(const StepStats& stats);
+
+// Writes StepStatsToChromeTrace(stats) to `file`; returns the number of node executions in it.
+absl::StatusOr<int> WriteChromeTrace(const std::string& file, const StepStats& stats);
 
 }  // namespace sluice
 

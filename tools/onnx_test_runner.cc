@@ -13,6 +13,7 @@
 #include "frontend/onnx/importer.h"
 #include "frontend/onnx/model_loader.h"
 #include "frontend/onnx/onnx_tensor.h"
+#include "tools/chrome_trace.h"
 
 namespace sluice {
 namespace fs = std::filesystem;
@@ -82,7 +83,9 @@ bool IsTensorFile(const std::string& path) {
   return t.ParseFromString(buf.str()) && t.data_type() != 0;
 }
 
-absl::Status RunDataSet(Session* session, const OnnxGraph& g, const fs::path& set) {
+// Traces the run into `trace` unless it is null.
+absl::Status RunDataSet(Session* session, const OnnxGraph& g, const fs::path& set,
+                        RunMetadata* trace) {
   std::vector<std::pair<std::string, Tensor>> feeds;
   std::vector<const OnnxValue*> required;
   for (const auto& in : g.inputs) {
@@ -112,7 +115,9 @@ absl::Status RunDataSet(Session* session, const OnnxGraph& g, const fs::path& se
   std::vector<std::string> fetches;
   for (const auto& out : g.outputs) fetches.push_back(out.tensor);
   std::vector<Tensor> got;
-  SL_RETURN_IF_ERROR(session->Run(feeds, fetches, {}, &got));
+  RunOptions run_options;
+  if (trace != nullptr) run_options.set_trace_level(RunOptions::FULL_TRACE);
+  SL_RETURN_IF_ERROR(session->Run(run_options, feeds, fetches, {}, &got, trace));
   for (size_t i = 0; i < g.outputs.size(); ++i) {
     fs::path file = set / absl::StrCat("output_", i, ".pb");
     if (!fs::exists(file)) continue;
@@ -131,7 +136,8 @@ absl::Status RunDataSet(Session* session, const OnnxGraph& g, const fs::path& se
 
 }  // namespace
 
-OnnxCaseResult RunOnnxTestCase(const std::string& dir, const SessionOptions& options) {
+OnnxCaseResult RunOnnxTestCase(const std::string& dir, const SessionOptions& options,
+                               const std::string& trace_file) {
   OnnxCaseResult r;
   r.name = fs::path(dir).filename().string();
   const auto start = std::chrono::steady_clock::now();
@@ -179,7 +185,10 @@ OnnxCaseResult RunOnnxTestCase(const std::string& dir, const SessionOptions& opt
   absl::Status s = (*session)->Create(g->graph);
   if (!s.ok()) return finish(OnnxCaseResult::kFail, StatusToString(s));
   for (const auto& set : sets) {
-    s = RunDataSet(session->get(), *g, set);
+    RunMetadata metadata;
+    const bool traced = !trace_file.empty() && set == sets.front();
+    s = RunDataSet(session->get(), *g, set, traced ? &metadata : nullptr);
+    if (s.ok() && traced) s = WriteChromeTrace(trace_file, metadata.step_stats()).status();
     if (!s.ok()) {
       return finish(OnnxCaseResult::kFail, s.code() == absl::StatusCode::kInternal
                                                ? std::string(s.message())

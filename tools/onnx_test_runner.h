@@ -27,7 +27,9 @@ struct OnnxCaseResult {
 std::string CompareTensors(const Tensor& got, const Tensor& want);
 
 // `dir` holds model.onnx. Never throws; import or run errors are failures with the message.
-OnnxCaseResult RunOnnxTestCase(const std::string& dir, const SessionOptions& options);
+// A non-empty `trace_file` gets a Chrome trace of the first data set's run.
+OnnxCaseResult RunOnnxTestCase(const std::string& dir, const SessionOptions& options,
+                               const std::string& trace_file = "");
 
 // The case folders under `path` (itself when it holds model.onnx), sorted.
 std::vector<std::string> FindOnnxTestCases(const std::string& path);

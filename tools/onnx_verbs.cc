@@ -37,6 +37,9 @@ options:
   --json FILE        write every case's outcome, reason and time as JSON
   --timeout SECONDS  per case (default 120)
   --no-fork          run cases in this process (for debugging)
+  --trace FILE.json  a Chrome trace of each case's first run (as `sluice run --trace`); with
+                     several cases, one file each, named after the case: t.json ->
+                     t.test_relu.json
   --help             this text
 )";
 
@@ -68,13 +71,14 @@ std::string JsonEscape(const std::string& s) {
 }
 
 // Runs one case in a child process so that a crash or a hang fails only that case.
-OnnxCaseResult RunIsolated(const std::string& dir, const SessionOptions& options, int timeout_s) {
+OnnxCaseResult RunIsolated(const std::string& dir, const SessionOptions& options, int timeout_s,
+                           const std::string& trace_file) {
   int fds[2];
-  if (pipe(fds) != 0) return RunOnnxTestCase(dir, options);
+  if (pipe(fds) != 0) return RunOnnxTestCase(dir, options, trace_file);
   pid_t pid = fork();
   if (pid == 0) {
     close(fds[0]);
-    OnnxCaseResult r = RunOnnxTestCase(dir, options);
+    OnnxCaseResult r = RunOnnxTestCase(dir, options, trace_file);
     std::string msg = absl::StrCat(static_cast<int>(r.outcome), "\t", r.millis, "\t", r.reason);
     size_t off = 0;
     while (off < msg.size()) {
@@ -136,6 +140,7 @@ int TestOnnxVerb(Args& args) {
     return 0;
   }
   std::string json = args.Take("--json");
+  const std::string trace = args.Take("--trace");
   int timeout = 120;
   std::string timeout_s = args.Take("--timeout");
   if (!timeout_s.empty() && (!absl::SimpleAtoi(timeout_s, &timeout) || timeout <= 0)) {
@@ -167,16 +172,32 @@ int TestOnnxVerb(Args& args) {
     std::fflush(stdout);
     results.push_back(std::move(r));
   };
+  std::vector<std::vector<std::string>> cases_of_path;
+  size_t total_cases = 0;
   for (const std::string& path : *paths) {
-    std::vector<std::string> cases = FindOnnxTestCases(path);
-    if (cases.empty()) {
+    cases_of_path.push_back(FindOnnxTestCases(path));
+    total_cases += cases_of_path.back().size();
+  }
+  // "t.json" for one case; "t.<case>.json" for each of several.
+  auto trace_file_of = [&](const std::string& dir) -> std::string {
+    if (trace.empty() || total_cases == 1) return trace;
+    const std::filesystem::path t(trace);
+    return (t.parent_path() / absl::StrCat(t.stem().string(), ".",
+                                           std::filesystem::path(dir).filename().string(),
+                                           t.extension().string()))
+        .string();
+  };
+  for (size_t p = 0; p < paths->size(); ++p) {
+    if (cases_of_path[p].empty()) {
       OnnxCaseResult r;
-      r.name = path;
+      r.name = (*paths)[p];
       r.reason = "no model.onnx here or in its subfolders";
       report(r);
     }
-    for (const std::string& dir : cases) {
-      report(no_fork ? RunOnnxTestCase(dir, options) : RunIsolated(dir, options, timeout));
+    for (const std::string& dir : cases_of_path[p]) {
+      const std::string trace_file = trace_file_of(dir);
+      report(no_fork ? RunOnnxTestCase(dir, options, trace_file)
+                     : RunIsolated(dir, options, timeout, trace_file));
     }
   }
   if (!json.empty()) {

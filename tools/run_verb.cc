@@ -241,12 +241,9 @@ int RunVerb(Args& args) {
   }
   if (show_placement) PrintPlacement(metadata);
   if (!trace_file.empty()) {
-    std::ofstream out(trace_file);
-    out << StepStatsToChromeTrace(metadata.step_stats());
-    if (!out) return fail(absl::InternalError(absl::StrCat("cannot write ", trace_file)));
-    int events = 0;
-    for (const auto& d : metadata.step_stats().dev_stats()) events += d.node_stats_size();
-    std::printf("trace: %s (%d node executions on %d devices)\n", trace_file.c_str(), events,
+    auto events = WriteChromeTrace(trace_file, metadata.step_stats());
+    if (!events.ok()) return fail(events.status());
+    std::printf("trace: %s (%d node executions on %d devices)\n", trace_file.c_str(), *events,
                 metadata.step_stats().dev_stats_size());
   }
   return 0;

@@ -42,4 +42,16 @@ if msg=$($sluice train $m/train_linear.onnx --steps 1 2>&1); then fail "missing 
 echo "$msg" | grep -q "no value for input 't'" || fail "missing feed message: $msg"
 if msg=$($sluice train $m/mlp.onnx --steps 1 2>&1); then fail "model without training_info accepted"; fi
 echo "$msg" | grep -q "no training_info" || fail "no training_info message"
+
+# test-onnx --trace: one Chrome trace per case when there are several, named after the case.
+for c in case_a case_b; do
+  mkdir -p "$out/cases/$c/test_data_set_0"
+  cp $m/train_linear.onnx "$out/cases/$c/model.onnx"
+  cp $m/train_linear_x.pb "$out/cases/$c/test_data_set_0/input_0.pb"
+done
+$sluice test-onnx "$out/cases" --trace "$out/t.json" | grep -q "2 passed, 0 failed" || fail "test-onnx cases"
+grep -q '"traceEvents"' "$out/t.case_a.json" || fail "trace of case_a"
+grep -q '"ph": "X"' "$out/t.case_b.json" || fail "trace of case_b has node events"
+$sluice test-onnx "$out/cases/case_a" --trace "$out/one.json" > /dev/null || fail "one case"
+grep -q '"ph": "X"' "$out/one.json" || fail "trace of a single case goes to FILE itself"
 echo "PASS"
