@@ -35,7 +35,10 @@ tag WeightTag(int spatial, bool grouped) {
 struct DnnlConv::Impl {
   struct Entry {
     memory::dims x_dims, w_dims;
-    const void* w_data;
+    // The weights `weights` was reordered from. Holding the buffer keeps its address from being
+    // reused for other values (weights fed per run, as in training), and keeps kernels from
+    // writing into it in place, so the same address means the same values.
+    std::shared_ptr<TensorBuffer> w_buffer;
     ConvPostOp post;
     bool x_nhwc, y_nhwc;
     dnnl::convolution_forward::primitive_desc pd;
@@ -62,14 +65,19 @@ absl::StatusOr<bool> DnnlConv::Run(const Tensor& x, const Tensor& w, const Tenso
   if (threads > 0 && omp_get_max_threads() != threads) omp_set_num_threads(threads);
   if (spatial < 1 || spatial > 3 || x.dtype() != DT_FLOAT) return false;
   const memory::dims x_dims = Dims(x), w_dims = Dims(w), y_dims = Dims(*y);
-  std::shared_ptr<Impl::Entry> entry;
+  std::shared_ptr<Impl::Entry> entry, stale;  // stale: the same convolution, other weights.
   {
     absl::MutexLock lock(&impl_->mu);
     for (auto it = impl_->entries.begin(); it != impl_->entries.end(); ++it) {
-      if ((*it)->x_dims == x_dims && (*it)->w_dims == w_dims && (*it)->w_data == w.raw_data() &&
-          (*it)->post == post && (*it)->x_nhwc == x_nhwc && (*it)->y_nhwc == y_nhwc) {
-        entry = *it;
-        impl_->entries.splice(impl_->entries.begin(), impl_->entries, it);
+      if ((*it)->x_dims == x_dims && (*it)->w_dims == w_dims && (*it)->post == post &&
+          (*it)->x_nhwc == x_nhwc && (*it)->y_nhwc == y_nhwc) {
+        if ((*it)->w_buffer == w.buffer()) {
+          entry = *it;
+          impl_->entries.splice(impl_->entries.begin(), impl_->entries, it);
+        } else {
+          stale = *it;
+          impl_->entries.erase(it);  // Its weights are out of date; a new entry replaces it.
+        }
         break;
       }
     }
@@ -77,6 +85,31 @@ absl::StatusOr<bool> DnnlConv::Run(const Tensor& x, const Tensor& w, const Tenso
   dnnl::engine& eng = Engine();
   // One stream per thread: creating one per call costs as much as a small convolution.
   thread_local dnnl::stream stream(eng);
+  // The weights in oneDNN's layout for `e`, from W as grouped [g, O/g, I, ...] when grouped.
+  auto reorder_weights = [&](Impl::Entry* e) {
+    memory::dims wd = w_dims;
+    if (group > 1) {
+      wd = {group, w_dims[0] / group};
+      wd.insert(wd.end(), w_dims.begin() + 1, w_dims.end());
+    }
+    memory user_w({wd, memory::data_type::f32, WeightTag(spatial, group > 1)}, eng, const_cast<void*>(w.raw_data()));
+    e->w_buffer = w.buffer();
+    e->weights = memory(e->pd.weights_desc(), eng);
+    dnnl::reorder(user_w, e->weights).execute(stream, user_w, e->weights);
+    stream.wait();
+  };
+  if (entry == nullptr && stale != nullptr) {
+    // New weights for a known convolution: its primitives stay, its weights are reordered again.
+    try {
+      auto e = std::make_shared<Impl::Entry>(*stale);
+      reorder_weights(e.get());
+      entry = e;
+      absl::MutexLock lock(&impl_->mu);
+      impl_->entries.push_front(e);
+    } catch (const dnnl::error&) {
+      return false;
+    }
+  }
   if (entry == nullptr) {
     try {
       memory::dims strides(g.strides.begin(), g.strides.end());
@@ -116,16 +149,12 @@ absl::StatusOr<bool> DnnlConv::Run(const Tensor& x, const Tensor& w, const Tenso
       auto e = std::make_shared<Impl::Entry>();
       e->x_dims = x_dims;
       e->w_dims = w_dims;
-      e->w_data = w.raw_data();
       e->post = post;
       e->x_nhwc = x_nhwc;
       e->y_nhwc = y_nhwc;
       e->pd = dnnl::convolution_forward::primitive_desc(desc, attr, eng);
       e->conv = dnnl::convolution_forward(e->pd);
-      memory user_w({wd, memory::data_type::f32, WeightTag(spatial, grouped)}, eng, const_cast<void*>(w.raw_data()));
-      e->weights = memory(e->pd.weights_desc(), eng);
-      dnnl::reorder(user_w, e->weights).execute(stream, user_w, e->weights);
-      stream.wait();
+      reorder_weights(e.get());
       const memory::desc user_x_md(x_dims, memory::data_type::f32, x_nhwc ? tag::nhwc : DataTag(spatial));
       const memory::desc user_y_md(y_dims, memory::data_type::f32, y_nhwc ? tag::nhwc : DataTag(spatial));
       if (e->pd.src_desc() != user_x_md) {
