@@ -303,6 +303,62 @@ TEST_F(GrpcClusterTest, StopsWhileAClientIsConnected) {
   EXPECT_THAT(std::string(s.message()), HasSubstr(kTask1));
 }
 
+// x -> six Negs -> Add(n6, r), where r is a stateful RandomUniform that the pipeline policy
+// puts beside its reader, in the last stage.
+std::string ChainWithStatefulNode() {
+  std::string text = R"(
+    node { name: "x" op: "Placeholder" attr { key: "dtype" value { type: DT_FLOAT } } }
+    node { name: "r" op: "RandomUniform" attr { key: "shape" value { list { i: 1 i: 2 } } }
+           attr { key: "seed" value { f: 7 } } })";
+  std::string prev = "x";
+  for (int i = 1; i <= 6; ++i) {
+    absl::StrAppend(&text, "node { name: \"n", i, "\" op: \"Neg\" input: \"", prev,
+                    "\" attr { key: \"T\" value { type: DT_FLOAT } } }\n");
+    prev = absl::StrCat("n", i);
+  }
+  absl::StrAppend(&text, "node { name: \"add\" op: \"Add\" input: \"n6\" input: \"r\" ",
+                  "attr { key: \"T\" value { type: DT_FLOAT } } }\n");
+  return text;
+}
+
+// The device of `node` in a run's partition graphs ("" when it is not there).
+std::string DeviceOf(const RunMetadata& metadata, const std::string& node) {
+  for (const GraphDef& g : metadata.partition_graphs()) {
+    for (const NodeDef& n : g.node()) {
+      if (n.name() == node) return n.device();
+    }
+  }
+  return "";
+}
+
+TEST_F(GrpcClusterTest, StatefulNodesStayWhereTheyWereFirstPut) {
+  ConfigProto config;
+  config.mutable_placement()->set_policy("pipeline");
+  RunOptions options;
+  options.set_output_partition_graphs(true);
+  Tensor x = Tensor::FromVector<float>({1, 2}, TensorShape({1, 2}));
+  auto device_of_r = [&](Session* session, bool whole_chain) {
+    std::vector<Tensor> out;
+    RunMetadata metadata;
+    absl::Status s = whole_chain ? session->Run(options, {{"x", x}}, {"add"}, {}, &out, &metadata)
+                                 : session->Run(options, {}, {"r"}, {}, &out, &metadata);
+    EXPECT_TRUE(s.ok()) << s;
+    return DeviceOf(metadata, "r");
+  };
+  // Alone, r goes to the first stage; read at the end of the chain, to the last.
+  auto alone = Connect(0, config);
+  ASSERT_TRUE(alone->Create(Parse(ChainWithStatefulNode())).ok());
+  const std::string first_stage = device_of_r(alone.get(), false);
+  auto session = Connect(0, config);
+  ASSERT_TRUE(session->Create(Parse(ChainWithStatefulNode())).ok());
+  const std::string last_stage = device_of_r(session.get(), true);
+  ASSERT_FALSE(last_stage.empty());
+  ASSERT_NE(first_stage, last_stage) << "the chain does not move r; the test proves nothing";
+  // A new signature that alone would put r on the first stage keeps it where it was.
+  EXPECT_EQ(device_of_r(session.get(), false), last_stage);
+  EXPECT_EQ(device_of_r(session.get(), true), last_stage);
+}
+
 // Calls to task 0's services with requests made by hand, as a retrying or broken client would.
 class RawRpcTest : public GrpcClusterTest {
  protected:

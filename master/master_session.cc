@@ -4,7 +4,9 @@
 #include <map>
 #include <set>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/random/random.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/synchronization/notification.h"
@@ -185,8 +187,24 @@ absl::StatusOr<std::shared_ptr<MasterSession::PreparedStep>> MasterSession::Prep
   std::string default_device = devices_.front().name();
   absl::flat_hash_map<std::string, PartialShape> feed_shapes;
   for (const auto& [name, f] : step->feeds) feed_shapes[name] = f.shape;
+  // A stateful node keeps the device it got first, whatever later signatures' placement
+  // would choose: its state (a variable's value, a random stream) lives there.
+  absl::flat_hash_set<std::string> device_names;
+  for (const auto& d : devices_) device_names.insert(d.name());
+  for (Node* n : graph->nodes()) {
+    auto it = stateful_devices_.find(n->name());
+    if (it != stateful_devices_.end() && device_names.contains(it->second)) {
+      n->mutable_def()->set_device(it->second);
+    }
+  }
   SL_RETURN_IF_ERROR(ApplyPlacementOptions(config_.placement(), devices_, feed_shapes, graph.get()));
   SL_RETURN_IF_ERROR(PlaceGraph(graph.get(), devices_, default_device));
+  for (Node* n : graph->nodes()) {
+    // _Send and _Recv are remade for each signature; only the graph's own nodes count.
+    if (n->op_def().is_stateful() && !absl::StartsWith(n->type_string(), "_")) {
+      stateful_devices_.emplace(n->name(), n->assigned_device());
+    }
+  }
 
   absl::flat_hash_map<std::string, uint64_t> incarnations;
   for (const auto& d : devices_) incarnations[d.name()] = d.incarnation();

@@ -71,6 +71,8 @@ class MasterSession {
   bool closed_ ABSL_GUARDED_BY(mu_) = false;
   GraphDef graph_def_ ABSL_GUARDED_BY(mu_);
   absl::flat_hash_map<std::string, std::shared_ptr<PreparedStep>> cache_ ABSL_GUARDED_BY(mu_);
+  // Where each stateful node was first placed; later signatures put it there too.
+  absl::flat_hash_map<std::string, std::string> stateful_devices_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace sluice
