@@ -9,34 +9,17 @@
 namespace sluice {
 namespace {
 
-absl::StatusOr<TensorShape> ShapeInput(const Tensor& t, absl::string_view what) {
-  if (t.dtype() != DT_INT64 || t.dims() != 1) {
-    return absl::InvalidArgumentError(absl::StrCat(what, " must be a 1-D int64 tensor"));
-  }
-  DimVector dims(t.flat<int64_t>().begin(), t.flat<int64_t>().end());
-  for (int64_t d : dims) {
-    if (d < 0) return absl::InvalidArgumentError(absl::StrCat(what, " has a negative dim"));
-  }
-  return TensorShape(dims);
-}
-
 // Writes dY into zeros of `shape` at the positions ONNX Slice reads (clamping as Slice does).
 template <typename T>
 class SliceGradOp : public OpKernel {
  public:
-  absl::Status Init(OpKernelConstruction* ctx) override {
-    SL_ASSIGN_OR_RETURN(int na, ListArgSize(ctx, "Taxes"));
-    SL_ASSIGN_OR_RETURN(int ns, ListArgSize(ctx, "Tsteps"));
-    has_axes_ = na > 0;
-    has_steps_ = ns > 0;
-    return absl::OkStatus();
-  }
+  absl::Status Init(OpKernelConstruction* ctx) override { return slice_inputs_.Parse(ctx); }
 
   absl::Status Compute(OpKernelContext* ctx) const override {
     const Tensor& dy = ctx->input(0);
     SL_ASSIGN_OR_RETURN(TensorShape shape, ShapeInput(ctx->input(1), "SliceGrad: shape"));
     const int rank = shape.dims();
-    SL_ASSIGN_OR_RETURN(SliceGeometry slice, ComputeSliceGeometry(ctx, 2, has_axes_, has_steps_, shape, "SliceGrad"));
+    SL_ASSIGN_OR_RETURN(SliceGeometry slice, ComputeSliceGeometry(ctx, 2, slice_inputs_, shape, "SliceGrad"));
     const DimVector& begin = slice.begin;
     const DimVector& step = slice.step;
     const DimVector& count = slice.count;
@@ -49,8 +32,7 @@ class SliceGradOp : public OpKernel {
     T* out = dx->data<T>();
     std::fill(out, out + dx->NumElements(), T(0));
     if (dy.NumElements() == 0) return absl::OkStatus();
-    DimVector strides(rank, 1);
-    for (int d = rank - 2; d >= 0; --d) strides[d] = strides[d + 1] * shape.dim_size(d + 1);
+    const DimVector strides = RowMajorStrides(shape);
     int64_t at = 0;
     for (int d = 0; d < rank; ++d) at += begin[d] * strides[d];
     DimVector idx(rank, 0);
@@ -68,7 +50,7 @@ class SliceGradOp : public OpKernel {
   }
 
  private:
-  bool has_axes_ = false, has_steps_ = false;
+  SliceInputs slice_inputs_;
 };
 
 // dX[outer, indices[j], inner] += dY[outer, j, inner].

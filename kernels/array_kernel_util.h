@@ -5,9 +5,9 @@
 //   SL_ASSIGN_OR_RETURN(int axis, NormalizeAxis(axis_, x.dims(), "axis"));
 //   return VisitElements(x.dtype(), [&](auto tag) {
 //     using E = typename decltype(tag)::type;   // uint8_t..uint64_t, Bytes16 or std::string
-//     StridedCopy<E>(x.data<E>() + offset, dims, strides, out->data<E>(), pool);
+//     StridedCopy<E>(ctx, x.data<E>() + offset, dims, strides, out->data<E>());
 //     return absl::OkStatus();
-//   });
+//   });   // or, the same in one call: StridedCopyTensor(ctx, x, offset, dims, strides, out)
 #ifndef SLUICE_KERNELS_ARRAY_KERNEL_UTIL_H_
 #define SLUICE_KERNELS_ARRAY_KERNEL_UTIL_H_
 
@@ -43,6 +43,19 @@ inline absl::StatusOr<std::vector<int64_t>> IndexValues(const Tensor& t, absl::s
         absl::StrCat(what, " must be int32 or int64, got ", DataTypeString(t.dtype())));
   }
   return v;
+}
+
+// A shape input (a 1-D int64 tensor of non-negative dims, as the backward ops take) as a
+// TensorShape; INVALID_ARGUMENT naming `what` otherwise.
+inline absl::StatusOr<TensorShape> ShapeInput(const Tensor& t, absl::string_view what) {
+  if (t.dtype() != DT_INT64 || t.dims() != 1) {
+    return absl::InvalidArgumentError(absl::StrCat(what, " must be a 1-D int64 tensor"));
+  }
+  DimVector dims(t.flat<int64_t>().begin(), t.flat<int64_t>().end());
+  for (int64_t d : dims) {
+    if (d < 0) return absl::InvalidArgumentError(absl::StrCat(what, " has a negative dim"));
+  }
+  return TensorShape(dims);
 }
 
 // The value of an index, with negative values counted from `dim`; INVALID_ARGUMENT otherwise.
@@ -192,29 +205,53 @@ void StridedCopy(OpKernelContext* ctx, const E* src, DimVector dims, DimVector s
   });
 }
 
-// Row-major strides (in elements) of `shape`.
+// StridedCopy of `in`'s elements from `offset` on into `out`, whatever their dtype.
+inline absl::Status StridedCopyTensor(OpKernelContext* ctx, const Tensor& in, int64_t offset,
+                                      const DimVector& dims, const DimVector& strides, Tensor* out) {
+  return VisitElements(in.dtype(), [&](auto tag) {
+    using E = typename decltype(tag)::type;
+    StridedCopy<E>(ctx, static_cast<const E*>(in.raw_data()) + offset, dims, strides,
+                   static_cast<E*>(out->raw_data()));
+    return absl::OkStatus();
+  });
+}
+
 // Where ONNX Slice reads in a tensor of `shape`: per dim, the first index, the step and how
 // many elements. Dims the slice does not name keep begin 0, step 1, their whole size.
 struct SliceGeometry {
   DimVector begin, step, count;
 };
 
+// Which of Slice's optional inputs (axes, steps: list(type) args of length 0 or 1) a node has;
+// Slice and SliceGrad parse them once in Init.
+struct SliceInputs {
+  bool has_axes = false, has_steps = false;
+
+  absl::Status Parse(OpKernelConstruction* ctx) {
+    SL_ASSIGN_OR_RETURN(int na, ListArgSize(ctx, "Taxes"));
+    SL_ASSIGN_OR_RETURN(int ns, ListArgSize(ctx, "Tsteps"));
+    has_axes = na > 0;
+    has_steps = ns > 0;
+    return absl::OkStatus();
+  }
+};
+
 // Reads starts and ends from inputs `first` and `first + 1`, then axes and steps when present,
 // and applies ONNX's rules: negative indices count from the end, then clamp (to [0, dim] for
 // positive steps, [-1, dim - 1] for negative ones). Errors name `op`.
-inline absl::StatusOr<SliceGeometry> ComputeSliceGeometry(OpKernelContext* ctx, int first, bool has_axes,
-                                                          bool has_steps, const TensorShape& shape,
+inline absl::StatusOr<SliceGeometry> ComputeSliceGeometry(OpKernelContext* ctx, int first,
+                                                          const SliceInputs& inputs, const TensorShape& shape,
                                                           absl::string_view op) {
   SL_ASSIGN_OR_RETURN(std::vector<int64_t> starts, IndexValues(ctx->input(first), absl::StrCat(op, ": starts")));
   SL_ASSIGN_OR_RETURN(std::vector<int64_t> ends, IndexValues(ctx->input(first + 1), absl::StrCat(op, ": ends")));
   std::vector<int64_t> axes, steps;
   int next = first + 2;
-  if (has_axes) {
+  if (inputs.has_axes) {
     SL_ASSIGN_OR_RETURN(axes, IndexValues(ctx->input(next++), absl::StrCat(op, ": axes")));
   } else {
     for (size_t i = 0; i < starts.size(); ++i) axes.push_back(static_cast<int64_t>(i));
   }
-  if (has_steps) {
+  if (inputs.has_steps) {
     SL_ASSIGN_OR_RETURN(steps, IndexValues(ctx->input(next++), absl::StrCat(op, ": steps")));
   } else {
     steps.assign(starts.size(), 1);
@@ -256,6 +293,7 @@ inline absl::StatusOr<SliceGeometry> ComputeSliceGeometry(OpKernelContext* ctx, 
   return g;
 }
 
+// Row-major strides (in elements) of `shape`.
 inline DimVector RowMajorStrides(const TensorShape& shape) {
   DimVector strides(shape.dims(), 1);
   for (int i = shape.dims() - 2; i >= 0; --i) strides[i] = strides[i + 1] * shape.dim_size(i + 1);
@@ -272,12 +310,7 @@ inline absl::Status TransposeInto(OpKernelContext* ctx, const Tensor& in,
     dims.push_back(in.dim_size(static_cast<int>(p)));
     strides.push_back(in_strides[p]);
   }
-  return VisitElements(in.dtype(), [&](auto tag) {
-    using E = typename decltype(tag)::type;
-    StridedCopy<E>(ctx, static_cast<const E*>(in.raw_data()), dims, strides,
-                   static_cast<E*>(out->raw_data()));
-    return absl::OkStatus();
-  });
+  return StridedCopyTensor(ctx, in, 0, dims, strides, out);
 }
 
 }  // namespace sluice

@@ -15,12 +15,7 @@ absl::Status CopyView(OpKernelContext* ctx, int output, const Tensor& in, int64_
   SL_RETURN_IF_ERROR(ctx->allocate_output(output, out_shape, &out));
   if (out->NumElements() == 0) return absl::OkStatus();
   DimVector dims(out_shape.dim_sizes().begin(), out_shape.dim_sizes().end());
-  return VisitElements(in.dtype(), [&](auto tag) {
-    using E = typename decltype(tag)::type;
-    StridedCopy<E>(ctx, static_cast<const E*>(in.raw_data()) + offset, dims, strides,
-                   static_cast<E*>(out->raw_data()));
-    return absl::OkStatus();
-  });
+  return StridedCopyTensor(ctx, in, offset, dims, strides, out);
 }
 
 class TransposeOp : public OpKernel {
@@ -181,18 +176,12 @@ class SplitOp : public OpKernel {
 
 class SliceOp : public OpKernel {
  public:
-  absl::Status Init(OpKernelConstruction* ctx) override {
-    SL_ASSIGN_OR_RETURN(int na, ListArgSize(ctx, "Taxes"));
-    SL_ASSIGN_OR_RETURN(int ns, ListArgSize(ctx, "Tsteps"));
-    has_axes_ = na > 0;
-    has_steps_ = ns > 0;
-    return absl::OkStatus();
-  }
+  absl::Status Init(OpKernelConstruction* ctx) override { return slice_inputs_.Parse(ctx); }
 
   absl::Status Compute(OpKernelContext* ctx) const override {
     const Tensor& in = ctx->input(0);
     const int rank = in.dims();
-    SL_ASSIGN_OR_RETURN(SliceGeometry slice, ComputeSliceGeometry(ctx, 1, has_axes_, has_steps_, in.shape(), "Slice"));
+    SL_ASSIGN_OR_RETURN(SliceGeometry slice, ComputeSliceGeometry(ctx, 1, slice_inputs_, in.shape(), "Slice"));
     const DimVector& begin = slice.begin;
     const DimVector& step = slice.step;
     const TensorShape out_shape(slice.count);
@@ -207,8 +196,7 @@ class SliceOp : public OpKernel {
   }
 
  private:
-  bool has_axes_ = false;
-  bool has_steps_ = false;
+  SliceInputs slice_inputs_;
 };
 
 absl::StatusOr<DimVector> ShapeValues(const Tensor& t, absl::string_view what) {
@@ -271,12 +259,7 @@ class TileOp : public OpKernel {
     Tensor* out;
     SL_RETURN_IF_ERROR(ctx->allocate_output(0, out_shape, &out));
     if (out->NumElements() == 0) return absl::OkStatus();
-    return VisitElements(in.dtype(), [&](auto tag) {
-      using E = typename decltype(tag)::type;
-      StridedCopy<E>(ctx, static_cast<const E*>(in.raw_data()), view_dims, strides,
-                     static_cast<E*>(out->raw_data()));
-      return absl::OkStatus();
-    });
+    return StridedCopyTensor(ctx, in, 0, view_dims, strides, out);
   }
 };
 

@@ -11,12 +11,6 @@
 namespace sluice {
 namespace {
 
-std::vector<int64_t> Dims(const Tensor& t, int from) {
-  std::vector<int64_t> d;
-  for (int i = from; i < t.dims(); ++i) d.push_back(t.dim_size(i));
-  return d;
-}
-
 template <typename T>
 class ConvOp : public OpKernel {
  public:
@@ -59,15 +53,13 @@ class ConvOp : public OpKernel {
     if (bias != nullptr && bias->NumElements() != m) {
       return absl::InvalidArgumentError(absl::StrCat("Conv bias has ", bias->NumElements(), " values for ", m, " channels"));
     }
-    std::vector<int64_t> in = Dims(x, 2), kernel = Dims(w, 2);
+    std::vector<int64_t> in = SpatialDims(x.shape()), kernel = SpatialDims(w.shape());
     if (!window_.kernel_shape.empty() && window_.kernel_shape != kernel) {
       return absl::InvalidArgumentError("Conv kernel_shape does not match W");
     }
     SL_ASSIGN_OR_RETURN(WindowGeometry g, ComputeWindowGeometry(in, kernel, window_, false));
-    DimVector out_dims = {n, m};
-    for (int64_t o : g.out) out_dims.push_back(o);
     Tensor* y;
-    SL_RETURN_IF_ERROR(ctx->allocate_output(0, TensorShape(out_dims), &y));
+    SL_RETURN_IF_ERROR(ctx->allocate_output(0, TensorShape(WindowOutputDims(n, m, g)), &y));
     const int64_t cg = c / group_, mg = m / group_;
     const int64_t in_size = Product(in), out_size = Product(g.out), k_size = Product(kernel);
     if (y->NumElements() == 0) return absl::OkStatus();
@@ -182,7 +174,7 @@ class ConvTransposeOp : public OpKernel {
     if (bias != nullptr && bias->NumElements() != m) {
       return absl::InvalidArgumentError(absl::StrCat("ConvTranspose bias has ", bias->NumElements(), " values for ", m, " channels"));
     }
-    std::vector<int64_t> in = Dims(x, 2), kernel = Dims(w, 2);
+    std::vector<int64_t> in = SpatialDims(x.shape()), kernel = SpatialDims(w.shape());
     const size_t nd = in.size();
     WindowGeometry g;
     g.kernel = kernel;

@@ -13,6 +13,18 @@ int64_t Product(const std::vector<int64_t>& v) {
   return p;
 }
 
+std::vector<int64_t> SpatialDims(const TensorShape& shape) {
+  std::vector<int64_t> d;
+  for (int i = 2; i < shape.dims(); ++i) d.push_back(shape.dim_size(i));
+  return d;
+}
+
+DimVector WindowOutputDims(int64_t n, int64_t c, const WindowGeometry& g) {
+  DimVector dims = {n, c};
+  for (int64_t o : g.out) dims.push_back(o);
+  return dims;
+}
+
 absl::Status WindowAttrs::Parse(OpKernelConstruction* ctx, bool has_dilations) {
   SL_RETURN_IF_ERROR(GetNodeAttrOr(ctx->attrs(), "auto_pad", std::string("NOTSET"), &auto_pad));
   SL_RETURN_IF_ERROR(GetNodeAttrOr(ctx->attrs(), "kernel_shape", std::vector<int64_t>{}, &kernel_shape));

@@ -7,6 +7,7 @@
 #ifndef SLUICE_KERNELS_CONV_UTIL_H_
 #define SLUICE_KERNELS_CONV_UTIL_H_
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -51,6 +52,48 @@ void Col2Im(const double* columns, int64_t channels, const std::vector<int64_t>&
             const WindowGeometry& g, double* image);
 
 int64_t Product(const std::vector<int64_t>& v);
+
+// The spatial dims of an N x C x spatial... shape (dims 2 and on).
+std::vector<int64_t> SpatialDims(const TensorShape& shape);
+// [n, c, g.out...]: the shape a window op gives for n images of c channels.
+DimVector WindowOutputDims(int64_t n, int64_t c, const WindowGeometry& g);
+
+// Calls fn(out_index, in-bounds input offsets, cells inside the padded extent) for every
+// output position of one (n, c) plane of spatial size `in`, kernel offsets in row-major order.
+// The pooling kernels and their gradients walk the same windows through it.
+template <typename Fn>
+void ForEachPoolWindow(const std::vector<int64_t>& in, const WindowGeometry& g, Fn&& fn) {
+  const int nd = static_cast<int>(in.size());
+  const int64_t out_size = Product(g.out), k_size = Product(g.kernel);
+  std::vector<int64_t> o(nd, 0), k(nd, 0), cells;
+  cells.reserve(k_size);
+  for (int64_t oi = 0; oi < out_size; ++oi) {
+    cells.clear();
+    int64_t padded = 0;
+    std::fill(k.begin(), k.end(), 0);
+    for (int64_t ki = 0; ki < k_size; ++ki) {
+      int64_t offset = 0;
+      bool inside = true, in_padded = true;
+      for (int d = 0; d < nd; ++d) {
+        const int64_t x = o[d] * g.strides[d] - g.pad_begin[d] + k[d] * g.dilations[d];
+        if (x < -g.pad_begin[d] || x >= in[d] + g.pad_end[d]) in_padded = false;
+        if (x < 0 || x >= in[d]) inside = false;
+        offset = offset * in[d] + x;
+      }
+      if (in_padded) ++padded;
+      if (inside) cells.push_back(offset);
+      for (int d = nd - 1; d >= 0; --d) {
+        if (++k[d] < g.kernel[d]) break;
+        k[d] = 0;
+      }
+    }
+    fn(oi, cells, padded);
+    for (int d = nd - 1; d >= 0; --d) {
+      if (++o[d] < g.out[d]) break;
+      o[d] = 0;
+    }
+  }
+}
 
 }  // namespace sluice
 

@@ -1,6 +1,7 @@
 // Kernels of the ops backward graphs use: SumToShape and ReluGrad.
 #include "absl/strings/str_cat.h"
 #include "kernels/kernel_registry.h"
+#include "kernels/typed_registration.h"
 
 namespace sluice {
 namespace {
@@ -73,12 +74,11 @@ class ReluGradOp : public OpKernel {
   }
 };
 
-REGISTER_KERNEL_BUILDER(Name("SumToShape").Device(DEVICE_CPU).TypeConstraint<float>("T"), SumToShapeOp<float>);
-REGISTER_KERNEL_BUILDER(Name("SumToShape").Device(DEVICE_CPU).TypeConstraint<double>("T"), SumToShapeOp<double>);
-REGISTER_KERNEL_BUILDER(Name("SumToShape").Device(DEVICE_CPU).TypeConstraint<int32_t>("T"), SumToShapeOp<int32_t>);
-REGISTER_KERNEL_BUILDER(Name("SumToShape").Device(DEVICE_CPU).TypeConstraint<int64_t>("T"), SumToShapeOp<int64_t>);
-REGISTER_KERNEL_BUILDER(Name("ReluGrad").Device(DEVICE_CPU).TypeConstraint<float>("T"), ReluGradOp<float>);
-REGISTER_KERNEL_BUILDER(Name("ReluGrad").Device(DEVICE_CPU).TypeConstraint<double>("T"), ReluGradOp<double>);
+[[maybe_unused]] const bool kRegistered = [] {
+  RegisterCpuKernelTemplate<SumToShapeOp>("SumToShape", TypeList<float, double, int32_t, int64_t>{});
+  RegisterCpuKernelTemplate<ReluGradOp>("ReluGrad", TypeList<float, double>{});
+  return true;
+}();
 
 }  // namespace
 }  // namespace sluice

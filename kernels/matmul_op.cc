@@ -140,24 +140,12 @@ class BatchMatMulOp : public OpKernel {
   bool adj_y_ = false;
 };
 
-#define SL_REGISTER_BATCH_MATMUL(T) \
-  REGISTER_KERNEL_BUILDER(Name("BatchMatMulV2").Device(DEVICE_CPU).TypeConstraint<T>("T"), BatchMatMulOp<T>)
-SL_REGISTER_BATCH_MATMUL(float);
-SL_REGISTER_BATCH_MATMUL(double);
-SL_REGISTER_BATCH_MATMUL(half);
-SL_REGISTER_BATCH_MATMUL(bfloat16);
-SL_REGISTER_BATCH_MATMUL(int32_t);
-SL_REGISTER_BATCH_MATMUL(int64_t);
-SL_REGISTER_BATCH_MATMUL(uint32_t);
-SL_REGISTER_BATCH_MATMUL(uint64_t);
-#undef SL_REGISTER_BATCH_MATMUL
-
-REGISTER_KERNEL_BUILDER(Name("MatMul").Device(DEVICE_CPU).TypeConstraint<float>("T"), MatMulOp<float>);
-REGISTER_KERNEL_BUILDER(Name("MatMul").Device(DEVICE_CPU).TypeConstraint<double>("T"), MatMulOp<double>);
-REGISTER_KERNEL_BUILDER(Name("MatMul").Device(DEVICE_CPU).TypeConstraint<half>("T"), MatMulOp<half>);
-REGISTER_KERNEL_BUILDER(Name("MatMul").Device(DEVICE_CPU).TypeConstraint<bfloat16>("T"), MatMulOp<bfloat16>);
-REGISTER_KERNEL_BUILDER(Name("MatMul").Device(DEVICE_CPU).TypeConstraint<int32_t>("T"), MatMulOp<int32_t>);
-REGISTER_KERNEL_BUILDER(Name("MatMul").Device(DEVICE_CPU).TypeConstraint<int64_t>("T"), MatMulOp<int64_t>);
+[[maybe_unused]] const bool kRegistered = [] {
+  using MatMulTypes = TypeList<float, double, half, bfloat16, int32_t, int64_t>;
+  RegisterCpuKernelTemplate<BatchMatMulOp>("BatchMatMulV2", MatMulTypes{} + TypeList<uint32_t, uint64_t>{});
+  RegisterCpuKernelTemplate<MatMulOp>("MatMul", MatMulTypes{});
+  return true;
+}();
 
 }  // namespace
 }  // namespace sluice

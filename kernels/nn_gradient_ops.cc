@@ -7,30 +7,14 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "kernels/array_kernel_util.h"
 #include "kernels/blas.h"
 #include "kernels/conv_util.h"
 #include "kernels/kernel_registry.h"
+#include "kernels/typed_registration.h"
 
 namespace sluice {
 namespace {
-
-std::vector<int64_t> DimsFrom(const TensorShape& s, int from) {
-  std::vector<int64_t> d;
-  for (int i = from; i < s.dims(); ++i) d.push_back(s.dim_size(i));
-  return d;
-}
-
-// A shape input (int64 vector) as a TensorShape; INVALID_ARGUMENT naming `what` otherwise.
-absl::StatusOr<TensorShape> ShapeInput(const Tensor& t, absl::string_view what) {
-  if (t.dtype() != DT_INT64 || t.dims() != 1) {
-    return absl::InvalidArgumentError(absl::StrCat(what, " must be a 1-D int64 tensor"));
-  }
-  DimVector dims(t.flat<int64_t>().begin(), t.flat<int64_t>().end());
-  for (int64_t d : dims) {
-    if (d < 0) return absl::InvalidArgumentError(absl::StrCat(what, " has a negative dim"));
-  }
-  return TensorShape(dims);
-}
 
 // The checks both convolution gradients share: ranks, channels per group, and dY's shape
 // against the geometry the forward Conv computed.
@@ -54,18 +38,17 @@ absl::StatusOr<ConvProblem> MakeConvProblem(const TensorShape& x, const TensorSh
     return absl::InvalidArgumentError(absl::StrCat(op, ": X has ", p.c, " channels, W is ", w.DebugString(),
                                                    " with group ", group));
   }
-  p.in = DimsFrom(x, 2);
-  std::vector<int64_t> kernel = DimsFrom(w, 2);
+  p.in = SpatialDims(x);
+  std::vector<int64_t> kernel = SpatialDims(w);
   if (!window.kernel_shape.empty() && window.kernel_shape != kernel) {
     return absl::InvalidArgumentError(absl::StrCat(op, ": kernel_shape does not match W ", w.DebugString()));
   }
   SL_ASSIGN_OR_RETURN(p.g, ComputeWindowGeometry(p.in, kernel, window, false));
-  DimVector want = {p.n, p.m};
-  for (int64_t o : p.g.out) want.push_back(o);
-  if (TensorShape(want) != dy) {
+  const TensorShape want(WindowOutputDims(p.n, p.m, p.g));
+  if (want != dy) {
     return absl::InvalidArgumentError(absl::StrCat(op, ": dY is ", dy.DebugString(), " but Conv of X ",
                                                    x.DebugString(), " and W ", w.DebugString(), " gives ",
-                                                   TensorShape(want).DebugString()));
+                                                   want.DebugString()));
   }
   p.cg = p.c / group;
   p.mg = p.m / group;
@@ -75,14 +58,22 @@ absl::StatusOr<ConvProblem> MakeConvProblem(const TensorShape& x, const TensorSh
   return p;
 }
 
-template <typename T>
-class ConvBackpropInputOp : public OpKernel {
+// The attrs both convolution gradients take, as the forward Conv has them.
+class ConvBackpropOp : public OpKernel {
  public:
   absl::Status Init(OpKernelConstruction* ctx) override {
     SL_RETURN_IF_ERROR(window_.Parse(ctx));
     return ctx->GetAttr("group", &group_);
   }
 
+ protected:
+  WindowAttrs window_;
+  int64_t group_ = 1;
+};
+
+template <typename T>
+class ConvBackpropInputOp : public ConvBackpropOp {
+ public:
   absl::Status Compute(OpKernelContext* ctx) const override {
     const Tensor& dy = ctx->input(0);
     const Tensor& w = ctx->input(1);
@@ -107,20 +98,11 @@ class ConvBackpropInputOp : public OpKernel {
     }
     return absl::OkStatus();
   }
-
- private:
-  WindowAttrs window_;
-  int64_t group_ = 1;
 };
 
 template <typename T>
-class ConvBackpropFilterOp : public OpKernel {
+class ConvBackpropFilterOp : public ConvBackpropOp {
  public:
-  absl::Status Init(OpKernelConstruction* ctx) override {
-    SL_RETURN_IF_ERROR(window_.Parse(ctx));
-    return ctx->GetAttr("group", &group_);
-  }
-
   absl::Status Compute(OpKernelContext* ctx) const override {
     const Tensor& x = ctx->input(0);
     const Tensor& dy = ctx->input(1);
@@ -144,47 +126,7 @@ class ConvBackpropFilterOp : public OpKernel {
     }
     return absl::OkStatus();
   }
-
- private:
-  WindowAttrs window_;
-  int64_t group_ = 1;
 };
-
-// Calls fn(out_index, in-bounds input offsets, cells inside the padded extent) for every
-// output position of one (n, c) plane, kernel offsets in row-major order (as pool_ops.cc).
-template <typename Fn>
-void ForEachPoolWindow(const std::vector<int64_t>& in, const WindowGeometry& g, Fn&& fn) {
-  const int nd = static_cast<int>(in.size());
-  const int64_t out_size = Product(g.out), k_size = Product(g.kernel);
-  std::vector<int64_t> o(nd, 0), k(nd, 0), cells;
-  cells.reserve(k_size);
-  for (int64_t oi = 0; oi < out_size; ++oi) {
-    cells.clear();
-    int64_t padded = 0;
-    std::fill(k.begin(), k.end(), 0);
-    for (int64_t ki = 0; ki < k_size; ++ki) {
-      int64_t offset = 0;
-      bool inside = true, in_padded = true;
-      for (int d = 0; d < nd; ++d) {
-        const int64_t x = o[d] * g.strides[d] - g.pad_begin[d] + k[d] * g.dilations[d];
-        if (x < -g.pad_begin[d] || x >= in[d] + g.pad_end[d]) in_padded = false;
-        if (x < 0 || x >= in[d]) inside = false;
-        offset = offset * in[d] + x;
-      }
-      if (in_padded) ++padded;
-      if (inside) cells.push_back(offset);
-      for (int d = nd - 1; d >= 0; --d) {
-        if (++k[d] < g.kernel[d]) break;
-        k[d] = 0;
-      }
-    }
-    fn(oi, cells, padded);
-    for (int d = nd - 1; d >= 0; --d) {
-      if (++o[d] < g.out[d]) break;
-      o[d] = 0;
-    }
-  }
-}
 
 // The pooled geometry of X's shape, checked against dY's shape.
 absl::StatusOr<WindowGeometry> PoolGeometry(const TensorShape& x, const TensorShape& dy, const WindowAttrs& window,
@@ -192,12 +134,11 @@ absl::StatusOr<WindowGeometry> PoolGeometry(const TensorShape& x, const TensorSh
   if (x.dims() < 3) {
     return absl::InvalidArgumentError(absl::StrCat(op, " needs N x C x spatial input, got ", x.DebugString()));
   }
-  SL_ASSIGN_OR_RETURN(WindowGeometry g, ComputeWindowGeometry(DimsFrom(x, 2), window.kernel_shape, window, ceil_mode));
-  DimVector want = {x.dim_size(0), x.dim_size(1)};
-  for (int64_t o : g.out) want.push_back(o);
-  if (TensorShape(want) != dy) {
+  SL_ASSIGN_OR_RETURN(WindowGeometry g, ComputeWindowGeometry(SpatialDims(x), window.kernel_shape, window, ceil_mode));
+  const TensorShape want(WindowOutputDims(x.dim_size(0), x.dim_size(1), g));
+  if (want != dy) {
     return absl::InvalidArgumentError(absl::StrCat(op, ": dY is ", dy.DebugString(), " but pooling X ",
-                                                   x.DebugString(), " gives ", TensorShape(want).DebugString()));
+                                                   x.DebugString(), " gives ", want.DebugString()));
   }
   return g;
 }
@@ -226,7 +167,7 @@ class MaxPoolGradOp : public OpKernel {
     SL_RETURN_IF_ERROR(ctx->allocate_output(0, x.shape(), &dx));
     std::fill(dx->data<T>(), dx->data<T>() + dx->NumElements(), T(0));
     const int64_t planes = x.dim_size(0) * x.dim_size(1);
-    const std::vector<int64_t> in = DimsFrom(x.shape(), 2);
+    const std::vector<int64_t> in = SpatialDims(x.shape());
     const int64_t in_size = Product(in), out_size = Product(g.out);
     for (int64_t p = 0; p < planes; ++p) {
       const T* xp = x.data<T>() + p * in_size;
@@ -265,7 +206,7 @@ class AveragePoolGradOp : public OpKernel {
     SL_RETURN_IF_ERROR(ctx->allocate_output(0, x_shape, &dx));
     std::fill(dx->data<T>(), dx->data<T>() + dx->NumElements(), T(0));
     const int64_t planes = x_shape.dim_size(0) * x_shape.dim_size(1);
-    const std::vector<int64_t> in = DimsFrom(x_shape, 2);
+    const std::vector<int64_t> in = SpatialDims(x_shape);
     const int64_t in_size = Product(in), out_size = Product(g.out);
     for (int64_t p = 0; p < planes; ++p) {
       const T* dyp = dy.data<T>() + p * out_size;
@@ -386,20 +327,20 @@ class BatchNormGradOp : public OpKernel {
   bool training_ = false, spatial_ = true;
 };
 
-#define SL_REGISTER_NN_GRADIENTS(T)                                                                          \
-  REGISTER_KERNEL_BUILDER(Name("ConvBackpropInput").Device(DEVICE_CPU).TypeConstraint<T>("T"),              \
-                          ConvBackpropInputOp<T>);                                                           \
-  REGISTER_KERNEL_BUILDER(Name("ConvBackpropFilter").Device(DEVICE_CPU).TypeConstraint<T>("T"),             \
-                          ConvBackpropFilterOp<T>);                                                          \
-  REGISTER_KERNEL_BUILDER(Name("MaxPoolGrad").Device(DEVICE_CPU).TypeConstraint<T>("T"), MaxPoolGradOp<T>); \
-  REGISTER_KERNEL_BUILDER(Name("AveragePoolGrad").Device(DEVICE_CPU).TypeConstraint<T>("T"),                \
-                          AveragePoolGradOp<T>);                                                             \
-  REGISTER_KERNEL_BUILDER(                                                                                   \
-      Name("BatchNormalizationGrad").Device(DEVICE_CPU).TypeConstraint<T>("T").TypeConstraint<T>("U"),      \
-      BatchNormGradOp<T, T>)
-SL_REGISTER_NN_GRADIENTS(float);
-SL_REGISTER_NN_GRADIENTS(double);
-#undef SL_REGISTER_NN_GRADIENTS
+[[maybe_unused]] const bool kRegistered = [] {
+  using Types = TypeList<float, double>;
+  RegisterCpuKernelTemplate<ConvBackpropInputOp>("ConvBackpropInput", Types{});
+  RegisterCpuKernelTemplate<ConvBackpropFilterOp>("ConvBackpropFilter", Types{});
+  RegisterCpuKernelTemplate<MaxPoolGradOp>("MaxPoolGrad", Types{});
+  RegisterCpuKernelTemplate<AveragePoolGradOp>("AveragePoolGrad", Types{});
+  return true;
+}();
+REGISTER_KERNEL_BUILDER(
+    Name("BatchNormalizationGrad").Device(DEVICE_CPU).TypeConstraint<float>("T").TypeConstraint<float>("U"),
+    BatchNormGradOp<float, float>);
+REGISTER_KERNEL_BUILDER(
+    Name("BatchNormalizationGrad").Device(DEVICE_CPU).TypeConstraint<double>("T").TypeConstraint<double>("U"),
+    BatchNormGradOp<double, double>);
 
 }  // namespace
 }  // namespace sluice

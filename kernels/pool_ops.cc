@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "kernels/conv_util.h"
 #include "kernels/kernel_registry.h"
+#include "kernels/typed_registration.h"
 
 namespace sluice {
 namespace {
@@ -18,49 +19,6 @@ template <typename T>
 double AsDouble(T v) {
   if constexpr (std::is_same_v<T, double>) return v;
   return static_cast<double>(static_cast<float>(v));
-}
-
-std::vector<int64_t> Spatial(const Tensor& t) {
-  std::vector<int64_t> d;
-  for (int i = 2; i < t.dims(); ++i) d.push_back(t.dim_size(i));
-  return d;
-}
-
-// Visits every output position of one (n, c) plane with the in-bounds input positions of its
-// window: fn(out_index, window_inputs, window_cells_in_padded_extent).
-template <typename Fn>
-void ForEachWindow(const std::vector<int64_t>& in, const WindowGeometry& g, Fn&& fn) {
-  const int nd = static_cast<int>(in.size());
-  const int64_t out_size = Product(g.out), k_size = Product(g.kernel);
-  std::vector<int64_t> o(nd, 0), k(nd, 0);
-  std::vector<int64_t> inputs;
-  inputs.reserve(k_size);
-  for (int64_t oi = 0; oi < out_size; ++oi) {
-    inputs.clear();
-    int64_t padded_cells = 0;
-    std::fill(k.begin(), k.end(), 0);
-    for (int64_t ki = 0; ki < k_size; ++ki) {
-      int64_t offset = 0;
-      bool inside = true, in_padded = true;
-      for (int d = 0; d < nd; ++d) {
-        int64_t x = o[d] * g.strides[d] - g.pad_begin[d] + k[d] * g.dilations[d];
-        if (x < -g.pad_begin[d] || x >= in[d] + g.pad_end[d]) in_padded = false;
-        if (x < 0 || x >= in[d]) inside = false;
-        offset = offset * in[d] + x;
-      }
-      if (in_padded) ++padded_cells;
-      if (inside) inputs.push_back(offset);
-      for (int d = nd - 1; d >= 0; --d) {
-        if (++k[d] < g.kernel[d]) break;
-        k[d] = 0;
-      }
-    }
-    fn(oi, inputs, padded_cells);
-    for (int d = nd - 1; d >= 0; --d) {
-      if (++o[d] < g.out[d]) break;
-      o[d] = 0;
-    }
-  }
 }
 
 template <typename T, PoolKind kKind>
@@ -93,10 +51,9 @@ class PoolOp : public OpKernel {
     if (x.dims() < 3) {
       return absl::InvalidArgumentError(absl::StrCat("pooling needs N x C x spatial input, got ", x.shape().DebugString()));
     }
-    std::vector<int64_t> in = Spatial(x);
+    std::vector<int64_t> in = SpatialDims(x.shape());
     SL_ASSIGN_OR_RETURN(WindowGeometry g, ComputeWindowGeometry(in, window_.kernel_shape, window_, ceil_mode_ != 0));
-    DimVector dims = {x.dim_size(0), x.dim_size(1)};
-    for (int64_t o : g.out) dims.push_back(o);
+    const DimVector dims = WindowOutputDims(x.dim_size(0), x.dim_size(1), g);
     Tensor* y;
     SL_RETURN_IF_ERROR(ctx->allocate_output(0, TensorShape(dims), &y));
     Tensor* indices = nullptr;
@@ -132,7 +89,7 @@ class PoolOp : public OpKernel {
       const T* xp = x.data<T>() + p * in_size;
       T* yp = y->data<T>() + p * out_size;
       int64_t* ip = indices ? indices->data<int64_t>() + p * out_size : nullptr;
-      ForEachWindow(in, g, [&](int64_t oi, const std::vector<int64_t>& cells, int64_t padded) {
+      ForEachPoolWindow(in, g, [&](int64_t oi, const std::vector<int64_t>& cells, int64_t padded) {
         (void)ip;
         if constexpr (kKind == PoolKind::kMax) {
           double best = -std::numeric_limits<double>::infinity();
@@ -375,24 +332,25 @@ class MaxUnpoolOp : public OpKernel {
   WindowAttrs window_;
 };
 
-#define SL_REGISTER_POOLS(T)                                                                                  \
-  REGISTER_KERNEL_BUILDER(Name("MaxPool").Device(DEVICE_CPU).TypeConstraint<T>("T"), PoolOp<T, PoolKind::kMax>); \
-  REGISTER_KERNEL_BUILDER(Name("AveragePool").Device(DEVICE_CPU).TypeConstraint<T>("T"),                       \
-                          PoolOp<T, PoolKind::kAverage>);                                                      \
-  REGISTER_KERNEL_BUILDER(Name("LpPool").Device(DEVICE_CPU).TypeConstraint<T>("T"), PoolOp<T, PoolKind::kLp>);   \
-  REGISTER_KERNEL_BUILDER(Name("GlobalMaxPool").Device(DEVICE_CPU).TypeConstraint<T>("T"),                     \
-                          GlobalPoolOp<T, PoolKind::kMax>);                                                    \
-  REGISTER_KERNEL_BUILDER(Name("GlobalAveragePool").Device(DEVICE_CPU).TypeConstraint<T>("T"),                 \
-                          GlobalPoolOp<T, PoolKind::kAverage>);                                                \
-  REGISTER_KERNEL_BUILDER(Name("GlobalLpPool").Device(DEVICE_CPU).TypeConstraint<T>("T"),                      \
-                          GlobalPoolOp<T, PoolKind::kLp>);                                                     \
-  REGISTER_KERNEL_BUILDER(Name("MaxUnpool").Device(DEVICE_CPU).TypeConstraint<T>("T"), MaxUnpoolOp<T>)
-SL_REGISTER_POOLS(float);
-SL_REGISTER_POOLS(double);
-#undef SL_REGISTER_POOLS
+// Kernels of one pool kind for each type in the list (as RegisterUnary in unary_ops.cc).
+template <template <typename, PoolKind> class K, PoolKind kKind, typename Types>
+void RegisterPool(const char* op, Types types) {
+  RegisterCpuKernels(op, "T", types, [](auto t) -> std::unique_ptr<OpKernel> {
+    return std::make_unique<K<typename decltype(t)::type, kKind>>();
+  });
+}
 
-REGISTER_KERNEL_BUILDER(Name("MaxPool").Device(DEVICE_CPU).TypeConstraint<int8_t>("T"), PoolOp<int8_t, PoolKind::kMax>);
-REGISTER_KERNEL_BUILDER(Name("MaxPool").Device(DEVICE_CPU).TypeConstraint<uint8_t>("T"), PoolOp<uint8_t, PoolKind::kMax>);
+[[maybe_unused]] const bool kRegistered = [] {
+  using Types = TypeList<float, double>;
+  RegisterPool<PoolOp, PoolKind::kMax>("MaxPool", Types{} + TypeList<int8_t, uint8_t>{});
+  RegisterPool<PoolOp, PoolKind::kAverage>("AveragePool", Types{});
+  RegisterPool<PoolOp, PoolKind::kLp>("LpPool", Types{});
+  RegisterPool<GlobalPoolOp, PoolKind::kMax>("GlobalMaxPool", Types{});
+  RegisterPool<GlobalPoolOp, PoolKind::kAverage>("GlobalAveragePool", Types{});
+  RegisterPool<GlobalPoolOp, PoolKind::kLp>("GlobalLpPool", Types{});
+  RegisterCpuKernelTemplate<MaxUnpoolOp>("MaxUnpool", Types{});
+  return true;
+}();
 
 }  // namespace
 }  // namespace sluice

@@ -31,9 +31,7 @@ absl::StatusOr<IntegerConv> RunIntegerConv(const char* op, const Tensor& x, cons
     return absl::InvalidArgumentError(absl::StrCat(op, " channels do not fit: x has ", c, " channels, w is ",
                                                    w.shape().DebugString(), " with group ", group));
   }
-  std::vector<int64_t> in, kernel;
-  for (int i = 2; i < x.dims(); ++i) in.push_back(x.dim_size(i));
-  for (int i = 2; i < w.dims(); ++i) kernel.push_back(w.dim_size(i));
+  const std::vector<int64_t> in = SpatialDims(x.shape()), kernel = SpatialDims(w.shape());
   if (!window.kernel_shape.empty() && window.kernel_shape != kernel) {
     return absl::InvalidArgumentError(absl::StrCat(op, " kernel_shape does not match w"));
   }
@@ -56,9 +54,7 @@ absl::StatusOr<IntegerConv> RunIntegerConv(const char* op, const Tensor& x, cons
     SL_ASSIGN_OR_RETURN(wzp, ReadQuantized(*w_zp, "w_zero_point"));
   }
   IntegerConv r;
-  DimVector out_dims = {n, m};
-  for (int64_t o : g.out) out_dims.push_back(o);
-  SL_ASSIGN_OR_RETURN(r.out_shape, TensorShape::FromDims(out_dims));
+  SL_ASSIGN_OR_RETURN(r.out_shape, TensorShape::FromDims(WindowOutputDims(n, m, g)));
   r.channels = m;
   r.out_size = Product(g.out);
   r.acc.assign(r.out_shape.num_elements(), 0.0);
@@ -111,8 +107,7 @@ class ConvIntegerOp : public OpKernel {
     Tensor* y;
     SL_RETURN_IF_ERROR(ctx->allocate_output(0, r.out_shape, &y));
     int32_t* yd = y->data<int32_t>();
-    constexpr double lo = std::numeric_limits<int32_t>::min(), hi = std::numeric_limits<int32_t>::max();
-    for (size_t i = 0; i < r.acc.size(); ++i) yd[i] = static_cast<int32_t>(std::min(hi, std::max(lo, r.acc[i])));
+    for (size_t i = 0; i < r.acc.size(); ++i) yd[i] = SaturateInt32(r.acc[i]);
     return absl::OkStatus();
   }
 

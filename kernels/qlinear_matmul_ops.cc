@@ -105,11 +105,6 @@ absl::StatusOr<IntegerMatMul> RunIntegerMatMul(const char* op, const Tensor& a, 
   return r;
 }
 
-int32_t SaturateInt32(double v) {
-  constexpr double lo = std::numeric_limits<int32_t>::min(), hi = std::numeric_limits<int32_t>::max();
-  return static_cast<int32_t>(v < lo ? lo : (v > hi ? hi : v));
-}
-
 class MatMulIntegerOp : public OpKernel {
  public:
   absl::Status Compute(OpKernelContext* ctx) const override {

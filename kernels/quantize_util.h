@@ -28,6 +28,12 @@ Q SaturateRound(F v, int32_t zero_point) {
   return static_cast<Q>(q < lo ? lo : (q > hi ? hi : q));
 }
 
+// v clamped to int32's range (ConvInteger and MatMulInteger accumulate in double).
+inline int32_t SaturateInt32(double v) {
+  constexpr double lo = std::numeric_limits<int32_t>::min(), hi = std::numeric_limits<int32_t>::max();
+  return static_cast<int32_t>(v < lo ? lo : (v > hi ? hi : v));
+}
+
 // The values of an int8, uint8 or int32 tensor as int32; INVALID_ARGUMENT naming `what` for
 // other dtypes.
 absl::StatusOr<std::vector<int32_t>> ReadQuantized(const Tensor& t, const char* what);

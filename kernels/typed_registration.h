@@ -42,6 +42,16 @@ void RegisterCpuKernels(const char* op, const char* type_attr, TypeList<Ts...>, 
    ...);
 }
 
+// The same for a kernel class template: K<T> for each T in the list.
+//
+//   RegisterCpuKernelTemplate<MatMulOp>("MatMul", TypeList<float, double>{});
+template <template <typename> class K, typename... Ts>
+void RegisterCpuKernelTemplate(const char* op, TypeList<Ts...> types, const char* type_attr = "T") {
+  RegisterCpuKernels(op, type_attr, types, [](auto t) -> std::unique_ptr<OpKernel> {
+    return std::make_unique<K<typename decltype(t)::type>>();
+  });
+}
+
 }  // namespace sluice
 
 #endif  // SLUICE_KERNELS_TYPED_REGISTRATION_H_
