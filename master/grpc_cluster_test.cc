@@ -475,6 +475,47 @@ TEST_F(RawRpcTest, ARetriedRecvTensorIsRefused) {
   EXPECT_THAT(again.error_message(), HasSubstr("request id 9 of RecvTensor"));
 }
 
+TEST_F(RawRpcTest, AStepWhoseMasterWentAwayIsCleanedUp) {
+  // A partition waiting for a value its master will never send.
+  NodeDef recv;
+  recv.set_name("wait");
+  recv.set_op("_Recv");
+  recv.set_device(absl::StrCat(kTask0, "/device:CPU:0"));
+  AddNodeAttr("tensor_type", DT_FLOAT, &recv);
+  AddNodeAttr("tensor_name", "never:0", &recv);
+  AddNodeAttr("send_device", kClientDevice, &recv);
+  AddNodeAttr("send_device_incarnation", static_cast<int64_t>(kClientIncarnation), &recv);
+  AddNodeAttr("recv_device", recv.device(), &recv);
+  AddNodeAttr("client_terminated", true, &recv);
+  rpc::RegisterGraphRequest reg;
+  *reg.mutable_graph_def()->add_node() = recv;
+  rpc::RegisterGraphResponse reg_response;
+  {
+    grpc::ClientContext context;
+    ASSERT_TRUE(worker_->RegisterGraph(&context, reg, &reg_response).ok());
+  }
+  grpc::ClientContext context;
+  rpc::RunGraphRequest request;
+  request.set_graph_handle(reg_response.graph_handle());
+  request.set_step_id(4242);
+  rpc::RunGraphResponse response;
+  absl::Notification done;
+  grpc::Status status;
+  worker_->async()->RunGraph(&context, &request, &response, [&](grpc::Status s) {
+    status = s;
+    done.Notify();
+  });
+  Worker* worker = servers_[0]->worker();
+  for (int i = 0; i < 500 && worker->NumSteps() == 0; ++i) absl::SleepFor(absl::Milliseconds(10));
+  ASSERT_EQ(worker->NumSteps(), 1u);
+  // What the worker sees when its master dies: the call is cancelled, no CleanupGraph follows.
+  context.TryCancel();
+  ASSERT_TRUE(done.WaitForNotificationWithTimeout(absl::Seconds(10)));
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::CANCELLED);
+  for (int i = 0; i < 500 && worker->NumSteps() != 0; ++i) absl::SleepFor(absl::Milliseconds(10));
+  EXPECT_EQ(worker->NumSteps(), 0u);
+}
+
 TEST_F(RawRpcTest, GarbagePayloadsGetErrorsAndTheServerGoesOn) {
   const std::string garbage = "\xff\xff\xff\xff\x0f not a protobuf \x01\x02";
   for (const char* method :

@@ -121,10 +121,13 @@ grpc::ServerUnaryReactor* GrpcWorkerService::RunGraph(grpc::CallbackServerContex
   class Reactor : public OnceReactor {
    public:
     Reactor(Worker* worker, int64_t step_id) : worker_(worker), step_id_(step_id) {}
-    // The master cancels a step's calls when it aborts the step; so does a deadline.
+    // The master cancels a step's calls when it aborts the step; so does a deadline, and so
+    // does the master's death (its connection closes). In that last case no CleanupGraph will
+    // come, so the step is cleaned up here; a later one from a live master is a no-op.
     void OnCancel() override {
       worker_->AbortStep(step_id_, absl::CancelledError(absl::StrCat(
                                        "step ", step_id_, " was cancelled on ", worker_->task_name())));
+      worker_->CleanupGraph(step_id_);
     }
     RunGraphRequest request;
     RunGraphResponse response;

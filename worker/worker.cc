@@ -98,6 +98,11 @@ std::shared_ptr<LocalRendezvous> Worker::StepRendezvous(int64_t step_id) {
   return r;
 }
 
+size_t Worker::NumSteps() {
+  absl::MutexLock lock(&mu_);
+  return steps_.size();
+}
+
 void Worker::CleanupGraph(int64_t step_id) {
   std::shared_ptr<LocalRendezvous> r;
   absl::MutexLock lock(&mu_);

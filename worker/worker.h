@@ -63,6 +63,8 @@ class Worker : public WorkerInterface {
   Device* FindDevice(absl::string_view name) const;
   // The rendezvous of a step, created on first use; shared with remote senders.
   std::shared_ptr<LocalRendezvous> StepRendezvous(int64_t step_id);
+  // Steps whose rendezvous is held: running, or finished and awaiting CleanupGraph.
+  size_t NumSteps();
 
  private:
   struct GraphItem {
