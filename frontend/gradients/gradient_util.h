@@ -80,6 +80,42 @@ inline absl::StatusOr<std::string> ReshapeLike(GradientBuilder* b, const std::st
   return b->Binary("Reshape", t, shape);
 }
 
+// `t` broadcast to the shape of `like`.
+inline absl::StatusOr<std::string> ExpandLike(GradientBuilder* b, const std::string& t, const std::string& like) {
+  SL_ASSIGN_OR_RETURN(std::string shape, b->Unary("Shape", like));
+  return b->Binary("Expand", t, shape);
+}
+
+// A reduction's output and gradient with the reduced dims kept (as size 1), so that they
+// broadcast against the input.
+struct Kept {
+  std::string y, dy;
+};
+
+inline absl::StatusOr<Kept> KeepReducedDims(GradientBuilder* b, const GradientNode& n, const std::string& dy) {
+  SL_ASSIGN_OR_RETURN(bool keepdims, NodeAttr<bool>(n, "keepdims", true));
+  Kept k{n.outputs[0], dy};
+  // Without axes everything is reduced (a scalar broadcasts as it is) or nothing is.
+  if (keepdims || n.inputs.size() < 2) return k;
+  SL_ASSIGN_OR_RETURN(k.y, b->Binary("Unsqueeze", n.outputs[0], n.inputs[1]));
+  SL_ASSIGN_OR_RETURN(k.dy, b->Binary("Unsqueeze", dy, n.inputs[1]));
+  return k;
+}
+
+inline absl::StatusOr<std::string> Where(GradientBuilder* b, const std::string& cond, const std::string& t,
+                                         const std::string& f) {
+  SL_ASSIGN_OR_RETURN(auto out, b->Add("Where", {{cond}, {t}, {f}}));
+  return out[0];
+}
+
+// `t` cast to `dt` (itself when it has that type).
+inline absl::StatusOr<std::string> CastTo(GradientBuilder* b, const std::string& t, DataType dt) {
+  if (b->Dtype(t) == dt) return t;
+  AttrMap to;
+  to["to"] = Attr(dt);
+  return b->Unary("Cast", t, to);
+}
+
 }  // namespace gradient_util
 }  // namespace sluice
 

@@ -12,7 +12,10 @@ namespace {
 using Dxs = std::vector<std::string>;
 using gradient_util::Attr;
 using gradient_util::Int64Const;
+using gradient_util::ExpandLike;
 using gradient_util::IsFloat;
+using gradient_util::KeepReducedDims;
+using gradient_util::Kept;
 using gradient_util::ListSize;
 using gradient_util::NodeAttr;
 using gradient_util::ScalarConst;
@@ -198,27 +201,6 @@ absl::Status LogSoftmaxGrad(GradientBuilder* b, const GradientNode& n, const Dxs
   SL_ASSIGN_OR_RETURN(std::string t, b->Binary("Mul", p, s));
   SL_ASSIGN_OR_RETURN((*dxs)[0], b->Binary("Sub", dys[0], t));
   return absl::OkStatus();
-}
-
-// A reduction's output and gradient with the reduced dims kept (as size 1), so that they
-// broadcast against the input.
-struct Kept {
-  std::string y, dy;
-};
-
-absl::StatusOr<Kept> KeepReducedDims(GradientBuilder* b, const GradientNode& n, const std::string& dy) {
-  SL_ASSIGN_OR_RETURN(bool keepdims, NodeAttr<bool>(n, "keepdims", true));
-  Kept k{n.outputs[0], dy};
-  // Without axes everything is reduced (a scalar broadcasts as it is) or nothing is.
-  if (keepdims || n.inputs.size() < 2) return k;
-  SL_ASSIGN_OR_RETURN(k.y, b->Binary("Unsqueeze", n.outputs[0], n.inputs[1]));
-  SL_ASSIGN_OR_RETURN(k.dy, b->Binary("Unsqueeze", dy, n.inputs[1]));
-  return k;
-}
-
-absl::StatusOr<std::string> ExpandLike(GradientBuilder* b, const std::string& t, const std::string& like) {
-  SL_ASSIGN_OR_RETURN(std::string shape, b->Unary("Shape", like));
-  return b->Binary("Expand", t, shape);
 }
 
 // size(part) / size(whole) in `dt`: the mean's weight per element.

@@ -1,0 +1,112 @@
+// Gradient functions of the reductions beyond ReduceSum, ReduceMean, ReduceMax and ReduceMin:
+// ReduceProd, ReduceL1, ReduceL2, ReduceLogSum, ReduceLogSumExp and ReduceSumSquare. The
+// output and its gradient are taken back to the input's rank (KeepReducedDims) and broadcast.
+#include "frontend/gradients/gradient_util.h"
+
+namespace sluice {
+namespace {
+
+using Dxs = std::vector<std::string>;
+using gradient_util::Attr;
+using gradient_util::CastTo;
+using gradient_util::ExpandLike;
+using gradient_util::KeepReducedDims;
+using gradient_util::Kept;
+using gradient_util::NodeAttr;
+using gradient_util::ScalarConst;
+using gradient_util::Where;
+
+// The forward reduction `op` applied again to `t` over the node's axes, dims kept.
+absl::StatusOr<std::string> ReduceKept(GradientBuilder* b, const GradientNode& n, absl::string_view op,
+                                       const std::string& t) {
+  AttrMap attrs;
+  attrs["keepdims"] = Attr(true);
+  SL_ASSIGN_OR_RETURN(bool noop, NodeAttr<bool>(n, "noop_with_empty_axes", false));
+  attrs["noop_with_empty_axes"] = Attr(noop);
+  std::vector<std::string> axes;
+  if (n.inputs.size() > 1) axes.push_back(n.inputs[1]);
+  SL_ASSIGN_OR_RETURN(auto out, b->Add(op, {{t}, axes}, attrs));
+  return out[0];
+}
+
+// dx = dy * local, dy broadcast from the reduced shape.
+absl::Status Scale(GradientBuilder* b, const GradientNode& n, const Kept& k, const std::string& local, Dxs* dxs) {
+  SL_ASSIGN_OR_RETURN(std::string spread, ExpandLike(b, k.dy, n.inputs[0]));
+  SL_ASSIGN_OR_RETURN((*dxs)[0], b->Binary("Mul", spread, local));
+  return absl::OkStatus();
+}
+
+// The product of the others: y / x where x != 0. Where x == 0 it is the product of the
+// nonzero elements if x is the group's only zero, else 0, so zeros need no division.
+absl::Status ReduceProdGrad(GradientBuilder* b, const GradientNode& n, const Dxs& dys, Dxs* dxs) {
+  SL_ASSIGN_OR_RETURN(Kept k, KeepReducedDims(b, n, dys[0]));
+  const std::string& x = n.inputs[0];
+  const DataType dt = b->Dtype(x);
+  SL_ASSIGN_OR_RETURN(std::string zero, ScalarConst(b, dt, 0.0));
+  SL_ASSIGN_OR_RETURN(std::string one, ScalarConst(b, dt, 1.0));
+  SL_ASSIGN_OR_RETURN(std::string is_zero, b->Binary("Equal", x, zero));
+  SL_ASSIGN_OR_RETURN(std::string nonzero, Where(b, is_zero, one, x));
+  SL_ASSIGN_OR_RETURN(std::string prod, ReduceKept(b, n, "ReduceProd", nonzero));
+  SL_ASSIGN_OR_RETURN(std::string zero_flags, CastTo(b, is_zero, dt));
+  SL_ASSIGN_OR_RETURN(std::string zeros, ReduceKept(b, n, "ReduceSum", zero_flags));
+  SL_ASSIGN_OR_RETURN(std::string no_zero, b->Binary("Equal", zeros, zero));
+  SL_ASSIGN_OR_RETURN(std::string one_zero, b->Binary("Equal", zeros, one));
+  SL_ASSIGN_OR_RETURN(std::string others, b->Binary("Div", prod, nonzero));
+  SL_ASSIGN_OR_RETURN(std::string at_nonzero, Where(b, no_zero, others, zero));
+  SL_ASSIGN_OR_RETURN(std::string at_zero, Where(b, one_zero, prod, zero));
+  SL_ASSIGN_OR_RETURN(std::string local, Where(b, is_zero, at_zero, at_nonzero));
+  return Scale(b, n, k, local, dxs);
+}
+
+absl::Status ReduceL1Grad(GradientBuilder* b, const GradientNode& n, const Dxs& dys, Dxs* dxs) {
+  SL_ASSIGN_OR_RETURN(Kept k, KeepReducedDims(b, n, dys[0]));
+  SL_ASSIGN_OR_RETURN(std::string sign, b->Unary("Sign", n.inputs[0]));
+  return Scale(b, n, k, sign, dxs);
+}
+
+// x / y, and 0 where the norm is 0 (the subgradient of least norm).
+absl::Status ReduceL2Grad(GradientBuilder* b, const GradientNode& n, const Dxs& dys, Dxs* dxs) {
+  SL_ASSIGN_OR_RETURN(Kept k, KeepReducedDims(b, n, dys[0]));
+  const std::string& x = n.inputs[0];
+  const DataType dt = b->Dtype(x);
+  SL_ASSIGN_OR_RETURN(std::string zero, ScalarConst(b, dt, 0.0));
+  SL_ASSIGN_OR_RETURN(std::string one, ScalarConst(b, dt, 1.0));
+  SL_ASSIGN_OR_RETURN(std::string is_zero, b->Binary("Equal", k.y, zero));
+  SL_ASSIGN_OR_RETURN(std::string safe, Where(b, is_zero, one, k.y));
+  SL_ASSIGN_OR_RETURN(std::string ratio, b->Binary("Div", x, safe));
+  SL_ASSIGN_OR_RETURN(std::string local, Where(b, is_zero, zero, ratio));
+  return Scale(b, n, k, local, dxs);
+}
+
+// y = log(sum x): 1 / sum x = exp(-y).
+absl::Status ReduceLogSumGrad(GradientBuilder* b, const GradientNode& n, const Dxs& dys, Dxs* dxs) {
+  SL_ASSIGN_OR_RETURN(Kept k, KeepReducedDims(b, n, dys[0]));
+  SL_ASSIGN_OR_RETURN(std::string neg, b->Unary("Neg", k.y));
+  SL_ASSIGN_OR_RETURN(std::string inv, b->Unary("Exp", neg));
+  return Scale(b, n, k, inv, dxs);
+}
+
+// y = log(sum exp x): softmax over the reduced dims, exp(x - y).
+absl::Status ReduceLogSumExpGrad(GradientBuilder* b, const GradientNode& n, const Dxs& dys, Dxs* dxs) {
+  SL_ASSIGN_OR_RETURN(Kept k, KeepReducedDims(b, n, dys[0]));
+  SL_ASSIGN_OR_RETURN(std::string d, b->Binary("Sub", n.inputs[0], k.y));
+  SL_ASSIGN_OR_RETURN(std::string local, b->Unary("Exp", d));
+  return Scale(b, n, k, local, dxs);
+}
+
+absl::Status ReduceSumSquareGrad(GradientBuilder* b, const GradientNode& n, const Dxs& dys, Dxs* dxs) {
+  SL_ASSIGN_OR_RETURN(Kept k, KeepReducedDims(b, n, dys[0]));
+  SL_ASSIGN_OR_RETURN(std::string two, ScalarConst(b, b->Dtype(n.inputs[0]), 2.0));
+  SL_ASSIGN_OR_RETURN(std::string local, b->Binary("Mul", n.inputs[0], two));
+  return Scale(b, n, k, local, dxs);
+}
+
+REGISTER_GRADIENT("ReduceProd", ReduceProdGrad);
+REGISTER_GRADIENT("ReduceL1", ReduceL1Grad);
+REGISTER_GRADIENT("ReduceL2", ReduceL2Grad);
+REGISTER_GRADIENT("ReduceLogSum", ReduceLogSumGrad);
+REGISTER_GRADIENT("ReduceLogSumExp", ReduceLogSumExpGrad);
+REGISTER_GRADIENT("ReduceSumSquare", ReduceSumSquareGrad);
+
+}  // namespace
+}  // namespace sluice
