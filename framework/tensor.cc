@@ -1,5 +1,7 @@
 #include "framework/tensor.h"
 
+#include <sys/mman.h>
+
 #include <cstdlib>
 #include <cstring>
 #include <new>
@@ -8,13 +10,28 @@
 #include "framework/status.h"
 
 namespace sluice {
+namespace {
+
+// Buffers at least this big are aligned to, and advised onto, huge pages.
+constexpr size_t kHugePageBytes = size_t{2} << 20;
+
+}  // namespace
 
 std::shared_ptr<TensorBuffer> TensorBuffer::Allocate(DataType dt, int64_t num_elements) {
   auto buf = std::shared_ptr<TensorBuffer>(new TensorBuffer());
   size_t elem = dt == DT_STRING ? sizeof(tstring) : DataTypeSize(dt);
   size_t bytes = static_cast<size_t>(num_elements) * elem;
   buf->bytes_ = bytes;
-  if (bytes > 0) {
+  if (bytes >= kHugePageBytes) {
+    // First writes to fresh memory fault one page at a time, and faults dominate the cost
+    // of filling a big buffer (a fresh 64 MiB memcpy ran at a fifth of a warm one). Backed
+    // by 2 MiB pages where the kernel allows (transparent huge pages in "madvise" mode),
+    // there are 512 times fewer; the rounding wastes under one huge page per big tensor.
+    const size_t rounded = (bytes + kHugePageBytes - 1) / kHugePageBytes * kHugePageBytes;
+    buf->data_ = std::aligned_alloc(kHugePageBytes, rounded);
+    if (buf->data_ == nullptr) return nullptr;
+    madvise(buf->data_, rounded, MADV_HUGEPAGE);  // Advice only: failure changes nothing.
+  } else if (bytes > 0) {
     size_t rounded = (bytes + kTensorAlignment - 1) / kTensorAlignment * kTensorAlignment;
     buf->data_ = std::aligned_alloc(kTensorAlignment, rounded);
     if (buf->data_ == nullptr) return nullptr;
