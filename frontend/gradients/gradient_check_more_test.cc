@@ -1,6 +1,6 @@
 // Checks the gradient functions of activation_gradients.cc, reduction_gradients.cc,
-// indexing_gradients.cc and normalization_gradients.cc against central finite differences in
-// double precision. As in gradient_check_nn_test.cc, outputs are weighted by a random input
+// indexing_gradients.cc, normalization_gradients.cc and second_order_gradients.cc against
+// central finite differences in double precision. As in gradient_check_nn_test.cc, outputs are weighted by a random input
 // before summing, so that a gradient routed to the wrong element shows.
 #include "frontend/gradients/gradient_check_util.h"
 #include "gtest/gtest.h"
@@ -11,6 +11,7 @@ namespace {
 using gradient_check::Case;
 using gradient_check::Check;
 using gradient_check::FloatAttr;
+using gradient_check::GradientOp;
 using gradient_check::Int64Tensor;
 using gradient_check::IntAttr;
 using gradient_check::IntsAttr;
@@ -169,6 +170,39 @@ TEST(GradientCheckMoreTest, ConvTranspose) {
   CheckLinear({"conv_transpose_1d",
                Weighted("ConvTranspose", {"a", "b", "c"}, "d", {IntsAttr("strides", {2}), IntsAttr("pads", {1, 0})}),
                {{2, 2, 4}, {2, 2, 3}, {2}, {2, 2, 8}}});
+}
+
+// Gradients of gradients: the harness differentiates the inner Gradient's output (weighted).
+TEST(GradientCheckMoreTest, SecondOrderThroughMaxPool) {
+  Check({"second_order_maxpool",
+         {Node("MaxPool", {"a"}, "p", {IntsAttr("kernel_shape", {2, 2}), IntsAttr("strides", {2, 2})}),
+          Node("Mul", {"p", "p"}, "q"), Node("Mul", {"q", "c"}, "o"), GradientOp({"a"}, {"c"}, "o", {"ga"}),
+          Node("Mul", {"ga", "b"}, "y")},
+         {{1, 2, 4, 4}, {1, 2, 4, 4}, {1, 2, 2, 2}}});
+  Check({"second_order_maxpool_overlapping",
+         {Node("MaxPool", {"a"}, "p", {IntsAttr("kernel_shape", {3}), IntsAttr("pads", {1, 1})}),
+          Node("Tanh", {"p"}, "q"), Node("Mul", {"q", "c"}, "o"), GradientOp({"a"}, {"c"}, "o", {"ga"}),
+          Node("Mul", {"ga", "b"}, "y")},
+         {{2, 1, 5}, {2, 1, 5}, {2, 1, 5}}});
+}
+
+TEST(GradientCheckMoreTest, SecondOrderThroughBatchNormalizationTraining) {
+  // o = sum(BN(a)^2 f), so the inner dY depends on a too. The inner gradient's dX, dscale and
+  // dB are each weighted by "g" in turn.
+  const std::vector<std::pair<std::string, std::vector<int64_t>>> pick = {{"ga", {}}, {"gb", {2}}, {"gc", {2}}};
+  for (const auto& shape : std::vector<std::vector<int64_t>>{{3, 2, 2, 2}, {5, 2}}) {
+    for (const auto& [output, weight_shape] : pick) {
+      Case k{"second_order_bn_" + output,
+             {Node("BatchNormalization", {"a", "b", "c", "d", "e"}, {"t", "rm", "rv"},
+                   {IntAttr("training_mode", 1), FloatAttr("epsilon", 1e-3f)}),
+              Node("Mul", {"t", "t"}, "q"), Node("Mul", {"q", "f"}, "o"),
+              GradientOp({"a", "b", "c"}, {"d", "e", "f"}, "o", {"ga", "gb", "gc"}),
+              Node("Mul", {output, "g"}, "y")},
+             {shape, {2}, {2}, {2}, {2}, shape, weight_shape.empty() ? shape : weight_shape},
+             -2, 2, {}, 15, {{-2, 2}, {-2, 2}, {-2, 2}, {-1, 1}, {0.5, 2}}};
+      Check(k);
+    }
+  }
 }
 
 }  // namespace
