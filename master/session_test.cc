@@ -247,5 +247,41 @@ TEST(NewSessionTest, UnknownTargets) {
   EXPECT_EQ(NewSession(options).status().code(), absl::StatusCode::kInvalidArgument);
 }
 
+// v = p (init); each step reads v and assigns v + 1 (inc).
+constexpr char kCounter[] = R"(
+  node { name: "p" op: "Placeholder" attr { key: "dtype" value { type: DT_FLOAT } } }
+  node { name: "init" op: "AssignVariable" input: "p" attr { key: "dtype" value { type: DT_FLOAT } }
+         attr { key: "shared_name" value { s: "v" } } }
+  node { name: "read" op: "ReadVariable" attr { key: "dtype" value { type: DT_FLOAT } }
+         attr { key: "shared_name" value { s: "v" } } }
+  node { name: "one" op: "Const" attr { key: "dtype" value { type: DT_FLOAT } }
+         attr { key: "value" value { tensor { dtype: DT_FLOAT float_val: 1 } } } }
+  node { name: "next" op: "Add" input: "read" input: "one" attr { key: "T" value { type: DT_FLOAT } } }
+  node { name: "inc" op: "AssignVariable" input: "next" attr { key: "dtype" value { type: DT_FLOAT } }
+         attr { key: "shared_name" value { s: "v" } } }
+)";
+
+TEST(EmbeddedSessionTest, VariablesKeepTheirValuesAcrossRuns) {
+  auto session = MakeSession(2);
+  ASSERT_TRUE(session->Create(Parse(kCounter)).ok());
+  std::vector<Tensor> out;
+  // Read before any assign: an error naming the variable.
+  absl::Status s = session->Run({}, {"read"}, {}, &out);
+  EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition) << s;
+  EXPECT_THAT(std::string(s.message()), HasSubstr("variable 'v'"));
+  ASSERT_TRUE(session->Run({{"p", Tensor::FromVector<float>({5}, TensorShape({}))}}, {}, {"init"}, &out).ok());
+  for (float want : {5.0f, 6.0f, 7.0f}) {
+    // The step's read is what inc adds one to, so it sees the value before the assign.
+    ASSERT_TRUE(session->Run({}, {"read"}, {"inc"}, &out).ok());
+    EXPECT_EQ(out[0].flat<float>()[0], want);
+  }
+  ASSERT_TRUE(session->Run({}, {"read"}, {}, &out).ok());
+  EXPECT_EQ(out[0].flat<float>()[0], 8.0f);
+  // Another dtype or shape for an existing variable is refused, naming it.
+  s = session->Run({{"p", Tensor::FromVector<float>({1, 2}, TensorShape({2}))}}, {}, {"init"}, &out);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+  EXPECT_THAT(std::string(s.message()), HasSubstr("variable 'v'"));
+}
+
 }  // namespace
 }  // namespace sluice

@@ -109,9 +109,10 @@ grpc::Status GrpcWorkerService::NextChunk(const rpc::RecvTensorRequest& request,
   return grpc::Status::OK;
 }
 
-// No resource containers to clear: variables live in graphs.
+// Variables are the only state that outlives sessions on a worker.
 grpc::Status GrpcWorkerService::CleanupAll(grpc::ServerContext*, const rpc::CleanupAllRequest*,
                                            rpc::CleanupAllResponse*) {
+  worker_->ClearVariables();
   return grpc::Status::OK;
 }
 

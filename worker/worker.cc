@@ -98,6 +98,10 @@ std::shared_ptr<LocalRendezvous> Worker::StepRendezvous(int64_t step_id) {
   return r;
 }
 
+void Worker::ClearVariables() {
+  for (const auto& d : devices_) d->variables()->Clear();
+}
+
 size_t Worker::NumSteps() {
   absl::MutexLock lock(&mu_);
   return steps_.size();

@@ -65,6 +65,8 @@ class Worker : public WorkerInterface {
   std::shared_ptr<LocalRendezvous> StepRendezvous(int64_t step_id);
   // Steps whose rendezvous is held: running, or finished and awaiting CleanupGraph.
   size_t NumSteps();
+  // Forgets the variables of every device (WorkerService's CleanupAll).
+  void ClearVariables();
 
  private:
   struct GraphItem {

@@ -1,0 +1,47 @@
+// The variables of one device: named tensors that outlive steps, so that a training step
+// reads weights and assigns their new values where they live (ReadVariable and
+// AssignVariable in ops/state_ops.cc).
+//
+//   VariableStore& vars = *device->variables();
+//   vars.Assign("w", new_value);
+//   SL_ASSIGN_OR_RETURN(Tensor w, vars.Read("w"));
+//
+// Thread-safe. A read shares the stored buffer; an assign replaces the stored tensor (it never
+// writes into a buffer a reader may hold), so a step's reads see one value.
+#ifndef SLUICE_FRAMEWORK_VARIABLE_STORE_H_
+#define SLUICE_FRAMEWORK_VARIABLE_STORE_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "framework/tensor.h"
+
+namespace sluice {
+
+class VariableStore {
+ public:
+  // `owner` names the device in errors.
+  explicit VariableStore(std::string owner) : owner_(std::move(owner)) {}
+
+  // FAILED_PRECONDITION when `name` was never assigned.
+  absl::StatusOr<Tensor> Read(const std::string& name) const;
+  // The first assign fixes the variable's dtype and shape; a later one with others is
+  // INVALID_ARGUMENT, naming the variable, what it holds and what came.
+  absl::Status Assign(const std::string& name, const Tensor& value);
+  // Names in sorted order.
+  std::vector<std::string> Names() const;
+  // Forgets every variable (a worker's CleanupAll).
+  void Clear();
+
+ private:
+  const std::string owner_;
+  mutable absl::Mutex mu_;
+  absl::flat_hash_map<std::string, Tensor> values_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace sluice
+
+#endif  // SLUICE_FRAMEWORK_VARIABLE_STORE_H_

@@ -1,0 +1,35 @@
+// Variables: tensors that live on a device across steps (framework/variable_store.h). Both
+// ops name the variable by attr, and both are stateful, so the master keeps each on the
+// device it was first placed on; put a variable's reads and assigns on one device.
+#include "framework/status.h"
+#include "ops/op_registry.h"
+
+namespace sluice {
+namespace {
+
+absl::Status VariableShape(InferenceContext* c) {
+  PartialShape shape;
+  SL_RETURN_IF_ERROR(GetNodeAttr(c->attrs(), "shape", &shape));
+  c->set_output(0, shape);
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+REGISTER_OP("ReadVariable")
+    .Output("value: dtype")
+    .Attr("shared_name: string")
+    .Attr("dtype: type")
+    .Attr("shape: shape = { unknown_rank: true }")
+    .SetIsStateful()
+    .SetShapeFn(VariableShape)
+    .Doc("The variable's current value; FAILED_PRECONDITION before its first assign.");
+
+REGISTER_OP("AssignVariable")
+    .Input("value: dtype")
+    .Attr("shared_name: string")
+    .Attr("dtype: type")
+    .SetIsStateful()
+    .Doc("Makes `value` the variable's value (the first assign fixes dtype and shape).");
+
+}  // namespace sluice
