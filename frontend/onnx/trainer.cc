@@ -1,16 +1,28 @@
 #include "frontend/onnx/trainer.h"
 
+#include <algorithm>
+#include <cstring>
 #include <fstream>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
-
+#include "absl/random/random.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "framework/device_name.h"
+#include "framework/graph.h"
+#include "framework/node_attr.h"
+#include "framework/node_def_util.h"
 #include "framework/status.h"
 #include "frontend/onnx/model_loader.h"
 #include "frontend/onnx/onnx_tensor.h"
+#include "ops/op_registry.h"
 
 namespace sluice {
 namespace {
+
+constexpr char kGradientDomain[] = "ai.onnx.preview.training";
 
 // A model of `graph` under `model`'s opsets, importable on its own.
 onnx::ModelProto Standalone(const onnx::ModelProto& model, const onnx::GraphProto& graph) {
@@ -39,6 +51,186 @@ absl::StatusOr<std::vector<Tensor>> RunGraph(Session* session, const OnnxGraph& 
   return out;
 }
 
+// "node:k" -> "prefix" + "node:k"; "^node" -> "^prefix" + "node".
+std::string Prefixed(const std::string& prefix, const std::string& input) {
+  if (absl::StartsWith(input, "^")) return absl::StrCat("^", prefix, input.substr(1));
+  return prefix + input;
+}
+
+std::string NodeOf(const std::string& input) {
+  std::string s = absl::StartsWith(input, "^") ? input.substr(1) : input;
+  return s.substr(0, s.find(':'));
+}
+
+// "node" and "node:0" are one tensor.
+std::string CanonicalTensor(const std::string& tensor) {
+  return absl::EndsWith(tensor, ":0") ? tensor.substr(0, tensor.size() - 2) : tensor;
+}
+
+void PrefixNodes(const std::string& prefix, GraphDef* def) {
+  for (NodeDef& n : *def->mutable_node()) {
+    n.set_name(prefix + n.name());
+    for (std::string& in : *n.mutable_input()) in = Prefixed(prefix, in);
+  }
+}
+
+NodeDef ScalarConst(const std::string& name, DataType dt, double value) {
+  NodeDef n;
+  n.set_name(name);
+  n.set_op("Const");
+  AddNodeAttr("dtype", dt, &n);
+  Tensor t = dt == DT_DOUBLE ? Tensor::FromVector<double>({value}, TensorShape({}))
+                             : Tensor::FromVector<float>({static_cast<float>(value)}, TensorShape({}));
+  AddNodeAttr("value", t, &n);
+  return n;
+}
+
+// What the data-parallel rewrite of one algorithm needs to know.
+struct ReplicaPlan {
+  // Nodes every replica shares (variable reads, scalar feeds): not copied.
+  absl::flat_hash_set<std::string> shared;
+  // Tensors whose consumers form the update (the Gradient node's outputs).
+  absl::flat_hash_set<std::string> gradients;
+  std::vector<std::string> replica_devices;
+  std::string update_device;
+};
+
+// Rewrites `def` for data parallelism: the nodes that do not depend on a gradient are copied
+// once per replica ("replica_<i>/<name>", on replica i's device); the nodes that do (the
+// optimizer) stay single, on the update device, and read the replicas' average wherever they
+// read a replicated tensor. `tensor_of` maps an original tensor name to the one to fetch:
+// itself, or its average over the replicas.
+absl::Status Replicate(const ReplicaPlan& plan, GraphDef* def,
+                       std::function<std::string(const std::string&)>* tensor_of) {
+  SL_ASSIGN_OR_RETURN(std::unique_ptr<Graph> graph, Graph::FromGraphDef(*def, *OpRegistry::Global()));
+  // The update: everything downstream of a gradient.
+  absl::flat_hash_set<std::string> update;
+  std::vector<const Node*> stack;
+  for (const Node* n : graph->nodes()) {
+    for (const Edge* e : n->in_edges()) {
+      if (!e->IsControl() &&
+          plan.gradients.contains(CanonicalTensor(absl::StrCat(e->src->name(), ":", e->src_output)))) {
+        if (update.insert(n->name()).second) stack.push_back(n);
+      }
+    }
+  }
+  while (!stack.empty()) {
+    const Node* n = stack.back();
+    stack.pop_back();
+    for (const Edge* e : n->out_edges()) {
+      if (update.insert(e->dst->name()).second) stack.push_back(e->dst);
+    }
+  }
+  const int replicas = static_cast<int>(plan.replica_devices.size());
+  auto replicated = [&](const std::string& node) {
+    return !update.contains(node) && !plan.shared.contains(node);
+  };
+  auto replica_prefix = [](int i) { return absl::StrCat("replica_", i, "/"); };
+
+  GraphDef out;
+  *out.mutable_library() = def->library();
+  *out.mutable_versions() = def->versions();
+  absl::flat_hash_map<std::string, std::string> averages;  // Replicated tensor -> its average.
+  auto average = [&](const std::string& tensor) -> absl::StatusOr<std::string> {
+    const std::string key = CanonicalTensor(tensor);
+    auto it = averages.find(key);
+    if (it != averages.end()) return it->second;
+    SL_ASSIGN_OR_RETURN(TensorId id, ParseTensorName(key));
+    const Node* src = graph->FindNode(id.node);
+    const DataType dt = src->output_types()[id.index];
+    if (dt != DT_FLOAT && dt != DT_DOUBLE) {
+      return absl::UnimplementedError(absl::StrCat(
+          "data-parallel training averages '", key, "' over the replicas, but it is ",
+          DataTypeString(dt), " (only float and double can be averaged)"));
+    }
+    std::string base = absl::StrCat("average/", id.node, "_", id.index);
+    NodeDef sum;
+    sum.set_name(base + "/sum");
+    sum.set_op("AddN");
+    sum.set_device(plan.update_device);
+    for (int i = 0; i < replicas; ++i) sum.add_input(replica_prefix(i) + key);
+    AddNodeAttr("N", replicas, &sum);
+    AddNodeAttr("T", dt, &sum);
+    NodeDef scale = ScalarConst(base + "/scale", dt, 1.0 / replicas);
+    scale.set_device(plan.update_device);
+    NodeDef mean;
+    mean.set_name(base);
+    mean.set_op("Mul");
+    mean.set_device(plan.update_device);
+    mean.add_input(sum.name());
+    mean.add_input(scale.name());
+    AddNodeAttr("T", dt, &mean);
+    *out.add_node() = std::move(sum);
+    *out.add_node() = std::move(scale);
+    *out.add_node() = std::move(mean);
+    averages[key] = base;
+    return base;
+  };
+
+  for (const NodeDef& n : def->node()) {
+    if (replicated(n.name())) {
+      for (int i = 0; i < replicas; ++i) {
+        NodeDef copy = n;
+        copy.set_name(replica_prefix(i) + n.name());
+        copy.set_device(plan.replica_devices[i]);
+        for (std::string& in : *copy.mutable_input()) {
+          if (replicated(NodeOf(in))) in = Prefixed(replica_prefix(i), in);
+        }
+        *out.add_node() = std::move(copy);
+      }
+      continue;
+    }
+    NodeDef copy = n;
+    copy.set_device(plan.update_device);
+    copy.clear_input();
+    for (const std::string& in : n.input()) {
+      if (!replicated(NodeOf(in))) {
+        copy.add_input(in);
+      } else if (absl::StartsWith(in, "^")) {
+        for (int i = 0; i < replicas; ++i) copy.add_input(Prefixed(replica_prefix(i), in));
+      } else {
+        auto avg = average(in);
+        if (!avg.ok()) return AddContext(avg.status(), absl::StrCat("node '", n.name(), "'"));
+        copy.add_input(*avg);
+      }
+    }
+    *out.add_node() = std::move(copy);
+  }
+  *def = std::move(out);
+  // Replicated tensors no update reads have no average: "" (the caller makes one if needed).
+  *tensor_of = [update, shared = plan.shared, averages](const std::string& tensor) {
+    auto it = averages.find(CanonicalTensor(tensor));
+    if (it != averages.end()) return it->second;
+    const std::string node = NodeOf(tensor);
+    return update.contains(node) || shared.contains(node) ? tensor : std::string();
+  };
+  return absl::OkStatus();
+}
+
+// Splits `t` along dimension 0 into `parts` equal tensors.
+absl::StatusOr<std::vector<Tensor>> SplitBatch(const std::string& name, const Tensor& t, int parts) {
+  if (t.dims() == 0) return std::vector<Tensor>(parts, t);
+  if (t.dtype() == DT_STRING) {
+    return absl::UnimplementedError(absl::StrCat("input '", name, "' is a string tensor; it cannot be split"));
+  }
+  const int64_t rows = t.dim_size(0);
+  if (rows % parts != 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "input '", name, "' has ", rows, " rows along dimension 0, which do not split evenly over ",
+        parts, " replicas"));
+  }
+  TensorShape shape = t.shape();
+  shape.set_dim(0, rows / parts);
+  const size_t bytes = t.AllocatedBytes() / parts;
+  std::vector<Tensor> out;
+  for (int i = 0; i < parts; ++i) {
+    SL_ASSIGN_OR_RETURN(Tensor part, Tensor::Allocate(t.dtype(), shape));
+    std::memcpy(part.raw_data(), static_cast<const char*>(t.raw_data()) + i * bytes, bytes);
+    out.push_back(std::move(part));
+  }
+  return out;
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<OnnxTrainer>> OnnxTrainer::Load(const std::string& path,
@@ -46,15 +238,73 @@ absl::StatusOr<std::unique_ptr<OnnxTrainer>> OnnxTrainer::Load(const std::string
   auto trainer = std::unique_ptr<OnnxTrainer>(new OnnxTrainer());
   SL_ASSIGN_OR_RETURN(trainer->model_, LoadOnnxModel(path));
   trainer->options_ = options;
-  const onnx::ModelProto& model = trainer->model_;
-  if (model.training_info_size() == 0) {
+  if (trainer->model_.training_info_size() == 0) {
     return absl::InvalidArgumentError(absl::StrCat("'", path, "' has no training_info to train with"));
   }
-  for (const auto& init : model.graph().initializer()) {
+  for (const auto& init : trainer->model_.graph().initializer()) {
     auto t = TensorFromOnnx(init);
     if (!t.ok()) return AddContext(t.status(), absl::StrCat("initializer '", init.name(), "'"));
-    trainer->state_[init.name()] = *t;
+    trainer->initial_[init.name()] = *t;
   }
+  SL_RETURN_IF_ERROR(trainer->Build());
+  SL_RETURN_IF_ERROR(trainer->PushVariables(trainer->initial_));
+  return trainer;
+}
+
+namespace {
+
+// Variable nodes of initializer `name`.
+std::string VarInit(const std::string& name) { return absl::StrCat("variables/", name, "/init"); }
+std::string VarAssign(const std::string& name) { return absl::StrCat("variables/", name, "/assign"); }
+std::string VarRead(const std::string& name) { return absl::StrCat("variables/", name, "/read"); }
+
+}  // namespace
+
+absl::Status OnnxTrainer::Build() {
+  SL_ASSIGN_OR_RETURN(session_, NewSession(options_));
+  // Where variables and replicas go: a "ps" job makes the run data-parallel.
+  std::vector<DeviceAttributes> devices;
+  SL_RETURN_IF_ERROR(session_->ListDevices(&devices));
+  std::map<int, std::string> worker_tasks;
+  bool has_ps = false;
+  for (const auto& d : devices) {
+    auto dn = DeviceName::Parse(d.name());
+    if (!dn.ok()) continue;
+    has_ps |= dn->job == "ps";
+    if (dn->job == "worker") worker_tasks[dn->task] = absl::StrCat("/job:worker/task:", dn->task);
+  }
+  if (has_ps && !worker_tasks.empty()) {
+    variable_device_ = "/job:ps/task:0";
+    for (const auto& [task, device] : worker_tasks) replica_devices_.push_back(device);
+  } else {
+    replica_devices_.push_back("");
+  }
+  const bool parallel = replica_devices_.size() > 1 || has_ps;
+  // Names unique to this trainer, so that two trainers on one cluster keep apart.
+  const std::string var_prefix =
+      absl::StrFormat("trainer_%016x/", absl::Uniform<uint64_t>(absl::BitGen()));
+
+  GraphDef graph;
+  for (const auto& [name, value] : initial_) {
+    NodeDef init, assign, read;
+    init.set_name(VarInit(name));
+    init.set_op("Placeholder");
+    AddNodeAttr("dtype", value.dtype(), &init);
+    assign.set_name(VarAssign(name));
+    assign.set_op("AssignVariable");
+    assign.add_input(init.name());
+    read.set_name(VarRead(name));
+    read.set_op("ReadVariable");
+    for (NodeDef* n : {&init, &assign, &read}) n->set_device(variable_device_);
+    for (NodeDef* n : {&assign, &read}) {
+      AddNodeAttr("shared_name", var_prefix + name, n);
+      AddNodeAttr("dtype", value.dtype(), n);
+    }
+    AddNodeAttr("shape", PartialShape(value.shape()), &read);
+    for (NodeDef* n : {&init, &assign, &read}) *graph.add_node() = std::move(*n);
+  }
+
+  const onnx::ModelProto& model = model_;
   for (int i = 0; i < model.training_info_size(); ++i) {
     const auto& info = model.training_info(i);
     // The algorithm reads the main graph's initializers and inputs: declare them as inputs
@@ -75,50 +325,222 @@ absl::StatusOr<std::unique_ptr<OnnxTrainer>> OnnxTrainer::Load(const std::string
       for (int64_t d : init.dims()) shape->add_dim()->set_dim_value(d);
       *g.add_initializer() = init;
     }
-    Algorithm a;
+    // Gradients are where the replicas' work ends: make them visible as outputs.
+    absl::flat_hash_set<std::string> outputs, gradients;
+    for (const auto& out : g.output()) outputs.insert(out.name());
+    const int declared_outputs = g.output_size();
+    for (const auto& node : g.node()) {
+      if (node.op_type() != "Gradient" || node.domain() != kGradientDomain) continue;
+      for (const std::string& out : node.output()) {
+        if (out.empty()) continue;
+        gradients.insert(out);
+        if (outputs.insert(out).second) g.add_output()->set_name(out);
+      }
+    }
     OnnxImportOptions import;
     import.check = false;  // Algorithm graphs lean on the main graph; the whole model was checked.
+    import.infer_shapes = false;  // Added outputs have no declared types.
     auto imported = ImportOnnxModel(Standalone(model, g), import);
     if (!imported.ok()) return AddContext(imported.status(), absl::StrCat("training_info ", i, " algorithm"));
-    a.graph = *std::move(imported);
+    OnnxGraph a = *std::move(imported);
+    const std::string prefix = absl::StrCat("algorithm_", i, "/");
+    PrefixNodes(prefix, &a.graph);
+
+    // Initializers become reads of their variables; the defaults they carried go.
+    absl::flat_hash_map<std::string, std::string> read_of;  // Initializer -> read node.
+    absl::flat_hash_set<std::string> dropped, shared;
+    for (const OnnxValue& in : a.inputs) {
+      if (initial_.count(in.name) == 0) continue;
+      const std::string node = prefix + in.tensor;
+      read_of[in.name] = node;
+      shared.insert(node);
+      for (NodeDef& n : *a.graph.mutable_node()) {
+        if (n.name() != node) continue;
+        for (const std::string& d : n.input()) dropped.insert(NodeOf(d));
+        const DataType dt = n.attr().at("dtype").type();
+        n.clear_input();
+        n.set_op("ReadVariable");
+        n.mutable_attr()->clear();
+        n.set_device(variable_device_);
+        AddNodeAttr("shared_name", var_prefix + in.name, &n);
+        AddNodeAttr("dtype", dt, &n);
+        AddNodeAttr("shape", PartialShape(initial_[in.name].shape()), &n);
+      }
+    }
+    {
+      GraphDef kept;
+      for (NodeDef& n : *a.graph.mutable_node()) {
+        if (!dropped.contains(n.name())) *kept.add_node() = std::move(n);
+      }
+      *kept.mutable_library() = a.graph.library();
+      *kept.mutable_versions() = a.graph.versions();
+      a.graph = std::move(kept);
+    }
+
+    Algorithm algo;
+    // Fed inputs: split over the replicas unless they are scalars.
+    std::vector<std::pair<const OnnxValue*, bool>> fed;
+    for (const OnnxValue& in : a.inputs) {
+      if (initial_.count(in.name) > 0) continue;
+      const bool split = parallel && (in.shape.unknown_rank() || in.shape.rank() > 0);
+      if (!split) shared.insert(prefix + in.tensor);
+      fed.emplace_back(&in, split);
+    }
+    std::function<std::string(const std::string&)> tensor_of = [](const std::string& t) { return t; };
+    if (parallel) {
+      ReplicaPlan plan;
+      plan.shared = shared;
+      for (const OnnxValue& out : a.outputs) {
+        if (gradients.contains(out.name)) plan.gradients.insert(CanonicalTensor(prefix + out.tensor));
+      }
+      plan.replica_devices = replica_devices_;
+      plan.update_device = variable_device_;
+      SL_RETURN_IF_ERROR_CTX(Replicate(plan, &a.graph, &tensor_of), "training_info ", i,
+                             " algorithm, made data-parallel");
+    }
+    for (const auto& [in, split] : fed) {
+      Input input;
+      input.name = in->name;
+      input.has_default = in->has_default;
+      if (split) {
+        for (size_t r = 0; r < replica_devices_.size(); ++r) {
+          input.tensors.push_back(absl::StrCat("replica_", r, "/", prefix, in->tensor));
+        }
+      } else {
+        input.tensors.push_back(prefix + in->tensor);
+      }
+      algo.inputs.push_back(std::move(input));
+    }
+    // The outputs' tensors, averaged over replicas where replicated; made on demand.
+    auto fetchable = [&](const OnnxValue& out) -> absl::StatusOr<std::string> {
+      std::string t = tensor_of(prefix + out.tensor);
+      if (t.empty()) {
+        return absl::UnimplementedError(absl::StrCat(
+            "training_info ", i, " output '", out.name,
+            "' is computed per replica and never averaged (only tensors an update reads are)"));
+      }
+      return t;
+    };
+    absl::flat_hash_set<std::string> bound;
     for (const auto& b : info.update_binding()) {
-      if (!trainer->state_.count(b.key()) > 0) {
+      if (initial_.count(b.key()) == 0) {
         return absl::InvalidArgumentError(absl::StrCat("update_binding names '", b.key(),
                                                        "', which is not an initializer of the model"));
       }
-      bool produced = false;
-      for (const auto& out : a.graph.outputs) produced |= out.name == b.value();
-      if (!produced) {
+      const OnnxValue* produced = nullptr;
+      for (int k = 0; k < declared_outputs; ++k) {
+        if (a.outputs[k].name == b.value()) produced = &a.outputs[k];
+      }
+      if (produced == nullptr) {
         return absl::InvalidArgumentError(absl::StrCat("update_binding reads '", b.value(),
                                                        "', which the algorithm does not output"));
       }
-      a.update_binding[b.key()] = b.value();
+      SL_ASSIGN_OR_RETURN(std::string value, fetchable(*produced));
+      NodeDef assign;
+      assign.set_name(absl::StrCat(prefix, "update/", b.key()));
+      assign.set_op("AssignVariable");
+      assign.set_device(variable_device_);
+      assign.add_input(value);
+      // Every read of the variable in this step comes before its assign.
+      auto read = read_of.find(b.key());
+      if (read != read_of.end()) assign.add_input("^" + read->second);
+      AddNodeAttr("shared_name", var_prefix + b.key(), &assign);
+      AddNodeAttr("dtype", initial_[b.key()].dtype(), &assign);
+      algo.assign_nodes.push_back(assign.name());
+      *a.graph.add_node() = std::move(assign);
+      bound.insert(b.value());
     }
-    SL_ASSIGN_OR_RETURN(a.session, NewSession(options));
-    SL_RETURN_IF_ERROR(a.session->Create(a.graph.graph));
-    trainer->algorithms_.push_back(std::move(a));
+    for (int k = 0; k < declared_outputs; ++k) {
+      if (bound.contains(a.outputs[k].name)) continue;
+      // Averages of reported outputs are added here, as the update's were in Replicate.
+      std::string t = tensor_of(prefix + a.outputs[k].tensor);
+      if (t.empty()) {
+        // A per-replica output (the loss): report the replicas' mean.
+        SL_ASSIGN_OR_RETURN(std::unique_ptr<Graph> view,
+                            Graph::FromGraphDef(a.graph, *OpRegistry::Global()));
+        const std::string base = absl::StrCat(prefix, "average/report_", k);
+        SL_ASSIGN_OR_RETURN(TensorId id, ParseTensorName(absl::StrCat("replica_0/", prefix, a.outputs[k].tensor)));
+        const DataType dt = view->FindNode(id.node)->output_types()[id.index];
+        NodeDef sum;
+        sum.set_name(base + "/sum");
+        sum.set_op("AddN");
+        sum.set_device(variable_device_);
+        for (size_t r = 0; r < replica_devices_.size(); ++r) {
+          sum.add_input(absl::StrCat("replica_", r, "/", prefix, a.outputs[k].tensor));
+        }
+        AddNodeAttr("N", static_cast<int>(replica_devices_.size()), &sum);
+        AddNodeAttr("T", dt, &sum);
+        NodeDef scale = ScalarConst(base + "/scale", dt, 1.0 / replica_devices_.size());
+        scale.set_device(variable_device_);
+        NodeDef mean;
+        mean.set_name(base);
+        mean.set_op("Mul");
+        mean.set_device(variable_device_);
+        mean.add_input(sum.name());
+        mean.add_input(scale.name());
+        AddNodeAttr("T", dt, &mean);
+        *a.graph.add_node() = std::move(sum);
+        *a.graph.add_node() = std::move(scale);
+        *a.graph.add_node() = std::move(mean);
+        t = base;
+      }
+      algo.report_names.push_back(a.outputs[k].name);
+      algo.report_tensors.push_back(t);
+    }
+    for (NodeDef& n : *a.graph.mutable_node()) *graph.add_node() = std::move(n);
+    for (auto& f : *a.graph.mutable_library()->mutable_function()) {
+      *graph.mutable_library()->add_function() = std::move(f);
+    }
+    if (a.graph.has_versions()) *graph.mutable_versions() = a.graph.versions();
+    algorithms_.push_back(std::move(algo));
   }
-  return trainer;
+  return session_->Create(graph);
+}
+
+absl::Status OnnxTrainer::PushVariables(const std::map<std::string, Tensor>& values) {
+  std::vector<std::pair<std::string, Tensor>> feeds;
+  std::vector<std::string> targets;
+  for (const auto& [name, value] : values) {
+    feeds.emplace_back(VarInit(name), value);
+    targets.push_back(VarAssign(name));
+  }
+  std::vector<Tensor> out;
+  return session_->Run(feeds, {}, targets, &out);
+}
+
+absl::StatusOr<std::map<std::string, Tensor>> OnnxTrainer::Initializers() {
+  std::vector<std::string> fetches;
+  for (const auto& [name, value] : initial_) fetches.push_back(VarRead(name));
+  std::vector<Tensor> out;
+  SL_RETURN_IF_ERROR(session_->Run({}, fetches, {}, &out));
+  std::map<std::string, Tensor> values;
+  size_t k = 0;
+  for (const auto& [name, value] : initial_) values[name] = out[k++];
+  return values;
 }
 
 absl::Status OnnxTrainer::Initialize() {
+  std::map<std::string, Tensor> state;
   for (int i = 0; i < model_.training_info_size(); ++i) {
     const auto& info = model_.training_info(i);
     if (!info.has_initialization() || info.initialization().node_size() == 0) continue;
+    if (state.empty()) {
+      SL_ASSIGN_OR_RETURN(state, Initializers());
+    }
     auto g = ImportOnnxModel(Standalone(model_, info.initialization()));
     if (!g.ok()) return AddContext(g.status(), absl::StrCat("training_info ", i, " initialization"));
     SL_ASSIGN_OR_RETURN(auto session, NewSession(options_));
     SL_RETURN_IF_ERROR(session->Create(g->graph));
-    SL_ASSIGN_OR_RETURN(std::vector<Tensor> out, RunGraph(session.get(), *g, state_));
+    SL_ASSIGN_OR_RETURN(std::vector<Tensor> out, RunGraph(session.get(), *g, state));
     for (const auto& b : info.initialization_binding()) {
       bool found = false;
       for (size_t k = 0; k < g->outputs.size(); ++k) {
         if (g->outputs[k].name != b.value()) continue;
-        if (state_.count(b.key()) == 0) {
+        if (state.count(b.key()) == 0) {
           return absl::InvalidArgumentError(absl::StrCat("initialization_binding names '", b.key(),
                                                          "', which is not an initializer"));
         }
-        state_[b.key()] = out[k];
+        state[b.key()] = out[k];
         found = true;
       }
       if (!found) {
@@ -127,42 +549,45 @@ absl::Status OnnxTrainer::Initialize() {
       }
     }
   }
-  return absl::OkStatus();
+  if (state.empty()) return absl::OkStatus();
+  return PushVariables(state);
 }
 
 absl::StatusOr<std::vector<std::pair<std::string, Tensor>>> OnnxTrainer::Step(
     const std::vector<std::pair<std::string, Tensor>>& feeds) {
   std::vector<std::pair<std::string, Tensor>> reported;
-  for (Algorithm& a : algorithms_) {
-    std::map<std::string, Tensor> values = state_;
-    for (const auto& [name, t] : feeds) values[name] = t;
-    SL_ASSIGN_OR_RETURN(std::vector<Tensor> out, RunGraph(a.session.get(), a.graph, values));
-    std::map<std::string, const Tensor*> by_name;
-    for (size_t k = 0; k < out.size(); ++k) by_name[a.graph.outputs[k].name] = &out[k];
-    absl::flat_hash_set<std::string> bound;
-    for (const auto& [init, output] : a.update_binding) {
-      const Tensor& v = *by_name.at(output);
-      if (v.dtype() != state_[init].dtype() || v.shape() != state_[init].shape()) {
-        return absl::InvalidArgumentError(absl::StrCat("update of '", init, "' from '", output, "' is ",
-                                                       DataTypeString(v.dtype()), " ", v.shape().DebugString(),
-                                                       ", the initializer is ", DataTypeString(state_[init].dtype()),
-                                                       " ", state_[init].shape().DebugString()));
+  for (const Algorithm& a : algorithms_) {
+    std::vector<std::pair<std::string, Tensor>> run_feeds;
+    for (const Input& in : a.inputs) {
+      const Tensor* value = nullptr;
+      for (const auto& [name, t] : feeds) {
+        if (name == in.name) value = &t;
       }
-      state_[init] = v;
-      bound.insert(output);
+      if (value == nullptr) {
+        if (in.has_default) continue;
+        return absl::InvalidArgumentError(absl::StrCat("no value for input '", in.name, "'"));
+      }
+      if (in.tensors.size() == 1) {
+        run_feeds.emplace_back(in.tensors[0], *value);
+        continue;
+      }
+      SL_ASSIGN_OR_RETURN(std::vector<Tensor> parts,
+                          SplitBatch(in.name, *value, static_cast<int>(in.tensors.size())));
+      for (size_t r = 0; r < parts.size(); ++r) run_feeds.emplace_back(in.tensors[r], parts[r]);
     }
-    for (size_t k = 0; k < out.size(); ++k) {
-      if (!bound.contains(a.graph.outputs[k].name)) reported.emplace_back(a.graph.outputs[k].name, out[k]);
-    }
+    std::vector<Tensor> out;
+    SL_RETURN_IF_ERROR(session_->Run(run_feeds, a.report_tensors, a.assign_nodes, &out));
+    for (size_t k = 0; k < out.size(); ++k) reported.emplace_back(a.report_names[k], out[k]);
   }
   return reported;
 }
 
-absl::Status OnnxTrainer::Save(const std::string& path) const {
+absl::Status OnnxTrainer::Save(const std::string& path) {
+  SL_ASSIGN_OR_RETURN(auto state, Initializers());
   onnx::ModelProto m = model_;
   for (auto& init : *m.mutable_graph()->mutable_initializer()) {
-    auto it = state_.find(init.name());
-    if (it == state_.end()) continue;
+    auto it = state.find(init.name());
+    if (it == state.end()) continue;
     const std::string name = init.name();
     SL_RETURN_IF_ERROR(TensorToOnnx(it->second, name, &init));
   }

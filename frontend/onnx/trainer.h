@@ -8,7 +8,13 @@
 //   for (int i = 0; i < steps; ++i) SL_ASSIGN_OR_RETURN(auto out, trainer->Step(feeds));
 //   SL_RETURN_IF_ERROR(trainer->Save("trained.onnx"));
 //
-// The initializers' current values are kept here and fed to each step.
+// The initializers live in variables on a device (ReadVariable/AssignVariable), so a step
+// feeds only data and updates the weights where they are. On a cluster with a "ps" job
+// (options.target grpc://...), the variables and the updates live on /job:ps/task:0 and the
+// algorithm runs data-parallel: one replica per task of job "worker", each on an equal share
+// of every fed input of rank >= 1 (split along dimension 0; scalars go to all). The replicas'
+// gradients and reported outputs are averaged, which gives the single-process result when the
+// loss is a mean over the batch (BatchNormalization's statistics stay per replica).
 #ifndef SLUICE_FRONTEND_ONNX_TRAINER_H_
 #define SLUICE_FRONTEND_ONNX_TRAINER_H_
 
@@ -35,21 +41,37 @@ class OnnxTrainer {
   // loss, typically), by name.
   absl::StatusOr<std::vector<std::pair<std::string, Tensor>>> Step(
       const std::vector<std::pair<std::string, Tensor>>& feeds);
+  // The initializers' current values, read from their variables.
+  absl::StatusOr<std::map<std::string, Tensor>> Initializers();
   // The model with its initializers set to their current values (training_info kept).
-  absl::Status Save(const std::string& path) const;
+  absl::Status Save(const std::string& path);
 
-  const std::map<std::string, Tensor>& initializers() const { return state_; }
+  // Replicas the algorithm runs on (1 unless data-parallel on a cluster).
+  int replicas() const { return static_cast<int>(replica_devices_.size()); }
 
  private:
-  struct Algorithm {
-    OnnxGraph graph;
-    std::unique_ptr<Session> session;
-    std::map<std::string, std::string> update_binding;  // Initializer -> output.
+  struct Input {
+    std::string name;                  // ONNX name.
+    std::vector<std::string> tensors;  // One per replica, or one shared by all.
+    bool has_default = false;
   };
+  struct Algorithm {
+    std::vector<Input> inputs;                 // Fed per step (variables excluded).
+    std::vector<std::string> report_names;     // Outputs no binding consumes ...
+    std::vector<std::string> report_tensors;   // ... and where to fetch them.
+    std::vector<std::string> assign_nodes;     // The update_binding assigns: run as targets.
+  };
+
+  absl::Status Build();
+  // Assigns `values` (by initializer name) to their variables.
+  absl::Status PushVariables(const std::map<std::string, Tensor>& values);
 
   onnx::ModelProto model_;
   SessionOptions options_;
-  std::map<std::string, Tensor> state_;
+  std::unique_ptr<Session> session_;
+  std::map<std::string, Tensor> initial_;  // The initializers as the model has them.
+  std::string variable_device_;            // Empty: the session's default device.
+  std::vector<std::string> replica_devices_;
   std::vector<Algorithm> algorithms_;
 };
 

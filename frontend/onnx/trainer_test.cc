@@ -40,7 +40,9 @@ TEST(OnnxTrainerTest, MatchesTheNumpyTrajectory) {
     EXPECT_EQ((*out)[0].first, "loss");
     EXPECT_NEAR((*out)[0].second.flat<float>()[0], losses[step], 1e-4 * std::max(1.0, losses[step])) << "step " << step;
   }
-  const auto& state = (*trainer)->initializers();
+  auto read = (*trainer)->Initializers();
+  ASSERT_TRUE(read.ok()) << read.status();
+  const auto& state = *read;
   EXPECT_NEAR(state.at("W").flat<float>()[0], final_wb[0], 1e-4);
   EXPECT_NEAR(state.at("W").flat<float>()[1], final_wb[1], 1e-4);
   EXPECT_NEAR(state.at("b").flat<float>()[0], final_wb[2], 1e-4);
@@ -51,7 +53,9 @@ TEST(OnnxTrainerTest, MatchesTheNumpyTrajectory) {
   ASSERT_TRUE((*trainer)->Save(saved).ok());
   auto reloaded = OnnxTrainer::Load(saved, {});
   ASSERT_TRUE(reloaded.ok()) << reloaded.status();
-  EXPECT_EQ((*reloaded)->initializers().at("W").flat<float>()[1], state.at("W").flat<float>()[1]);
+  auto reread = (*reloaded)->Initializers();
+  ASSERT_TRUE(reread.ok()) << reread.status();
+  EXPECT_EQ(reread->at("W").flat<float>()[1], state.at("W").flat<float>()[1]);
 }
 
 TEST(OnnxTrainerTest, ModelsWithoutTrainingInfoAndMissingFeedsAreErrors) {
