@@ -9,6 +9,7 @@
 #include "framework/status.h"
 #include "frontend/onnx/onnx_tensor.h"
 #include "frontend/onnx/trainer.h"
+#include "tools/session_flags.h"
 #include "tools/verbs.h"
 
 namespace sluice {
@@ -26,6 +27,11 @@ options:
   --save OUT.onnx        write the trained model (initializers updated, training_info kept)
   --threads N            intra-op and inter-op threads (default: all cores)
   --help                 this text
+
+With --target on a cluster that has a "ps" job, the weights live in variables on
+/job:ps/task:0 and the algorithm runs data-parallel, one replica per task of job "worker",
+each on an equal share of every fed input of rank >= 1; the replicas' gradients and losses
+are averaged (the single-process result when the loss is a mean over the batch).
 )";
 
 std::string Scalar(const Tensor& t) {
@@ -39,10 +45,16 @@ std::string Scalar(const Tensor& t) {
 
 int TrainVerb(Args& args) {
   if (args.Has("--help")) {
-    std::printf("%s", kHelp);
+    std::printf("%s%s", kHelp, kSessionFlagsHelp);
     return 0;
   }
   std::vector<std::string> feeds_spec = args.TakeAll("--feed");
+  SessionOptions options;
+  absl::Status flags = TakeSessionFlags(args, &options);
+  if (!flags.ok()) {
+    std::fprintf(stderr, "sluice train: %s\n", std::string(flags.message()).c_str());
+    return 2;
+  }
   std::string save = args.Take("--save");
   int steps = 0, threads = 0;
   if (!absl::SimpleAtoi(args.Take("--steps", "0"), &steps) || steps <= 0) {
@@ -72,13 +84,16 @@ int TrainVerb(Args& args) {
     if (!value.ok()) return fail(value.status());
     feeds.emplace_back(kv[0], *std::move(value));
   }
-  SessionOptions options;
   if (threads > 0) {
     options.config.set_intra_op_parallelism_threads(threads);
     options.config.set_inter_op_parallelism_threads(threads);
   }
   auto trainer = OnnxTrainer::Load((*positional)[0], options);
   if (!trainer.ok()) return fail(trainer.status());
+  if ((*trainer)->replicas() > 1) {
+    std::printf("data-parallel: %d replicas on job worker, variables on /job:ps/task:0\n",
+                (*trainer)->replicas());
+  }
   absl::Status s = (*trainer)->Initialize();
   if (!s.ok()) return fail(s);
   const bool terminal = isatty(STDOUT_FILENO);

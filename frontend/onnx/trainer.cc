@@ -87,18 +87,19 @@ NodeDef ScalarConst(const std::string& name, DataType dt, double value) {
 
 // What the data-parallel rewrite of one algorithm needs to know.
 struct ReplicaPlan {
-  // Nodes every replica shares (variable reads, scalar feeds): not copied.
-  absl::flat_hash_set<std::string> shared;
+  // The fed inputs split over the replicas; what depends on them is the replicas' work.
+  absl::flat_hash_set<std::string> split_inputs;
   // Tensors whose consumers form the update (the Gradient node's outputs).
   absl::flat_hash_set<std::string> gradients;
   std::vector<std::string> replica_devices;
   std::string update_device;
 };
 
-// Rewrites `def` for data parallelism: the nodes that do not depend on a gradient are copied
-// once per replica ("replica_<i>/<name>", on replica i's device); the nodes that do (the
-// optimizer) stay single, on the update device, and read the replicas' average wherever they
-// read a replicated tensor. `tensor_of` maps an original tensor name to the one to fetch:
+// Rewrites `def` for data parallelism: the nodes that depend on a split input but not on a
+// gradient (forward and backward passes) are copied once per replica ("replica_<i>/<name>",
+// on replica i's device); the rest (the optimizer, what reads only weights and scalars) stays
+// single, on the update device, and reads the replicas' average wherever it reads a
+// replicated tensor. `tensor_of` maps an original tensor name to the one to fetch:
 // itself, or its average over the replicas.
 absl::Status Replicate(const ReplicaPlan& plan, GraphDef* def,
                        std::function<std::string(const std::string&)>* tensor_of) {
@@ -121,9 +122,22 @@ absl::Status Replicate(const ReplicaPlan& plan, GraphDef* def,
       if (update.insert(e->dst->name()).second) stack.push_back(e->dst);
     }
   }
+  // The replicas' work: everything downstream of a split input, short of the update.
+  absl::flat_hash_set<std::string> batch;
+  for (const std::string& name : plan.split_inputs) {
+    const Node* n = graph->FindNode(name);
+    if (n != nullptr && batch.insert(name).second) stack.push_back(n);
+  }
+  while (!stack.empty()) {
+    const Node* n = stack.back();
+    stack.pop_back();
+    for (const Edge* e : n->out_edges()) {
+      if (batch.insert(e->dst->name()).second) stack.push_back(e->dst);
+    }
+  }
   const int replicas = static_cast<int>(plan.replica_devices.size());
   auto replicated = [&](const std::string& node) {
-    return !update.contains(node) && !plan.shared.contains(node);
+    return batch.contains(node) && !update.contains(node);
   };
   auto replica_prefix = [](int i) { return absl::StrCat("replica_", i, "/"); };
 
@@ -173,6 +187,11 @@ absl::Status Replicate(const ReplicaPlan& plan, GraphDef* def,
         NodeDef copy = n;
         copy.set_name(replica_prefix(i) + n.name());
         copy.set_device(plan.replica_devices[i]);
+        if (plan.split_inputs.contains(n.name()) && copy.attr().contains("shape")) {
+          // Each replica is fed a share of the batch: its first dimension is not the model's.
+          AttrValue& shape = (*copy.mutable_attr())["shape"];
+          if (shape.shape().dim_size() > 0) shape.mutable_shape()->mutable_dim(0)->set_size(-1);
+        }
         for (std::string& in : *copy.mutable_input()) {
           if (replicated(NodeOf(in))) in = Prefixed(replica_prefix(i), in);
         }
@@ -198,11 +217,11 @@ absl::Status Replicate(const ReplicaPlan& plan, GraphDef* def,
   }
   *def = std::move(out);
   // Replicated tensors no update reads have no average: "" (the caller makes one if needed).
-  *tensor_of = [update, shared = plan.shared, averages](const std::string& tensor) {
+  *tensor_of = [update, batch, averages](const std::string& tensor) {
     auto it = averages.find(CanonicalTensor(tensor));
     if (it != averages.end()) return it->second;
     const std::string node = NodeOf(tensor);
-    return update.contains(node) || shared.contains(node) ? tensor : std::string();
+    return batch.contains(node) && !update.contains(node) ? std::string() : tensor;
   };
   return absl::OkStatus();
 }
@@ -348,12 +367,11 @@ absl::Status OnnxTrainer::Build() {
 
     // Initializers become reads of their variables; the defaults they carried go.
     absl::flat_hash_map<std::string, std::string> read_of;  // Initializer -> read node.
-    absl::flat_hash_set<std::string> dropped, shared;
+    absl::flat_hash_set<std::string> dropped, split_inputs;
     for (const OnnxValue& in : a.inputs) {
       if (initial_.count(in.name) == 0) continue;
       const std::string node = prefix + in.tensor;
       read_of[in.name] = node;
-      shared.insert(node);
       for (NodeDef& n : *a.graph.mutable_node()) {
         if (n.name() != node) continue;
         for (const std::string& d : n.input()) dropped.insert(NodeOf(d));
@@ -383,13 +401,13 @@ absl::Status OnnxTrainer::Build() {
     for (const OnnxValue& in : a.inputs) {
       if (initial_.count(in.name) > 0) continue;
       const bool split = parallel && (in.shape.unknown_rank() || in.shape.rank() > 0);
-      if (!split) shared.insert(prefix + in.tensor);
+      if (split) split_inputs.insert(prefix + in.tensor);
       fed.emplace_back(&in, split);
     }
     std::function<std::string(const std::string&)> tensor_of = [](const std::string& t) { return t; };
     if (parallel) {
       ReplicaPlan plan;
-      plan.shared = shared;
+      plan.split_inputs = split_inputs;
       for (const OnnxValue& out : a.outputs) {
         if (gradients.contains(out.name)) plan.gradients.insert(CanonicalTensor(prefix + out.tensor));
       }

@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# `sluice train` on a 1-ps, 2-worker cluster of real `sluice serve` processes on loopback: the
+# data-parallel loss curve and trained weights must equal the single-process ones to 1e-5 for
+# the same model, seed and data (tests/distributed_training.py); a batch that does not split
+# evenly is an error naming the input. Every process started here is killed on exit.
+set -uo pipefail
+root="${TEST_SRCDIR:?run me with bazel test}/${TEST_WORKSPACE:-sluice}"
+sluice="$root/tools/sluice"
+work="${TEST_TMPDIR:-$(mktemp -d)}/distributed_training"
+mkdir -p "$work"
+python=/usr/bin/python3
+steps=30
+
+pids=()
+cleanup() {
+  for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null; done
+  sleep 1
+  for p in "${pids[@]}"; do kill -KILL "$p" 2>/dev/null; done
+}
+trap cleanup EXIT
+
+fail=0
+check() {  # check NAME COMMAND...
+  local name="$1"; shift
+  if "$@"; then echo "PASS $name"; else echo "FAIL $name"; fail=1; fi
+}
+
+if ! PYTHONPATH="$root/tests" "$python" "$root/tests/distributed_training.py" write "$work" > "$work/write.txt" 2>&1; then
+  tail -5 "$work/write.txt"
+  echo "FAIL: could not write the model ($python needs torch and onnx: run scripts/setup.sh)"
+  exit 1
+fi
+
+free_port() {
+  "$python" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+ports=()
+while [ "${#ports[@]}" -lt 3 ]; do
+  p=$(free_port)
+  case " ${ports[*]} " in *" $p "*) ;; *) ports+=("$p") ;; esac
+done
+spec="ps=127.0.0.1:${ports[0]};worker=127.0.0.1:${ports[1]},127.0.0.1:${ports[2]}"
+for task in "ps 0" "worker 0" "worker 1"; do
+  set -- $task
+  "$sluice" serve --cluster "$spec" --job "$1" --task "$2" --threads 1 > "$work/$1$2.log" 2>&1 &
+  pids+=($!)
+done
+for log in "$work/ps0.log" "$work/worker0.log" "$work/worker1.log"; do
+  for _ in $(seq 1 300); do grep -q " ready on " "$log" && break; sleep 0.1; done
+  if ! grep -q " ready on " "$log"; then echo "FAIL: no ready line in $log:"; cat "$log"; exit 1; fi
+done
+
+feeds=(--feed "x=$work/x.pb" --feed "target=$work/target.pb")
+timeout 120 "$sluice" train "$work/mlp.onnx" --steps "$steps" "${feeds[@]}" --threads 1 \
+  --save "$work/local.onnx" > "$work/local.txt" 2>&1
+check "local run" test "$?" = 0
+timeout 120 "$sluice" train "$work/mlp.onnx" --steps "$steps" "${feeds[@]}" \
+  --target "grpc://127.0.0.1:${ports[0]}" --save "$work/cluster.onnx" > "$work/cluster.txt" 2>&1
+check "cluster run" test "$?" = 0
+head -3 "$work/cluster.txt"
+check "the cluster run is data-parallel over both workers" \
+  grep -q "^data-parallel: 2 replicas on job worker, variables on /job:ps/task:0" "$work/cluster.txt"
+check "loss curve and trained weights equal the single-process ones to 1e-5" \
+  "$python" "$root/tests/distributed_training.py" compare "$work/local.txt" "$work/local.onnx" \
+  "$work/cluster.txt" "$work/cluster.onnx"
+
+# Through the worker task's master too, and with a batch of 3 rows, which 2 replicas cannot share.
+m="$root/tests/testdata/onnx"
+timeout 60 "$sluice" train "$m/train_linear.onnx" --steps 1 --feed "x=$m/train_linear_x.pb" \
+  --feed "t=$m/train_linear_t.pb" --target "grpc://127.0.0.1:${ports[1]}" > "$work/odd.txt" 2>&1
+status=$?
+cat "$work/odd.txt"
+check "an uneven batch fails naming the input" \
+  bash -c "[ $status = 1 ] && grep -q \"input 't' has 3 rows along dimension 0, which do not split evenly over 2 replicas\" '$work/odd.txt'"
+
+[ "$fail" = 0 ] && echo "PASS" || exit 1
