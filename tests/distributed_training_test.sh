@@ -64,6 +64,27 @@ check "loss curve and trained weights equal the single-process ones to 1e-5" \
   "$python" "$root/tests/distributed_training.py" compare "$work/local.txt" "$work/local.onnx" \
   "$work/cluster.txt" "$work/cluster.onnx"
 
+# The same through the C API, from Python's sluice.Trainer(target=...): the first losses agree.
+SLUICE_C_LIBRARY="$root/c_api/libsluice_c.so" PYTHONPATH="$root/c_api/python" PYTHONDONTWRITEBYTECODE=1 \
+  timeout 120 "$python" - "$work" "grpc://127.0.0.1:${ports[0]}" > "$work/python.txt" 2>&1 <<'PY'
+import re, sys
+import numpy as np
+import onnx
+from onnx import numpy_helper
+import sluice
+work, target = sys.argv[1], sys.argv[2]
+feeds = {n: numpy_helper.to_array(onnx.load_tensor("%s/%s.pb" % (work, n))) for n in ("x", "target")}
+trainer = sluice.Trainer(work + "/mlp.onnx", target=target)
+trainer.initialize()
+got = [float(trainer.step(feeds)["loss"]) for _ in range(3)]
+want = [float(m.group(1)) for m in re.finditer(r"^step \d+ loss=(\S+)$", open(work + "/local.txt").read(), re.M)][:3]
+print("python cluster losses", got, "local", want)
+assert np.allclose(got, want, rtol=1e-5, atol=0), (got, want)
+PY
+status=$?
+cat "$work/python.txt"
+check "Python sluice.Trainer(target=...) trains on the cluster with the same losses" test "$status" = 0
+
 # Through the worker task's master too, and with a batch of 3 rows, which 2 replicas cannot share.
 m="$root/tests/testdata/onnx"
 timeout 60 "$sluice" train "$m/train_linear.onnx" --steps 1 --feed "x=$m/train_linear_x.pb" \

@@ -910,12 +910,14 @@ class Trainer(object):
     """Trains an ONNX model through its TrainingInfoProto, as `sluice train` does:
     initialize() runs the initialization graphs once; each step(feeds) runs the algorithm and
     returns its outputs that no update_binding consumes (the loss), by name; save(path)
-    writes the model with the trained initializers. `config` as for Session."""
+    writes the model with the trained initializers. `target` and `config` as for Session; on
+    a cluster with a "ps" job, training is data-parallel as with `sluice train --target`."""
 
-    def __init__(self, model_path, config=None):
+    def __init__(self, model_path, config=None, target=""):
         self._lib = _lib()
         opts = self._lib.TF_NewSessionOptions()
         try:
+            self._lib.TF_SetTarget(opts, (target or "").encode())
             if config is not None:
                 data = encode_config(config) if isinstance(config, dict) else bytes(config)
                 _call("TF_SetConfig", opts, data, len(data))
