@@ -12,7 +12,8 @@ sluice="$root/tools/sluice"
 work="${TEST_TMPDIR:-$(mktemp -d)}"
 MIN_PASSED=${MIN_PASSED:-830}
 MUST_PASS="test_batchnorm_epsilon test_batchnorm_example test_batchnorm_epsilon_training_mode
-  test_batchnorm_example_training_mode test_adagrad test_adagrad_multiple test_adam test_momentum test_momentum_multiple
+  test_batchnorm_example_training_mode test_adagrad test_adagrad_multiple test_adam test_adam_multiple
+  test_momentum test_momentum_multiple test_gradient_of_add test_gradient_of_add_and_mul
   test_nesterov_momentum test_if test_loop11 test_scan9_sum test_scan_sum test_lstm_defaults
   test_gru_defaults test_rnn_seq_length test_resize_upsample_scales_linear
   test_training_dropout test_conv_with_strides_padding test_convtranspose_output_shape"
