@@ -90,4 +90,55 @@ cat "$work/external.txt"
 for c in resnet18_external resnet18_internal resnet18_extracted mobilenet_v2_batch; do
   grep -qx "PASS $c" "$work/external.txt" || { echo "FAIL: $c must pass"; fail=1; }
 done
+
+# ResNet-18 on two `sluice serve` tasks on loopback, pipelined, traced: the output matches
+# torch's, and the trace holds nodes, _Send and _Recv on both tasks.
+free_port() {
+  "$python" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+p0=$(free_port); p1=$(free_port)
+while [ "$p1" = "$p0" ]; do p1=$(free_port); done
+spec="worker=127.0.0.1:$p0,127.0.0.1:$p1"
+servers=()
+for task in 0 1; do
+  "$sluice" serve --cluster "$spec" --job worker --task $task --threads 1 > "$work/serve$task.log" 2>&1 &
+  servers+=($!)
+done
+trap 'kill -KILL "${servers[@]}" 2>/dev/null' EXIT
+for task in 0 1; do
+  for _ in $(seq 1 300); do grep -q " ready on " "$work/serve$task.log" && break; sleep 0.1; done
+done
+r18="$models/resnet18_opset13"
+timeout 120 "$sluice" run "$r18/model.onnx" --input "$r18/test_data_set_0/input_0.pb" \
+  --target "grpc://127.0.0.1:$p0" --placement pipeline --trace "$work/r18_trace.json" \
+  --output-dir "$work/r18_cluster" > "$work/r18_cluster.txt" 2>&1 || { cat "$work/r18_cluster.txt"; fail=1; }
+cat "$work/r18_cluster.txt"
+# The cluster's output against torch's, with test-onnx's tolerance.
+"$python" - "$r18/test_data_set_0/output_0.pb" "$work/r18_cluster/output_0.pb" <<'PY' || fail=1
+import sys
+import numpy as np
+import onnx
+from onnx import numpy_helper
+want, got = (numpy_helper.to_array(onnx.load_tensor(f)) for f in sys.argv[1:3])
+err = np.abs(got - want) - (1e-5 + 1e-3 * np.abs(want))
+print("resnet18 on two tasks vs torch: max |diff| %.2e" % np.abs(got - want).max())
+if got.shape != want.shape or err.max() > 0:
+    print("FAIL: resnet18 on two serve tasks differs from torch")
+    sys.exit(1)
+PY
+"$python" - "$work/r18_trace.json" <<'PY' || fail=1
+import json, sys
+events = json.load(open(sys.argv[1]))["traceEvents"]
+names = {e["pid"]: e["args"]["name"] for e in events if e["ph"] == "M" and e["name"] == "process_name"}
+ops = {}
+for e in events:
+    if e["ph"] == "X":
+        ops.setdefault(names[e["pid"]].split("/device:")[0], set()).add(e["cat"])
+for task in ("/job:worker/replica:0/task:0", "/job:worker/replica:0/task:1"):
+    got = ops.get(task, set())
+    if not {"_Send", "_Recv"} <= got or not any(op.startswith("Conv") or "Conv" in op for op in got):
+        print("FAIL: the resnet18 trace lacks nodes, _Send or _Recv on", task, sorted(got))
+        sys.exit(1)
+print("resnet18 trace: nodes, _Send and _Recv on both tasks")
+PY
 exit $fail
