@@ -81,6 +81,9 @@ class GrpcClusterTest : public ::testing::Test {
   // RecvTensor chunk size of the servers; small to exercise chunked transfers.
   virtual uint64_t ChunkBytes() const { return kMaxRecvTensorChunkBytes; }
   virtual int64_t MaxRequestBytes() const { return kDefaultMaxRequestBytes; }
+  // Whether big tensors between the tasks (one process, so one machine) are copied from the
+  // sender's memory; off, they cross gRPC as between machines.
+  virtual bool SameHost() const { return true; }
 
   void SetUp() override {
     auto cluster = ParseClusterSpec(absl::StrCat("worker=127.0.0.1:", FreePort(), ",127.0.0.1:", FreePort()));
@@ -96,6 +99,7 @@ class GrpcClusterTest : public ::testing::Test {
       options.intra_op_threads = 1;
       options.recv_tensor_chunk_bytes = ChunkBytes();
       options.max_request_bytes = MaxRequestBytes();
+      options.same_host_recv_tensor = SameHost();
       auto server = GrpcServer::Create(def, options);
       ASSERT_TRUE(server.ok()) << server.status();
       ASSERT_TRUE((*server)->Start().ok());
@@ -185,9 +189,26 @@ TEST_F(GrpcClusterTest, LargeTensorsCrossTasks) {
   EXPECT_FLOAT_EQ(out[0].scalar<float>(), 16777216.0f);
 }
 
+// The same over gRPC alone, as between tasks on different machines.
+class GrpcOnlyClusterTest : public GrpcClusterTest {
+  bool SameHost() const override { return false; }
+};
+
+TEST_F(GrpcOnlyClusterTest, LargeTensorsCrossTasks) {
+  auto session = Connect(0);
+  ASSERT_TRUE(session->Create(Parse(kLargeTensorGraph)).ok());
+  for (int i = 0; i < 2; ++i) {
+    std::vector<Tensor> out;
+    absl::Status s = session->Run({}, {"sum"}, {}, &out);
+    ASSERT_TRUE(s.ok()) << s;
+    EXPECT_FLOAT_EQ(out[0].scalar<float>(), 16777216.0f);
+  }
+}
+
 // The same with RecvTensor answers of at most 1 MiB: the 64 MiB tensor takes 64 of them.
 class ChunkedGrpcClusterTest : public GrpcClusterTest {
   uint64_t ChunkBytes() const override { return 1 << 20; }
+  bool SameHost() const override { return false; }
 };
 
 TEST_F(ChunkedGrpcClusterTest, LargeTensorsCrossTasksInChunks) {

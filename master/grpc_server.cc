@@ -31,11 +31,14 @@ absl::StatusOr<std::unique_ptr<GrpcServer>> GrpcServer::Create(const ServerDef& 
         task_name, step_id, [self](const std::string& task) { return self->cache_->GetWorker(task); });
   };
   server->worker_ = std::make_unique<Worker>(w);
+  GrpcWorkerOptions worker_rpc = options.worker_rpc;
+  worker_rpc.same_host_recv_tensor = worker_rpc.same_host_recv_tensor && options.same_host_recv_tensor;
   server->cache_ = std::make_unique<GrpcWorkerCache>(server_def.cluster(), task_name,
-                                                     server->worker_.get(), options.worker_rpc);
+                                                     server->worker_.get(), worker_rpc);
   server->master_ = std::make_unique<Master>(server->cache_.get());
   server->worker_service_ =
-      std::make_unique<GrpcWorkerService>(server->worker_.get(), options.recv_tensor_chunk_bytes);
+      std::make_unique<GrpcWorkerService>(server->worker_.get(), options.recv_tensor_chunk_bytes,
+                                          options.same_host_recv_tensor);
   server->master_service_ = std::make_unique<GrpcMasterService>(server->master_.get(), task_name);
   return server;
 }

@@ -22,6 +22,7 @@
 #include "proto/tensorflow_server.pb.h"
 #include "worker/grpc_util.h"
 #include "worker/grpc_worker_service.h"
+#include "worker/same_host_transfer.h"
 #include "worker/worker.h"
 
 namespace sluice {
@@ -33,6 +34,10 @@ struct GrpcServerOptions {
   GrpcWorkerOptions worker_rpc;
   // RecvTensor answers carry at most this much of a tensor (more goes in further chunks).
   uint64_t recv_tensor_chunk_bytes = kMaxRecvTensorChunkBytes;
+  // Big tensors between tasks of one machine are copied straight from the sender's memory
+  // (worker/same_host_transfer.h), both ways: this task's receives and its answers. Off, or
+  // with SLUICE_SAME_HOST_RECV_TENSOR=0 in the environment, they go over gRPC like any other.
+  bool same_host_recv_tensor = SameHostTransfersEnabledByDefault();
   // Larger requests (RunStep feeds, RunGraph sends) are refused with RESOURCE_EXHAUSTED.
   int64_t max_request_bytes = kDefaultMaxRequestBytes;
 };

@@ -147,7 +147,7 @@ void GrpcWorker::AbortStep(int64_t step_id, const absl::Status& status) {
 }
 
 struct GrpcWorker::Transfer {
-  rpc::RecvTensorRequest request;
+  rpc::RecvTensorRequest request;  // The first request; chunks and same-host calls amend copies.
   RecvTensorDecoder decoder;
   RecvTensorResponse* response;
   StatusCallback done;
@@ -160,41 +160,97 @@ void GrpcWorker::RecvTensorAsync(const RecvTensorRequest* request, RecvTensorRes
   transfer->request.set_rendezvous_key(request->rendezvous_key);
   transfer->request.set_request_id(request->request_id != 0 ? request->request_id
                                                             : NewRequestId());
+  if (options_.same_host_recv_tensor && !same_host_refused_.load(std::memory_order_relaxed)) {
+    transfer->request.set_same_host_id(SameHostId());
+  }
   transfer->response = response;
   transfer->done = std::move(done);
   RecvTensorChunk(std::move(transfer));
 }
 
-void GrpcWorker::RecvTensorChunk(std::shared_ptr<Transfer> transfer) {
+void GrpcWorker::CallRecvTensor(const rpc::RecvTensorRequest& request,
+                                std::function<void(absl::Status, const grpc::ByteBuffer&)> on_answer) {
   struct Call {
     grpc::ClientContext context;
     grpc::ByteBuffer request;
     grpc::ByteBuffer response;
   };
   auto call = std::make_shared<Call>();
-  transfer->request.set_content_offset(static_cast<int64_t>(transfer->decoder.received_bytes()));
-  grpc::Slice slice(transfer->request.SerializeAsString());
+  grpc::Slice slice(request.SerializeAsString());
   call->request = grpc::ByteBuffer(&slice, 1);
   SetTimeout(&call->context, options_.step_timeout);
-  if (!Started(&call->context, transfer->request.step_id())) {
-    transfer->done(absl::CancelledError(absl::StrCat("the client of ", task_, " is shutting down")));
+  if (!Started(&call->context, request.step_id())) {
+    on_answer(absl::CancelledError(absl::StrCat("the client of ", task_, " is shutting down")),
+              call->response);
     return;
   }
   generic_stub_.UnaryCall(&call->context, kRecvTensorMethod, grpc::StubOptions(), &call->request,
-                          &call->response, [this, transfer, call](grpc::Status s) {
-    absl::Status status = Annotate(s, "RecvTensor");
-    if (status.ok()) {
-      status = transfer->decoder.Add(call->response);
-      if (!status.ok()) status = AddContext(status, absl::StrCat(task_, " (RecvTensor)"));
-    }
-    if (status.ok() && !transfer->decoder.done()) {
-      RecvTensorChunk(transfer);  // Before Finished: the destructor waits for both.
-    } else {
-      if (status.ok()) *transfer->response = std::move(transfer->decoder.response());
-      transfer->done(status);
-    }
-    Finished(&call->context);
+                          &call->response,
+                          [this, call, on_answer = std::move(on_answer)](grpc::Status s) {
+    on_answer(Annotate(s, "RecvTensor"), call->response);
+    Finished(&call->context);  // Last: the destructor waits for it, and on_answer may call again.
   });
+}
+
+void GrpcWorker::RecvTensorChunk(std::shared_ptr<Transfer> transfer) {
+  rpc::RecvTensorRequest request = transfer->request;
+  request.set_content_offset(static_cast<int64_t>(transfer->decoder.received_bytes()));
+  CallRecvTensor(request, [this, transfer](absl::Status s, const grpc::ByteBuffer& answer) {
+    OnRecvTensorAnswer(transfer, std::move(s), answer);
+  });
+}
+
+void GrpcWorker::OnRecvTensorAnswer(std::shared_ptr<Transfer> transfer, absl::Status status,
+                                    const grpc::ByteBuffer& answer) {
+  if (status.ok()) {
+    status = transfer->decoder.Add(answer);
+    if (!status.ok()) status = AddContext(status, absl::StrCat(task_, " (RecvTensor)"));
+  }
+  if (!status.ok()) {
+    Finish(transfer, status);
+  } else if (transfer->decoder.same_host_source() != nullptr) {
+    ReadFromSender(std::move(transfer));
+  } else if (!transfer->decoder.done()) {
+    RecvTensorChunk(std::move(transfer));
+  } else {
+    Finish(transfer, absl::OkStatus());
+  }
+}
+
+void GrpcWorker::ReadFromSender(std::shared_ptr<Transfer> transfer) {
+  const rpc::SameHostSource source = *transfer->decoder.same_host_source();
+  Tensor& tensor = transfer->decoder.response().tensor;
+  absl::Status read = options_.same_host_read(source.pid(), source.address(), tensor.raw_data(),
+                                              tensor.AllocatedBytes());
+  rpc::RecvTensorRequest request = transfer->request;
+  request.set_same_host_lease(source.lease());
+  if (read.ok()) {
+    transfer->decoder.SetReceivedFromSameHost();
+    // The copy counts only if the sender held the tensor all along: it still does now.
+    request.set_same_host_action(rpc::RecvTensorRequest::SAME_HOST_RELEASE);
+    CallRecvTensor(request, [this, transfer](absl::Status s, const grpc::ByteBuffer&) {
+      Finish(transfer, s.ok() ? s : AddContext(s, "releasing a tensor read from the sender's memory"));
+    });
+    return;
+  }
+  if (read.code() == absl::StatusCode::kPermissionDenied || read.code() == absl::StatusCode::kUnimplemented) {
+    same_host_refused_.store(true, std::memory_order_relaxed);
+  }
+  transfer->decoder = RecvTensorDecoder();  // Frees the buffer meant for the copy.
+  transfer->request.clear_same_host_id();
+  request.clear_same_host_id();
+  request.set_same_host_action(rpc::RecvTensorRequest::SAME_HOST_SEND_BYTES);
+  CallRecvTensor(request, [this, transfer](absl::Status s, const grpc::ByteBuffer& answer) {
+    OnRecvTensorAnswer(transfer, std::move(s), answer);
+  });
+}
+
+void GrpcWorker::Finish(const std::shared_ptr<Transfer>& transfer, const absl::Status& status) {
+  if (status.ok()) *transfer->response = std::move(transfer->decoder.response());
+  // The decoder still refers to the tensor's buffer, and gRPC may destroy the callback that
+  // holds `transfer` only later: let the buffer go back to its pool with the tensor.
+  transfer->decoder = RecvTensorDecoder();
+  transfer->done(status);
 }
 
 void GrpcWorker::CleanupGraph(int64_t step_id) {

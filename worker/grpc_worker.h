@@ -11,6 +11,8 @@
 #include <grpcpp/generic/generic_stub.h>
 #include <grpcpp/grpcpp.h>
 
+#include <atomic>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -18,6 +20,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "proto/worker_service.grpc.pb.h"
+#include "worker/same_host_transfer.h"
 #include "worker/worker_interface.h"
 
 namespace sluice {
@@ -31,6 +34,14 @@ struct GrpcWorkerOptions {
   // Deadline of RunGraph and RecvTensor. A step's parts may wait long for each other; the
   // master's own step timeout (RunOptions.timeout_in_ms) usually ends a step first.
   absl::Duration step_timeout = absl::Hours(1);
+  // Offer to read big tensors straight from the sender's memory when it runs on this machine
+  // (worker/same_host_transfer.h); gRPC carries them otherwise. Off where the environment sets
+  // SLUICE_SAME_HOST_RECV_TENSOR=0.
+  bool same_host_recv_tensor = SameHostTransfersEnabledByDefault();
+  // How the bytes of a same-host answer are copied; tests put a failing one here to reach the
+  // fallback to gRPC.
+  std::function<absl::Status(int64_t pid, uint64_t address, void* dst, uint64_t bytes)>
+      same_host_read = ReadFromSameHost;
 };
 
 class GrpcWorker : public WorkerInterface {
@@ -63,9 +74,19 @@ class GrpcWorker : public WorkerInterface {
   // false once the destructor runs (the call must not start).
   bool Started(grpc::ClientContext* context, int64_t step_id);
   void Finished(grpc::ClientContext* context);
+  // One RecvTensor call, registered for AbortStep and the destructor; `on_answer` runs with
+  // its status and answer, before the call counts as finished.
+  void CallRecvTensor(const rpc::RecvTensorRequest& request,
+                      std::function<void(absl::Status, const grpc::ByteBuffer&)> on_answer);
   // One RecvTensor call for the next chunk of a transfer, until the tensor is complete.
   struct Transfer;
   void RecvTensorChunk(std::shared_ptr<Transfer> transfer);
+  void OnRecvTensorAnswer(std::shared_ptr<Transfer> transfer, absl::Status status,
+                          const grpc::ByteBuffer& answer);
+  // After a same-host answer: copies the tensor from the sender's memory and releases it, or
+  // asks for the bytes over gRPC when the copy fails.
+  void ReadFromSender(std::shared_ptr<Transfer> transfer);
+  void Finish(const std::shared_ptr<Transfer>& transfer, const absl::Status& status);
 
   const std::string task_;
   const GrpcWorkerOptions options_;
@@ -75,6 +96,9 @@ class GrpcWorker : public WorkerInterface {
   absl::Mutex mu_;
   std::map<grpc::ClientContext*, int64_t> in_flight_ ABSL_GUARDED_BY(mu_);  // -> step id
   bool shutting_down_ ABSL_GUARDED_BY(mu_) = false;
+  // Set once this process may not read the server's memory (ptrace rules, seccomp): later
+  // transfers go over gRPC without trying again.
+  std::atomic<bool> same_host_refused_{false};
 };
 
 }  // namespace sluice

@@ -7,6 +7,7 @@
 #include "absl/synchronization/mutex.h"
 #include "framework/status.h"
 #include "worker/grpc_util.h"
+#include "worker/same_host_transfer.h"
 #include "worker/tensor_coding.h"
 
 namespace sluice {
@@ -86,26 +87,77 @@ grpc::Status GrpcWorkerService::CleanupGraph(grpc::ServerContext*,
                                              const rpc::CleanupGraphRequest* request,
                                              rpc::CleanupGraphResponse*) {
   worker_->CleanupGraph(request->step_id());
-  absl::MutexLock lock(&mu_);
-  auto first = chunked_.lower_bound({request->step_id(), ""});
-  auto last = chunked_.lower_bound({request->step_id() + 1, ""});
-  chunked_.erase(first, last);
+  DropTransfers(request->step_id());
   return grpc::Status::OK;
+}
+
+void GrpcWorkerService::DropTransfers(int64_t step_id) {
+  std::vector<Transfer> dropped;  // Freed outside the lock.
+  absl::MutexLock lock(&mu_);
+  auto first = transfers_.lower_bound({step_id, ""});
+  auto last = transfers_.lower_bound({step_id + 1, ""});
+  for (auto it = first; it != last; ++it) dropped.push_back(std::move(it->second));
+  transfers_.erase(first, last);
+}
+
+size_t GrpcWorkerService::NumTransfersUnderWay() {
+  absl::MutexLock lock(&mu_);
+  return transfers_.size();
+}
+
+grpc::ByteBuffer GrpcWorkerService::FirstAnswer(const TransferKey& key, RecvTensorResponse value,
+                                                bool same_host) {
+  const Tensor& t = value.tensor;
+  const bool flat = t.IsInitialized() && t.dtype() != DT_STRING;
+  if (same_host && flat && t.AllocatedBytes() >= kSameHostMinBytes) {
+    const uint64_t lease = ++last_lease_;
+    grpc::ByteBuffer answer = EncodeSameHostAnswer(value, lease);
+    transfers_[key] = Transfer{std::move(value), lease};
+    return answer;
+  }
+  grpc::ByteBuffer answer = EncodeRecvTensorResponse(value, 0, max_chunk_bytes_);
+  if (flat && t.AllocatedBytes() > max_chunk_bytes_) transfers_[key] = Transfer{std::move(value), 0};
+  return answer;
 }
 
 grpc::Status GrpcWorkerService::NextChunk(const rpc::RecvTensorRequest& request,
                                           grpc::ByteBuffer* response) {
   absl::MutexLock lock(&mu_);
-  auto it = chunked_.find({request.step_id(), request.rendezvous_key()});
-  if (it == chunked_.end()) {
+  auto it = transfers_.find({request.step_id(), request.rendezvous_key()});
+  if (it == transfers_.end() || it->second.lease != 0) {
     return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
                         absl::StrCat("no chunked transfer of '", request.rendezvous_key(),
                                      "' in step ", request.step_id(), " is under way on ",
                                      worker_->task_name()));
   }
   const uint64_t offset = static_cast<uint64_t>(request.content_offset());
-  *response = EncodeRecvTensorResponse(it->second, offset, max_chunk_bytes_);
-  if (offset + max_chunk_bytes_ >= it->second.tensor.AllocatedBytes()) chunked_.erase(it);
+  const RecvTensorResponse& value = it->second.response;
+  *response = EncodeRecvTensorResponse(value, offset, max_chunk_bytes_);
+  if (offset + max_chunk_bytes_ >= value.tensor.AllocatedBytes()) transfers_.erase(it);
+  return grpc::Status::OK;
+}
+
+grpc::Status GrpcWorkerService::EndSameHost(const rpc::RecvTensorRequest& request,
+                                            grpc::ByteBuffer* response) {
+  Transfer ended;  // Freed outside the lock.
+  absl::MutexLock lock(&mu_);
+  const TransferKey key{request.step_id(), request.rendezvous_key()};
+  auto it = transfers_.find(key);
+  if (it == transfers_.end() || it->second.lease == 0 || it->second.lease != request.same_host_lease()) {
+    return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
+                        absl::StrCat("no same-host transfer of '", request.rendezvous_key(),
+                                     "' with lease ", request.same_host_lease(), " in step ",
+                                     request.step_id(), " is under way on ", worker_->task_name(),
+                                     " (was the step cleaned up?)"));
+  }
+  ended = std::move(it->second);
+  transfers_.erase(it);
+  if (request.same_host_action() == rpc::RecvTensorRequest::SAME_HOST_SEND_BYTES) {
+    *response = FirstAnswer(key, std::move(ended.response), /*same_host=*/false);
+  } else {
+    grpc::Slice empty;  // An empty RecvTensorResponse.
+    *response = grpc::ByteBuffer(&empty, 1);
+  }
   return grpc::Status::OK;
 }
 
@@ -121,23 +173,25 @@ grpc::ServerUnaryReactor* GrpcWorkerService::RunGraph(grpc::CallbackServerContex
                                                       rpc::RunGraphResponse* response) {
   class Reactor : public OnceReactor {
    public:
-    Reactor(Worker* worker, int64_t step_id) : worker_(worker), step_id_(step_id) {}
+    Reactor(GrpcWorkerService* service, int64_t step_id) : service_(service), step_id_(step_id) {}
     // The master cancels a step's calls when it aborts the step; so does a deadline, and so
     // does the master's death (its connection closes). In that last case no CleanupGraph will
     // come, so the step is cleaned up here; a later one from a live master is a no-op.
     void OnCancel() override {
-      worker_->AbortStep(step_id_, absl::CancelledError(absl::StrCat(
-                                       "step ", step_id_, " was cancelled on ", worker_->task_name())));
-      worker_->CleanupGraph(step_id_);
+      Worker* worker = service_->worker_;
+      worker->AbortStep(step_id_, absl::CancelledError(absl::StrCat(
+                                      "step ", step_id_, " was cancelled on ", worker->task_name())));
+      worker->CleanupGraph(step_id_);
+      service_->DropTransfers(step_id_);
     }
     RunGraphRequest request;
     RunGraphResponse response;
 
    private:
-    Worker* const worker_;
+    GrpcWorkerService* const service_;
     const int64_t step_id_;
   };
-  auto* reactor = new Reactor(worker_, request->step_id());
+  auto* reactor = new Reactor(this, request->step_id());
   RunGraphRequest& req = reactor->request;
   req.graph_handle = request->graph_handle();
   req.step_id = request->step_id();
@@ -194,6 +248,10 @@ grpc::ServerUnaryReactor* GrpcWorkerService::RecvTensor(grpc::CallbackServerCont
     RecvTensorRequest request;
     RecvTensorResponse response;
   };
+  if (req.same_host_action() != rpc::RecvTensorRequest::SAME_HOST_NONE) {
+    OnceReactor::FinishOnce(reactor->state(), EndSameHost(req, response));
+    return reactor;
+  }
   if (req.content_offset() > 0) {
     OnceReactor::FinishOnce(reactor->state(), NextChunk(req, response));
     return reactor;
@@ -202,16 +260,14 @@ grpc::ServerUnaryReactor* GrpcWorkerService::RecvTensor(grpc::CallbackServerCont
   call->request.step_id = req.step_id();
   call->request.rendezvous_key = req.rendezvous_key();
   call->request.request_id = req.request_id();
+  const bool same_host = same_host_ && !req.same_host_id().empty() && req.same_host_id() == SameHostId();
   worker_->RecvTensorAsync(&call->request, &call->response,
-                           [this, call, response, state = reactor->state()](const absl::Status& s) {
-    const Tensor& t = call->response.tensor;
-    const bool chunked = s.ok() && t.dtype() != DT_STRING && t.AllocatedBytes() > max_chunk_bytes_;
-    if (chunked) {
-      absl::MutexLock lock(&mu_);
-      chunked_[{call->request.step_id, call->request.rendezvous_key}] = call->response;
-    }
+                           [this, call, response, same_host, state = reactor->state()](const absl::Status& s) {
+    // Only an answer that goes out leaves a transfer behind: a cancelled call leaves nothing.
     OnceReactor::FinishOnce(state, ToGrpcStatus(s), [&] {
-      *response = EncodeRecvTensorResponse(call->response, 0, max_chunk_bytes_);
+      absl::MutexLock lock(&mu_);
+      *response = FirstAnswer({call->request.step_id, call->request.rendezvous_key},
+                              std::move(call->response), same_host);
     });
   });
   return reactor;

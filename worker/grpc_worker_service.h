@@ -1,7 +1,9 @@
 // WorkerService over a Worker: converts requests, responses and statuses, nothing more.
 // RunGraph and RecvTensor are asynchronous (no thread waits for a step or for a tensor);
-// RecvTensor answers are written by worker/tensor_coding.h without copying the tensor. A
-// cancelled RunGraph (the master aborting the step, or its deadline) aborts the step here.
+// RecvTensor answers are written by worker/tensor_coding.h without copying the tensor; a
+// receiver on this machine may instead be told where the tensor lies in this process's memory
+// (worker/same_host_transfer.h). A cancelled RunGraph (the master aborting the step, or its
+// deadline) aborts the step here.
 //
 //   Worker worker(options);
 //   GrpcWorkerService service(&worker);
@@ -27,9 +29,12 @@ using GrpcWorkerServiceBase = rpc::WorkerService::WithCallbackMethod_RunGraph<
 class GrpcWorkerService : public GrpcWorkerServiceBase {
  public:
   // `worker` is not owned and must outlive the service. Tensors whose content exceeds
-  // `max_chunk_bytes` are answered in chunks (worker/tensor_coding.h).
-  explicit GrpcWorkerService(Worker* worker, uint64_t max_chunk_bytes = kMaxRecvTensorChunkBytes)
-      : worker_(worker), max_chunk_bytes_(max_chunk_bytes) {}
+  // `max_chunk_bytes` are answered in chunks (worker/tensor_coding.h). With `same_host`,
+  // tensors of kSameHostMinBytes and more go to receivers that say they share this machine
+  // by a same-host answer.
+  explicit GrpcWorkerService(Worker* worker, uint64_t max_chunk_bytes = kMaxRecvTensorChunkBytes,
+                             bool same_host = true)
+      : worker_(worker), max_chunk_bytes_(max_chunk_bytes), same_host_(same_host) {}
 
   grpc::Status GetStatus(grpc::ServerContext* context, const rpc::GetStatusRequest* request,
                          rpc::GetStatusResponse* response) override;
@@ -55,16 +60,40 @@ class GrpcWorkerService : public GrpcWorkerServiceBase {
                                        const grpc::ByteBuffer* request,
                                        grpc::ByteBuffer* response) override;
 
+  // Tensors whose transfer began but has not ended (chunked, or read by a same-host
+  // receiver), for tests.
+  size_t NumTransfersUnderWay();
+
  private:
+  // A tensor taken from the rendezvous and not yet wholly sent.
+  struct Transfer {
+    RecvTensorResponse response;
+    // Non-zero while a same-host receiver may be reading the tensor's buffer: the buffer
+    // stays referenced (here) until the receiver releases this lease or the step is cleaned up.
+    uint64_t lease = 0;
+  };
+  using TransferKey = std::pair<int64_t, std::string>;  // (step id, rendezvous key)
+
+  // The first answer for `value`: a same-host answer, the whole tensor, or its first chunk.
+  // Keeps what later requests need in transfers_.
+  grpc::ByteBuffer FirstAnswer(const TransferKey& key, RecvTensorResponse value, bool same_host)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Answers the chunk at `offset` of a tensor being sent in chunks.
   grpc::Status NextChunk(const rpc::RecvTensorRequest& request, grpc::ByteBuffer* response);
+  // SAME_HOST_RELEASE and SAME_HOST_SEND_BYTES.
+  grpc::Status EndSameHost(const rpc::RecvTensorRequest& request, grpc::ByteBuffer* response);
+  // Drops the transfers of a step (cleaned up, or its master gone).
+  void DropTransfers(int64_t step_id);
 
   Worker* const worker_;
   const uint64_t max_chunk_bytes_;
-  // Tensors sent in chunks, from the first chunk to the last, by (step id, rendezvous key).
-  // CleanupGraph drops those of a step whose receiver gave up.
+  const bool same_host_;
+  // By (step id, rendezvous key), from the first answer to the last chunk or the release.
+  // Dropped with the step by CleanupGraph, or by a RunGraph cancelled with no master left to
+  // clean up; and with the service.
   absl::Mutex mu_;
-  std::map<std::pair<int64_t, std::string>, RecvTensorResponse> chunked_ ABSL_GUARDED_BY(mu_);
+  std::map<TransferKey, Transfer> transfers_ ABSL_GUARDED_BY(mu_);
+  uint64_t last_lease_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace sluice

@@ -24,6 +24,7 @@
 #include <memory>
 
 #include "absl/status/status.h"
+#include "proto/worker.pb.h"
 #include "worker/worker_interface.h"
 
 namespace sluice {
@@ -41,7 +42,13 @@ inline constexpr uint64_t kMaxRecvTensorChunkBytes = uint64_t{1} << 30;
 grpc::ByteBuffer EncodeRecvTensorResponse(const RecvTensorResponse& response, uint64_t offset = 0,
                                           uint64_t max_chunk_bytes = kMaxRecvTensorChunkBytes);
 
-// Assembles a tensor from one answer, or from the chunks of one.
+// A same-host answer (worker/same_host_transfer.h): the tensor's dtype, shape and size, and
+// where its bytes lie in this process's memory. `response.tensor` must stay where it is until
+// the lease is released.
+grpc::ByteBuffer EncodeSameHostAnswer(const RecvTensorResponse& response, uint64_t lease);
+
+// Assembles a tensor from one answer, or from the chunks of one, or from a same-host answer
+// and the caller's copy of the bytes.
 class RecvTensorDecoder {
  public:
   // INVALID_ARGUMENT for bytes that are not a RecvTensorResponse (with a tensor of a supported
@@ -54,8 +61,17 @@ class RecvTensorDecoder {
   // Complete once done().
   RecvTensorResponse& response() { return response_; }
 
+  // Non-null after a same-host answer: the caller copies the tensor's bytes from there into
+  // response().tensor (allocated, of the right size) and then calls SetReceivedFromSameHost.
+  const rpc::SameHostSource* same_host_source() const {
+    return same_host_ ? &same_host_source_ : nullptr;
+  }
+  void SetReceivedFromSameHost();
+
  private:
   bool started_ = false;
+  bool same_host_ = false;
+  rpc::SameHostSource same_host_source_;
   uint64_t received_ = 0, total_ = 0;
   std::shared_ptr<TensorBuffer> content_;
   RecvTensorResponse response_;

@@ -2,7 +2,11 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include <unistd.h>
+
 #include <numeric>
+
+#include "absl/strings/str_cat.h"
 
 #include "gtest/gtest.h"
 #include "proto/worker.pb.h"
@@ -176,6 +180,58 @@ TEST(TensorCodingTest, RejectsGarbage) {
   s = DecodeRecvTensorResponse(FromString(proto.SerializeAsString()), &back);
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
   EXPECT_NE(s.message().find("needs 12 bytes but has 8"), std::string::npos) << s;
+}
+
+TEST(TensorCodingTest, SameHostAnswersNameTheBufferAndParseWithProtobuf) {
+  RecvTensorResponse response;
+  response.tensor = Iota(1 << 20);  // 4 MiB.
+  response.send_start_micros = 77;
+  grpc::ByteBuffer wire = EncodeSameHostAnswer(response, 31);
+  rpc::RecvTensorResponse parsed;
+  ASSERT_TRUE(parsed.ParseFromString(Flatten(wire)));
+  EXPECT_EQ(parsed.content_total_bytes(), 4 << 20);
+  EXPECT_EQ(parsed.same_host_source().pid(), getpid());
+  EXPECT_EQ(parsed.same_host_source().address(), reinterpret_cast<uint64_t>(response.tensor.raw_data()));
+  EXPECT_EQ(parsed.same_host_source().lease(), 31u);
+  EXPECT_TRUE(parsed.tensor().tensor_content().empty());
+  EXPECT_EQ(parsed.send_start_micros(), 77);
+
+  RecvTensorDecoder decoder;
+  ASSERT_TRUE(decoder.Add(wire).ok());
+  ASSERT_NE(decoder.same_host_source(), nullptr);
+  EXPECT_EQ(decoder.same_host_source()->lease(), 31u);
+  EXPECT_FALSE(decoder.done());
+  Tensor& back = decoder.response().tensor;
+  ASSERT_EQ(back.AllocatedBytes(), response.tensor.AllocatedBytes());
+  EXPECT_EQ(back.shape().DebugString(), response.tensor.shape().DebugString());
+  std::memcpy(back.raw_data(), response.tensor.raw_data(), back.AllocatedBytes());
+  decoder.SetReceivedFromSameHost();
+  EXPECT_TRUE(decoder.done());
+  EXPECT_EQ(decoder.response().send_start_micros, 77);
+  EXPECT_EQ(back.DebugString(100), response.tensor.DebugString(100));
+  // A second answer after a same-host one is refused.
+  EXPECT_FALSE(decoder.Add(wire).ok());
+}
+
+TEST(TensorCodingTest, RejectsMalformedSameHostAnswers) {
+  rpc::RecvTensorResponse proto;
+  proto.set_content_total_bytes(12);
+  proto.mutable_same_host_source()->set_pid(1);
+  proto.mutable_tensor()->set_dtype(DT_FLOAT);
+  proto.mutable_tensor()->mutable_tensor_shape()->add_dim()->set_size(3);
+  // Protobuf writes `tensor` first, before the fields the decoder needs ahead of it.
+  RecvTensorDecoder decoder;
+  EXPECT_FALSE(decoder.Add(FromString(proto.SerializeAsString())).ok());
+  // A size that does not match the shape: content_total_bytes (field 1001, first) of 1 GiB
+  // for a tensor of 64 bytes.
+  RecvTensorResponse response;
+  response.tensor = Iota(16);
+  const std::string bytes = Flatten(EncodeSameHostAnswer(response, 1));
+  ASSERT_EQ(bytes.substr(0, 3), "\xc8\x3e\x40");
+  RecvTensorDecoder sized;
+  absl::Status s = sized.Add(FromString(absl::StrCat("\xc8\x3e\x80\x80\x80\x80\x04", bytes.substr(3))));
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+  EXPECT_NE(s.message().find("needs 64 bytes but has 1073741824"), std::string::npos) << s;
 }
 
 }  // namespace

@@ -1,0 +1,251 @@
+// RecvTensor between a GrpcWorker client and a GrpcWorkerService over loopback: the gRPC path
+// (whole and chunked), the same-host path, its fallback, and what each leaves behind.
+#include "worker/grpc_worker_service.h"
+
+#include <grpcpp/generic/generic_stub.h>
+#include <grpcpp/grpcpp.h>
+
+#include <numeric>
+
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/notification.h"
+#include "framework/rendezvous.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "proto/worker.pb.h"
+#include "worker/grpc_util.h"
+#include "worker/grpc_worker.h"
+#include "worker/same_host_transfer.h"
+#include "worker/tensor_coding.h"
+
+namespace sluice {
+namespace {
+
+using ::testing::HasSubstr;
+
+constexpr uint64_t kChunkBytes = 1 << 20;
+constexpr char kDst[] = "/job:worker/replica:0/task:0/device:CPU:0";
+
+Tensor Iota(int64_t n) {
+  Tensor t(DT_FLOAT, TensorShape({n}));
+  std::iota(t.flat<float>().begin(), t.flat<float>().end(), 0.25f);
+  return t;
+}
+
+class GrpcWorkerServiceTest : public ::testing::Test {
+ protected:
+  GrpcWorkerServiceTest()
+      : worker_(WorkerOptions{.job = "worker", .task = 1}), service_(&worker_, kChunkBytes) {
+    grpc::ServerBuilder builder;
+    int port = 0;
+    builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
+    ConfigureGrpcServer(&builder);
+    builder.RegisterService(&service_);
+    server_ = builder.BuildAndStart();
+    address_ = absl::StrCat("127.0.0.1:", port);
+    std::vector<DeviceAttributes> devices;
+    EXPECT_TRUE(worker_.GetStatus(&devices).ok());
+    src_ = devices[0];
+  }
+  ~GrpcWorkerServiceTest() override { server_->Shutdown(); }
+
+  // Puts `t` in step `step` under a fresh key, which it returns.
+  std::string Send(int64_t step, const Tensor& t) {
+    const std::string key = Rendezvous::CreateKey(src_.name(), src_.incarnation(), kDst,
+                                                  absl::StrCat("t", next_name_++, ":0"), FrameAndIter{});
+    EXPECT_TRUE(worker_.StepRendezvous(step)->Send(*Rendezvous::ParseKey(key), t).ok());
+    return key;
+  }
+
+  absl::Status Recv(GrpcWorker* client, int64_t step, const std::string& key, Tensor* out) {
+    RecvTensorRequest request{step, key, 0};
+    RecvTensorResponse response;
+    absl::Notification done;
+    absl::Status status;
+    client->RecvTensorAsync(&request, &response, [&](const absl::Status& s) {
+      status = s;
+      done.Notify();
+    });
+    done.WaitForNotification();
+    *out = response.tensor;
+    return status;
+  }
+
+  std::unique_ptr<GrpcWorker> Client(bool same_host) {
+    GrpcWorkerOptions options;
+    options.same_host_recv_tensor = same_host;
+    return std::make_unique<GrpcWorker>(worker_.task_name(), NewGrpcChannel(address_), options);
+  }
+
+  // One raw RecvTensor call; the answer's bytes in `answer`.
+  grpc::Status Call(const rpc::RecvTensorRequest& request, grpc::ByteBuffer* answer) {
+    grpc::GenericStub stub(NewGrpcChannel(address_));
+    grpc::ClientContext context;
+    grpc::Slice slice(request.SerializeAsString());
+    grpc::ByteBuffer bytes(&slice, 1);
+    absl::Notification done;
+    grpc::Status status;
+    stub.UnaryCall(&context, "/sluice.rpc.WorkerService/RecvTensor", grpc::StubOptions(), &bytes,
+                   answer, [&](grpc::Status s) {
+                     status = s;
+                     done.Notify();
+                   });
+    done.WaitForNotification();
+    return status;
+  }
+
+  void CleanupGraph(int64_t step) {
+    grpc::ServerContext context;
+    rpc::CleanupGraphRequest request;
+    request.set_step_id(step);
+    rpc::CleanupGraphResponse response;
+    ASSERT_TRUE(service_.CleanupGraph(&context, &request, &response).ok());
+  }
+
+  Worker worker_;
+  GrpcWorkerService service_;
+  std::unique_ptr<grpc::Server> server_;
+  std::string address_;
+  DeviceAttributes src_;
+  int next_name_ = 0;
+};
+
+TEST_F(GrpcWorkerServiceTest, TensorsCrossByEitherPath) {
+  // Small (one answer), big (chunks over gRPC; copied from memory on the same host).
+  for (int64_t n : {int64_t{100}, int64_t{3 << 20} / 4 + 3}) {
+    for (bool same_host : {false, true}) {
+      auto client = Client(same_host);
+      const Tensor t = Iota(n);
+      const std::string key = Send(7, t);
+      Tensor got;
+      absl::Status s = Recv(client.get(), 7, key, &got);
+      ASSERT_TRUE(s.ok()) << s;
+      ASSERT_EQ(got.AllocatedBytes(), t.AllocatedBytes());
+      EXPECT_EQ(0, std::memcmp(got.raw_data(), t.raw_data(), t.AllocatedBytes()));
+      EXPECT_EQ(service_.NumTransfersUnderWay(), 0u) << "n=" << n << " same_host=" << same_host;
+    }
+  }
+}
+
+TEST_F(GrpcWorkerServiceTest, SameHostAnswersOnlyTheSameHostWithBigTensors) {
+  const Tensor big = Iota(kSameHostMinBytes / 4);
+  rpc::RecvTensorRequest request;
+  request.set_step_id(3);
+  for (const std::string& id : {std::string("another machine"), std::string()}) {
+    request.set_rendezvous_key(Send(3, big));
+    request.set_same_host_id(id);
+    grpc::ByteBuffer answer;
+    ASSERT_TRUE(Call(request, &answer).ok());
+    RecvTensorDecoder decoder;
+    ASSERT_TRUE(decoder.Add(answer).ok());
+    EXPECT_EQ(decoder.same_host_source(), nullptr);
+  }
+  request.set_rendezvous_key(Send(3, Iota(kSameHostMinBytes / 4 - 1)));
+  request.set_same_host_id(SameHostId());
+  grpc::ByteBuffer answer;
+  ASSERT_TRUE(Call(request, &answer).ok());
+  RecvTensorDecoder small;
+  ASSERT_TRUE(small.Add(answer).ok());
+  EXPECT_EQ(small.same_host_source(), nullptr);
+  EXPECT_TRUE(small.done());
+
+  request.set_rendezvous_key(Send(3, big));
+  ASSERT_TRUE(Call(request, &answer).ok());
+  RecvTensorDecoder decoder;
+  ASSERT_TRUE(decoder.Add(answer).ok());
+  ASSERT_NE(decoder.same_host_source(), nullptr);
+  EXPECT_EQ(decoder.same_host_source()->pid(), getpid());
+  EXPECT_EQ(decoder.same_host_source()->address(), reinterpret_cast<uint64_t>(big.raw_data()));
+  EXPECT_EQ(service_.NumTransfersUnderWay(), 1u);
+}
+
+TEST_F(GrpcWorkerServiceTest, ALeaseEndsWithItsReleaseOrItsStep) {
+  rpc::RecvTensorRequest request;
+  request.set_step_id(5);
+  request.set_same_host_id(SameHostId());
+  request.set_rendezvous_key(Send(5, Iota(kSameHostMinBytes)));
+  grpc::ByteBuffer answer;
+  ASSERT_TRUE(Call(request, &answer).ok());
+  RecvTensorDecoder decoder;
+  ASSERT_TRUE(decoder.Add(answer).ok());
+  ASSERT_NE(decoder.same_host_source(), nullptr);
+  const uint64_t lease = decoder.same_host_source()->lease();
+
+  rpc::RecvTensorRequest release = request;
+  release.set_same_host_action(rpc::RecvTensorRequest::SAME_HOST_RELEASE);
+  release.set_same_host_lease(lease + 1);  // Not this transfer's.
+  grpc::Status s = Call(release, &answer);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+  EXPECT_EQ(service_.NumTransfersUnderWay(), 1u);
+  release.set_same_host_lease(lease);
+  EXPECT_TRUE(Call(release, &answer).ok());
+  EXPECT_EQ(service_.NumTransfersUnderWay(), 0u);
+  s = Call(release, &answer);  // Once only.
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+
+  // A receiver that never releases (it died, or its step failed): CleanupGraph drops the
+  // tensor, and a late release says the copy cannot be trusted.
+  const std::string abandoned = Send(5, Iota(kSameHostMinBytes));
+  request.set_rendezvous_key(abandoned);
+  ASSERT_TRUE(Call(request, &answer).ok());
+  RecvTensorDecoder second;
+  ASSERT_TRUE(second.Add(answer).ok());
+  ASSERT_NE(second.same_host_source(), nullptr);
+  request.set_rendezvous_key(Send(6, Iota(kSameHostMinBytes)));
+  request.set_step_id(6);
+  ASSERT_TRUE(Call(request, &answer).ok());
+  EXPECT_EQ(service_.NumTransfersUnderWay(), 2u);
+  CleanupGraph(5);
+  EXPECT_EQ(service_.NumTransfersUnderWay(), 1u);  // Step 6's stays.
+  release = request;
+  release.set_step_id(5);
+  release.set_rendezvous_key(abandoned);
+  release.set_same_host_action(rpc::RecvTensorRequest::SAME_HOST_RELEASE);
+  release.set_same_host_lease(second.same_host_source()->lease());
+  s = Call(release, &answer);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+  EXPECT_THAT(s.error_message(), HasSubstr("cleaned up"));
+  CleanupGraph(6);
+  EXPECT_EQ(service_.NumTransfersUnderWay(), 0u);
+}
+
+TEST_F(GrpcWorkerServiceTest, AReceiverThatCannotReadGetsTheBytesOverGrpc) {
+  GrpcWorkerOptions options;
+  options.same_host_recv_tensor = true;
+  int reads = 0;
+  options.same_host_read = [&](int64_t, uint64_t, void*, uint64_t) {
+    ++reads;
+    return absl::PermissionDeniedError("not allowed here");
+  };
+  GrpcWorker client(worker_.task_name(), NewGrpcChannel(address_), options);
+  for (int i = 0; i < 2; ++i) {
+    const Tensor t = Iota((3 << 20) / 4);  // Chunked over gRPC once the read fails.
+    const std::string key = Send(9, t);
+    Tensor got;
+    absl::Status s = Recv(&client, 9, key, &got);
+    ASSERT_TRUE(s.ok()) << s;
+    ASSERT_EQ(got.AllocatedBytes(), t.AllocatedBytes());
+    EXPECT_EQ(0, std::memcmp(got.raw_data(), t.raw_data(), t.AllocatedBytes()));
+    EXPECT_EQ(service_.NumTransfersUnderWay(), 0u);
+  }
+  EXPECT_EQ(reads, 1) << "a refused read is not tried again";
+}
+
+TEST_F(GrpcWorkerServiceTest, ACopyTheSenderDroppedMeanwhileIsAnError) {
+  GrpcWorkerOptions options;
+  options.same_host_recv_tensor = true;
+  options.same_host_read = [&](int64_t pid, uint64_t address, void* dst, uint64_t bytes) {
+    CleanupGraph(11);  // The step ends on the sender while the receiver copies.
+    return ReadFromSameHost(pid, address, dst, bytes);
+  };
+  GrpcWorker client(worker_.task_name(), NewGrpcChannel(address_), options);
+  const std::string key = Send(11, Iota(kSameHostMinBytes));
+  Tensor got;
+  absl::Status s = Recv(&client, 11, key, &got);
+  EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition) << s;
+  EXPECT_THAT(std::string(s.message()), HasSubstr("cleaned up"));
+  EXPECT_EQ(service_.NumTransfersUnderWay(), 0u);
+}
+
+}  // namespace
+}  // namespace sluice

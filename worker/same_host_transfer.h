@@ -1,0 +1,45 @@
+// Same-host RecvTensor: when the receiving task runs on the sender's machine, in its pid
+// namespace, the sender answers a big tensor with where the tensor's bytes lie in its own
+// memory (rpc::SameHostSource), and the receiver copies them into its tensor with
+// process_vm_readv (Linux cross-memory attach): one copy, by the kernel, where the TCP path
+// makes three (into the socket, out of it, into the tensor). This is how MPI and UCX move
+// large messages between processes of one node.
+//
+// Nothing is created that could outlive a process: no shared-memory segment to unlink, no
+// mapping to undo. The sender holds a reference to the tensor until the receiver releases it,
+// the step is cleaned up, or the service goes away; the receiver trusts a copy only once the
+// sender confirms it still held the tensor (see RecvTensorRequest.SAME_HOST_RELEASE).
+//
+//   request.set_same_host_id(SameHostId());                  // receiver: offer
+//   if (request.same_host_id() == SameHostId()) ...          // sender: answer with the source
+//   absl::Status s = ReadFromSameHost(source.pid(), source.address(), dst, bytes);  // receiver
+#ifndef SLUICE_WORKER_SAME_HOST_TRANSFER_H_
+#define SLUICE_WORKER_SAME_HOST_TRANSFER_H_
+
+#include <cstdint>
+#include <string>
+
+#include "absl/status/status.h"
+
+namespace sluice {
+
+// Tensors smaller than this go over gRPC even on one machine: the same-host path costs an
+// extra round trip (the release), about what gRPC takes to move this much.
+inline constexpr uint64_t kSameHostMinBytes = uint64_t{1} << 20;
+
+// Names this process's machine (its boot id) and pid namespace: two processes with the same
+// id can name each other by pid. "" where either cannot be read (then nothing matches it).
+const std::string& SameHostId();
+
+// Whether same-host transfers are on unless a program says otherwise: yes, except where the
+// environment sets SLUICE_SAME_HOST_RECV_TENSOR=0 (to measure or test the gRPC path).
+bool SameHostTransfersEnabledByDefault();
+
+// Copies `bytes` from `address` in process `pid` to `dst`. PERMISSION_DENIED or UNIMPLEMENTED
+// where this process may not read the other's memory (ptrace rules, seccomp), UNAVAILABLE when
+// the process is gone, DATA_LOSS when the range is not mapped there.
+absl::Status ReadFromSameHost(int64_t pid, uint64_t address, void* dst, uint64_t bytes);
+
+}  // namespace sluice
+
+#endif  // SLUICE_WORKER_SAME_HOST_TRANSFER_H_
