@@ -139,6 +139,23 @@ cat "$work/edges.txt"
 check "data and control edges cross tasks both ways" \
   bash -c "grep -q 'c: float \[\] .*values: 7' '$work/edges.txt' && grep -q 'd: float \[\] .*values: -7' '$work/edges.txt'"
 
+# A 64 MiB tensor made on task 1 and summed on task 0: two processes of one machine, so it
+# goes by the same-host path (process_vm_readv), and by gRPC where that is turned off.
+cat > "$work/big.pbtxt" <<'PBTXT'
+node { name: "dims" op: "Const" attr { key: "dtype" value { type: DT_INT64 } }
+       attr { key: "value" value { tensor { dtype: DT_INT64 tensor_shape { dim { size: 1 } } int64_val: 16777216 } } } }
+node { name: "one" op: "Const" attr { key: "dtype" value { type: DT_FLOAT } }
+       attr { key: "value" value { tensor { dtype: DT_FLOAT float_val: 1 } } } }
+node { name: "big" op: "Expand" input: "one" input: "dims" device: "/job:worker/task:1"
+       attr { key: "T" value { type: DT_FLOAT } } }
+node { name: "sum" op: "ReduceSum" input: "big" device: "/job:worker/task:0"
+       attr { key: "T" value { type: DT_FLOAT } } attr { key: "Taxes" value { list { } } }
+       attr { key: "keepdims" value { b: false } } }
+PBTXT
+run run "$work/big.pbtxt" --output sum --target "$t0" > "$work/big.txt" 2>&1
+cat "$work/big.txt"
+check "a 64 MiB tensor crosses processes" grep -q 'sum: float \[\] .*values: 1.67772e+07' "$work/big.txt"
+
 # The C API's TF_SetTarget, through the Python binding: ops placed on both tasks by TF_SetDevice.
 SLUICE_C_LIBRARY="$root/c_api/libsluice_c.so" PYTHONPATH="$root/c_api/python" PYTHONDONTWRITEBYTECODE=1 \
   timeout "$CLIENT_TIMEOUT" /usr/bin/python3 - "$t0" > "$work/python.txt" 2>&1 <<'PY'

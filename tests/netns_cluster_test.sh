@@ -45,6 +45,10 @@ for i in 0 1 2; do
   ip netns exec "$ns" ip link set lo up
 done
 
+# Three machines: tensors cross the network, not the same-host path that these processes
+# (one kernel, one pid namespace) would otherwise take.
+export SLUICE_SAME_HOST_RECV_TENSOR=0
+
 fail=0
 check() {
   local name="$1"; shift
