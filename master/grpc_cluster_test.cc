@@ -242,6 +242,43 @@ TEST_F(GrpcClusterTest, ErrorsComeBackWithTheirCodeAndTheStepEndsEverywhere) {
                            {}, &out).ok());
 }
 
+// Task 1 multiplies a [1024,1024] matrix M (every entry 1/1024, so M.M = M) by itself 16 times,
+// a second or so of work; task 0's partition waits for the product while its own branch is
+// long done, and then sums it (1024).
+std::string SlowWorkerGraph() {
+  std::string text = R"(
+    node { name: "dims" op: "Const" attr { key: "dtype" value { type: DT_INT64 } }
+           attr { key: "value" value { tensor { dtype: DT_INT64 tensor_shape { dim { size: 2 } }
+                  int64_val: 1024 int64_val: 1024 } } } }
+    node { name: "v" op: "Const" attr { key: "dtype" value { type: DT_FLOAT } }
+           attr { key: "value" value { tensor { dtype: DT_FLOAT float_val: 0.0009765625 } } } }
+    node { name: "m0" op: "Expand" input: "v" input: "dims" device: "/job:worker/task:1"
+           attr { key: "T" value { type: DT_FLOAT } } }
+    node { name: "quick" op: "Neg" input: "v" device: "/job:worker/task:0"
+           attr { key: "T" value { type: DT_FLOAT } } })";
+  for (int i = 1; i <= 16; ++i) {
+    absl::StrAppend(&text, "node { name: \"m", i, "\" op: \"MatMul\" input: \"m", i - 1, "\" input: \"m0\" ",
+                    "device: \"/job:worker/task:1\" attr { key: \"T\" value { type: DT_FLOAT } } }\n");
+  }
+  absl::StrAppend(&text, R"(
+    node { name: "sum" op: "ReduceSum" input: "m16" device: "/job:worker/task:0"
+           attr { key: "T" value { type: DT_FLOAT } } attr { key: "Taxes" value { list { } } }
+           attr { key: "keepdims" value { b: false } } })");
+  return text;
+}
+
+TEST_F(GrpcClusterTest, APartitionWaitsForASlowWorker) {
+  auto session = Connect(0);
+  ASSERT_TRUE(session->Create(Parse(SlowWorkerGraph())).ok());
+  std::vector<Tensor> out;
+  const absl::Time start = absl::Now();
+  absl::Status s = session->Run({}, {"sum", "quick"}, {}, &out);
+  ASSERT_TRUE(s.ok()) << s;
+  EXPECT_NEAR(out[0].flat<float>()[0], 1024.0f, 0.5f);
+  EXPECT_FLOAT_EQ(out[1].flat<float>()[0], -0.0009765625f);
+  std::printf("the slow step took %s\n", absl::FormatDuration(absl::Now() - start).c_str());
+}
+
 TEST_F(GrpcClusterTest, TwoClientsAtOnce) {
   std::vector<std::thread> clients;
   std::vector<absl::Status> results(2);

@@ -189,6 +189,17 @@ wait $b1; r1=$?
 tail -1 "$work/bench0.txt"; tail -1 "$work/bench1.txt"
 check "two clients at once" test "$r0$r1" = "00"
 
+# A slow worker: task 1 pauses for a second (SIGSTOP, then SIGCONT: a long GC or swap pause)
+# while a bench pipelines over both tasks; task 0's partitions wait for it and every run
+# succeeds (a pause shorter than the keepalive timeout is slowness, not a failure).
+run bench "$mlp" --target "$t0" --placement pipeline --iters 6000 --warmup 1 > "$work/slow.txt" 2>&1 &
+bench=$!
+sleep 1
+kill -STOP "$s1"; sleep 1; kill -CONT "$s1"
+wait "$bench"; code=$?
+tail -1 "$work/slow.txt"
+check "a partition waits for a worker paused for a second, and the bench succeeds" test "$code" = 0
+
 # An unreachable target fails fast, naming it.
 bad="grpc://127.0.0.1:$(free_port)"
 start=$(date +%s)
