@@ -30,6 +30,18 @@ absl::Status VariableStore::Assign(const std::string& name, const Tensor& value)
   return absl::OkStatus();
 }
 
+absl::Status VariableStore::Erase(const std::string& name) {
+  Tensor gone;  // Freed after the lock is released.
+  absl::MutexLock lock(&mu_);
+  auto it = values_.find(name);
+  if (it == values_.end()) {
+    return absl::NotFoundError(absl::StrCat("variable '", name, "' on ", owner_, " does not exist"));
+  }
+  gone = std::move(it->second);
+  values_.erase(it);
+  return absl::OkStatus();
+}
+
 std::vector<std::string> VariableStore::Names() const {
   std::vector<std::string> names;
   {

@@ -31,6 +31,8 @@ class VariableStore {
   // The first assign fixes the variable's dtype and shape; a later one with others is
   // INVALID_ARGUMENT, naming the variable, what it holds and what came.
   absl::Status Assign(const std::string& name, const Tensor& value);
+  // Forgets `name`; NOT_FOUND if it has no value.
+  absl::Status Erase(const std::string& name);
   // Names in sorted order.
   std::vector<std::string> Names() const;
   // Forgets every variable (a worker's CleanupAll).

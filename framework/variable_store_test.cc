@@ -29,6 +29,10 @@ TEST(VariableStoreTest, ErrorsNameTheVariableAndDevice) {
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(s.message(), HasSubstr("'w'"));
   EXPECT_THAT(s.message(), HasSubstr("[3]"));
+  ASSERT_TRUE(vars.Erase("w").ok());
+  EXPECT_FALSE(vars.Read("w").ok());
+  EXPECT_EQ(vars.Erase("w").code(), absl::StatusCode::kNotFound);
+  ASSERT_TRUE(vars.Assign("w", Tensor::FromVector<float>({1, 2, 3}, TensorShape({3}))).ok());
   vars.Clear();
   EXPECT_FALSE(vars.Read("w").ok());
 }

@@ -1,4 +1,4 @@
-// ReadVariable and AssignVariable: the device's VariableStore, by the shared_name attr.
+// ReadVariable, AssignVariable and DestroyVariable: the device's VariableStore, by the shared_name attr.
 #include "framework/device.h"
 #include "kernels/kernel_registry.h"
 
@@ -35,7 +35,20 @@ class AssignVariableOp : public OpKernel {
   std::string name_;
 };
 
+class DestroyVariableOp : public OpKernel {
+ public:
+  absl::Status Init(OpKernelConstruction* c) override { return c->GetAttr("shared_name", &name_); }
+  absl::Status Compute(OpKernelContext* ctx) const override {
+    return ctx->device()->variables()->Erase(name_);
+  }
+  bool IsExpensive() const override { return false; }
+
+ private:
+  std::string name_;
+};
+
 REGISTER_KERNEL_BUILDER(Name("ReadVariable").Device(DEVICE_CPU), ReadVariableOp);
+REGISTER_KERNEL_BUILDER(Name("DestroyVariable").Device(DEVICE_CPU), DestroyVariableOp);
 REGISTER_KERNEL_BUILDER(Name("AssignVariable").Device(DEVICE_CPU), AssignVariableOp);
 
 }  // namespace

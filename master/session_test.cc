@@ -259,6 +259,7 @@ constexpr char kCounter[] = R"(
   node { name: "next" op: "Add" input: "read" input: "one" attr { key: "T" value { type: DT_FLOAT } } }
   node { name: "inc" op: "AssignVariable" input: "next" attr { key: "dtype" value { type: DT_FLOAT } }
          attr { key: "shared_name" value { s: "v" } } }
+  node { name: "destroy" op: "DestroyVariable" attr { key: "shared_name" value { s: "v" } } }
 )";
 
 TEST(EmbeddedSessionTest, VariablesKeepTheirValuesAcrossRuns) {
@@ -281,6 +282,10 @@ TEST(EmbeddedSessionTest, VariablesKeepTheirValuesAcrossRuns) {
   s = session->Run({{"p", Tensor::FromVector<float>({1, 2}, TensorShape({2}))}}, {}, {"init"}, &out);
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
   EXPECT_THAT(std::string(s.message()), HasSubstr("variable 'v'"));
+  // Destroyed, it is gone; destroying it again is NOT_FOUND.
+  ASSERT_TRUE(session->Run({}, {}, {"destroy"}, &out).ok());
+  EXPECT_EQ(session->Run({}, {"read"}, {}, &out).code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(session->Run({}, {}, {"destroy"}, &out).code(), absl::StatusCode::kNotFound);
 }
 
 }  // namespace

@@ -32,4 +32,9 @@ REGISTER_OP("AssignVariable")
     .SetIsStateful()
     .Doc("Makes `value` the variable's value (the first assign fixes dtype and shape).");
 
+REGISTER_OP("DestroyVariable")
+    .Attr("shared_name: string")
+    .SetIsStateful()
+    .Doc("Frees the variable's value; NOT_FOUND if it has none.");
+
 }  // namespace sluice

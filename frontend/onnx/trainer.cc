@@ -276,6 +276,7 @@ namespace {
 std::string VarInit(const std::string& name) { return absl::StrCat("variables/", name, "/init"); }
 std::string VarAssign(const std::string& name) { return absl::StrCat("variables/", name, "/assign"); }
 std::string VarRead(const std::string& name) { return absl::StrCat("variables/", name, "/read"); }
+std::string VarDestroy(const std::string& name) { return absl::StrCat("variables/", name, "/destroy"); }
 
 }  // namespace
 
@@ -305,7 +306,7 @@ absl::Status OnnxTrainer::Build() {
 
   GraphDef graph;
   for (const auto& [name, value] : initial_) {
-    NodeDef init, assign, read;
+    NodeDef init, assign, read, destroy;
     init.set_name(VarInit(name));
     init.set_op("Placeholder");
     AddNodeAttr("dtype", value.dtype(), &init);
@@ -314,13 +315,16 @@ absl::Status OnnxTrainer::Build() {
     assign.add_input(init.name());
     read.set_name(VarRead(name));
     read.set_op("ReadVariable");
-    for (NodeDef* n : {&init, &assign, &read}) n->set_device(variable_device_);
+    destroy.set_name(VarDestroy(name));
+    destroy.set_op("DestroyVariable");
+    AddNodeAttr("shared_name", var_prefix + name, &destroy);
+    for (NodeDef* n : {&init, &assign, &read, &destroy}) n->set_device(variable_device_);
     for (NodeDef* n : {&assign, &read}) {
       AddNodeAttr("shared_name", var_prefix + name, n);
       AddNodeAttr("dtype", value.dtype(), n);
     }
     AddNodeAttr("shape", PartialShape(value.shape()), &read);
-    for (NodeDef* n : {&init, &assign, &read}) *graph.add_node() = std::move(*n);
+    for (NodeDef* n : {&init, &assign, &read, &destroy}) *graph.add_node() = std::move(*n);
   }
 
   const onnx::ModelProto& model = model_;
@@ -358,7 +362,6 @@ absl::Status OnnxTrainer::Build() {
     }
     OnnxImportOptions import;
     import.check = false;  // Algorithm graphs lean on the main graph; the whole model was checked.
-    import.infer_shapes = false;  // Added outputs have no declared types.
     auto imported = ImportOnnxModel(Standalone(model, g), import);
     if (!imported.ok()) return AddContext(imported.status(), absl::StrCat("training_info ", i, " algorithm"));
     OnnxGraph a = *std::move(imported);
@@ -513,6 +516,16 @@ absl::Status OnnxTrainer::Build() {
     algorithms_.push_back(std::move(algo));
   }
   return session_->Create(graph);
+}
+
+OnnxTrainer::~OnnxTrainer() {
+  if (session_ == nullptr) return;
+  std::vector<std::string> targets;
+  for (const auto& [name, value] : initial_) targets.push_back(VarDestroy(name));
+  std::vector<Tensor> out;
+  // Best effort: a cluster that went away has nothing left to free.
+  session_->Run({}, {}, targets, &out).IgnoreError();
+  session_->Close().IgnoreError();
 }
 
 absl::Status OnnxTrainer::PushVariables(const std::map<std::string, Tensor>& values) {

@@ -33,6 +33,8 @@ class OnnxTrainer {
  public:
   static absl::StatusOr<std::unique_ptr<OnnxTrainer>> Load(const std::string& path,
                                                            const SessionOptions& options);
+  // Frees the variables (on a cluster, the ps task would otherwise keep them).
+  ~OnnxTrainer();
 
   // Runs the initialization graphs (those a model has) once.
   absl::Status Initialize();
