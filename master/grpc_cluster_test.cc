@@ -107,6 +107,18 @@ class GrpcClusterTest : public ::testing::Test {
     }
   }
 
+  // kLargeTensorGraph, run `runs` times: 64 MiB made on task 1, summed on task 0.
+  void ExpectLargeTensorSums(int runs) {
+    auto session = Connect(0);
+    ASSERT_TRUE(session->Create(Parse(kLargeTensorGraph)).ok());
+    for (int i = 0; i < runs; ++i) {
+      std::vector<Tensor> out;
+      absl::Status s = session->Run({}, {"sum"}, {}, &out);
+      ASSERT_TRUE(s.ok()) << s;
+      EXPECT_FLOAT_EQ(out[0].scalar<float>(), 16777216.0f);
+    }
+  }
+
   std::unique_ptr<Session> Connect(int task, ConfigProto config = ConfigProto()) {
     SessionOptions options;
     options.target = servers_[task]->target();
@@ -179,15 +191,7 @@ TEST_F(GrpcClusterTest, ControlEdgesCrossTasks) {
   EXPECT_EQ(recvs_on_task1, 1);
 }
 
-TEST_F(GrpcClusterTest, LargeTensorsCrossTasks) {
-  // 64 MiB made on task 1, summed on task 0.
-  auto session = Connect(0);
-  ASSERT_TRUE(session->Create(Parse(kLargeTensorGraph)).ok());
-  std::vector<Tensor> out;
-  absl::Status s = session->Run({}, {"sum"}, {}, &out);
-  ASSERT_TRUE(s.ok()) << s;
-  EXPECT_FLOAT_EQ(out[0].scalar<float>(), 16777216.0f);
-}
+TEST_F(GrpcClusterTest, LargeTensorsCrossTasks) { ExpectLargeTensorSums(1); }
 
 // The same over gRPC alone, as between tasks on different machines.
 class GrpcOnlyClusterTest : public GrpcClusterTest {
@@ -195,14 +199,7 @@ class GrpcOnlyClusterTest : public GrpcClusterTest {
 };
 
 TEST_F(GrpcOnlyClusterTest, LargeTensorsCrossTasks) {
-  auto session = Connect(0);
-  ASSERT_TRUE(session->Create(Parse(kLargeTensorGraph)).ok());
-  for (int i = 0; i < 2; ++i) {
-    std::vector<Tensor> out;
-    absl::Status s = session->Run({}, {"sum"}, {}, &out);
-    ASSERT_TRUE(s.ok()) << s;
-    EXPECT_FLOAT_EQ(out[0].scalar<float>(), 16777216.0f);
-  }
+  ExpectLargeTensorSums(2);
 }
 
 // The same with RecvTensor answers of at most 1 MiB: the 64 MiB tensor takes 64 of them.

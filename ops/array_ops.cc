@@ -5,13 +5,6 @@
 namespace sluice {
 namespace {
 
-absl::Status PlaceholderShape(InferenceContext* c) {
-  PartialShape shape;
-  SL_RETURN_IF_ERROR(GetNodeAttr(c->attrs(), "shape", &shape));
-  c->set_output(0, shape);
-  return absl::OkStatus();
-}
-
 absl::Status ConstShape(InferenceContext* c) {
   const AttrValue* value = c->attrs().Find("value");
   if (value == nullptr || value->value_case() != AttrValue::kTensor) {
@@ -32,7 +25,7 @@ REGISTER_OP("Placeholder")
     .Output("output: dtype")
     .Attr("dtype: type")
     .Attr("shape: shape = { unknown_rank: true }")
-    .SetShapeFn(PlaceholderShape)
+    .SetShapeFn(shape_fn::FromShapeAttr)
     .Doc("A tensor that must be fed when the graph runs.");
 
 REGISTER_OP("PlaceholderWithDefault")
@@ -40,7 +33,7 @@ REGISTER_OP("PlaceholderWithDefault")
     .Output("output: dtype")
     .Attr("dtype: type")
     .Attr("shape: shape")
-    .SetShapeFn(PlaceholderShape)
+    .SetShapeFn(shape_fn::FromShapeAttr)
     .Doc("Forwards `input` unless the tensor is fed.");
 
 REGISTER_OP("Const")

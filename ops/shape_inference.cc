@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "framework/status.h"
 
 namespace sluice {
 
@@ -67,6 +68,13 @@ absl::Status BroadcastBinary(InferenceContext* c) {
 }
 
 absl::Status NoOutputs(InferenceContext*) { return absl::OkStatus(); }
+
+absl::Status FromShapeAttr(InferenceContext* c) {
+  PartialShape shape;
+  SL_RETURN_IF_ERROR(GetNodeAttr(c->attrs(), "shape", &shape));
+  c->set_output(0, shape);
+  return absl::OkStatus();
+}
 
 }  // namespace shape_fn
 }  // namespace sluice

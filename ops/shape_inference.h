@@ -58,6 +58,8 @@ absl::Status Unchanged(InferenceContext* c);
 absl::Status BroadcastBinary(InferenceContext* c);
 // No outputs to shape.
 absl::Status NoOutputs(InferenceContext* c);
+// Output 0 has the shape in the node's "shape" attr (Placeholder, ReadVariable).
+absl::Status FromShapeAttr(InferenceContext* c);
 }  // namespace shape_fn
 
 }  // namespace sluice

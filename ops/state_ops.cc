@@ -5,16 +5,6 @@
 #include "ops/op_registry.h"
 
 namespace sluice {
-namespace {
-
-absl::Status VariableShape(InferenceContext* c) {
-  PartialShape shape;
-  SL_RETURN_IF_ERROR(GetNodeAttr(c->attrs(), "shape", &shape));
-  c->set_output(0, shape);
-  return absl::OkStatus();
-}
-
-}  // namespace
 
 REGISTER_OP("ReadVariable")
     .Output("value: dtype")
@@ -22,7 +12,7 @@ REGISTER_OP("ReadVariable")
     .Attr("dtype: type")
     .Attr("shape: shape = { unknown_rank: true }")
     .SetIsStateful()
-    .SetShapeFn(VariableShape)
+    .SetShapeFn(shape_fn::FromShapeAttr)
     .Doc("The variable's current value; FAILED_PRECONDITION before its first assign.");
 
 REGISTER_OP("AssignVariable")
