@@ -1,27 +1,48 @@
-// Row-major matrix products through OpenBLAS for float and double, with a plain loop for
-// other types. C = alpha * op(A) * op(B) + beta * C.
+// Row-major matrix products: float through oneDNN's sgemm, double through OpenBLAS, a plain
+// loop for other types. C = alpha * op(A) * op(B) + beta * C.
+//
+//   GemmRowMajor<float>(false, true, m, n, k, 1.0f, a, k, b, k, 0.0f, c, n, ctx->intra_op_threads());
+//
+// Float goes to oneDNN so that products and convolutions share one pool of threads (the
+// calling thread's OpenMP team): OpenBLAS's own threads spin for ~0.1 s after each call,
+// which with two cores took one away from every convolution that followed.
 #ifndef SLUICE_KERNELS_BLAS_H_
 #define SLUICE_KERNELS_BLAS_H_
 
 #include <cblas.h>
 #include <omp.h>
 
+#include "oneapi/dnnl/dnnl.h"
+
 #include <cstdint>
 #include <type_traits>
 
 namespace sluice {
 
-// OpenBLAS and oneDNN (OpenMP) keep process-wide thread pools; workers size them to their
-// intra-op threads.
+// OpenBLAS keeps a process-wide thread pool; workers size it to their intra-op threads.
 inline void SetBlasThreads(int threads) {
   openblas_set_num_threads(threads);
   omp_set_num_threads(threads);
 }
 
+// OpenMP's team size is per calling thread: oneDNN calls set it to the intra-op thread count
+// of the kernel's device before each call (cheap when it is already right).
+inline void UseOmpThreads(int threads) {
+  if (threads > 0 && omp_get_max_threads() != threads) omp_set_num_threads(threads);
+}
+
+// `threads`: the intra-op thread count (OpenMP team size) for float; double uses OpenBLAS's.
 template <typename T>
 void GemmRowMajor(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, T alpha,
-                  const T* a, int64_t lda, const T* b, int64_t ldb, T beta, T* c, int64_t ldc) {
+                  const T* a, int64_t lda, const T* b, int64_t ldb, T beta, T* c, int64_t ldc,
+                  int threads) {
   if constexpr (std::is_same_v<T, float>) {
+    UseOmpThreads(threads);
+    if (dnnl_sgemm(trans_a ? 'T' : 'N', trans_b ? 'T' : 'N', m, n, k, alpha, a, lda, b, ldb, beta, c, ldc) ==
+        dnnl_success) {
+      return;
+    }
+    // oneDNN refuses only arguments that are out of range for it; OpenBLAS takes the rest.
     cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans,
                 m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
   } else if constexpr (std::is_same_v<T, double>) {

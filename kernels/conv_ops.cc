@@ -67,7 +67,7 @@ class ConvOp : public OpKernel {
       return absl::InvalidArgumentError("NHWC layouts apply to 2-D convolutions only");
     }
     if constexpr (std::is_same_v<T, float>) {
-      const int threads = ctx->device() != nullptr ? ctx->device()->compute_pool()->NumThreads() + 1 : 1;
+      const int threads = ctx->intra_op_threads();
       SL_ASSIGN_OR_RETURN(bool done, dnnl_.Run(x, w, bias, g, group_, post_, clip_lo_, clip_hi_, threads, y,
                                                x_nhwc_, y_nhwc_));
       if (done) return absl::OkStatus();
@@ -99,7 +99,7 @@ class ConvOp : public OpKernel {
         }
         T* out = yd + (b * m + gi * mg) * out_size;
         GemmRowMajor<T>(false, false, mg, out_size, cg * k_size, T(1), wd + gi * mg * cg * k_size,
-                        cg * k_size, cols, out_size, T(0), out, out_size);
+                        cg * k_size, cols, out_size, T(0), out, out_size, ctx->intra_op_threads());
       }
     }
     if (bias != nullptr) {
@@ -238,10 +238,10 @@ class ConvTransposeOp : public OpKernel {
         const T* xg = xd + (b * c + gi * cg) * in_size;
         if constexpr (std::is_same_v<T, float>) {
           GemmRowMajor<float>(true, false, mg * k_size, in_size, cg, 1.0f, wg, mg * k_size, xg, in_size,
-                              0.0f, columns.data(), in_size);
+                              0.0f, columns.data(), in_size, ctx->intra_op_threads());
         } else {
           GemmRowMajor<T>(true, false, mg * k_size, in_size, cg, T(1), wg, mg * k_size, xg, in_size, T(0),
-                          typed_columns.data(), in_size);
+                          typed_columns.data(), in_size, ctx->intra_op_threads());
           for (size_t i = 0; i < columns.size(); ++i) columns[i] = static_cast<float>(typed_columns[i]);
         }
         std::fill(image.begin(), image.end(), 0.0f);

@@ -1,12 +1,11 @@
 #include "kernels/dnnl_conv.h"
 
-#include <omp.h>
-
 #include <list>
 #include <optional>
 #include <vector>
 
 #include "absl/synchronization/mutex.h"
+#include "kernels/blas.h"
 #include "oneapi/dnnl/dnnl.hpp"
 
 namespace sluice {
@@ -62,7 +61,7 @@ absl::StatusOr<bool> DnnlConv::Run(const Tensor& x, const Tensor& w, const Tenso
                                    bool y_nhwc) const {
   const int spatial = x.dims() - 2;
   if ((x_nhwc || y_nhwc) && spatial != 2) return false;
-  if (threads > 0 && omp_get_max_threads() != threads) omp_set_num_threads(threads);
+  UseOmpThreads(threads);
   if (spatial < 1 || spatial > 3 || x.dtype() != DT_FLOAT) return false;
   const memory::dims x_dims = Dims(x), w_dims = Dims(w), y_dims = Dims(*y);
   std::shared_ptr<Impl::Entry> entry, stale;  // stale: the same convolution, other weights.

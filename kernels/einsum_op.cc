@@ -235,9 +235,9 @@ std::vector<int> Concat(std::initializer_list<const std::vector<int>*> parts) {
 }
 
 // The product of a and b summed over their shared labels that `needed` lacks: labels
-// [batch, m, n] for the shared labels `needed` has, a's own and b's own.
+// [batch, m, n] for the shared labels `needed` has, a's own and b's own. `threads`: as GemmRowMajor's.
 template <typename A>
-Operand<A> Contract(Operand<A> a, Operand<A> b, const std::vector<int>& needed) {
+Operand<A> Contract(Operand<A> a, Operand<A> b, const std::vector<int>& needed, int threads) {
   SumOut(&a, [&](int l) { return Contains(b.labels, l) || Contains(needed, l); });
   SumOut(&b, [&](int l) { return Contains(a.labels, l) || Contains(needed, l); });
   std::vector<int> batch, m_labels, k_labels, n_labels;
@@ -285,7 +285,7 @@ Operand<A> Contract(Operand<A> a, Operand<A> b, const std::vector<int>& needed) 
   if (k > 0 && m > 0 && n > 0) {
     for (int64_t i = 0; i < nb; ++i) {
       GemmRowMajor<A>(trans_a, trans_b, m, n, k, A(1), a.data + i * m * k, trans_a ? m : k, b.data + i * k * n,
-                      trans_b ? k : n, A(0), result.data() + i * m * n, n);
+                      trans_b ? k : n, A(0), result.data() + i * m * n, n, threads);
     }
   }
   out.Own(std::move(result));
@@ -411,7 +411,7 @@ class EinsumOp : public OpKernel {
       // What operand i alone uses is summed before the product.
       const std::vector<int> needed = needed_after(i);
       SumOut(&ops[i], [&](int l) { return Contains(needed, l) || Contains(result.labels, l); });
-      result = Contract(std::move(result), std::move(ops[i]), needed);
+      result = Contract(std::move(result), std::move(ops[i]), needed, ctx->intra_op_threads());
     }
     // Output labels every operand broadcast away are size 1; put the rest in output order.
     std::vector<int> order;

@@ -53,7 +53,7 @@ class GemmOp : public OpKernel {
       return absl::OkStatus();
     }
     GemmRowMajor<T>(trans_a_ != 0, trans_b_ != 0, m, n, k, T(alpha_), a.data<T>(), a.dim_size(1),
-                    b.data<T>(), b.dim_size(1), beta, yd, n);
+                    b.data<T>(), b.dim_size(1), beta, yd, n, ctx->intra_op_threads());
     return absl::OkStatus();
   }
 

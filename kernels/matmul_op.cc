@@ -1,10 +1,11 @@
-// MatMul: float and double through OpenBLAS; half and bfloat16 widened to float for the
-// product; integers with a cache-friendly loop (no BLAS for them).
+// MatMul: float through oneDNN and double through OpenBLAS (see GemmRowMajor); half and
+// bfloat16 widened to float for the product; integers with a cache-friendly loop (no BLAS for them).
 #include <cblas.h>
 
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "kernels/blas.h"
 #include "kernels/cwise_ops.h"
 #include "kernels/kernel_registry.h"
 
@@ -12,11 +13,10 @@ namespace sluice {
 namespace {
 
 template <typename T>
-void Gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* a, const T* b, T* c) {
+void Gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* a, const T* b, T* c, int threads) {
   const int64_t lda = ta ? m : k, ldb = tb ? k : n;
   if constexpr (std::is_same_v<T, float>) {
-    cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, m,
-                n, k, 1.0f, a, lda, b, ldb, 0.0f, c, n);
+    GemmRowMajor<float>(ta, tb, m, n, k, 1.0f, a, lda, b, ldb, 0.0f, c, n, threads);
   } else if constexpr (std::is_same_v<T, double>) {
     cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, m,
                 n, k, 1.0, a, lda, b, ldb, 0.0, c, n);
@@ -24,7 +24,7 @@ void Gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* a, const T
     std::vector<float> fa(m * k), fb(k * n), fc(m * n);
     for (int64_t i = 0; i < m * k; ++i) fa[i] = static_cast<float>(a[i]);
     for (int64_t i = 0; i < k * n; ++i) fb[i] = static_cast<float>(b[i]);
-    Gemm<float>(ta, tb, m, n, k, fa.data(), fb.data(), fc.data());
+    Gemm<float>(ta, tb, m, n, k, fa.data(), fb.data(), fc.data(), threads);
     for (int64_t i = 0; i < m * n; ++i) c[i] = T(fc[i]);
   } else {
     for (int64_t i = 0; i < m * n; ++i) c[i] = T(0);
@@ -71,7 +71,8 @@ class MatMulOp : public OpKernel {
       for (T& v : out->flat<T>()) v = T(0);
       return absl::OkStatus();
     }
-    Gemm<T>(transpose_a_, transpose_b_, m, n, k, a.data<T>(), b.data<T>(), out->data<T>());
+    Gemm<T>(transpose_a_, transpose_b_, m, n, k, a.data<T>(), b.data<T>(), out->data<T>(),
+            ctx->intra_op_threads());
     return absl::OkStatus();
   }
 
@@ -129,7 +130,7 @@ class BatchMatMulOp : public OpKernel {
     ForEachBroadcastRun(plan, [&](int64_t o, int64_t ao, int64_t bo, int64_t len, int64_t as, int64_t bs) {
       for (int64_t i = 0; i < len; ++i) {
         Gemm<T>(adj_x_, adj_y_, m, n, k, pa + (ao + i * as) * a_mat, pb + (bo + i * bs) * b_mat,
-                po + (o + i) * o_mat);
+                po + (o + i) * o_mat, ctx->intra_op_threads());
       }
     });
     return absl::OkStatus();

@@ -92,7 +92,7 @@ class ConvBackpropInputOp : public ConvBackpropOp {
         const T* wg = w.data<T>() + gi * p.mg * p.cg * p.k_size;
         const T* dyg = dy.data<T>() + (b * p.m + gi * p.mg) * p.out_size;
         GemmRowMajor<T>(true, false, p.cg * p.k_size, p.out_size, p.mg, T(1), wg, p.cg * p.k_size, dyg,
-                        p.out_size, T(0), columns.data(), p.out_size);
+                        p.out_size, T(0), columns.data(), p.out_size, ctx->intra_op_threads());
         Col2Im(columns.data(), p.cg, p.in, p.g, dxd + (b * p.c + gi * p.cg) * p.in_size);
       }
     }
@@ -121,7 +121,8 @@ class ConvBackpropFilterOp : public ConvBackpropOp {
         Im2Col(x.data<T>() + (b * p.c + gi * p.cg) * p.in_size, p.cg, p.in, p.g, columns.data());
         const T* dyg = dy.data<T>() + (b * p.m + gi * p.mg) * p.out_size;
         GemmRowMajor<T>(false, true, p.mg, p.cg * p.k_size, p.out_size, T(1), dyg, p.out_size, columns.data(),
-                        p.out_size, T(1), dwd + gi * p.mg * p.cg * p.k_size, p.cg * p.k_size);
+                        p.out_size, T(1), dwd + gi * p.mg * p.cg * p.k_size, p.cg * p.k_size,
+                        ctx->intra_op_threads());
       }
     }
     return absl::OkStatus();

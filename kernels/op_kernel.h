@@ -162,6 +162,12 @@ class OpKernelContext {
 
   const OpKernel& kernel() const { return *params_.kernel; }
   Device* device() const { return params_.device; }
+  // Threads one kernel may use: the device's compute pool plus the calling thread.
+  int intra_op_threads() const {
+    return params_.device != nullptr && params_.device->compute_pool() != nullptr
+               ? params_.device->compute_pool()->NumThreads() + 1
+               : 1;
+  }
   Rendezvous* rendezvous() const { return params_.rendezvous; }
   int64_t step_id() const { return params_.step_id; }
   const FrameAndIter& frame_iter() const { return params_.frame_iter; }

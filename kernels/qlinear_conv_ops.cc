@@ -77,7 +77,8 @@ absl::StatusOr<IntegerConv> RunIntegerConv(const char* op, const Tensor& x, cons
       Im2Col(image.data(), cg, in, g, columns.data());
       for (size_t i = 0; i < columns.size(); ++i) dcols[i] = columns[i];
       GemmRowMajor<double>(false, false, mg, r.out_size, rows, 1.0, wd.data() + gi * mg * rows, rows, dcols.data(),
-                           r.out_size, 0.0, r.acc.data() + (b * m + gi * mg) * r.out_size, r.out_size);
+                           r.out_size, 0.0, r.acc.data() + (b * m + gi * mg) * r.out_size, r.out_size,
+                           /*threads=*/1);
     }
   }
   return r;

@@ -99,7 +99,8 @@ absl::StatusOr<IntegerMatMul> RunIntegerMatMul(const char* op, const Tensor& a, 
   ForEachBroadcastRun(plan, [&](int64_t o, int64_t ao, int64_t bo, int64_t len, int64_t as, int64_t bs) {
     for (int64_t i = 0; i < len; ++i) {
       GemmRowMajor<double>(false, false, r.m, r.n, k, 1.0, da.data() + (ao + i * as) * a_mat, k,
-                           db.data() + (bo + i * bs) * b_mat, r.n, 0.0, r.acc.data() + (o + i) * o_mat, r.n);
+                           db.data() + (bo + i * bs) * b_mat, r.n, 0.0, r.acc.data() + (o + i) * o_mat, r.n,
+                           /*threads=*/1);
     }
   });
   return r;

@@ -182,7 +182,7 @@ class RecurrentOp : public OpKernel {
       // Input projections of every step at once: [seq*batch, input] x [input, G*H].
       if (seq_len * batch > 0) {
         GemmRowMajor<float>(false, true, seq_len * batch, G * H, input, 1.0f, xs.data(), input, wd, input, 0.0f,
-                            xw.data(), G * H);
+                            xw.data(), G * H, ctx->intra_op_threads());
       }
       for (int64_t bi = 0; bi < batch; ++bi) {
         for (int64_t k = 0; k < H; ++k) {
@@ -193,7 +193,8 @@ class RecurrentOp : public OpKernel {
       auto clip = [this](float v) { return clip_ > 0 ? std::max(-clip_, std::min(clip_, v)) : v; };
       for (int64_t step = 0; step < seq_len; ++step) {
         hprev = h;
-        GemmRowMajor<float>(false, true, batch, G * H, H, 1.0f, hprev.data(), H, rd, H, 0.0f, hr.data(), G * H);
+        GemmRowMajor<float>(false, true, batch, G * H, H, 1.0f, hprev.data(), H, rd, H, 0.0f, hr.data(), G * H,
+                            ctx->intra_op_threads());
         for (int64_t bi = 0; bi < batch; ++bi) {
           if (step >= lens[bi]) continue;  // Past this sequence's end: state and output stay.
           const int64_t t = reverse ? lens[bi] - 1 - step : step;
