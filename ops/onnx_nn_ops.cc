@@ -210,4 +210,11 @@ REGISTER_OP("ConcatChannelsNhwc")
     .Attr("N: int >= 1")
     .Attr("T: {float}");
 
+// Add between such convolutions (a residual connection): shapes as Add's, values N,H,W,C.
+REGISTER_OP("AddNhwc")
+    .Input("a: T")
+    .Input("b: T")
+    .Output("c: T")
+    .Attr("T: {float}");
+
 }  // namespace sluice

@@ -137,8 +137,8 @@ absl::Status UseNhwcBetweenConvs(OnnxGraph* graph) {
   for (const auto& out : graph->outputs) protected_tensors.insert(Canonical(out.tensor));
 
   // Nodes that can read and write NHWC: 2-D float convolutions, 2-D float max pools without
-  // Indices, and channel Concats. Max pools and Concats must have NHWC on both sides, so
-  // candidates are dropped until every remaining one does.
+  // Indices, channel Concats and float Adds. Max pools, Concats and Adds must have NHWC on both
+  // sides, so candidates are dropped until every remaining one does.
   auto is_pool = [](const NodeDef& n) {
     return n.op() == "MaxPool" && n.attr().at("T").type() == DT_FLOAT && !n.attr().at("produce_indices").b() &&
            n.attr().at("storage_order").i() == 0 && n.attr().at("kernel_shape").list().i_size() == 2;
@@ -147,9 +147,10 @@ absl::Status UseNhwcBetweenConvs(OnnxGraph* graph) {
     return n.op() == "Concat" && n.attr().at("T").type() == DT_FLOAT &&
            (n.attr().at("axis").i() == 1 || n.attr().at("axis").i() == -3);
   };
+  auto is_add = [](const NodeDef& n) { return n.op() == "Add" && n.attr().at("T").type() == DT_FLOAT; };
   absl::flat_hash_set<std::string> candidates;
   for (const NodeDef& n : def.node()) {
-    if (IsFloatConv2D(n, by_name) || is_pool(n) || is_concat(n)) candidates.insert(n.name());
+    if (IsFloatConv2D(n, by_name) || is_pool(n) || is_concat(n) || is_add(n)) candidates.insert(n.name());
   }
   auto nhwc_ok = [&](const std::string& tensor) {
     auto id = ParseTensorName(tensor);
@@ -159,7 +160,7 @@ absl::Status UseNhwcBetweenConvs(OnnxGraph* graph) {
     if (protected_tensors.contains(t) || it == consumers.end() || it->second.empty()) return false;
     for (const auto& [c, index] : it->second) {
       if (!candidates.contains(c->name())) return false;
-      if (c->op() != "Concat" && index != 0) return false;
+      if (c->op() != "Concat" && c->op() != "Add" && index != 0) return false;
     }
     return true;
   };
@@ -182,6 +183,8 @@ absl::Status UseNhwcBetweenConvs(OnnxGraph* graph) {
       if (nhwc_ok(n.input(0))) (*n.mutable_attr())["input_layout"].set_s("NHWC");
     } else if (n.op() == "MaxPool") {
       (*n.mutable_attr())["layout"].set_s("NHWC");
+    } else if (n.op() == "Add") {
+      n.set_op("AddNhwc");
     } else {
       NodeDef cat;
       cat.set_name(n.name());
