@@ -19,7 +19,7 @@ constexpr size_t kHugePageBytes = size_t{2} << 20;
 
 std::shared_ptr<TensorBuffer> TensorBuffer::Allocate(DataType dt, int64_t num_elements) {
   auto buf = std::shared_ptr<TensorBuffer>(new TensorBuffer());
-  size_t elem = dt == DT_STRING ? sizeof(tstring) : DataTypeSize(dt);
+  size_t elem = dt == DT_STRING ? sizeof(tstring) : dt == DT_VARIANT ? sizeof(Variant) : DataTypeSize(dt);
   size_t bytes = static_cast<size_t>(num_elements) * elem;
   buf->bytes_ = bytes;
   if (bytes >= kHugePageBytes) {
@@ -40,6 +40,10 @@ std::shared_ptr<TensorBuffer> TensorBuffer::Allocate(DataType dt, int64_t num_el
     auto* s = static_cast<tstring*>(buf->data_);
     for (int64_t i = 0; i < num_elements; ++i) new (s + i) tstring();
     buf->num_strings_ = num_elements;
+  } else if (dt == DT_VARIANT) {
+    auto* v = static_cast<Variant*>(buf->data_);
+    for (int64_t i = 0; i < num_elements; ++i) new (v + i) Variant();
+    buf->num_variants_ = num_elements;
   }
   return buf;
 }
@@ -59,6 +63,8 @@ TensorBuffer::~TensorBuffer() {
   }
   auto* s = static_cast<tstring*>(data_);
   for (int64_t i = 0; i < num_strings_; ++i) s[i].~tstring();
+  auto* v = static_cast<Variant*>(data_);
+  for (int64_t i = 0; i < num_variants_; ++i) v[i].~Variant();
   std::free(data_);
 }
 
@@ -99,6 +105,11 @@ Tensor Tensor::DeepCopy() const {
   if (dtype_ == DT_STRING) {
     auto src = flat<tstring>();
     auto dst = t.flat<tstring>();
+    for (size_t i = 0; i < src.size(); ++i) dst[i] = src[i];
+  } else if (dtype_ == DT_VARIANT) {
+    // Variant values are immutable: the copy shares them.
+    auto src = flat<Variant>();
+    auto dst = t.flat<Variant>();
     for (size_t i = 0; i < src.size(); ++i) dst[i] = src[i];
   } else if (AllocatedBytes() > 0) {
     std::memcpy(t.raw_data(), raw_data(), AllocatedBytes());
@@ -267,6 +278,14 @@ std::string Tensor::DebugString(int max_entries) const {
   std::string out = absl::StrCat("Tensor<", DataTypeString(dtype_), " ", shape_.DebugString());
   if (!IsInitialized()) return out + " uninitialized>";
   out += ":";
+  if (dtype_ == DT_VARIANT) {
+    auto v = flat<Variant>();
+    for (int64_t i = 0; i < num_elements_ && i < max_entries; ++i) {
+      absl::StrAppend(&out, " ", v[i] == nullptr ? "empty" : v[i]->DebugString());
+    }
+    if (num_elements_ > max_entries) out += " ...";
+    return out + ">";
+  }
   VisitDataType(dtype_, [&](auto tag) {
     using T = typename decltype(tag)::type;
     auto v = flat<T>();

@@ -29,7 +29,8 @@ class TensorBuffer {
  public:
   using Release = std::function<void(void* data, size_t bytes)>;
 
-  // Aligned storage for `num_elements` of `dt`; DT_STRING elements are constructed empty.
+  // Aligned storage for `num_elements` of `dt`; DT_STRING and DT_VARIANT elements are
+  // constructed empty.
   // Numeric contents are left uninitialized. Returns null when memory runs out.
   static std::shared_ptr<TensorBuffer> Allocate(DataType dt, int64_t num_elements);
   // Borrows caller memory; `release` runs when the last Tensor referring to it goes away.
@@ -46,7 +47,8 @@ class TensorBuffer {
   TensorBuffer() = default;
   void* data_ = nullptr;
   size_t bytes_ = 0;
-  int64_t num_strings_ = 0;  // DT_STRING buffers destroy their elements.
+  int64_t num_strings_ = 0;   // DT_STRING buffers destroy their elements,
+  int64_t num_variants_ = 0;  // and so do DT_VARIANT ones.
   Release release_;
 };
 

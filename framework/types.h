@@ -8,6 +8,7 @@
 
 #include <complex>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -44,6 +45,16 @@ using complex128 = std::complex<double>;
 using tstring = std::string;
 
 using DataTypeVector = absl::InlinedVector<DataType, 4>;
+
+// The element of a DT_VARIANT tensor: an immutable value the runtime moves without knowing
+// its type (a sequence of tensors, an optional; framework/tensor_sequence.h). Elements are
+// shared, never changed in place: an op that "modifies" one makes a new one.
+class VariantValue {
+ public:
+  virtual ~VariantValue() = default;
+  virtual std::string DebugString() const = 0;
+};
+using Variant = std::shared_ptr<const VariantValue>;
 
 // Bytes per element; 0 for types without a fixed-size representation (string, resource).
 size_t DataTypeSize(DataType dt);
@@ -83,6 +94,7 @@ SL_MATCH_TYPE_AND_ENUM(uint64_t, DT_UINT64);
 SL_MATCH_TYPE_AND_ENUM(bool, DT_BOOL);
 SL_MATCH_TYPE_AND_ENUM(half, DT_HALF);
 SL_MATCH_TYPE_AND_ENUM(bfloat16, DT_BFLOAT16);
+SL_MATCH_TYPE_AND_ENUM(Variant, DT_VARIANT);
 #undef SL_MATCH_TYPE_AND_ENUM
 
 // Carries a C++ type through a generic lambda: [&](auto tag) { using T = typename decltype(tag)::type; }
@@ -92,7 +104,8 @@ struct TypeTag {
 };
 
 // Calls fn(TypeTag<T>{}) with the C++ type T of `dt`; returns false when `dt` has no C++ type
-// in the runtime. Used where one template handles every dtype (proto conversion, Cast).
+// in the runtime. Used where one template handles every dtype (proto conversion, Cast), so
+// it leaves out DT_VARIANT, whose elements are no numbers or strings.
 template <typename Fn>
 bool VisitDataType(DataType dt, Fn&& fn) {
   switch (dt) {

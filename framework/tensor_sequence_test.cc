@@ -1,0 +1,58 @@
+#include "framework/tensor_sequence.h"
+
+#include "gtest/gtest.h"
+
+namespace sluice {
+namespace {
+
+TEST(TensorSequenceTest, HoldsElementsInOrderAndSharesTheirBuffers) {
+  Tensor a = Tensor::FromVector<float>({1, 2}, TensorShape({2}));
+  Tensor b = Tensor::Scalar<float>(3);
+  Tensor seq = MakeSequence(DT_FLOAT, {a, b});
+  EXPECT_EQ(seq.dtype(), DT_VARIANT);
+  EXPECT_EQ(seq.dims(), 0);
+  auto s = GetSequence(seq, "seq");
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ((*s)->element_dtype(), DT_FLOAT);
+  ASSERT_EQ((*s)->size(), 2);
+  EXPECT_EQ((*s)->elements()[0].raw_data(), a.raw_data());
+  EXPECT_EQ((*s)->elements()[1].flat<float>()[0], 3.0f);
+}
+
+TEST(TensorSequenceTest, CopiesShareTheValueAndOutliveTheOriginal) {
+  Tensor copy;
+  {
+    Tensor seq = MakeSequence(DT_INT64, {Tensor::Scalar<int64_t>(7)});
+    copy = seq.DeepCopy();
+  }
+  auto s = GetSequence(copy, "copy");
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ((*s)->elements()[0].flat<int64_t>()[0], 7);
+  EXPECT_NE(copy.DebugString().find("sequence<int64>"), std::string::npos) << copy.DebugString();
+}
+
+TEST(TensorSequenceTest, OptionalsHoldATensorOrNothing) {
+  Tensor one = MakeOptional(Tensor::Scalar<float>(1));
+  auto some = GetOptional(one, "x");
+  ASSERT_TRUE(some.ok());
+  EXPECT_TRUE((*some)->has_value());
+  Tensor none = MakeOptional(std::nullopt);
+  auto n = GetOptional(none, "x");
+  ASSERT_TRUE(n.ok());
+  EXPECT_FALSE((*n)->has_value());
+  EXPECT_EQ(none.DebugString(), "Tensor<variant []: optional(none)>");
+}
+
+TEST(TensorSequenceTest, WrongValuesAreErrorsNamingThem) {
+  auto s = GetSequence(Tensor::Scalar<float>(1), "input_sequence");
+  EXPECT_FALSE(s.ok());
+  EXPECT_NE(s.status().message().find("input_sequence must be a sequence"), std::string::npos) << s.status();
+  auto o = GetOptional(MakeSequence(DT_FLOAT, {}), "input");
+  EXPECT_FALSE(o.ok());
+  EXPECT_NE(o.status().message().find("must be an optional"), std::string::npos) << o.status();
+  auto e = GetSequence(Tensor(DT_VARIANT, TensorShape()), "x");
+  EXPECT_NE(e.status().message().find("holds no value"), std::string::npos) << e.status();
+}
+
+}  // namespace
+}  // namespace sluice
