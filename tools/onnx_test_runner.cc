@@ -12,6 +12,7 @@
 #include "framework/status.h"
 #include "frontend/onnx/importer.h"
 #include "frontend/onnx/model_loader.h"
+#include "framework/tensor_sequence.h"
 #include "frontend/onnx/onnx_tensor.h"
 #include "tools/chrome_trace.h"
 
@@ -61,6 +62,32 @@ std::string CompareTensors(const Tensor& got, const Tensor& want) {
   return diff;
 }
 
+std::string CompareValues(const Tensor& got, const Tensor& want) {
+  if (want.dtype() != DT_VARIANT || got.dtype() != DT_VARIANT) return CompareTensors(got, want);
+  if (auto w = GetSequence(want, "expected"); w.ok()) {
+    auto g = GetSequence(got, "the output");
+    if (!g.ok()) return std::string(g.status().message());
+    if ((*g)->size() != (*w)->size()) {
+      return absl::StrCat("a sequence of ", (*g)->size(), " tensors, want ", (*w)->size());
+    }
+    for (int64_t k = 0; k < (*w)->size(); ++k) {
+      std::string diff = CompareValues((*g)->elements()[k], (*w)->elements()[k]);
+      if (!diff.empty()) return absl::StrCat("sequence element ", k, ": ", diff);
+    }
+    return "";
+  }
+  auto w = GetOptional(want, "expected");
+  if (!w.ok()) return std::string(w.status().message());
+  auto g = GetOptional(got, "the output");
+  if (!g.ok()) return std::string(g.status().message());
+  if ((*g)->has_value() != (*w)->has_value()) {
+    return (*w)->has_value() ? "an empty optional, want a value" : "an optional with a value, want none";
+  }
+  if (!(*w)->has_value()) return "";
+  std::string diff = CompareValues((*g)->value(), (*w)->value());
+  return diff.empty() ? "" : absl::StrCat("optional value: ", diff);
+}
+
 std::vector<std::string> FindOnnxTestCases(const std::string& path) {
   std::vector<std::string> cases;
   if (fs::exists(fs::path(path) / "model.onnx")) return {path};
@@ -74,13 +101,11 @@ std::vector<std::string> FindOnnxTestCases(const std::string& path) {
 
 namespace {
 
-// Test data holding sequences, maps or optionals rather than tensors.
-bool IsTensorFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream buf;
-  buf << in.rdbuf();
-  onnx::TensorProto t;
-  return t.ParseFromString(buf.str()) && t.data_type() != 0;
+// Maps and sparse tensors, alone or inside sequences and optionals: Sluice has no such values.
+bool HasUnsupportedType(const onnx::TypeProto& type) {
+  if (type.has_sequence_type()) return HasUnsupportedType(type.sequence_type().elem_type());
+  if (type.has_optional_type()) return HasUnsupportedType(type.optional_type().elem_type());
+  return !type.has_tensor_type();
 }
 
 // Traces the run into `trace` unless it is null.
@@ -94,17 +119,18 @@ absl::Status RunDataSet(Session* session, const OnnxGraph& g, const fs::path& se
   for (int i = 0;; ++i) {
     fs::path file = set / absl::StrCat("input_", i, ".pb");
     if (!fs::exists(file)) break;
-    std::string name;
-    SL_ASSIGN_OR_RETURN(Tensor t, ReadOnnxTensorFile(file.string(), &name));
-    const OnnxValue* target = nullptr;
-    for (const auto& in : g.inputs) {
-      if (!name.empty() && in.name == name) target = &in;
+    if (i >= static_cast<int>(g.inputs.size())) {
+      return absl::InvalidArgumentError(absl::StrCat(file.string(), " has no matching graph input"));
     }
-    if (target == nullptr) {
-      if (i >= static_cast<int>(g.inputs.size())) {
-        return absl::InvalidArgumentError(absl::StrCat(file.string(), " has no matching graph input"));
-      }
-      target = i < static_cast<int>(required.size()) ? required[i] : &g.inputs[i];
+    // The file holds the value of the input it names, else of the i-th one to feed; its ONNX
+    // type says how to read it.
+    const OnnxValue* target = i < static_cast<int>(required.size()) ? required[i] : &g.inputs[i];
+    std::string name;
+    SL_ASSIGN_OR_RETURN(Tensor t, ReadOnnxValueFile(file.string(), target->type, &name));
+    for (const auto& in : g.inputs) {
+      if (name.empty() || in.name != name || &in == target) continue;
+      target = &in;
+      SL_ASSIGN_OR_RETURN(t, ReadOnnxValueFile(file.string(), target->type));
     }
     // ONNX 1.12 writes bfloat16 test data as uint16 tensors of the same bits.
     if (t.dtype() == DT_UINT16 && target->dtype == DT_BFLOAT16) {
@@ -121,11 +147,11 @@ absl::Status RunDataSet(Session* session, const OnnxGraph& g, const fs::path& se
   for (size_t i = 0; i < g.outputs.size(); ++i) {
     fs::path file = set / absl::StrCat("output_", i, ".pb");
     if (!fs::exists(file)) continue;
-    SL_ASSIGN_OR_RETURN(Tensor want, ReadOnnxTensorFile(file.string()));
+    SL_ASSIGN_OR_RETURN(Tensor want, ReadOnnxValueFile(file.string(), g.outputs[i].type));
     if (want.dtype() == DT_UINT16 && got[i].dtype() == DT_BFLOAT16) {
       want = Tensor(DT_BFLOAT16, want.shape(), want.buffer());  // See the inputs above.
     }
-    std::string diff = CompareTensors(got[i], want);
+    std::string diff = CompareValues(got[i], want);
     if (!diff.empty()) {
       return absl::InternalError(absl::StrCat(set.filename().string(), " output ", i, " ('",
                                               g.outputs[i].name, "'): ", diff));
@@ -155,24 +181,16 @@ OnnxCaseResult RunOnnxTestCase(const std::string& dir, const SessionOptions& opt
     }
   }
   std::sort(sets.begin(), sets.end());
-  for (const auto& set : sets) {
-    for (const auto& e : fs::directory_iterator(set, ec)) {
-      if (e.path().extension() == ".pb" && !IsTensorFile(e.path().string())) {
-        return finish(OnnxCaseResult::kSkip, absl::StrCat(
-            "test data ", e.path().filename().string(), " is a sequence, map or optional, not a tensor"));
-      }
-    }
-  }
   {
-    // Sequence, map and optional values have no Sluice type yet: such cases are skipped, and
-    // say so; everything else must pass.
+    // Map and sparse tensor values have no Sluice type: such cases are skipped, and say so;
+    // everything else must pass.
     auto model = LoadOnnxModel((fs::path(dir) / "model.onnx").string());
     if (model.ok()) {
       for (const auto* list : {&model->graph().input(), &model->graph().output()}) {
         for (const auto& v : *list) {
-          if (!v.type().has_tensor_type()) {
+          if (HasUnsupportedType(v.type())) {
             return finish(OnnxCaseResult::kSkip, absl::StrCat("graph value '", v.name(),
-                                                              "' is a sequence, map or optional, not a tensor"));
+                                                              "' is or holds a map or sparse tensor"));
           }
         }
       }

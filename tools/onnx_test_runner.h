@@ -25,6 +25,9 @@ struct OnnxCaseResult {
 
 // Empty when `got` matches `want`; otherwise what differs.
 std::string CompareTensors(const Tensor& got, const Tensor& want);
+// CompareTensors, and for sequences and optionals (DT_VARIANT) their lengths and presence and
+// then each element the same way.
+std::string CompareValues(const Tensor& got, const Tensor& want);
 
 // `dir` holds model.onnx. Never throws; import or run errors are failures with the message.
 // A non-empty `trace_file` gets a Chrome trace of the first data set's run.

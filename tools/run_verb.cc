@@ -108,7 +108,6 @@ absl::Status PlanOnnx(const std::string& path, const std::vector<std::string>& i
   for (const std::string& spec : inputs) {
     std::vector<std::string> kv = absl::StrSplit(spec, absl::MaxSplits('=', 1));
     const std::string& file = kv.size() == 2 ? kv[1] : kv[0];
-    SL_ASSIGN_OR_RETURN(Tensor t, ReadOnnxTensorFile(file));
     const OnnxValue* target = nullptr;
     if (kv.size() == 2) {
       for (const auto& in : g.inputs) {
@@ -124,6 +123,8 @@ absl::Status PlanOnnx(const std::string& path, const std::vector<std::string>& i
       }
       target = required[next++];
     }
+    // A TensorProto, or a SequenceProto or OptionalProto for inputs of those types.
+    SL_ASSIGN_OR_RETURN(Tensor t, ReadOnnxValueFile(file, target->type));
     plan->feeds.emplace_back(target->tensor, std::move(t));
   }
   if (inputs.empty()) {
@@ -235,7 +236,7 @@ int RunVerb(Args& args) {
     std::printf("%s\n", Summary(plan.output_names[i], results[i]).c_str());
     if (!output_dir.empty()) {
       std::string file = absl::StrCat(output_dir, "/output_", i, ".pb");
-      s = WriteOnnxTensorFile(file, results[i], plan.output_names[i]);
+      s = WriteOnnxValueFile(file, results[i], plan.output_names[i]);
       if (!s.ok()) return fail(s);
     }
   }

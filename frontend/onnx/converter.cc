@@ -50,6 +50,15 @@ const Tensor* OnnxNodeContext::constant_input(int i) const {
   return has_input(i) ? importer_->ConstantValue(input(i)) : nullptr;
 }
 
+const onnx::TypeProto* OnnxNodeContext::input_value_type(int i) const {
+  if (!has_input(i) || input_dtype(i) != DT_VARIANT) return nullptr;
+  return importer_->ValueType(node_.input(i));
+}
+
+void OnnxNodeContext::SetOutputValueType(int i, const onnx::TypeProto& type) {
+  if (has_output(i)) importer_->SetValueType(node_.output(i), type);
+}
+
 const onnx::AttributeProto* OnnxNodeContext::attr(absl::string_view name) const {
   for (const auto& a : node_.attribute()) {
     if (a.name() == name) return &a;

@@ -54,6 +54,9 @@ class OnnxNodeContext {
   PartialShape input_shape(int i) const;
   // The value of input i when it is an initializer or a constant; null otherwise.
   const Tensor* constant_input(int i) const;
+  // The ONNX type of input i when it is a sequence or optional (dtype DT_VARIANT); null for
+  // tensors and when unknown.
+  const onnx::TypeProto* input_value_type(int i) const;
 
   int num_outputs() const { return node_.output_size(); }
   bool has_output(int i) const { return i < node_.output_size() && !node_.output(i).empty(); }
@@ -81,6 +84,8 @@ class OnnxNodeContext {
   absl::Status SetOutput(int i, const std::string& tensor);
   // Maps every requested ONNX output to the corresponding tensor of `tensors`.
   absl::Status SetOutputs(const std::vector<std::string>& tensors);
+  // Records the ONNX type of output i, a sequence or optional, after SetOutput(s).
+  void SetOutputValueType(int i, const onnx::TypeProto& type);
 
   // The node as the Sluice op `op` (default: the ONNX op type): ONNX attributes copied by
   // name (ints into int, bool and type attrs), inputs grouped per the OpDef's args (see

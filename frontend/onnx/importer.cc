@@ -39,6 +39,47 @@ PartialShape ShapeOf(const onnx::TypeProto& type) {
   return PartialShape(dims);
 }
 
+// The Sluice dtype of a value of ONNX type `type`: sequences and optionals are variants.
+absl::StatusOr<DataType> DtypeOfOnnxType(const onnx::TypeProto& type, const std::string& name) {
+  if (type.has_tensor_type()) return DataTypeFromOnnx(type.tensor_type().elem_type());
+  if (type.has_sequence_type() || type.has_optional_type()) return DT_VARIANT;
+  return absl::UnimplementedError(
+      absl::StrCat("value '", name, "' is a map or sparse tensor, which Sluice does not support"));
+}
+
+// Records the types of the graph's values: shapes of tensors, whole types of the rest.
+void RecordTypes(const onnx::GraphProto& g, absl::flat_hash_map<std::string, PartialShape>* shapes,
+                 absl::flat_hash_map<std::string, onnx::TypeProto>* value_types) {
+  for (const auto* list : {&g.value_info(), &g.input(), &g.output()}) {
+    for (const auto& vi : *list) {
+      (*shapes)[vi.name()] = ShapeOf(vi.type());
+      if (vi.type().has_sequence_type() || vi.type().has_optional_type()) (*value_types)[vi.name()] = vi.type();
+    }
+  }
+}
+
+// Renames, per `rename`, the names `g` and its subgraphs read from enclosing graphs; names a
+// graph defines itself (inputs, initializers, node outputs) shadow outer ones and stay.
+void RenameOuterNames(onnx::GraphProto* g, const absl::flat_hash_map<std::string, std::string>& rename,
+                      absl::flat_hash_set<std::string> defined) {
+  for (const auto& in : g->input()) defined.insert(in.name());
+  for (const auto& init : g->initializer()) defined.insert(init.name());
+  for (const auto& n : g->node()) defined.insert(n.output().begin(), n.output().end());
+  for (auto& n : *g->mutable_node()) {
+    for (auto& in : *n.mutable_input()) {
+      auto it = rename.find(in);
+      if (!in.empty() && !defined.contains(in) && it != rename.end()) in = it->second;
+    }
+    for (auto& a : *n.mutable_attribute()) {
+      if (a.type() == onnx::AttributeProto::GRAPH) RenameOuterNames(a.mutable_g(), rename, defined);
+    }
+  }
+  for (auto& out : *g->mutable_output()) {
+    auto it = rename.find(out.name());
+    if (!defined.contains(out.name()) && it != rename.end()) out.set_name(it->second);
+  }
+}
+
 // An initializer as a Sluice TensorProto, moving raw bytes instead of copying them.
 absl::Status InitializerToProto(onnx::TensorProto* init, TensorProto* out) {
   auto type = DataTypeFromOnnx(init->data_type());
@@ -80,11 +121,27 @@ const OnnxImporter::TensorInfo* OnnxImporter::Find(const std::string& onnx_name)
   AddNodeAttr("index", static_cast<int64_t>(first_capture_index_ + captured_.size()), &arg);
   std::string tensor = arg.name();
   DataType dt = outer->dtype;
+  onnx::TypeProto type = outer->type;
   captured_.push_back(outer->tensor);
   captured_types_.push_back(dt);
   AppendNode(std::move(arg), {dt});
-  Bind(onnx_name, {tensor, dt});
+  Bind(onnx_name, {tensor, dt, std::move(type)});
   return &onnx_tensors_[onnx_name];
+}
+
+const onnx::TypeProto* OnnxImporter::ValueType(const std::string& onnx_name) {
+  const TensorInfo* info = Find(onnx_name);
+  if (info != nullptr && info->type.value_case() != onnx::TypeProto::VALUE_NOT_SET) return &info->type;
+  for (OnnxImporter* imp = this; imp != nullptr; imp = imp->parent_) {
+    auto it = imp->onnx_value_types_.find(onnx_name);
+    if (it != imp->onnx_value_types_.end()) return &it->second;
+  }
+  return nullptr;
+}
+
+void OnnxImporter::SetValueType(const std::string& onnx_name, onnx::TypeProto type) {
+  auto it = onnx_tensors_.find(onnx_name);
+  if (it != onnx_tensors_.end()) it->second.type = std::move(type);
 }
 
 absl::StatusOr<OnnxImporter::Subgraph> OnnxImporter::ImportSubgraph(
@@ -94,18 +151,13 @@ absl::StatusOr<OnnxImporter::Subgraph> OnnxImporter::ImportSubgraph(
   child.parent_ = this;
   child.root_ = root_;
   child.first_capture_index_ = g.input_size() + static_cast<int>(prior_capture_types.size());
-  for (const auto* list : {&g.value_info(), &g.input(), &g.output()}) {
-    for (const auto& vi : *list) child.onnx_shapes_[vi.name()] = ShapeOf(vi.type());
-  }
+  RecordTypes(g, &child.onnx_shapes_, &child.onnx_value_types_);
   DataTypeVector arg_types;
   for (int i = 0; i < g.input_size(); ++i) {
     const auto& in = g.input(i);
     DataType dt = i < static_cast<int>(formal_types.size()) ? formal_types[i] : DT_INVALID;
     if (dt == DT_INVALID) {
-      if (!in.type().has_tensor_type()) {
-        return absl::UnimplementedError(absl::StrCat("subgraph input '", in.name(), "' is not a tensor"));
-      }
-      SL_ASSIGN_OR_RETURN(dt, DataTypeFromOnnx(in.type().tensor_type().elem_type()));
+      SL_ASSIGN_OR_RETURN(dt, DtypeOfOnnxType(in.type(), in.name()));
     }
     NodeDef arg;
     arg.set_name(child.UniqueNodeName(in.name()));
@@ -114,7 +166,7 @@ absl::StatusOr<OnnxImporter::Subgraph> OnnxImporter::ImportSubgraph(
     AddNodeAttr("index", static_cast<int64_t>(i), &arg);
     std::string tensor = arg.name();
     child.AppendNode(std::move(arg), {dt});
-    child.Bind(in.name(), {tensor, dt});
+    child.Bind(in.name(), {tensor, dt, dt == DT_VARIANT ? in.type() : onnx::TypeProto()});
     arg_types.push_back(dt);
   }
   for (const auto& init : g.initializer()) {
@@ -138,6 +190,8 @@ absl::StatusOr<OnnxImporter::Subgraph> OnnxImporter::ImportSubgraph(
     AddNodeAttr("T", info->dtype, &ret);
     AddNodeAttr("index", static_cast<int64_t>(i), &ret);
     result.output_types.push_back(info->dtype);
+    const onnx::TypeProto* value_type = info->dtype == DT_VARIANT ? child.ValueType(g.output(i).name()) : nullptr;
+    result.output_value_types.push_back(value_type != nullptr ? *value_type : onnx::TypeProto());
     child.AppendNode(std::move(ret), {});
   }
   // Name the function uniquely in the root library.
@@ -217,9 +271,7 @@ std::string OnnxImporter::AddConst(const Tensor& value, absl::string_view base) 
 absl::StatusOr<OnnxGraph> OnnxImporter::Import(onnx::ModelProto* model) {
   onnx::GraphProto* g = model->mutable_graph();
   OnnxGraph result;
-  for (const auto* list : {&g->value_info(), &g->input(), &g->output()}) {
-    for (const auto& vi : *list) onnx_shapes_[vi.name()] = ShapeOf(vi.type());
-  }
+  RecordTypes(*g, &onnx_shapes_, &onnx_value_types_);
   absl::flat_hash_map<std::string, onnx::TensorProto*> initializers;
   for (auto& init : *g->mutable_initializer()) initializers[init.name()] = &init;
 
@@ -240,15 +292,12 @@ absl::StatusOr<OnnxGraph> OnnxImporter::Import(onnx::ModelProto* model) {
   absl::flat_hash_set<std::string> input_names;
   for (const auto& in : g->input()) {
     input_names.insert(in.name());
-    if (!in.type().has_tensor_type()) {
-      return absl::UnimplementedError(absl::StrCat(
-          "graph input '", in.name(), "' is not a tensor (sequences, maps and optionals are not supported)"));
-    }
-    SL_ASSIGN_OR_RETURN(DataType dt, DataTypeFromOnnx(in.type().tensor_type().elem_type()));
+    SL_ASSIGN_OR_RETURN(DataType dt, DtypeOfOnnxType(in.type(), in.name()));
     OnnxValue v;
     v.name = in.name();
     v.dtype = dt;
-    v.shape = ShapeOf(in.type());
+    v.shape = dt == DT_VARIANT ? PartialShape::Scalar() : ShapeOf(in.type());
+    v.type = in.type();
     auto init = initializers.find(in.name());
     NodeDef node;
     node.set_name(UniqueNodeName(in.name()));
@@ -265,7 +314,7 @@ absl::StatusOr<OnnxGraph> OnnxImporter::Import(onnx::ModelProto* model) {
     AddNodeAttr("shape", v.shape, &node);
     v.tensor = node.name();
     AppendNode(std::move(node), {dt});
-    Bind(in.name(), {v.tensor, dt});
+    Bind(in.name(), {v.tensor, dt, dt == DT_VARIANT ? in.type() : onnx::TypeProto()});
     result.inputs.push_back(v);
   }
   for (auto& [name, init] : initializers) {
@@ -285,6 +334,7 @@ absl::StatusOr<OnnxGraph> OnnxImporter::Import(onnx::ModelProto* model) {
     v.tensor = info->tensor;
     v.dtype = info->dtype;
     v.shape = ShapeOf(out.type());
+    v.type = out.type();
     result.outputs.push_back(v);
   }
   graph_.mutable_versions()->set_producer(1);
@@ -326,8 +376,17 @@ absl::Status OnnxImporter::ConvertNode(const onnx::NodeProto& node,
     absl::Status s = entry->fn(&ctx);
     if (!s.ok()) return AddContext(s, absl::StrCat(label, ", version ", since));
     for (int i = 0; i < node.output_size(); ++i) {
-      if (!node.output(i).empty() && Find(node.output(i)) == nullptr) {
+      if (node.output(i).empty()) continue;
+      const TensorInfo* out = Find(node.output(i));
+      if (out == nullptr) {
         return absl::InternalError(absl::StrCat(label, ": its converter did not produce output ", i));
+      }
+      // A sequence or optional whose converter did not type it (Identity, If, Loop): the
+      // type ONNX inference gave it, else (Identity) its input's.
+      if (out->dtype == DT_VARIANT && out->type.value_case() == onnx::TypeProto::VALUE_NOT_SET) {
+        const onnx::TypeProto* type = ValueType(node.output(i));
+        if (type == nullptr && node.input_size() == 1 && node.output_size() == 1) type = ValueType(node.input(0));
+        if (type != nullptr) SetValueType(node.output(i), *type);
       }
     }
     return absl::OkStatus();
@@ -340,7 +399,10 @@ absl::Status OnnxImporter::ConvertNode(const onnx::NodeProto& node,
       std::vector<onnx::TypeProto> types;
       for (const std::string& in : node.input()) {
         onnx::TypeProto t;
-        if (!in.empty()) {
+        const onnx::TypeProto* value_type = in.empty() || Find(in)->dtype != DT_VARIANT ? nullptr : ValueType(in);
+        if (value_type != nullptr) {
+          t = *value_type;  // A sequence or optional (SequenceMap's inputs).
+        } else if (!in.empty()) {
           auto onnx_type = DataTypeToOnnx(Find(in)->dtype);
           if (onnx_type.ok()) t.mutable_tensor_type()->set_elem_type(*onnx_type);
           onnx::TensorShapeProto* shape = t.mutable_tensor_type()->mutable_shape();
@@ -431,6 +493,10 @@ absl::Status OnnxImporter::ExpandFunction(const onnx::NodeProto& node, const onn
       *attrs.Add() = copy;
     }
     *n.mutable_attribute() = attrs;
+    // Subgraphs (a Loop body in SequenceMap's) read the function's names too.
+    for (auto& a : *n.mutable_attribute()) {
+      if (a.type() == onnx::AttributeProto::GRAPH) RenameOuterNames(a.mutable_g(), rename, {});
+    }
     SL_RETURN_IF_ERROR(ConvertNode(n, body_opsets));
   }
   return absl::OkStatus();

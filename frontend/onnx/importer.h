@@ -30,6 +30,9 @@ struct OnnxValue {
   DataType dtype = DT_INVALID;
   PartialShape shape;
   bool has_default = false;  // An input with an initializer: feeding it is optional.
+  // The ONNX type; sequences and optionals (dtype DT_VARIANT) are fed and fetched as scalar
+  // variant tensors (framework/tensor_sequence.h).
+  onnx::TypeProto type;
 };
 
 struct OnnxGraph {
@@ -53,6 +56,9 @@ class OnnxImporter {
   struct TensorInfo {
     std::string tensor;
     DataType dtype = DT_INVALID;
+    // For a sequence or optional (dtype DT_VARIANT): its ONNX type, which says the element
+    // types; unset (no value case) when unknown or for tensors.
+    onnx::TypeProto type;
   };
 
   explicit OnnxImporter(std::unordered_map<std::string, int> opsets) : opsets_(std::move(opsets)) {}
@@ -67,6 +73,10 @@ class OnnxImporter {
   // an _Arg for it (see ImportSubgraph).
   const TensorInfo* Find(const std::string& onnx_name);
   void Bind(const std::string& onnx_name, TensorInfo info) { onnx_tensors_[onnx_name] = std::move(info); }
+  // The ONNX type of a sequence or optional value: the one recorded when it was bound, else
+  // ONNX shape inference's; null when neither is known.
+  const onnx::TypeProto* ValueType(const std::string& onnx_name);
+  void SetValueType(const std::string& onnx_name, onnx::TypeProto type);
   DataType DtypeOf(const std::string& tensor) const;
   PartialShape OnnxShape(const std::string& onnx_name) const;
   const Tensor* ConstantValue(const std::string& tensor);
@@ -87,6 +97,7 @@ class OnnxImporter {
     std::vector<std::string> captured;
     DataTypeVector captured_types;
     DataTypeVector output_types;
+    std::vector<onnx::TypeProto> output_value_types;  // Per output; set for sequences and optionals.
   };
   absl::StatusOr<Subgraph> ImportSubgraph(const onnx::GraphProto& graph, absl::string_view hint,
                                           const DataTypeVector& formal_types,
@@ -101,6 +112,7 @@ class OnnxImporter {
   absl::node_hash_map<std::string, TensorInfo> onnx_tensors_;  // Pointer-stable: contexts keep references.
   absl::flat_hash_map<std::string, DataType> sluice_dtypes_;
   absl::flat_hash_map<std::string, PartialShape> onnx_shapes_;
+  absl::flat_hash_map<std::string, onnx::TypeProto> onnx_value_types_;  // Inferred, non-tensor only.
   absl::flat_hash_map<std::string, const TensorProto*> const_protos_;
   absl::node_hash_map<std::string, Tensor> const_values_;  // Pointer-stable: constant_input() hands them out.
   absl::flat_hash_set<std::string> node_names_;

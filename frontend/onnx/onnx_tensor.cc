@@ -146,4 +146,175 @@ absl::Status WriteOnnxTensorFile(const std::string& path, const Tensor& tensor,
   return absl::OkStatus();
 }
 
+namespace {
+
+// The element dtype of a sequence of `elem` (DT_VARIANT for nested sequences and optionals);
+// DT_INVALID when the type does not say.
+DataType ElementDtype(const onnx::TypeProto* elem) {
+  if (elem == nullptr) return DT_INVALID;
+  if (elem->has_tensor_type()) {
+    auto dt = DataTypeFromOnnx(elem->tensor_type().elem_type());
+    return dt.ok() ? *dt : DT_INVALID;
+  }
+  if (elem->has_sequence_type() || elem->has_optional_type()) return DT_VARIANT;
+  return DT_INVALID;
+}
+
+absl::StatusOr<Tensor> ValueFromOnnx(int elem_type, const onnx::TensorProto& tensor,
+                                     const onnx::SequenceProto& sequence, const onnx::OptionalProto& optional,
+                                     const onnx::TypeProto* type) {
+  switch (elem_type) {
+    case onnx::SequenceProto::TENSOR: return TensorFromOnnx(tensor);
+    case onnx::SequenceProto::SEQUENCE: return SequenceFromOnnx(sequence, type);
+    case onnx::SequenceProto::OPTIONAL: return OptionalFromOnnx(optional, type);
+    default:
+      return absl::UnimplementedError(absl::StrCat("values of ONNX kind ", elem_type,
+                                                   " (sparse tensors, maps) are not supported"));
+  }
+}
+
+}  // namespace
+
+absl::StatusOr<Tensor> SequenceFromOnnx(const onnx::SequenceProto& p, const onnx::TypeProto* type) {
+  const onnx::TypeProto* elem_type =
+      type != nullptr && type->has_sequence_type() ? &type->sequence_type().elem_type() : nullptr;
+  DataType dt = ElementDtype(elem_type);
+  std::vector<Tensor> elements;
+  auto add = [&](absl::StatusOr<Tensor> t) -> absl::Status {
+    if (!t.ok()) return AddContext(t.status(), absl::StrCat("sequence '", p.name(), "' element ", elements.size()));
+    if (dt == DT_INVALID) dt = t->dtype();
+    if (t->dtype() != dt) {
+      return absl::InvalidArgumentError(absl::StrCat("sequence '", p.name(), "' mixes ", DataTypeString(dt),
+                                                     " and ", DataTypeString(t->dtype()), " elements"));
+    }
+    elements.push_back(*std::move(t));
+    return absl::OkStatus();
+  };
+  switch (p.elem_type()) {
+    case onnx::SequenceProto::TENSOR:
+      for (const auto& t : p.tensor_values()) SL_RETURN_IF_ERROR(add(TensorFromOnnx(t)));
+      break;
+    case onnx::SequenceProto::SEQUENCE:
+      for (const auto& s : p.sequence_values()) SL_RETURN_IF_ERROR(add(SequenceFromOnnx(s, elem_type)));
+      break;
+    case onnx::SequenceProto::OPTIONAL:
+      for (const auto& o : p.optional_values()) SL_RETURN_IF_ERROR(add(OptionalFromOnnx(o, elem_type)));
+      break;
+    case onnx::SequenceProto::UNDEFINED:
+      break;  // An empty sequence of a type that only `type` tells.
+    default:
+      return absl::UnimplementedError(absl::StrCat("sequence '", p.name(), "' holds ONNX values of kind ",
+                                                   p.elem_type(), " (sparse tensors, maps), which Sluice lacks"));
+  }
+  if (dt == DT_INVALID) {
+    return absl::InvalidArgumentError(absl::StrCat("sequence '", p.name(), "' is empty and its element type unknown"));
+  }
+  return MakeSequence(dt, std::move(elements));
+}
+
+absl::StatusOr<Tensor> OptionalFromOnnx(const onnx::OptionalProto& p, const onnx::TypeProto* type) {
+  const onnx::TypeProto* elem_type =
+      type != nullptr && type->has_optional_type() ? &type->optional_type().elem_type() : nullptr;
+  switch (p.elem_type()) {
+    case onnx::OptionalProto::UNDEFINED:
+      return MakeOptional(std::nullopt);
+    case onnx::OptionalProto::TENSOR:
+      if (!p.has_tensor_value()) return MakeOptional(std::nullopt);
+      break;
+    case onnx::OptionalProto::SEQUENCE:
+      if (!p.has_sequence_value()) return MakeOptional(std::nullopt);
+      break;
+    case onnx::OptionalProto::OPTIONAL:
+      if (!p.has_optional_value()) return MakeOptional(std::nullopt);
+      break;
+    default:
+      break;
+  }
+  auto value = ValueFromOnnx(p.elem_type(), p.tensor_value(), p.sequence_value(), p.optional_value(), elem_type);
+  if (!value.ok()) return AddContext(value.status(), absl::StrCat("optional '", p.name(), "'"));
+  return MakeOptional(*std::move(value));
+}
+
+absl::Status SequenceToOnnx(const Tensor& t, const std::string& name, onnx::SequenceProto* p) {
+  SL_ASSIGN_OR_RETURN(const TensorSequence* seq, GetSequence(t, name));
+  p->Clear();
+  p->set_name(name);
+  for (const Tensor& e : seq->elements()) {
+    if (e.dtype() != DT_VARIANT) {
+      p->set_elem_type(onnx::SequenceProto::TENSOR);
+      SL_RETURN_IF_ERROR(TensorToOnnx(e, "", p->add_tensor_values()));
+    } else if (GetSequence(e, name).ok()) {
+      p->set_elem_type(onnx::SequenceProto::SEQUENCE);
+      SL_RETURN_IF_ERROR(SequenceToOnnx(e, "", p->add_sequence_values()));
+    } else {
+      p->set_elem_type(onnx::SequenceProto::OPTIONAL);
+      SL_RETURN_IF_ERROR(OptionalToOnnx(e, "", p->add_optional_values()));
+    }
+  }
+  if (seq->elements().empty() && seq->element_dtype() != DT_VARIANT) p->set_elem_type(onnx::SequenceProto::TENSOR);
+  return absl::OkStatus();
+}
+
+absl::Status OptionalToOnnx(const Tensor& t, const std::string& name, onnx::OptionalProto* p) {
+  SL_ASSIGN_OR_RETURN(const TensorOptional* opt, GetOptional(t, name));
+  p->Clear();
+  p->set_name(name);
+  if (!opt->has_value()) return absl::OkStatus();
+  const Tensor& v = opt->value();
+  if (v.dtype() != DT_VARIANT) {
+    p->set_elem_type(onnx::OptionalProto::TENSOR);
+    return TensorToOnnx(v, "", p->mutable_tensor_value());
+  }
+  if (GetSequence(v, name).ok()) {
+    p->set_elem_type(onnx::OptionalProto::SEQUENCE);
+    return SequenceToOnnx(v, "", p->mutable_sequence_value());
+  }
+  p->set_elem_type(onnx::OptionalProto::OPTIONAL);
+  return OptionalToOnnx(v, "", p->mutable_optional_value());
+}
+
+absl::StatusOr<Tensor> ReadOnnxValueFile(const std::string& path, const onnx::TypeProto& type, std::string* name) {
+  if (!type.has_sequence_type() && !type.has_optional_type()) return ReadOnnxTensorFile(path, name);
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return absl::NotFoundError(absl::StrCat("cannot open value file '", path, "'"));
+  std::stringstream buf;
+  buf << in.rdbuf();
+  absl::StatusOr<Tensor> t;
+  if (type.has_sequence_type()) {
+    onnx::SequenceProto proto;
+    if (!proto.ParseFromString(buf.str())) {
+      return absl::InvalidArgumentError(absl::StrCat("'", path, "' is not a serialized ONNX SequenceProto"));
+    }
+    if (name != nullptr) *name = proto.name();
+    t = SequenceFromOnnx(proto, &type);
+  } else {
+    onnx::OptionalProto proto;
+    if (!proto.ParseFromString(buf.str())) {
+      return absl::InvalidArgumentError(absl::StrCat("'", path, "' is not a serialized ONNX OptionalProto"));
+    }
+    if (name != nullptr) *name = proto.name();
+    t = OptionalFromOnnx(proto, &type);
+  }
+  if (!t.ok()) return AddContext(t.status(), path);
+  return t;
+}
+
+absl::Status WriteOnnxValueFile(const std::string& path, const Tensor& value, const std::string& name) {
+  if (value.dtype() != DT_VARIANT) return WriteOnnxTensorFile(path, value, name);
+  std::string bytes;
+  onnx::SequenceProto seq;
+  onnx::OptionalProto opt;
+  if (SequenceToOnnx(value, name, &seq).ok()) {
+    bytes = seq.SerializeAsString();
+  } else {
+    SL_RETURN_IF_ERROR(OptionalToOnnx(value, name, &opt));
+    bytes = opt.SerializeAsString();
+  }
+  std::ofstream out(path, std::ios::binary);
+  if (!out || !out.write(bytes.data(), bytes.size())) {
+    return absl::PermissionDeniedError(absl::StrCat("cannot write '", path, "'"));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace sluice

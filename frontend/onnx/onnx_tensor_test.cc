@@ -73,5 +73,44 @@ TEST(OnnxTensorTest, MalformedTensorsAreRejectedByName) {
   EXPECT_FALSE(TensorFromOnnx(few).ok());
 }
 
+TEST(OnnxValueTest, SequencesAndOptionalsRoundTrip) {
+  Tensor seq = MakeSequence(DT_INT64, {Tensor::FromVector<int64_t>({1, 2}, TensorShape({2})),
+                                       Tensor::Scalar<int64_t>(3)});
+  onnx::SequenceProto sp;
+  ASSERT_TRUE(SequenceToOnnx(seq, "s", &sp).ok());
+  EXPECT_EQ(sp.elem_type(), onnx::SequenceProto::TENSOR);
+  auto back = SequenceFromOnnx(sp, nullptr);
+  ASSERT_TRUE(back.ok()) << back.status();
+  auto s = GetSequence(*back, "s");
+  ASSERT_TRUE(s.ok());
+  ASSERT_EQ((*s)->size(), 2);
+  EXPECT_EQ((*s)->elements()[1].flat<int64_t>()[0], 3);
+
+  onnx::OptionalProto op;
+  ASSERT_TRUE(OptionalToOnnx(MakeOptional(seq), "o", &op).ok());
+  EXPECT_EQ(op.elem_type(), onnx::OptionalProto::SEQUENCE);
+  auto opt = OptionalFromOnnx(op, nullptr);
+  ASSERT_TRUE(opt.ok()) << opt.status();
+  auto o = GetOptional(*opt, "o");
+  ASSERT_TRUE(o.ok());
+  ASSERT_TRUE((*o)->has_value());
+  EXPECT_TRUE(GetSequence((*o)->value(), "value").ok());
+
+  ASSERT_TRUE(OptionalToOnnx(MakeOptional(std::nullopt), "none", &op).ok());
+  opt = OptionalFromOnnx(op, nullptr);
+  ASSERT_TRUE(opt.ok());
+  EXPECT_FALSE((*GetOptional(*opt, "none"))->has_value());
+}
+
+TEST(OnnxValueTest, AnEmptySequenceTakesItsElementTypeFromTheValueType) {
+  onnx::SequenceProto empty;
+  EXPECT_FALSE(SequenceFromOnnx(empty, nullptr).ok());
+  onnx::TypeProto type;
+  type.mutable_sequence_type()->mutable_elem_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::DOUBLE);
+  auto t = SequenceFromOnnx(empty, &type);
+  ASSERT_TRUE(t.ok()) << t.status();
+  EXPECT_EQ((*GetSequence(*t, "t"))->element_dtype(), DT_DOUBLE);
+}
+
 }  // namespace
 }  // namespace sluice

@@ -29,6 +29,15 @@ absl::StatusOr<const onnx::GraphProto*> GraphAttr(OnnxNodeContext* ctx, const ch
   return &a->g();
 }
 
+// Records the ONNX types of the node's sequence and optional outputs, output i being the
+// body's result `first + i`.
+void SetValueTypes(OnnxNodeContext* ctx, const OnnxImporter::Subgraph& fn, size_t first) {
+  for (size_t i = 0; i + first < fn.output_value_types.size(); ++i) {
+    const onnx::TypeProto& type = fn.output_value_types[i + first];
+    if (type.value_case() != onnx::TypeProto::VALUE_NOT_SET) ctx->SetOutputValueType(static_cast<int>(i), type);
+  }
+}
+
 absl::Status ConvertIf(OnnxNodeContext* ctx) {
   SL_ASSIGN_OR_RETURN(const onnx::GraphProto* then_graph, GraphAttr(ctx, "then_branch"));
   SL_ASSIGN_OR_RETURN(const onnx::GraphProto* else_graph, GraphAttr(ctx, "else_branch"));
@@ -47,7 +56,9 @@ absl::Status ConvertIf(OnnxNodeContext* ctx) {
   attrs["else_branch"] = Func(else_fn.function);
   attrs["Tout"] = Types(then_fn.output_types);
   SL_ASSIGN_OR_RETURN(auto out, ctx->AddNode("If", {{ctx->input(0)}, inputs}, attrs));
-  return ctx->SetOutputs(out);
+  SL_RETURN_IF_ERROR(ctx->SetOutputs(out));
+  SetValueTypes(ctx, then_fn, 0);
+  return absl::OkStatus();
 }
 
 absl::Status ConvertLoop(OnnxNodeContext* ctx) {
@@ -64,6 +75,9 @@ absl::Status ConvertLoop(OnnxNodeContext* ctx) {
     return ctx->Error("the body returns fewer values than cond plus the loop-carried ones");
   }
   DataTypeVector tout(fn.output_types.begin() + 1, fn.output_types.end());
+  for (size_t i = 1 + vars.size(); i < fn.output_types.size(); ++i) {
+    if (fn.output_types[i] == DT_VARIANT) return ctx->Unimplemented("scan outputs that are sequences or optionals");
+  }
   AttrMap attrs;
   attrs["body"] = Func(fn.function);
   attrs["Tout"] = Types(tout);
@@ -71,7 +85,9 @@ absl::Status ConvertLoop(OnnxNodeContext* ctx) {
   if (ctx->has_input(0)) m.push_back(ctx->input(0));
   if (ctx->has_input(1)) cond.push_back(ctx->input(1));
   SL_ASSIGN_OR_RETURN(auto out, ctx->AddNode("Loop", {m, cond, vars, fn.captured}, attrs));
-  return ctx->SetOutputs(out);
+  SL_RETURN_IF_ERROR(ctx->SetOutputs(out));
+  SetValueTypes(ctx, fn, 1);
+  return absl::OkStatus();
 }
 
 absl::Status ConvertScan9(OnnxNodeContext* ctx) {
@@ -130,7 +146,8 @@ absl::Status ConvertScan8(OnnxNodeContext* ctx) {
   return ctx->SetOutputs(out);
 }
 
-// If-11 allowed outputs of different shapes; 13 sequences; 16 optionals (types only).
+// If-11 allowed outputs of different shapes; 13 sequences; 16 optionals (types only: both are
+// variant tensors to If).
 REGISTER_ONNX_CONVERTER("", "If", 1, 16, ConvertIf);
 // Loop-11 made M and cond truly optional; 13 sequences; 16 optionals.
 REGISTER_ONNX_CONVERTER("", "Loop", 1, 16, ConvertLoop);
