@@ -1,22 +1,45 @@
 #include "worker/grpc_util.h"
 
 #include <grpc/grpc.h>
+#include <grpcpp/generic/generic_stub.h>
 
 #include <algorithm>
+#include <chrono>
 #include <limits>
 
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/notification.h"
 
 namespace sluice {
 namespace {
 
-// gRPC tears itself down when its last object goes and starts again with the next one. That
-// cycle races with its own callback threads (an abort in grpc_cq_internal_unref, seen about
-// once in 40 runs of //master:grpc_cluster_test, which makes and drops clusters in a row), so
-// a Sluice process holds one reference for its whole life, as TensorFlow does.
+// gRPC tears itself down when its last object goes and starts again with the next one, and
+// gRPC++ does the same with the completion queue its callback API shares (made with the first
+// channel or server that makes or serves a callback call, shut down with the last one). Both
+// cycles race with gRPC's own callback threads: an abort in grpc_cq_internal_unref, seen about
+// once in 40 runs of //master:grpc_cluster_test before the first hold and about once in 100 of
+// //worker:grpc_worker_service_test before the second, in processes that make and drop
+// servers and channels in a row (tests; clients that open sessions one after another). So a
+// Sluice process holds one reference to gRPC and, through a channel that made one callback
+// call and is never destroyed, one to that completion queue, for its whole life.
+void HoldCallbackCompletionQueue() {
+  static auto* channel = new std::shared_ptr<grpc::Channel>(
+      grpc::CreateChannel("127.0.0.1:1", grpc::InsecureChannelCredentials()));
+  grpc::GenericStub stub(*channel);
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now());  // Fails at once, connecting nowhere.
+  grpc::Slice empty("");
+  grpc::ByteBuffer request(&empty, 1), response;
+  absl::Notification done;
+  stub.UnaryCall(&context, "/sluice.Hold/Hold", grpc::StubOptions(), &request, &response,
+                 [&done](grpc::Status) { done.Notify(); });
+  done.WaitForNotification();
+}
+
 void KeepGrpcInitialized() {
   static const bool initialized = [] {
     grpc_init();
+    HoldCallbackCompletionQueue();
     return true;
   }();
   (void)initialized;
