@@ -29,7 +29,9 @@ options:
   --input FILE.pb | NAME=FILE.pb   inputs as in `sluice run` (default: random inputs)
   --iters N      timed runs (default 20)
   --warmup N     untimed runs first (default 3)
-  --threads N    intra-op and inter-op threads, and OpenBLAS threads (default 1)
+  --threads N    intra-op threads (oneDNN's OpenMP team, the compute pool, OpenBLAS; default 1)
+  --inter-op N   threads running ready nodes (default 1: nodes run one after another, each
+                 with all intra-op threads, as ONNX Runtime's default sequential executor)
   --profile      after timing, one traced run: time per op type, most expensive first
   --trace FILE.json
                  after timing, one traced run written as a Chrome trace (as `sluice run`)
@@ -44,8 +46,9 @@ int BenchVerb(Args& args) {
     return 0;
   }
   std::vector<std::string> inputs = args.TakeAll("--input");
-  int iters = 20, warmup = 3, threads = 1;
-  for (auto [flag, value] : {std::pair<const char*, int*>{"--iters", &iters}, {"--warmup", &warmup}, {"--threads", &threads}}) {
+  int iters = 20, warmup = 3, threads = 1, inter_op = 1;
+  for (auto [flag, value] : {std::pair<const char*, int*>{"--iters", &iters}, {"--warmup", &warmup},
+                             {"--threads", &threads}, {"--inter-op", &inter_op}}) {
     std::string v = args.Take(flag);
     if (!v.empty() && (!absl::SimpleAtoi(v, value) || *value < (std::string(flag) == "--warmup" ? 0 : 1))) {
       std::fprintf(stderr, "sluice bench: bad %s '%s'\n", flag, v.c_str());
@@ -102,7 +105,10 @@ int BenchVerb(Args& args) {
   std::vector<std::string> fetches;
   for (const auto& o : g->outputs) fetches.push_back(o.tensor);
   options.config.set_intra_op_parallelism_threads(threads);
-  options.config.set_inter_op_parallelism_threads(threads);
+  // Each inter-op thread that starts an OpenMP region gets its own team; with more teams than
+  // cores libgomp stops spinning between regions, and every small convolution then waits for
+  // its team to wake (MobileNetV2 at 2 threads ran no faster than at 1).
+  options.config.set_inter_op_parallelism_threads(inter_op);
   auto session = NewSession(options);
   if (!session.ok()) return fail(session.status());
   absl::Status s = (*session)->Create(g->graph);
