@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "framework/status.h"
+#include "framework/tensor_sequence.h"
 
 namespace sluice {
 namespace {
@@ -190,11 +191,12 @@ std::string ValueString(const T& v) {
 
 absl::StatusOr<Tensor> Tensor::FromProto(const TensorProto& proto) {
   DataType dt = proto.dtype();
-  if (!DataTypeIsSupported(dt)) {
+  if (!DataTypeIsSupported(dt) && dt != DT_VARIANT) {
     return absl::InvalidArgumentError(
         absl::StrCat("TensorProto has unsupported dtype ", DataTypeString(dt)));
   }
   SL_ASSIGN_OR_RETURN(TensorShape shape, TensorShape::FromProto(proto.tensor_shape()));
+  if (dt == DT_VARIANT) return VariantFromProto(proto, shape);
   SL_ASSIGN_OR_RETURN(Tensor t, Tensor::Allocate(dt, shape));
   const int64_t n = t.NumElements();
   if (dt != DT_STRING && !proto.tensor_content().empty()) {
@@ -229,7 +231,7 @@ absl::StatusOr<Tensor> Tensor::FromProto(const TensorProto& proto) {
 
 absl::StatusOr<Tensor> Tensor::FromWireProto(const TensorProto& proto) {
   const DataType dt = proto.dtype();
-  if (!DataTypeIsSupported(dt)) return FromProto(proto);  // Its error.
+  if (!DataTypeIsSupported(dt) && dt != DT_VARIANT) return FromProto(proto);  // Its error.
   SL_ASSIGN_OR_RETURN(TensorShape shape, TensorShape::FromProto(proto.tensor_shape()));
   const int64_t n = shape.num_elements();
   if (dt != DT_STRING && !proto.tensor_content().empty()) {
@@ -241,7 +243,7 @@ absl::StatusOr<Tensor> Tensor::FromWireProto(const TensorProto& proto) {
     }
     return FromProto(proto);
   }
-  int64_t count = 0;
+  int64_t count = dt == DT_VARIANT ? proto.variant_val_size() : 0;
   VisitDataType(dt, [&](auto tag) { count = ProtoField<typename decltype(tag)::type>::Count(proto); });
   if (count != n) {
     return absl::InvalidArgumentError(absl::StrCat("TensorProto of ", DataTypeString(dt), " ",
@@ -255,6 +257,10 @@ void Tensor::AsProtoTensorContent(TensorProto* proto) const {
   proto->Clear();
   proto->set_dtype(dtype_);
   shape_.AsProto(proto->mutable_tensor_shape());
+  if (dtype_ == DT_VARIANT) {
+    VariantToProto(*this, proto);
+    return;
+  }
   if (dtype_ == DT_STRING) {
     for (const auto& s : flat<tstring>()) proto->add_string_val(s);
     return;
@@ -268,6 +274,10 @@ void Tensor::AsProtoField(TensorProto* proto) const {
   proto->Clear();
   proto->set_dtype(dtype_);
   shape_.AsProto(proto->mutable_tensor_shape());
+  if (dtype_ == DT_VARIANT) {
+    VariantToProto(*this, proto);
+    return;
+  }
   VisitDataType(dtype_, [&](auto tag) {
     using T = typename decltype(tag)::type;
     for (const auto& v : flat<T>()) ProtoField<T>::Add(proto, v);

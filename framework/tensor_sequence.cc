@@ -1,6 +1,7 @@
 #include "framework/tensor_sequence.h"
 
 #include "absl/strings/str_cat.h"
+#include "framework/status.h"
 
 namespace sluice {
 namespace {
@@ -65,6 +66,60 @@ absl::StatusOr<const TensorOptional*> GetOptional(const Tensor& t, absl::string_
     return absl::InvalidArgumentError(absl::StrCat(what, " must be an optional, got ", v->DebugString()));
   }
   return opt;
+}
+
+void VariantToProto(const Tensor& t, TensorProto* proto) {
+  for (const Variant& v : t.flat<Variant>()) {
+    VariantTensorDataProto* out = proto->add_variant_val();
+    if (const auto* seq = dynamic_cast<const TensorSequence*>(v.get())) {
+      out->set_type_name(kSequenceTypeName);
+      out->set_metadata(DataTypeString(seq->element_dtype()));
+      for (const Tensor& e : seq->elements()) e.AsProtoTensorContent(out->add_tensors());
+    } else if (const auto* opt = dynamic_cast<const TensorOptional*>(v.get())) {
+      out->set_type_name(kOptionalTypeName);
+      if (opt->has_value()) opt->value().AsProtoTensorContent(out->add_tensors());
+    }
+  }
+}
+
+absl::StatusOr<Tensor> VariantFromProto(const TensorProto& proto, const TensorShape& shape) {
+  SL_ASSIGN_OR_RETURN(Tensor t, Tensor::Allocate(DT_VARIANT, shape));
+  if (proto.variant_val_size() != t.NumElements()) {
+    return absl::InvalidArgumentError(absl::StrCat("TensorProto of variant ", shape.DebugString(),
+                                                   " has ", proto.variant_val_size(), " values for ",
+                                                   t.NumElements(), " elements"));
+  }
+  auto out = t.flat<Variant>();
+  for (int i = 0; i < proto.variant_val_size(); ++i) {
+    const VariantTensorDataProto& v = proto.variant_val(i);
+    std::vector<Tensor> tensors;
+    for (const TensorProto& e : v.tensors()) {
+      auto element = Tensor::FromProto(e);
+      if (!element.ok()) return AddContext(element.status(), absl::StrCat("variant value ", i));
+      tensors.push_back(*std::move(element));
+    }
+    if (v.type_name() == kSequenceTypeName) {
+      auto dt = DataTypeFromString(v.metadata());
+      if (!dt.ok()) return AddContext(dt.status(), absl::StrCat("sequence ", i, "'s element type"));
+      for (const Tensor& e : tensors) {
+        if (e.dtype() != *dt) {
+          return absl::InvalidArgumentError(absl::StrCat("sequence ", i, " of ", DataTypeString(*dt),
+                                                         " holds a ", DataTypeString(e.dtype()), " tensor"));
+        }
+      }
+      out[i] = std::make_shared<const TensorSequence>(*dt, std::move(tensors));
+    } else if (v.type_name() == kOptionalTypeName) {
+      if (tensors.size() > 1) {
+        return absl::InvalidArgumentError(absl::StrCat("optional ", i, " holds ", tensors.size(), " tensors"));
+      }
+      out[i] = std::make_shared<const TensorOptional>(
+          tensors.empty() ? std::nullopt : std::optional<Tensor>(std::move(tensors[0])));
+    } else if (!v.type_name().empty()) {
+      return absl::UnimplementedError(absl::StrCat("variant value ", i, " is a '", v.type_name(),
+                                                   "', which Sluice does not know"));
+    }
+  }
+  return t;
 }
 
 }  // namespace sluice

@@ -57,6 +57,17 @@ Tensor MakeOptional(std::optional<Tensor> value);
 absl::StatusOr<const TensorSequence*> GetSequence(const Tensor& t, absl::string_view what);
 absl::StatusOr<const TensorOptional*> GetOptional(const Tensor& t, absl::string_view what);
 
+// DT_VARIANT elements in TensorProto.variant_val, so that sequences and optionals travel
+// between tasks and through TensorProto files: a VariantTensorDataProto per element, named
+// kSequenceTypeName (metadata: the element dtype's name; tensors: the elements) or
+// kOptionalTypeName (tensors: the value, if there is one); an empty element has no name.
+inline constexpr char kSequenceTypeName[] = "sluice.TensorSequence";
+inline constexpr char kOptionalTypeName[] = "sluice.TensorOptional";
+// Appends `t`'s elements to proto->variant_val (dtype and shape are the caller's).
+void VariantToProto(const Tensor& t, TensorProto* proto);
+// A DT_VARIANT tensor of `shape` from proto.variant_val; errors name what is inconsistent.
+absl::StatusOr<Tensor> VariantFromProto(const TensorProto& proto, const TensorShape& shape);
+
 }  // namespace sluice
 
 #endif  // SLUICE_FRAMEWORK_TENSOR_SEQUENCE_H_

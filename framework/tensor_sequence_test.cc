@@ -1,5 +1,6 @@
 #include "framework/tensor_sequence.h"
 
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
 namespace sluice {
@@ -52,6 +53,48 @@ TEST(TensorSequenceTest, WrongValuesAreErrorsNamingThem) {
   EXPECT_NE(o.status().message().find("must be an optional"), std::string::npos) << o.status();
   auto e = GetSequence(Tensor(DT_VARIANT, TensorShape()), "x");
   EXPECT_NE(e.status().message().find("holds no value"), std::string::npos) << e.status();
+}
+
+TEST(TensorSequenceTest, SequencesAndOptionalsRoundTripThroughTensorProto) {
+  Tensor seq = MakeSequence(DT_FLOAT, {Tensor::FromVector<float>({1, 2}, TensorShape({2})),
+                                      Tensor::FromVector<float>({3}, TensorShape({1}))});
+  TensorProto proto;
+  seq.AsProtoTensorContent(&proto);
+  auto back = Tensor::FromWireProto(proto);
+  ASSERT_TRUE(back.ok()) << back.status();
+  auto s = GetSequence(*back, "back");
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ((*s)->element_dtype(), DT_FLOAT);
+  ASSERT_EQ((*s)->size(), 2);
+  EXPECT_EQ((*s)->elements()[0].flat<float>()[1], 2);
+  EXPECT_EQ((*s)->elements()[1].shape(), TensorShape({1}));
+
+  for (const Tensor& opt : {MakeOptional(std::nullopt), MakeOptional(Tensor::FromVector<int64_t>({7}, TensorShape({})))}) {
+    TensorProto p;
+    opt.AsProtoField(&p);
+    auto o = Tensor::FromProto(p);
+    ASSERT_TRUE(o.ok()) << o.status();
+    auto got = GetOptional(*o, "o");
+    ASSERT_TRUE(got.ok()) << got.status();
+    EXPECT_EQ((*got)->has_value(), (*GetOptional(opt, "opt"))->has_value());
+    if ((*got)->has_value()) EXPECT_EQ((*got)->value().flat<int64_t>()[0], 7);
+  }
+}
+
+TEST(TensorSequenceTest, InconsistentVariantProtosAreErrors) {
+  Tensor seq = MakeSequence(DT_FLOAT, {Tensor::FromVector<float>({1}, TensorShape({1}))});
+  TensorProto proto;
+  seq.AsProtoTensorContent(&proto);
+  TensorProto wrong_type = proto;
+  wrong_type.mutable_variant_val(0)->set_metadata("int64");
+  EXPECT_THAT(std::string(Tensor::FromProto(wrong_type).status().message()),
+              ::testing::HasSubstr("holds a float tensor"));
+  TensorProto unknown = proto;
+  unknown.mutable_variant_val(0)->set_type_name("tensorflow::TensorList");
+  EXPECT_EQ(Tensor::FromProto(unknown).status().code(), absl::StatusCode::kUnimplemented);
+  TensorProto missing = proto;
+  missing.clear_variant_val();
+  EXPECT_FALSE(Tensor::FromWireProto(missing).ok());
 }
 
 }  // namespace

@@ -13,6 +13,7 @@
 #include "absl/synchronization/notification.h"
 #include "framework/node_attr.h"
 #include "framework/rendezvous.h"
+#include "framework/tensor_sequence.h"
 #include "gmock/gmock.h"
 #include "google/protobuf/text_format.h"
 #include "gtest/gtest.h"
@@ -274,6 +275,38 @@ TEST_F(GrpcClusterTest, APartitionWaitsForASlowWorker) {
   EXPECT_NEAR(out[0].flat<float>()[0], 1024.0f, 0.5f);
   EXPECT_FLOAT_EQ(out[1].flat<float>()[0], -0.0009765625f);
   std::printf("the slow step took %s\n", absl::FormatDuration(absl::Now() - start).c_str());
+}
+
+// A sequence made on task 1 and read on task 0, and fetched by the client.
+constexpr char kSequenceAcrossTasks[] = R"(
+  node { name: "a" op: "Const" device: "/job:worker/task:1" attr { key: "dtype" value { type: DT_FLOAT } }
+         attr { key: "value" value { tensor { dtype: DT_FLOAT tensor_shape { dim { size: 2 } }
+                float_val: 1 float_val: 2 } } } }
+  node { name: "b" op: "Const" device: "/job:worker/task:1" attr { key: "dtype" value { type: DT_FLOAT } }
+         attr { key: "value" value { tensor { dtype: DT_FLOAT tensor_shape { dim { size: 3 } }
+                float_val: 3 float_val: 4 float_val: 5 } } } }
+  node { name: "seq" op: "SequenceConstruct" input: "a" input: "b" device: "/job:worker/task:1"
+         attr { key: "N" value { i: 2 } } attr { key: "T" value { type: DT_FLOAT } } }
+  node { name: "pos" op: "Const" device: "/job:worker/task:0" attr { key: "dtype" value { type: DT_INT64 } }
+         attr { key: "value" value { tensor { dtype: DT_INT64 int64_val: 1 } } } }
+  node { name: "at" op: "SequenceAt" input: "seq" input: "pos" device: "/job:worker/task:0"
+         attr { key: "T" value { type: DT_FLOAT } } attr { key: "I" value { type: DT_INT64 } } }
+  node { name: "len" op: "SequenceLength" input: "seq" device: "/job:worker/task:0" }
+)";
+
+TEST_F(GrpcClusterTest, SequencesCrossTasks) {
+  auto session = Connect(0);
+  ASSERT_TRUE(session->Create(Parse(kSequenceAcrossTasks)).ok());
+  std::vector<Tensor> out;
+  absl::Status s = session->Run({}, {"at", "len", "seq"}, {}, &out);
+  ASSERT_TRUE(s.ok()) << s;
+  EXPECT_EQ(out[0].shape(), TensorShape({3}));
+  EXPECT_EQ(out[0].flat<float>()[2], 5);
+  EXPECT_EQ(out[1].flat<int64_t>()[0], 2);
+  auto seq = GetSequence(out[2], "fetched seq");
+  ASSERT_TRUE(seq.ok()) << seq.status();
+  ASSERT_EQ((*seq)->size(), 2);
+  EXPECT_EQ((*seq)->elements()[0].flat<float>()[1], 2);
 }
 
 TEST_F(GrpcClusterTest, TwoClientsAtOnce) {

@@ -108,7 +108,7 @@ size_t GrpcWorkerService::NumTransfersUnderWay() {
 grpc::ByteBuffer GrpcWorkerService::FirstAnswer(const TransferKey& key, RecvTensorResponse value,
                                                 bool same_host) {
   const Tensor& t = value.tensor;
-  const bool flat = t.IsInitialized() && t.dtype() != DT_STRING;
+  const bool flat = t.IsInitialized() && t.dtype() != DT_STRING && t.dtype() != DT_VARIANT;
   if (same_host && flat && t.AllocatedBytes() >= kSameHostMinBytes) {
     const uint64_t lease = ++last_lease_;
     grpc::ByteBuffer answer = EncodeSameHostAnswer(value, lease);

@@ -222,7 +222,7 @@ grpc::ByteBuffer EncodeRecvTensorResponse(const RecvTensorResponse& response, ui
     AppendTag(kResponseSendStartMicros, kVarint, &trailer);
     AppendVarint(static_cast<uint64_t>(response.send_start_micros), &trailer);
   }
-  if (t.dtype() == DT_STRING || !t.IsInitialized()) {
+  if (t.dtype() == DT_STRING || t.dtype() == DT_VARIANT || !t.IsInitialized()) {
     // No flat bytes to point at: an ordinary message.
     rpc::RecvTensorResponse proto;
     if (t.IsInitialized()) t.AsProtoTensorContent(proto.mutable_tensor());
