@@ -5,6 +5,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "framework/status.h"
 #include "frontend/onnx/onnx_tensor.h"
@@ -36,6 +37,9 @@ are averaged (the single-process result when the loss is a mean over the batch).
 
 std::string Scalar(const Tensor& t) {
   if (t.NumElements() != 1) return absl::StrCat(DataTypeString(t.dtype()), t.shape().DebugString());
+  // Every digit a float or double holds, so that loss curves compare at full precision.
+  if (t.dtype() == DT_FLOAT) return absl::StrFormat("%.9g", t.flat<float>()[0]);
+  if (t.dtype() == DT_DOUBLE) return absl::StrFormat("%.17g", t.flat<double>()[0]);
   std::string s = t.DebugString(1);
   const size_t colon = s.find(':');
   return s.substr(colon + 2, s.size() - colon - 3);
