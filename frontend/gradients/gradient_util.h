@@ -92,6 +92,19 @@ struct Kept {
   std::string y, dy;
 };
 
+// The reduction `op` applied to `t` over the axes of reduction node `n`, dims kept.
+inline absl::StatusOr<std::string> ReduceKept(GradientBuilder* b, const GradientNode& n,
+                                              absl::string_view op, const std::string& t) {
+  AttrMap attrs;
+  attrs["keepdims"] = Attr(true);
+  SL_ASSIGN_OR_RETURN(bool noop, NodeAttr<bool>(n, "noop_with_empty_axes", false));
+  attrs["noop_with_empty_axes"] = Attr(noop);
+  std::vector<std::string> axes;
+  if (n.inputs.size() > 1) axes.push_back(n.inputs[1]);
+  SL_ASSIGN_OR_RETURN(auto out, b->Add(op, {{t}, axes}, attrs));
+  return out[0];
+}
+
 inline absl::StatusOr<Kept> KeepReducedDims(GradientBuilder* b, const GradientNode& n, const std::string& dy) {
   SL_ASSIGN_OR_RETURN(bool keepdims, NodeAttr<bool>(n, "keepdims", true));
   Kept k{n.outputs[0], dy};

@@ -236,15 +236,9 @@ absl::Status ReduceExtremeGrad(GradientBuilder* b, const GradientNode& n, const 
   to["to"] = Attr(b->Dtype(x));
   SL_ASSIGN_OR_RETURN(std::string eq, b->Binary("Equal", x, k.y));
   SL_ASSIGN_OR_RETURN(std::string mask, b->Unary("Cast", eq, to));
-  AttrMap attrs;
-  attrs["keepdims"] = Attr(true);
-  SL_ASSIGN_OR_RETURN(bool noop, NodeAttr<bool>(n, "noop_with_empty_axes", false));
-  attrs["noop_with_empty_axes"] = Attr(noop);
-  std::vector<std::string> axes;
-  if (n.inputs.size() > 1) axes.push_back(n.inputs[1]);
-  SL_ASSIGN_OR_RETURN(auto count, b->Add("ReduceSum", {{mask}, axes}, attrs));
+  SL_ASSIGN_OR_RETURN(std::string count, gradient_util::ReduceKept(b, n, "ReduceSum", mask));
   SL_ASSIGN_OR_RETURN(std::string picked, b->Binary("Mul", mask, k.dy));
-  SL_ASSIGN_OR_RETURN((*dxs)[0], b->Binary("Div", picked, count[0]));
+  SL_ASSIGN_OR_RETURN((*dxs)[0], b->Binary("Div", picked, count));
   return absl::OkStatus();
 }
 

@@ -13,21 +13,9 @@ using gradient_util::ExpandLike;
 using gradient_util::KeepReducedDims;
 using gradient_util::Kept;
 using gradient_util::NodeAttr;
+using gradient_util::ReduceKept;
 using gradient_util::ScalarConst;
 using gradient_util::Where;
-
-// The forward reduction `op` applied again to `t` over the node's axes, dims kept.
-absl::StatusOr<std::string> ReduceKept(GradientBuilder* b, const GradientNode& n, absl::string_view op,
-                                       const std::string& t) {
-  AttrMap attrs;
-  attrs["keepdims"] = Attr(true);
-  SL_ASSIGN_OR_RETURN(bool noop, NodeAttr<bool>(n, "noop_with_empty_axes", false));
-  attrs["noop_with_empty_axes"] = Attr(noop);
-  std::vector<std::string> axes;
-  if (n.inputs.size() > 1) axes.push_back(n.inputs[1]);
-  SL_ASSIGN_OR_RETURN(auto out, b->Add(op, {{t}, axes}, attrs));
-  return out[0];
-}
 
 // dx = dy * local, dy broadcast from the reduced shape.
 absl::Status Scale(GradientBuilder* b, const GradientNode& n, const Kept& k, const std::string& local, Dxs* dxs) {
