@@ -11,23 +11,7 @@ work="${TEST_TMPDIR:-$(mktemp -d)}/cluster"
 mkdir -p "$work"
 CLIENT_TIMEOUT=60
 
-pids=()
-cleanup() {
-  for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null; done
-  sleep 1
-  for p in "${pids[@]}"; do kill -KILL "$p" 2>/dev/null; done
-}
-trap cleanup EXIT
-
-fail=0
-check() {  # check NAME COMMAND...: runs COMMAND, reports, remembers failure.
-  local name="$1"; shift
-  if "$@"; then echo "PASS $name"; else echo "FAIL $name"; fail=1; fi
-}
-
-free_port() {
-  /usr/bin/python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
+source "$root/tests/test_lib.sh"  # check, free_port, pids killed at exit
 p0=$(free_port); p1=$(free_port)
 while [ "$p1" = "$p0" ]; do p1=$(free_port); done
 spec="worker=127.0.0.1:$p0,127.0.0.1:$p1"

@@ -8,22 +8,8 @@ root="${TEST_SRCDIR:?run me with bazel test}/${TEST_WORKSPACE:-sluice}"
 sluice="$root/tools/sluice"
 work="${TEST_TMPDIR:-$(mktemp -d)}/distributed_training"
 mkdir -p "$work"
-python=/usr/bin/python3
 steps=30
-
-pids=()
-cleanup() {
-  for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null; done
-  sleep 1
-  for p in "${pids[@]}"; do kill -KILL "$p" 2>/dev/null; done
-}
-trap cleanup EXIT
-
-fail=0
-check() {  # check NAME COMMAND...
-  local name="$1"; shift
-  if "$@"; then echo "PASS $name"; else echo "FAIL $name"; fail=1; fi
-}
+source "$root/tests/test_lib.sh"  # python, check, free_port, pids killed at exit
 
 if ! PYTHONPATH="$root/tests" "$python" "$root/tests/distributed_training.py" write "$work" > "$work/write.txt" 2>&1; then
   tail -5 "$work/write.txt"
@@ -31,9 +17,6 @@ if ! PYTHONPATH="$root/tests" "$python" "$root/tests/distributed_training.py" wr
   exit 1
 fi
 
-free_port() {
-  "$python" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
 ports=()
 while [ "${#ports[@]}" -lt 3 ]; do
   p=$(free_port)

@@ -6,11 +6,6 @@
 set -uo pipefail
 root="${TEST_SRCDIR:?run me with bazel test}/${TEST_WORKSPACE:-sluice}"
 work="${TEST_TMPDIR:-$(mktemp -d)}"
-python=/usr/bin/python3
-if ! "$python" -c "import torch, onnx" > "$work/import.txt" 2>&1; then
-  tail -3 "$work/import.txt"
-  echo "FAIL: $python cannot import torch and onnx; run scripts/setup.sh" \
-    "(it installs Debian's python3-torch and python3-onnx)"
-  exit 1
-fi
+source "$root/tests/test_lib.sh"
+require_python torch onnx
 "$python" "$root/tests/torch_training.py" "$root/tools/sluice" "$work/models" 100
