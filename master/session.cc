@@ -74,8 +74,13 @@ class EmbeddedSession : public Session {
     WorkerOptions w;
     auto it = config.device_count().find("CPU");
     w.num_cpu_devices = it == config.device_count().end() ? 1 : std::max(1, it->second);
-    w.inter_op_threads = config.inter_op_parallelism_threads();
     w.intra_op_threads = config.intra_op_parallelism_threads();
+    w.inter_op_threads = config.inter_op_parallelism_threads();
+    // Unset, nodes run one at a time, each with every intra-op thread (ONNX Runtime's default
+    // too): each inter-op thread that starts an OpenMP region gets its own team, and with more
+    // teams than cores libgomp stops spinning between regions, so every small convolution
+    // waits for its team to wake. With one intra-op thread, nodes run side by side instead.
+    if (w.inter_op_threads <= 0 && w.intra_op_threads != 1) w.inter_op_threads = 1;
     return w;
   }
 
