@@ -6,6 +6,7 @@
 #include "frontend/onnx/importer.h"
 #include "gtest/gtest.h"
 #include "master/session.h"
+#include "onnx/defs/attr_proto_util.h"
 
 namespace sluice {
 namespace gradient_check {
@@ -27,57 +28,25 @@ onnx::NodeProto GradientOp(const std::vector<std::string>& xs, const std::vector
   n.set_op_type("Gradient");
   n.set_domain("ai.onnx.preview.training");
   n.set_name(outputs[0] + "_node");
-  auto* xa = n.add_attribute();
-  xa->set_name("xs");
-  xa->set_type(onnx::AttributeProto::STRINGS);
-  for (const auto& x : xs) {
-    xa->add_strings(x);
-    n.add_input(x);
-  }
+  *n.add_attribute() = onnx::MakeAttribute("xs", xs);
+  for (const auto& x : xs) n.add_input(x);
   if (!zs.empty()) {
-    auto* za = n.add_attribute();
-    za->set_name("zs");
-    za->set_type(onnx::AttributeProto::STRINGS);
-    for (const auto& z : zs) {
-      za->add_strings(z);
-      n.add_input(z);
-    }
+    *n.add_attribute() = onnx::MakeAttribute("zs", zs);
+    for (const auto& z : zs) n.add_input(z);
   }
   *n.add_attribute() = StringAttr("y", y);
   for (const auto& o : outputs) n.add_output(o);
   return n;
 }
 
-onnx::AttributeProto IntAttr(const std::string& name, int64_t v) {
-  onnx::AttributeProto a;
-  a.set_name(name);
-  a.set_type(onnx::AttributeProto::INT);
-  a.set_i(v);
-  return a;
-}
-
+// ONNX's own attribute makers, under names that say the type at the call site.
+onnx::AttributeProto IntAttr(const std::string& name, int64_t v) { return onnx::MakeAttribute(name, v); }
 onnx::AttributeProto IntsAttr(const std::string& name, const std::vector<int64_t>& v) {
-  onnx::AttributeProto a;
-  a.set_name(name);
-  a.set_type(onnx::AttributeProto::INTS);
-  for (int64_t i : v) a.add_ints(i);
-  return a;
+  return onnx::MakeAttribute(name, v);
 }
-
-onnx::AttributeProto FloatAttr(const std::string& name, float v) {
-  onnx::AttributeProto a;
-  a.set_name(name);
-  a.set_type(onnx::AttributeProto::FLOAT);
-  a.set_f(v);
-  return a;
-}
-
+onnx::AttributeProto FloatAttr(const std::string& name, float v) { return onnx::MakeAttribute(name, v); }
 onnx::AttributeProto StringAttr(const std::string& name, const std::string& v) {
-  onnx::AttributeProto a;
-  a.set_name(name);
-  a.set_type(onnx::AttributeProto::STRING);
-  a.set_s(v);
-  return a;
+  return onnx::MakeAttribute(name, v);
 }
 
 namespace {

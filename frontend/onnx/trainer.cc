@@ -91,6 +91,8 @@ struct ReplicaPlan {
   absl::flat_hash_set<std::string> split_inputs;
   // Tensors whose consumers form the update (the Gradient node's outputs).
   absl::flat_hash_set<std::string> gradients;
+  // Outputs reported to the client (the loss): averaged over the replicas when replicated.
+  std::vector<std::string> reported;
   std::vector<std::string> replica_devices;
   std::string update_device;
 };
@@ -215,8 +217,13 @@ absl::Status Replicate(const ReplicaPlan& plan, GraphDef* def,
     }
     *out.add_node() = std::move(copy);
   }
+  for (const std::string& t : plan.reported) {
+    if (!replicated(NodeOf(t))) continue;
+    auto avg = average(t);
+    if (!avg.ok()) return AddContext(avg.status(), absl::StrCat("reported output '", t, "'"));
+  }
   *def = std::move(out);
-  // Replicated tensors no update reads have no average: "" (the caller makes one if needed).
+  // Replicated tensors that neither an update nor the client reads have no average: "".
   *tensor_of = [update, batch, averages](const std::string& tensor) {
     auto it = averages.find(CanonicalTensor(tensor));
     if (it != averages.end()) return it->second;
@@ -407,10 +414,15 @@ absl::Status OnnxTrainer::Build() {
       if (split) split_inputs.insert(prefix + in.tensor);
       fed.emplace_back(&in, split);
     }
+    absl::flat_hash_set<std::string> bound;  // Outputs that update_binding assigns.
+    for (const auto& b : info.update_binding()) bound.insert(b.value());
     std::function<std::string(const std::string&)> tensor_of = [](const std::string& t) { return t; };
     if (parallel) {
       ReplicaPlan plan;
       plan.split_inputs = split_inputs;
+      for (int k = 0; k < declared_outputs; ++k) {
+        if (!bound.contains(a.outputs[k].name)) plan.reported.push_back(prefix + a.outputs[k].tensor);
+      }
       for (const OnnxValue& out : a.outputs) {
         if (gradients.contains(out.name)) plan.gradients.insert(CanonicalTensor(prefix + out.tensor));
       }
@@ -442,7 +454,6 @@ absl::Status OnnxTrainer::Build() {
       }
       return t;
     };
-    absl::flat_hash_set<std::string> bound;
     for (const auto& b : info.update_binding()) {
       if (initial_.count(b.key()) == 0) {
         return absl::InvalidArgumentError(absl::StrCat("update_binding names '", b.key(),
@@ -469,42 +480,10 @@ absl::Status OnnxTrainer::Build() {
       AddNodeAttr("dtype", initial_[b.key()].dtype(), &assign);
       algo.assign_nodes.push_back(assign.name());
       *a.graph.add_node() = std::move(assign);
-      bound.insert(b.value());
     }
     for (int k = 0; k < declared_outputs; ++k) {
       if (bound.contains(a.outputs[k].name)) continue;
-      // Averages of reported outputs are added here, as the update's were in Replicate.
-      std::string t = tensor_of(prefix + a.outputs[k].tensor);
-      if (t.empty()) {
-        // A per-replica output (the loss): report the replicas' mean.
-        SL_ASSIGN_OR_RETURN(std::unique_ptr<Graph> view,
-                            Graph::FromGraphDef(a.graph, *OpRegistry::Global()));
-        const std::string base = absl::StrCat(prefix, "average/report_", k);
-        SL_ASSIGN_OR_RETURN(TensorId id, ParseTensorName(absl::StrCat("replica_0/", prefix, a.outputs[k].tensor)));
-        const DataType dt = view->FindNode(id.node)->output_types()[id.index];
-        NodeDef sum;
-        sum.set_name(base + "/sum");
-        sum.set_op("AddN");
-        sum.set_device(variable_device_);
-        for (size_t r = 0; r < replica_devices_.size(); ++r) {
-          sum.add_input(absl::StrCat("replica_", r, "/", prefix, a.outputs[k].tensor));
-        }
-        AddNodeAttr("N", static_cast<int>(replica_devices_.size()), &sum);
-        AddNodeAttr("T", dt, &sum);
-        NodeDef scale = ScalarConst(base + "/scale", dt, 1.0 / replica_devices_.size());
-        scale.set_device(variable_device_);
-        NodeDef mean;
-        mean.set_name(base);
-        mean.set_op("Mul");
-        mean.set_device(variable_device_);
-        mean.add_input(sum.name());
-        mean.add_input(scale.name());
-        AddNodeAttr("T", dt, &mean);
-        *a.graph.add_node() = std::move(sum);
-        *a.graph.add_node() = std::move(scale);
-        *a.graph.add_node() = std::move(mean);
-        t = base;
-      }
+      SL_ASSIGN_OR_RETURN(std::string t, fetchable(a.outputs[k]));
       algo.report_names.push_back(a.outputs[k].name);
       algo.report_tensors.push_back(t);
     }
