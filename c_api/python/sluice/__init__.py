@@ -19,7 +19,6 @@ alive for as long as it uses them. String tensors are not supported.
 
 import collections
 import ctypes
-import itertools
 import os
 import threading
 
@@ -313,36 +312,26 @@ def _as_array(value, dtype=None):
     return arr
 
 
-# Arrays fed without a copy stay here until the runtime's deallocator says it is done.
-_pinned = {}
-_pin_ids = itertools.count(1)
-
-
-def _release_pinned(data, length, arg):
-    _pinned.pop(arg, None)
-
-
-_release_pinned_c = _DEALLOCATOR(_release_pinned)
-
-
 def _dims(shape):
     return (ctypes.c_int64 * max(len(shape), 1))(*shape)
 
 
 def _tensor_from_array(arr):
-    """A new TF_Tensor over the array's memory (no copy); the caller deletes it."""
+    """A new TF_Tensor holding a copy of the array; the caller deletes it.
+
+    A copy, not a view: the runtime may drop its last reference to a fed tensor on one of its
+    own threads after the run returns, and a Python deallocator called from there while the
+    interpreter shuts down aborts the process."""
     tf_type = _tf_type(arr.dtype)
     if not arr.dtype.isnative:
         arr = arr.astype(arr.dtype.newbyteorder("="))
     if not arr.flags.c_contiguous:
         arr = arr.copy(order="C")  # (np.ascontiguousarray would turn a 0-d array into 1-d.)
-    token = next(_pin_ids)
-    _pinned[token] = arr
-    ptr = _lib().TF_NewTensor(tf_type, _dims(arr.shape), arr.ndim, arr.ctypes.data or None,
-                              arr.nbytes, _release_pinned_c, token)
+    ptr = _lib().TF_AllocateTensor(tf_type, _dims(arr.shape), arr.ndim, arr.nbytes)
     if not ptr:
-        _pinned.pop(token, None)
         raise InvalidArgumentError("cannot make a tensor of %s %s" % (arr.dtype, arr.shape))
+    if arr.nbytes:
+        ctypes.memmove(_lib().TF_TensorData(ptr), arr.ctypes.data, arr.nbytes)
     return ptr
 
 
