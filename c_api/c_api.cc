@@ -125,7 +125,7 @@ absl::Status FinishOperationLocked(TF_OperationDescription* desc, TF_Operation**
   for (const auto& group : desc->input_args) {
     DataTypeVector types;
     for (const TF_Output& in : group) {
-      SL_RETURN_IF_ERROR_CTX(
+      SL_RETURN_IF_ERROR(
           CheckOutput(*graph, in, absl::StrCat("input ", inputs.size())), "node '", node.name(),
           "' (op '", node.op(), "')");
       types.push_back(in.oper->output_types[in.index]);

@@ -4,7 +4,11 @@ namespace sluice {
 
 absl::Status AddContext(const absl::Status& status, absl::string_view context) {
   if (status.ok()) return status;
-  return absl::Status(status.code(), absl::StrCat(context, ": ", status.message()));
+  absl::Status out(status.code(), absl::StrCat(context, ": ", status.message()));
+  status.ForEachPayload([&out](absl::string_view type_url, const absl::Cord& payload) {
+    out.SetPayload(type_url, payload);
+  });
+  return out;
 }
 
 std::string StatusToString(const absl::Status& status) {

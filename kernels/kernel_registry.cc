@@ -145,7 +145,7 @@ absl::StatusOr<std::unique_ptr<OpKernel>> KernelRegistry::CreateOpKernel(Device*
   kernel->input_types_ = in;
   kernel->output_types_ = out;
   OpKernelConstruction ctx(kernel->def_, op_def, device, in, out, functions);
-  SL_RETURN_IF_ERROR_CTX(kernel->Init(&ctx), "node '", node.name(), "' (op '", node.op(), "')");
+  SL_RETURN_IF_ERROR(kernel->Init(&ctx), "node '", node.name(), "' (op '", node.op(), "')");
   // Kernels read attrs only in Init: keep the NodeDef for names and messages, but not a second
   // copy of tensor-valued attrs (a Const's weights live in the kernel's own Tensor).
   for (auto& [name, value] : *kernel->def_.mutable_attr()) {

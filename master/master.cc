@@ -18,7 +18,7 @@ absl::Status Master::ListDevices(std::vector<DeviceAttributes>* devices) {
   for (const std::string& task : workers_->ListWorkers()) {
     WorkerInterface* w = workers_->GetWorker(task);
     std::vector<DeviceAttributes> more;
-    SL_RETURN_IF_ERROR_CTX(w->GetStatus(&more), "listing devices of ", task);
+    SL_RETURN_IF_ERROR(w->GetStatus(&more), "listing devices of ", task);
     devices->insert(devices->end(), more.begin(), more.end());
   }
   return absl::OkStatus();

@@ -336,7 +336,7 @@ absl::Status MasterSession::Run(const RunStepRequest& req, RunStepResponse* resp
         std::vector<DeviceAttributes> devices;
         for (const std::string& task : workers_->ListWorkers()) {
           std::vector<DeviceAttributes> more;
-          SL_RETURN_IF_ERROR_CTX(workers_->GetWorker(task)->GetStatus(&more), "listing devices of ", task);
+          SL_RETURN_IF_ERROR(workers_->GetWorker(task)->GetStatus(&more), "listing devices of ", task);
           devices.insert(devices.end(), more.begin(), more.end());
         }
         devices_ = std::move(devices);

@@ -243,7 +243,7 @@ class LibraryRuntime : public FunctionRuntime {
     CallFrame frame(args, num_rets);
     Executor::Args run;
     run.call_frame = &frame;  // No runner: the body runs on this thread.
-    SL_RETURN_IF_ERROR_CTX(exec->Run(run), "in function '", name, "'");
+    SL_RETURN_IF_ERROR(exec->Run(run), "in function '", name, "'");
     for (int i = 0; i < num_rets; ++i) {
       if (!frame.rets()[i].IsInitialized()) {
         return absl::InternalError(absl::StrCat("function '", name, "' did not set result ", i));

@@ -225,7 +225,7 @@ absl::StatusOr<std::vector<std::string>> SymbolicGradients(
     for (const auto& t : f.inputs) node.inputs.push_back(use(t));
     node.outputs = outputs[name];
     std::vector<std::string> dxs(node.inputs.size());
-    SL_RETURN_IF_ERROR_CTX(fn(b, node, dys, &dxs), "gradient of node '", name, "' (op '", f.def->op(), "')");
+    SL_RETURN_IF_ERROR(fn(b, node, dys, &dxs), "gradient of node '", name, "' (op '", f.def->op(), "')");
     for (size_t i = 0; i < f.inputs.size(); ++i) {
       const std::string& t = f.inputs[i];
       const NodeDef* p = producer(t);

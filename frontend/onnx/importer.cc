@@ -429,7 +429,7 @@ absl::Status OnnxImporter::ConvertNode(const onnx::NodeProto& node,
                                                      ": no converter, and its function body does not apply here"));
       }
     }
-    SL_RETURN_IF_ERROR_CTX(ExpandFunction(node, function, opsets), label, ", version ", since,
+    SL_RETURN_IF_ERROR(ExpandFunction(node, function, opsets), label, ", version ", since,
                            " (expanded from its ONNX function body)");
     return absl::OkStatus();
   }

@@ -341,7 +341,7 @@ absl::StatusOr<onnx::ModelProto> ExtractOnnxModel(const onnx::ModelProto& model,
     }
   }
   KeepCalledFunctions(model, *sub, &result);
-  SL_RETURN_IF_ERROR_CTX(CheckOnnxModel(result), "the extracted model");
+  SL_RETURN_IF_ERROR(CheckOnnxModel(result), "the extracted model");
   return result;
 }
 

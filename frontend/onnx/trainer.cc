@@ -428,7 +428,7 @@ absl::Status OnnxTrainer::Build() {
       }
       plan.replica_devices = replica_devices_;
       plan.update_device = variable_device_;
-      SL_RETURN_IF_ERROR_CTX(Replicate(plan, &a.graph, &tensor_of), "training_info ", i,
+      SL_RETURN_IF_ERROR(Replicate(plan, &a.graph, &tensor_of), "training_info ", i,
                              " algorithm, made data-parallel");
     }
     for (const auto& [in, split] : fed) {
