@@ -1,4 +1,14 @@
-// One client session on the master: its graph and the steps prepared for it.
+// One client session on the master: its graph and the client graphs built for it, one per
+// (feeds, fetches, targets) signature.
+//
+//   MasterSession session(handle, &workers, devices, config);
+//   SL_RETURN_IF_ERROR(session.Create(graph_def));
+//   SL_RETURN_IF_ERROR(session.Run(request, &response));  // Builds, registers, runs.
+//
+// Threading: a client graph is built (rewrite feeds/fetches, prune, place, partition) under
+// the session's mutex, which guards the graph and the cache only. Registering the partitions
+// on the workers happens outside it, on all workers in parallel, and steps run without it,
+// so a slow worker never stalls a Run of a signature that is already registered.
 #ifndef SLUICE_MASTER_MASTER_SESSION_H_
 #define SLUICE_MASTER_MASTER_SESSION_H_
 
@@ -7,9 +17,11 @@
 #include <string>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/synchronization/mutex.h"
-#include "framework/tensor_shape.h"
+#include "framework/graph.h"
+#include "master/client_graph.h"
 #include "master/master.h"
 
 namespace sluice {
@@ -26,51 +38,45 @@ class MasterSession {
   absl::Status Close();
 
  private:
-  // The graphs registered for one (feeds, fetches, targets) signature.
-  struct PreparedStep {
-    struct Part {
-      std::string task;
-      WorkerInterface* worker;
-      std::string graph_handle;
-    };
-    struct Feed {
-      std::string key;
-      int part;
-      DataType dtype;
-      PartialShape shape;  // From the fed Placeholder's shape attr; unknown otherwise.
-      std::string node;
-    };
-    struct Fetch {
-      std::string key;
-      int part;
-    };
-    std::vector<Part> parts;
-    absl::flat_hash_map<std::string, Feed> feeds;
-    absl::flat_hash_map<std::string, Fetch> fetches;
-    std::vector<GraphDef> partition_graphs;
+  // The canonical feeds, fetches and targets of a request, and the cache key they make.
+  struct Signature {
+    std::vector<std::string> feeds;    // Sorted "node:index" names.
+    std::vector<std::string> fetches;  // Sorted, unique, and not fed.
+    std::vector<std::string> targets;  // Sorted node names.
+    std::string key;
   };
 
-  absl::StatusOr<std::shared_ptr<PreparedStep>> Prepare(const std::vector<std::string>& feeds,
-                                                        const std::vector<std::string>& fetches,
-                                                        const std::vector<std::string>& targets);
-  void Deregister(const PreparedStep& step);
-  // After an error that a lost or restarted worker explains: drops every prepared step, so the
-  // next Run lists the devices again and registers its graphs anew.
-  void ForgetPreparedSteps();
+  // Stages of Run: canonical signature (in Run), then build under mu_ (rewrite feeds and
+  // fetches, prune, place, partition), register outside it, run.
+  absl::StatusOr<std::shared_ptr<ClientGraph>> GetOrBuildClientGraph(const Signature& sig)
+      ABSL_LOCKS_EXCLUDED(mu_);
+  absl::Status RefreshDevicesIfStale() ABSL_LOCKS_EXCLUDED(mu_);
+  absl::StatusOr<std::shared_ptr<ClientGraph>> BuildClientGraph(const Signature& sig)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Puts every node on a device, keeping stateful nodes where they were first placed.
+  absl::Status Place(const absl::flat_hash_map<std::string, PartialShape>& feed_shapes,
+                     Graph* graph) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Drops a client graph whose registration failed, so the next Run builds it anew.
+  void Forget(const std::string& key, const std::shared_ptr<ClientGraph>& graph,
+              const absl::Status& why) ABSL_LOCKS_EXCLUDED(mu_);
+  // After an error that a lost or restarted worker explains: drops every client graph, so
+  // the next Run lists the devices again and registers its graphs anew.
+  void ForgetAllClientGraphs() ABSL_LOCKS_EXCLUDED(mu_);
 
   const std::string handle_;
-  const WorkerCache* workers_;
-  // The cluster's devices; listed again after a step suggests a worker was lost or restarted
-  // (a restarted worker has new incarnations, and none of the graphs registered before).
-  std::vector<DeviceAttributes> devices_;  // Guarded by mu_ after construction.
-  bool devices_stale_ = false;             // Guarded by mu_.
+  const WorkerCache* const workers_;
   const ConfigProto config_;
   std::atomic<int64_t> next_step_id_;
 
   absl::Mutex mu_;
   bool closed_ ABSL_GUARDED_BY(mu_) = false;
   GraphDef graph_def_ ABSL_GUARDED_BY(mu_);
-  absl::flat_hash_map<std::string, std::shared_ptr<PreparedStep>> cache_ ABSL_GUARDED_BY(mu_);
+  // The cluster's devices; listed again after a step suggests a worker was lost or restarted
+  // (a restarted worker has new incarnations, and none of the graphs registered before).
+  std::vector<DeviceAttributes> devices_ ABSL_GUARDED_BY(mu_);
+  bool devices_stale_ ABSL_GUARDED_BY(mu_) = false;
+  // By signature key. A client graph may still be registering; Run waits for that outside mu_.
+  absl::flat_hash_map<std::string, std::shared_ptr<ClientGraph>> cache_ ABSL_GUARDED_BY(mu_);
   // Where each stateful node was first placed; later signatures put it there too.
   absl::flat_hash_map<std::string, std::string> stateful_devices_ ABSL_GUARDED_BY(mu_);
 };

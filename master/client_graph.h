@@ -1,0 +1,93 @@
+// The partitions the master built for one (feeds, fetches, targets) signature of a session,
+// and the two things done with them: registering them on their workers (once, all workers in
+// parallel) and running a step over them. TensorFlow's ReffedClientGraph plays this part.
+//
+//   auto graph = std::make_shared<ClientGraph>(session_handle, std::move(parts), feeds, fetches);
+//   SL_RETURN_IF_ERROR(graph->EnsureRegistered());      // Concurrent callers share one try.
+//   SL_RETURN_IF_ERROR(graph->RunStep(step, &outputs));  // Outputs by fetch name.
+//   graph->Deregister();
+#ifndef SLUICE_MASTER_CLIENT_GRAPH_H_
+#define SLUICE_MASTER_CLIENT_GRAPH_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
+#include "absl/synchronization/mutex.h"
+#include "framework/tensor.h"
+#include "framework/tensor_shape.h"
+#include "proto/config.pb.h"
+#include "proto/graph.pb.h"
+#include "worker/worker_interface.h"
+
+namespace sluice {
+
+class ClientGraph {
+ public:
+  // One task's partition. The worker is not owned (the WorkerCache owns it).
+  struct Part {
+    std::string task;
+    WorkerInterface* worker = nullptr;
+    GraphDef graph_def;
+  };
+  // A fed tensor: where its client-terminated _Recv waits, and what it accepts.
+  struct Feed {
+    std::string key;  // Rendezvous key.
+    int part = 0;
+    DataType dtype = DT_INVALID;
+    PartialShape shape;  // From the fed Placeholder's shape attr; unknown otherwise.
+    std::string node;
+  };
+  // A fetched tensor: where its client-terminated _Send leaves it.
+  struct Fetch {
+    std::string key;
+    int part = 0;
+  };
+  // One step's inputs: values by canonical tensor name ("x:0"), and the request's options.
+  struct Step {
+    int64_t step_id = 0;
+    const absl::flat_hash_map<std::string, const Tensor*>* feeds = nullptr;
+    const RunOptions* options = nullptr;
+    int64_t timeout_ms = 0;  // 0: none.
+  };
+
+  ClientGraph(std::string session_handle, std::vector<Part> parts,
+              absl::flat_hash_map<std::string, Feed> feeds,
+              absl::flat_hash_map<std::string, Fetch> fetches);
+
+  ClientGraph(const ClientGraph&) = delete;
+  ClientGraph& operator=(const ClientGraph&) = delete;
+
+  // Registers every part on its worker, all at once. The first caller registers; callers that
+  // come while it does wait for its result. After a failure nothing stays registered and the
+  // error is returned again (the session then drops this graph and builds a new one).
+  absl::Status EnsureRegistered() ABSL_LOCKS_EXCLUDED(mu_);
+  // Best effort: the workers may be gone already.
+  void Deregister() ABSL_LOCKS_EXCLUDED(mu_);
+
+  // Checks the feeds against what the graph expects, runs every part at once (the first
+  // failure aborts the step on the others) and returns the fetched values by fetch name.
+  // Needs EnsureRegistered() to have succeeded.
+  absl::Status RunStep(const Step& step, absl::flat_hash_map<std::string, Tensor>* fetched,
+                       RunMetadata* metadata) const;
+
+  const std::vector<Part>& parts() const { return parts_; }
+
+ private:
+  const std::string session_handle_;
+  const std::vector<Part> parts_;
+  const absl::flat_hash_map<std::string, Feed> feeds_;
+  const absl::flat_hash_map<std::string, Fetch> fetches_;
+
+  enum class State { kUnregistered, kRegistering, kRegistered, kFailed };
+  mutable absl::Mutex mu_;
+  State state_ ABSL_GUARDED_BY(mu_) = State::kUnregistered;
+  absl::Status registration_error_ ABSL_GUARDED_BY(mu_);
+  std::vector<std::string> graph_handles_ ABSL_GUARDED_BY(mu_);  // One per part once registered.
+};
+
+}  // namespace sluice
+
+#endif  // SLUICE_MASTER_CLIENT_GRAPH_H_
