@@ -1,4 +1,4 @@
-// SL_Trainer: sluice train's trainer (frontend/onnx/trainer.h) behind the C API.
+// SL_Trainer: sluice train's trainer (training/trainer.h) behind the C API.
 #include <memory>
 #include <string>
 #include <vector>
@@ -6,7 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "c_api/c_api.h"
 #include "c_api/c_api_internal.h"
-#include "frontend/onnx/trainer.h"
+#include "training/trainer.h"
 
 struct SL_Trainer {
   std::unique_ptr<sluice::OnnxTrainer> trainer;

@@ -9,7 +9,7 @@
 #include "absl/strings/str_split.h"
 #include "framework/status.h"
 #include "frontend/onnx/onnx_tensor.h"
-#include "frontend/onnx/trainer.h"
+#include "training/trainer.h"
 #include "tools/session_flags.h"
 #include "tools/verbs.h"
 

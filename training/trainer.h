@@ -15,8 +15,8 @@
 // of every fed input of rank >= 1 (split along dimension 0; scalars go to all). The replicas'
 // gradients and reported outputs are averaged, which gives the single-process result when the
 // loss is a mean over the batch (BatchNormalization's statistics stay per replica).
-#ifndef SLUICE_FRONTEND_ONNX_TRAINER_H_
-#define SLUICE_FRONTEND_ONNX_TRAINER_H_
+#ifndef SLUICE_TRAINING_TRAINER_H_
+#define SLUICE_TRAINING_TRAINER_H_
 
 #include <map>
 #include <memory>
@@ -79,4 +79,4 @@ class OnnxTrainer {
 
 }  // namespace sluice
 
-#endif  // SLUICE_FRONTEND_ONNX_TRAINER_H_
+#endif  // SLUICE_TRAINING_TRAINER_H_

@@ -1,4 +1,4 @@
-#include "frontend/onnx/trainer.h"
+#include "training/trainer.h"
 
 #include <fstream>
 #include <sstream>
