@@ -2,7 +2,7 @@
 // of 1 MiB to 1 GiB: task 1 of an in-process two-task cluster holds the tensor in a step's
 // rendezvous, a GrpcWorker client fetches it the way a cross-task _Recv does. The second
 // argument picks the path: 0 gRPC only (zero-copy send, one copy on receipt), 1 same-host
-// (the client copies from the sender's memory, worker/same_host_transfer.h).
+// (the client copies from the sender's memory, rpc/same_host_transfer.h).
 //
 //   bazel run -c opt //bench:recv_tensor_bench
 //   bazel run -c opt //bench:recv_tensor_bench -- --benchmark_filter='(RecvTensor|Memcpy)/64/'
@@ -16,10 +16,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
 #include "benchmark/benchmark.h"
-#include "master/grpc_server.h"
-#include "worker/cluster_spec.h"
-#include "worker/grpc_util.h"
-#include "worker/grpc_worker.h"
+#include "rpc/grpc_server.h"
+#include "rpc/cluster_spec.h"
+#include "rpc/grpc_util.h"
+#include "rpc/grpc_worker.h"
 
 namespace sluice {
 namespace {

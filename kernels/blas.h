@@ -17,19 +17,9 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "kernels/threading.h"
+
 namespace sluice {
-
-// OpenBLAS keeps a process-wide thread pool; workers size it to their intra-op threads.
-inline void SetBlasThreads(int threads) {
-  openblas_set_num_threads(threads);
-  omp_set_num_threads(threads);
-}
-
-// OpenMP's team size is per calling thread: oneDNN calls set it to the intra-op thread count
-// of the kernel's device before each call (cheap when it is already right).
-inline void UseOmpThreads(int threads) {
-  if (threads > 0 && omp_get_max_threads() != threads) omp_set_num_threads(threads);
-}
 
 // `threads`: the intra-op thread count (OpenMP team size) for float; double uses OpenBLAS's.
 template <typename T>

@@ -1,115 +1,60 @@
+// NewSession and the registry of session kinds.
 #include "master/session.h"
+
+#include <map>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/synchronization/mutex.h"
-#include "framework/status.h"
-#include "master/grpc_session.h"
-#include "master/master.h"
-#include "worker/worker.h"
 
 namespace sluice {
 namespace {
 
-// The embedded session: an in-process worker and master talking through the same
-// interfaces the distributed runtime serves over gRPC.
-class EmbeddedSession : public Session {
- public:
-  explicit EmbeddedSession(const SessionOptions& options)
-      : config_(options.config), worker_(WorkerOptionsFrom(options.config)), master_(&cache_) {
-    cache_.Add(worker_.task_name(), &worker_);
-  }
-
-  ~EmbeddedSession() override { Close().IgnoreError(); }
-
-  absl::Status Create(const GraphDef& graph) override {
-    absl::MutexLock lock(&mu_);
-    if (closed_) return absl::FailedPreconditionError("session is closed");
-    if (!handle_.empty()) return absl::AlreadyExistsError("session already has a graph; use Extend");
-    SL_ASSIGN_OR_RETURN(handle_, master_.CreateSession(graph, config_));
-    return absl::OkStatus();
-  }
-
-  absl::Status Extend(const GraphDef& graph) override {
-    std::string handle;
-    SL_ASSIGN_OR_RETURN(handle, Handle(/*create_if_missing=*/true));
-    return master_.ExtendSession(handle, graph);
-  }
-
-  absl::Status Run(const RunOptions& run_options,
-                   const std::vector<std::pair<std::string, Tensor>>& inputs,
-                   const std::vector<std::string>& output_names,
-                   const std::vector<std::string>& target_nodes, std::vector<Tensor>* outputs,
-                   RunMetadata* run_metadata) override {
-    RunStepRequest req;
-    SL_ASSIGN_OR_RETURN(req.session_handle, Handle(/*create_if_missing=*/true));
-    req.options = run_options;
-    req.feeds = inputs;
-    req.fetches = output_names;
-    req.targets = target_nodes;
-    RunStepResponse resp;
-    SL_RETURN_IF_ERROR(master_.RunStep(req, &resp));
-    *outputs = std::move(resp.outputs);
-    if (run_metadata != nullptr) *run_metadata = std::move(resp.metadata);
-    return absl::OkStatus();
-  }
-
-  absl::Status ListDevices(std::vector<DeviceAttributes>* devices) override {
-    return master_.ListDevices(devices);
-  }
-
-  absl::Status Close() override {
-    std::string handle;
-    {
-      absl::MutexLock lock(&mu_);
-      if (closed_) return absl::OkStatus();
-      closed_ = true;
-      handle = handle_;
-    }
-    return handle.empty() ? absl::OkStatus() : master_.CloseSession(handle);
-  }
-
- private:
-  static WorkerOptions WorkerOptionsFrom(const ConfigProto& config) {
-    WorkerOptions w;
-    auto it = config.device_count().find("CPU");
-    w.num_cpu_devices = it == config.device_count().end() ? 1 : std::max(1, it->second);
-    w.intra_op_threads = config.intra_op_parallelism_threads();
-    w.inter_op_threads = config.inter_op_parallelism_threads();
-    // Unset, nodes run one at a time, each with every intra-op thread (ONNX Runtime's default
-    // too): each inter-op thread that starts an OpenMP region gets its own team, and with more
-    // teams than cores libgomp stops spinning between regions, so every small convolution
-    // waits for its team to wake. With one intra-op thread, nodes run side by side instead.
-    if (w.inter_op_threads <= 0 && w.intra_op_threads != 1) w.inter_op_threads = 1;
-    return w;
-  }
-
-  // A session used before Create runs on an empty graph, as TensorFlow's does.
-  absl::StatusOr<std::string> Handle(bool create_if_missing) {
-    absl::MutexLock lock(&mu_);
-    if (closed_) return absl::FailedPreconditionError("session is closed");
-    if (handle_.empty() && create_if_missing) {
-      SL_ASSIGN_OR_RETURN(handle_, master_.CreateSession(GraphDef(), config_));
-    }
-    return handle_;
-  }
-
-  const ConfigProto config_;
-  Worker worker_;
-  LocalWorkerCache cache_;
-  Master master_;
-  absl::Mutex mu_;
-  std::string handle_ ABSL_GUARDED_BY(mu_);
-  bool closed_ ABSL_GUARDED_BY(mu_) = false;
+struct SessionKind {
+  std::string example;
+  SessionFactory factory;
 };
+
+struct SessionRegistry {
+  absl::Mutex mu;
+  std::map<std::string, SessionKind> kinds ABSL_GUARDED_BY(mu);  // By target prefix.
+};
+
+SessionRegistry& Registry() {
+  static SessionRegistry* registry = new SessionRegistry;  // Never destroyed: used at exit.
+  return *registry;
+}
 
 }  // namespace
 
+bool RegisterSessionFactory(const std::string& target_prefix, const std::string& example,
+                            SessionFactory factory) {
+  SessionRegistry& r = Registry();
+  absl::MutexLock lock(&r.mu);
+  r.kinds[target_prefix] = SessionKind{example, std::move(factory)};
+  return true;
+}
+
 absl::StatusOr<std::unique_ptr<Session>> NewSession(const SessionOptions& options) {
-  if (options.target.empty()) return std::unique_ptr<Session>(new EmbeddedSession(options));
-  if (absl::StartsWith(options.target, "grpc://")) return NewGrpcSession(options);
-  return absl::InvalidArgumentError(absl::StrCat(
-      "unknown session target '", options.target, "' (use \"\" or \"grpc://host:port\")"));
+  SessionFactory factory;
+  std::vector<std::string> examples;
+  {
+    SessionRegistry& r = Registry();
+    absl::MutexLock lock(&r.mu);
+    for (const auto& [prefix, kind] : r.kinds) {
+      examples.push_back(kind.example);
+      const bool match = prefix.empty() ? options.target.empty()
+                                        : absl::StartsWith(options.target, prefix);
+      if (match) factory = kind.factory;
+    }
+  }
+  if (factory == nullptr) {
+    return absl::InvalidArgumentError(absl::StrCat("unknown session target '", options.target,
+                                                   "' (use ", absl::StrJoin(examples, " or "),
+                                                   ")"));
+  }
+  return factory(options);
 }
 
 }  // namespace sluice

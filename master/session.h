@@ -1,6 +1,8 @@
 // The client's view of Sluice: create a session on a graph and run it. With an empty target
-// the session is embedded (an in-process master and worker); "grpc://host:port" reaches a
-// `sluice serve` cluster through the same master code.
+// the session is embedded (an in-process master and worker, //master:session); with
+// "grpc://host:port" it reaches a `sluice serve` cluster through the same master code
+// (//rpc:grpc_session). Each kind registers a factory for its targets; a program has the kinds
+// it links.
 //
 //   SessionOptions options;                       // options.config.device_count["CPU"] = 2
 //   SL_ASSIGN_OR_RETURN(std::unique_ptr<Session> session, NewSession(options));
@@ -10,6 +12,7 @@
 #ifndef SLUICE_MASTER_SESSION_H_
 #define SLUICE_MASTER_SESSION_H_
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <utility>
@@ -57,7 +60,16 @@ class Session {
   virtual absl::Status Close() = 0;
 };
 
+// A session of the kind the target names. INVALID_ARGUMENT for a target no linked kind takes.
 absl::StatusOr<std::unique_ptr<Session>> NewSession(const SessionOptions& options);
+
+// Makes sessions for targets that start with a prefix ("" takes only the empty target).
+using SessionFactory =
+    std::function<absl::StatusOr<std::unique_ptr<Session>>(const SessionOptions& options)>;
+// Registers a session kind, typically from a static initializer of the kind's library
+// (which is then alwayslink). `example` shows a target of the kind in error messages.
+bool RegisterSessionFactory(const std::string& target_prefix, const std::string& example,
+                            SessionFactory factory);
 
 }  // namespace sluice
 

@@ -6,9 +6,9 @@
 
 #include "absl/strings/numbers.h"
 #include "framework/status.h"
-#include "master/grpc_server.h"
+#include "rpc/grpc_server.h"
 #include "tools/verbs.h"
-#include "worker/cluster_spec.h"
+#include "rpc/cluster_spec.h"
 
 namespace sluice {
 namespace {

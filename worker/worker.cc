@@ -7,7 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "framework/device_name.h"
-#include "kernels/blas.h"
+#include "kernels/threading.h"
 
 namespace sluice {
 

@@ -13,8 +13,8 @@
 //   request.set_same_host_id(SameHostId());                  // receiver: offer
 //   if (request.same_host_id() == SameHostId()) ...          // sender: answer with the source
 //   absl::Status s = ReadFromSameHost(source.pid(), source.address(), dst, bytes);  // receiver
-#ifndef SLUICE_WORKER_SAME_HOST_TRANSFER_H_
-#define SLUICE_WORKER_SAME_HOST_TRANSFER_H_
+#ifndef SLUICE_RPC_SAME_HOST_TRANSFER_H_
+#define SLUICE_RPC_SAME_HOST_TRANSFER_H_
 
 #include <cstdint>
 #include <string>
@@ -42,4 +42,4 @@ absl::Status ReadFromSameHost(int64_t pid, uint64_t address, void* dst, uint64_t
 
 }  // namespace sluice
 
-#endif  // SLUICE_WORKER_SAME_HOST_TRANSFER_H_
+#endif  // SLUICE_RPC_SAME_HOST_TRANSFER_H_

@@ -4,8 +4,8 @@
 //   SL_ASSIGN_OR_RETURN(ClusterDef cluster, ParseClusterSpec("worker=h0:2222,h1:2222"));
 //   GrpcWorkerCache cache(cluster, worker.task_name(), &worker);
 //   Master master(&cache);
-#ifndef SLUICE_MASTER_GRPC_WORKER_CACHE_H_
-#define SLUICE_MASTER_GRPC_WORKER_CACHE_H_
+#ifndef SLUICE_RPC_GRPC_WORKER_CACHE_H_
+#define SLUICE_RPC_GRPC_WORKER_CACHE_H_
 
 #include <map>
 #include <memory>
@@ -14,7 +14,7 @@
 
 #include "master/worker_cache.h"
 #include "proto/cluster.pb.h"
-#include "worker/grpc_worker.h"
+#include "rpc/grpc_worker.h"
 
 namespace sluice {
 
@@ -36,4 +36,4 @@ class GrpcWorkerCache : public WorkerCache {
 
 }  // namespace sluice
 
-#endif  // SLUICE_MASTER_GRPC_WORKER_CACHE_H_
+#endif  // SLUICE_RPC_GRPC_WORKER_CACHE_H_

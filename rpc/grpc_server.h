@@ -6,8 +6,8 @@
 //   SL_RETURN_IF_ERROR(server->Start());      // clients now use server->target()
 //   ...
 //   server->Stop();
-#ifndef SLUICE_MASTER_GRPC_SERVER_H_
-#define SLUICE_MASTER_GRPC_SERVER_H_
+#ifndef SLUICE_RPC_GRPC_SERVER_H_
+#define SLUICE_RPC_GRPC_SERVER_H_
 
 #include <grpcpp/grpcpp.h>
 
@@ -16,13 +16,13 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "master/grpc_master_service.h"
-#include "master/grpc_worker_cache.h"
+#include "rpc/grpc_master_service.h"
+#include "rpc/grpc_worker_cache.h"
 #include "master/master.h"
 #include "proto/tensorflow_server.pb.h"
-#include "worker/grpc_util.h"
-#include "worker/grpc_worker_service.h"
-#include "worker/same_host_transfer.h"
+#include "rpc/grpc_util.h"
+#include "rpc/grpc_worker_service.h"
+#include "rpc/same_host_transfer.h"
 #include "worker/worker.h"
 
 namespace sluice {
@@ -35,7 +35,7 @@ struct GrpcServerOptions {
   // RecvTensor answers carry at most this much of a tensor (more goes in further chunks).
   uint64_t recv_tensor_chunk_bytes = kMaxRecvTensorChunkBytes;
   // Big tensors between tasks of one machine are copied straight from the sender's memory
-  // (worker/same_host_transfer.h), both ways: this task's receives and its answers. Off, or
+  // (rpc/same_host_transfer.h), both ways: this task's receives and its answers. Off, or
   // with SLUICE_SAME_HOST_RECV_TENSOR=0 in the environment, they go over gRPC like any other.
   bool same_host_recv_tensor = SameHostTransfersEnabledByDefault();
   // Larger requests (RunStep feeds, RunGraph sends) are refused with RESOURCE_EXHAUSTED.
@@ -76,4 +76,4 @@ class GrpcServer {
 
 }  // namespace sluice
 
-#endif  // SLUICE_MASTER_GRPC_SERVER_H_
+#endif  // SLUICE_RPC_GRPC_SERVER_H_

@@ -1,12 +1,12 @@
-#include "master/grpc_server.h"
+#include "rpc/grpc_server.h"
 
 #include <thread>
 
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
 #include "framework/status.h"
-#include "worker/cluster_spec.h"
-#include "worker/grpc_util.h"
+#include "rpc/cluster_spec.h"
+#include "rpc/grpc_util.h"
 #include "worker/remote_rendezvous.h"
 
 namespace sluice {

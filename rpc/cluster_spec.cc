@@ -1,4 +1,4 @@
-#include "worker/cluster_spec.h"
+#include "rpc/cluster_spec.h"
 
 #include <set>
 #include <vector>

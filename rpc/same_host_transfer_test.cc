@@ -1,4 +1,4 @@
-#include "worker/same_host_transfer.h"
+#include "rpc/same_host_transfer.h"
 
 #include <sys/wait.h>
 #include <unistd.h>

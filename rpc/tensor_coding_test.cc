@@ -1,4 +1,4 @@
-#include "worker/tensor_coding.h"
+#include "rpc/tensor_coding.h"
 
 #include <grpcpp/grpcpp.h>
 

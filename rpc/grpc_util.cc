@@ -1,4 +1,4 @@
-#include "worker/grpc_util.h"
+#include "rpc/grpc_util.h"
 
 #include <grpc/grpc.h>
 #include <grpcpp/generic/generic_stub.h>

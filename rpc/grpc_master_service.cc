@@ -1,9 +1,9 @@
-#include "master/grpc_master_service.h"
+#include "rpc/grpc_master_service.h"
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "framework/status.h"
-#include "worker/grpc_util.h"
+#include "rpc/grpc_util.h"
 
 namespace sluice {
 

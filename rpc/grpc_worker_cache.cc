@@ -1,7 +1,7 @@
-#include "master/grpc_worker_cache.h"
+#include "rpc/grpc_worker_cache.h"
 
-#include "worker/cluster_spec.h"
-#include "worker/grpc_util.h"
+#include "rpc/cluster_spec.h"
+#include "rpc/grpc_util.h"
 
 namespace sluice {
 

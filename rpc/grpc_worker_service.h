@@ -1,16 +1,16 @@
 // WorkerService over a Worker: converts requests, responses and statuses, nothing more.
 // RunGraph and RecvTensor are asynchronous (no thread waits for a step or for a tensor);
-// RecvTensor answers are written by worker/tensor_coding.h without copying the tensor; a
+// RecvTensor answers are written by rpc/tensor_coding.h without copying the tensor; a
 // receiver on this machine may instead be told where the tensor lies in this process's memory
-// (worker/same_host_transfer.h). A cancelled RunGraph (the master aborting the step, or its
+// (rpc/same_host_transfer.h). A cancelled RunGraph (the master aborting the step, or its
 // deadline) aborts the step here.
 //
 //   Worker worker(options);
 //   GrpcWorkerService service(&worker);
 //   grpc::ServerBuilder builder;
 //   builder.RegisterService(&service);
-#ifndef SLUICE_WORKER_GRPC_WORKER_SERVICE_H_
-#define SLUICE_WORKER_GRPC_WORKER_SERVICE_H_
+#ifndef SLUICE_RPC_GRPC_WORKER_SERVICE_H_
+#define SLUICE_RPC_GRPC_WORKER_SERVICE_H_
 
 #include <map>
 #include <string>
@@ -18,7 +18,7 @@
 
 #include "absl/synchronization/mutex.h"
 #include "proto/worker_service.grpc.pb.h"
-#include "worker/tensor_coding.h"
+#include "rpc/tensor_coding.h"
 #include "worker/worker.h"
 
 namespace sluice {
@@ -29,7 +29,7 @@ using GrpcWorkerServiceBase = rpc::WorkerService::WithCallbackMethod_RunGraph<
 class GrpcWorkerService : public GrpcWorkerServiceBase {
  public:
   // `worker` is not owned and must outlive the service. Tensors whose content exceeds
-  // `max_chunk_bytes` are answered in chunks (worker/tensor_coding.h). With `same_host`,
+  // `max_chunk_bytes` are answered in chunks (rpc/tensor_coding.h). With `same_host`,
   // tensors of kSameHostMinBytes and more go to receivers that say they share this machine
   // by a same-host answer.
   explicit GrpcWorkerService(Worker* worker, uint64_t max_chunk_bytes = kMaxRecvTensorChunkBytes,
@@ -98,4 +98,4 @@ class GrpcWorkerService : public GrpcWorkerServiceBase {
 
 }  // namespace sluice
 
-#endif  // SLUICE_WORKER_GRPC_WORKER_SERVICE_H_
+#endif  // SLUICE_RPC_GRPC_WORKER_SERVICE_H_

@@ -1,11 +1,12 @@
-// A Session whose master runs in a `sluice serve` process, reached over gRPC. NewSession
-// returns one for a "grpc://host:port" target; callers use the Session interface only.
+// A Session whose master runs in a `sluice serve` process, reached over gRPC. Linking this
+// library registers the "grpc://" session kind: NewSession returns one for a
+// "grpc://host:port" target, and callers use the Session interface only.
 //
 //   SessionOptions options;
 //   options.target = "grpc://127.0.0.1:2222";
 //   SL_ASSIGN_OR_RETURN(std::unique_ptr<Session> session, NewSession(options));
-#ifndef SLUICE_MASTER_GRPC_SESSION_H_
-#define SLUICE_MASTER_GRPC_SESSION_H_
+#ifndef SLUICE_RPC_GRPC_SESSION_H_
+#define SLUICE_RPC_GRPC_SESSION_H_
 
 #include <memory>
 
@@ -29,4 +30,4 @@ absl::StatusOr<std::unique_ptr<Session>> NewGrpcSession(const SessionOptions& op
 
 }  // namespace sluice
 
-#endif  // SLUICE_MASTER_GRPC_SESSION_H_
+#endif  // SLUICE_RPC_GRPC_SESSION_H_

@@ -1,4 +1,4 @@
-#include "master/grpc_session.h"
+#include "rpc/grpc_session.h"
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -6,7 +6,7 @@
 #include "absl/synchronization/mutex.h"
 #include "framework/status.h"
 #include "proto/master_service.grpc.pb.h"
-#include "worker/grpc_util.h"
+#include "rpc/grpc_util.h"
 #include "worker/recent_request_ids.h"
 
 namespace sluice {
@@ -159,5 +159,10 @@ absl::StatusOr<std::unique_ptr<Session>> NewGrpcSession(const SessionOptions& op
   }
   return std::unique_ptr<Session>(new GrpcSession(options, NewGrpcChannel(std::string(address))));
 }
+
+namespace {
+const bool kGrpcSessionRegistered =
+    RegisterSessionFactory("grpc://", "\"grpc://host:port\"", NewGrpcSession);
+}  // namespace
 
 }  // namespace sluice

@@ -5,8 +5,8 @@
 //   GrpcWorker worker("/job:worker/replica:0/task:1", NewGrpcChannel("10.0.0.2:2222"));
 //   std::vector<DeviceAttributes> devices;
 //   SL_RETURN_IF_ERROR(worker.GetStatus(&devices));
-#ifndef SLUICE_WORKER_GRPC_WORKER_H_
-#define SLUICE_WORKER_GRPC_WORKER_H_
+#ifndef SLUICE_RPC_GRPC_WORKER_H_
+#define SLUICE_RPC_GRPC_WORKER_H_
 
 #include <grpcpp/generic/generic_stub.h>
 #include <grpcpp/grpcpp.h>
@@ -20,7 +20,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "proto/worker_service.grpc.pb.h"
-#include "worker/same_host_transfer.h"
+#include "rpc/same_host_transfer.h"
 #include "worker/worker_interface.h"
 
 namespace sluice {
@@ -35,7 +35,7 @@ struct GrpcWorkerOptions {
   // master's own step timeout (RunOptions.timeout_in_ms) usually ends a step first.
   absl::Duration step_timeout = absl::Hours(1);
   // Offer to read big tensors straight from the sender's memory when it runs on this machine
-  // (worker/same_host_transfer.h); gRPC carries them otherwise. Off where the environment sets
+  // (rpc/same_host_transfer.h); gRPC carries them otherwise. Off where the environment sets
   // SLUICE_SAME_HOST_RECV_TENSOR=0.
   bool same_host_recv_tensor = SameHostTransfersEnabledByDefault();
   // How the bytes of a same-host answer are copied; tests put a failing one here to reach the
@@ -103,4 +103,4 @@ class GrpcWorker : public WorkerInterface {
 
 }  // namespace sluice
 
-#endif  // SLUICE_WORKER_GRPC_WORKER_H_
+#endif  // SLUICE_RPC_GRPC_WORKER_H_

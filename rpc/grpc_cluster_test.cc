@@ -17,12 +17,12 @@
 #include "gmock/gmock.h"
 #include "google/protobuf/text_format.h"
 #include "gtest/gtest.h"
-#include "master/grpc_server.h"
+#include "rpc/grpc_server.h"
 #include "master/session.h"
 #include "proto/master_service.grpc.pb.h"
 #include "proto/worker_service.grpc.pb.h"
-#include "worker/cluster_spec.h"
-#include "worker/grpc_util.h"
+#include "rpc/cluster_spec.h"
+#include "rpc/grpc_util.h"
 
 namespace sluice {
 namespace {

@@ -4,8 +4,8 @@
 //   SL_ASSIGN_OR_RETURN(ClusterDef cluster, ParseClusterSpec("worker=h0:2222,h1:2222;ps=h2:2222"));
 //   SL_ASSIGN_OR_RETURN(std::string address, TaskAddress(cluster, "worker", 1));  // "h1:2222"
 //   for (auto& [task, address] : TaskAddresses(cluster)) { ... }  // "/job:ps/replica:0/task:0"
-#ifndef SLUICE_WORKER_CLUSTER_SPEC_H_
-#define SLUICE_WORKER_CLUSTER_SPEC_H_
+#ifndef SLUICE_RPC_CLUSTER_SPEC_H_
+#define SLUICE_RPC_CLUSTER_SPEC_H_
 
 #include <map>
 #include <string>
@@ -29,4 +29,4 @@ std::map<std::string, std::string> TaskAddresses(const ClusterDef& cluster);
 
 }  // namespace sluice
 
-#endif  // SLUICE_WORKER_CLUSTER_SPEC_H_
+#endif  // SLUICE_RPC_CLUSTER_SPEC_H_

@@ -5,8 +5,8 @@
 //   Master master(&worker_cache);
 //   GrpcMasterService service(&master, "/job:worker/replica:0/task:0");
 //   builder.RegisterService(&service);
-#ifndef SLUICE_MASTER_GRPC_MASTER_SERVICE_H_
-#define SLUICE_MASTER_GRPC_MASTER_SERVICE_H_
+#ifndef SLUICE_RPC_GRPC_MASTER_SERVICE_H_
+#define SLUICE_RPC_GRPC_MASTER_SERVICE_H_
 
 #include <string>
 
@@ -42,4 +42,4 @@ class GrpcMasterService : public rpc::MasterService::Service {
 
 }  // namespace sluice
 
-#endif  // SLUICE_MASTER_GRPC_MASTER_SERVICE_H_
+#endif  // SLUICE_RPC_GRPC_MASTER_SERVICE_H_

@@ -16,8 +16,8 @@
 //     SL_RETURN_IF_ERROR(decoder.Add(EncodeRecvTensorResponse(response, decoder.received_bytes())));
 //   }
 //   Tensor t = decoder.response().tensor;
-#ifndef SLUICE_WORKER_TENSOR_CODING_H_
-#define SLUICE_WORKER_TENSOR_CODING_H_
+#ifndef SLUICE_RPC_TENSOR_CODING_H_
+#define SLUICE_RPC_TENSOR_CODING_H_
 
 #include <grpcpp/support/byte_buffer.h>
 
@@ -42,7 +42,7 @@ inline constexpr uint64_t kMaxRecvTensorChunkBytes = uint64_t{1} << 30;
 grpc::ByteBuffer EncodeRecvTensorResponse(const RecvTensorResponse& response, uint64_t offset = 0,
                                           uint64_t max_chunk_bytes = kMaxRecvTensorChunkBytes);
 
-// A same-host answer (worker/same_host_transfer.h): the tensor's dtype, shape and size, and
+// A same-host answer (rpc/same_host_transfer.h): the tensor's dtype, shape and size, and
 // where its bytes lie in this process's memory. `response.tensor` must stay where it is until
 // the lease is released.
 grpc::ByteBuffer EncodeSameHostAnswer(const RecvTensorResponse& response, uint64_t lease);
@@ -82,4 +82,4 @@ absl::Status DecodeRecvTensorResponse(const grpc::ByteBuffer& buffer, RecvTensor
 
 }  // namespace sluice
 
-#endif  // SLUICE_WORKER_TENSOR_CODING_H_
+#endif  // SLUICE_RPC_TENSOR_CODING_H_

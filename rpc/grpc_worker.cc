@@ -1,10 +1,10 @@
-#include "worker/grpc_worker.h"
+#include "rpc/grpc_worker.h"
 
 #include "absl/strings/str_cat.h"
 #include "framework/status.h"
-#include "worker/grpc_util.h"
+#include "rpc/grpc_util.h"
 #include "worker/recent_request_ids.h"
-#include "worker/tensor_coding.h"
+#include "rpc/tensor_coding.h"
 
 namespace sluice {
 namespace {

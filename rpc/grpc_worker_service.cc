@@ -1,4 +1,4 @@
-#include "worker/grpc_worker_service.h"
+#include "rpc/grpc_worker_service.h"
 
 #include <atomic>
 #include <vector>
@@ -6,9 +6,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "framework/status.h"
-#include "worker/grpc_util.h"
-#include "worker/same_host_transfer.h"
-#include "worker/tensor_coding.h"
+#include "rpc/grpc_util.h"
+#include "rpc/same_host_transfer.h"
+#include "rpc/tensor_coding.h"
 
 namespace sluice {
 namespace {

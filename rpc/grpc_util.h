@@ -4,8 +4,8 @@
 //   grpc::ClientContext ctx;
 //   SetTimeout(&ctx, absl::Seconds(30));
 //   SL_RETURN_IF_ERROR(FromGrpcStatus(stub->GetStatus(&ctx, req, &resp)));
-#ifndef SLUICE_WORKER_GRPC_UTIL_H_
-#define SLUICE_WORKER_GRPC_UTIL_H_
+#ifndef SLUICE_RPC_GRPC_UTIL_H_
+#define SLUICE_RPC_GRPC_UTIL_H_
 
 #include <grpcpp/grpcpp.h>
 
@@ -52,4 +52,4 @@ void SetTimeout(grpc::ClientContext* context, absl::Duration timeout);
 
 }  // namespace sluice
 
-#endif  // SLUICE_WORKER_GRPC_UTIL_H_
+#endif  // SLUICE_RPC_GRPC_UTIL_H_

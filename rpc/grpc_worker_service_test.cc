@@ -1,6 +1,6 @@
 // RecvTensor between a GrpcWorker client and a GrpcWorkerService over loopback: the gRPC path
 // (whole and chunked), the same-host path, its fallback, and what each leaves behind.
-#include "worker/grpc_worker_service.h"
+#include "rpc/grpc_worker_service.h"
 
 #include <grpcpp/generic/generic_stub.h>
 #include <grpcpp/grpcpp.h>
@@ -13,10 +13,10 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "proto/worker.pb.h"
-#include "worker/grpc_util.h"
-#include "worker/grpc_worker.h"
-#include "worker/same_host_transfer.h"
-#include "worker/tensor_coding.h"
+#include "rpc/grpc_util.h"
+#include "rpc/grpc_worker.h"
+#include "rpc/same_host_transfer.h"
+#include "rpc/tensor_coding.h"
 
 namespace sluice {
 namespace {
