@@ -28,6 +28,8 @@ namespace sluice {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::EndsWith;
+using ::testing::Not;
 
 int FreePort() {
   int fd = socket(AF_INET, SOCK_STREAM, 0);
@@ -86,12 +88,13 @@ class GrpcClusterTest : public ::testing::Test {
   // sender's memory; off, they cross gRPC as between machines.
   virtual bool SameHost() const { return true; }
 
+  // Both tasks on port 0; each learns the other's address once both listen.
   void SetUp() override {
-    auto cluster = ParseClusterSpec(absl::StrCat("worker=127.0.0.1:", FreePort(), ",127.0.0.1:", FreePort()));
-    ASSERT_TRUE(cluster.ok()) << cluster.status();
     for (int task = 0; task < 2; ++task) {
       ServerDef def;
-      *def.mutable_cluster() = *cluster;
+      JobDef* job = def.mutable_cluster()->add_job();
+      job->set_name("worker");
+      (*job->mutable_tasks())[task] = "127.0.0.1:0";
       def.set_job_name("worker");
       def.set_task_index(task);
       GrpcServerOptions options;
@@ -101,11 +104,15 @@ class GrpcClusterTest : public ::testing::Test {
       options.recv_tensor_chunk_bytes = ChunkBytes();
       options.max_request_bytes = MaxRequestBytes();
       options.same_host_recv_tensor = SameHost();
+      options.complete_cluster_later = true;
       auto server = GrpcServer::Create(def, options);
       ASSERT_TRUE(server.ok()) << server.status();
       ASSERT_TRUE((*server)->Start().ok());
       servers_.push_back(*std::move(server));
     }
+    auto cluster = ParseClusterSpec(absl::StrCat("worker=", servers_[0]->address(), ",", servers_[1]->address()));
+    ASSERT_TRUE(cluster.ok()) << cluster.status();
+    for (auto& server : servers_) ASSERT_TRUE(server->CompleteCluster(*cluster).ok());
   }
 
   // kLargeTensorGraph, run `runs` times: 64 MiB made on task 1, summed on task 0.
@@ -328,6 +335,34 @@ TEST_F(GrpcClusterTest, TwoClientsAtOnce) {
   for (auto& t : clients) t.join();
   EXPECT_TRUE(results[0].ok()) << results[0];
   EXPECT_TRUE(results[1].ok()) << results[1];
+}
+
+TEST_F(GrpcClusterTest, ServersOnPortZeroGotDistinctPortsAndTakeTheirClusterOnce) {
+  EXPECT_NE(servers_[0]->address(), servers_[1]->address());
+  EXPECT_THAT(servers_[0]->address(), Not(EndsWith(":0")));
+  auto cluster = ParseClusterSpec(absl::StrCat("worker=", servers_[0]->address(), ",", servers_[1]->address()));
+  ASSERT_TRUE(cluster.ok());
+  absl::Status again = servers_[0]->CompleteCluster(*cluster);
+  EXPECT_EQ(again.code(), absl::StatusCode::kFailedPrecondition) << again;
+}
+
+TEST(GrpcServerTest, CompleteClusterRefusesAClusterWithAnotherAddressForThisTask) {
+  ServerDef def;
+  JobDef* job = def.mutable_cluster()->add_job();
+  job->set_name("worker");
+  (*job->mutable_tasks())[0] = "127.0.0.1:0";
+  def.set_job_name("worker");
+  def.set_task_index(0);
+  GrpcServerOptions options;
+  options.complete_cluster_later = true;
+  auto server = GrpcServer::Create(def, options);
+  ASSERT_TRUE(server.ok()) << server.status();
+  ASSERT_TRUE((*server)->Start().ok());
+  auto elsewhere = ParseClusterSpec("worker=127.0.0.1:1");
+  ASSERT_TRUE(elsewhere.ok());
+  absl::Status s = (*server)->CompleteCluster(*elsewhere);
+  EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition) << s;
+  EXPECT_THAT(std::string(s.message()), HasSubstr((*server)->address()));
 }
 
 TEST_F(GrpcClusterTest, UnreachableMasterIsUnavailable) {

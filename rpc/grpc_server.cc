@@ -3,6 +3,7 @@
 #include <thread>
 
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
 #include "framework/status.h"
 #include "rpc/cluster_spec.h"
@@ -11,9 +12,45 @@
 
 namespace sluice {
 
+// The server's workers once its cluster is known. Until then (complete_cluster_later) calls
+// wait; Stop releases them with no workers. Set once, so returned pointers stay valid.
+class PendingWorkerCache : public WorkerCache {
+ public:
+  // False when already settled.
+  bool Set(std::unique_ptr<WorkerCache> cache) {
+    absl::MutexLock lock(&mu_);
+    if (settled_) return false;
+    cache_ = std::move(cache);
+    settled_ = true;
+    return true;
+  }
+  void Release() { Set(nullptr); }
+
+  std::vector<std::string> ListWorkers() const override {
+    const WorkerCache* cache = Wait();
+    return cache == nullptr ? std::vector<std::string>() : cache->ListWorkers();
+  }
+  WorkerInterface* GetWorker(const std::string& task) const override {
+    const WorkerCache* cache = Wait();
+    return cache == nullptr ? nullptr : cache->GetWorker(task);
+  }
+
+ private:
+  const WorkerCache* Wait() const {
+    absl::MutexLock lock(&mu_);
+    mu_.Await(absl::Condition(&settled_));
+    return cache_.get();
+  }
+
+  mutable absl::Mutex mu_;
+  bool settled_ ABSL_GUARDED_BY(mu_) = false;
+  std::unique_ptr<WorkerCache> cache_ ABSL_GUARDED_BY(mu_);
+};
+
 absl::StatusOr<std::unique_ptr<GrpcServer>> GrpcServer::Create(const ServerDef& server_def,
                                                                const GrpcServerOptions& options) {
   std::unique_ptr<GrpcServer> server(new GrpcServer());
+  server->server_def_ = server_def;
   SL_ASSIGN_OR_RETURN(server->address_,
                       TaskAddress(server_def.cluster(), server_def.job_name(), server_def.task_index()));
   const std::string task_name =
@@ -31,10 +68,14 @@ absl::StatusOr<std::unique_ptr<GrpcServer>> GrpcServer::Create(const ServerDef& 
         task_name, step_id, [self](const std::string& task) { return self->cache_->GetWorker(task); });
   };
   server->worker_ = std::make_unique<Worker>(w);
-  GrpcWorkerOptions worker_rpc = options.worker_rpc;
-  worker_rpc.same_host_recv_tensor = worker_rpc.same_host_recv_tensor && options.same_host_recv_tensor;
-  server->cache_ = std::make_unique<GrpcWorkerCache>(server_def.cluster(), task_name,
-                                                     server->worker_.get(), worker_rpc);
+  server->worker_rpc_ = options.worker_rpc;
+  server->worker_rpc_.same_host_recv_tensor =
+      server->worker_rpc_.same_host_recv_tensor && options.same_host_recv_tensor;
+  server->cache_ = std::make_unique<PendingWorkerCache>();
+  if (!options.complete_cluster_later) {
+    server->cache_->Set(std::make_unique<GrpcWorkerCache>(server_def.cluster(), task_name,
+                                                          server->worker_.get(), server->worker_rpc_));
+  }
   server->master_ = std::make_unique<Master>(server->cache_.get());
   server->worker_service_ =
       std::make_unique<GrpcWorkerService>(server->worker_.get(), options.recv_tensor_chunk_bytes,
@@ -58,6 +99,20 @@ absl::Status GrpcServer::Start() {
     return absl::UnavailableError(absl::StrCat("cannot listen on ", address_, " for ", task_name(),
                                                " (address in use, or not this machine's?)"));
   }
+  address_ = absl::StrCat(address_.substr(0, address_.rfind(':')), ":", port);  // Port 0 resolved.
+  return absl::OkStatus();
+}
+
+absl::Status GrpcServer::CompleteCluster(const ClusterDef& cluster) {
+  SL_ASSIGN_OR_RETURN(std::string address,
+                      TaskAddress(cluster, server_def_.job_name(), server_def_.task_index()));
+  if (address != address_) {
+    return absl::FailedPreconditionError(absl::StrCat("the cluster gives ", task_name(), " the address ",
+                                                      address, ", but it listens on ", address_));
+  }
+  if (!cache_->Set(std::make_unique<GrpcWorkerCache>(cluster, task_name(), worker_.get(), worker_rpc_))) {
+    return absl::FailedPreconditionError(absl::StrCat(task_name(), " has its cluster already"));
+  }
   return absl::OkStatus();
 }
 
@@ -67,6 +122,7 @@ void GrpcServer::Stop(absl::Duration grace) {
     return;
   }
   stopped_ = true;
+  cache_->Release();  // Calls still waiting for the cluster go on, finding no other task.
   absl::Notification down;
   std::thread shutdown([&] {
     server_->Shutdown(absl::ToChronoTime(absl::Now() + grace));

@@ -6,6 +6,10 @@
 //   SL_RETURN_IF_ERROR(server->Start());      // clients now use server->target()
 //   ...
 //   server->Stop();
+//
+// Tasks on port 0 learn each other's addresses only once all listen: create each with
+// options.complete_cluster_later and a cluster naming only itself ("host:0"), Start it, and
+// give it the whole cluster (every server's address()) with CompleteCluster.
 #ifndef SLUICE_RPC_GRPC_SERVER_H_
 #define SLUICE_RPC_GRPC_SERVER_H_
 
@@ -40,7 +44,12 @@ struct GrpcServerOptions {
   bool same_host_recv_tensor = SameHostTransfersEnabledByDefault();
   // Larger requests (RunStep feeds, RunGraph sends) are refused with RESOURCE_EXHAUSTED.
   int64_t max_request_bytes = kDefaultMaxRequestBytes;
+  // The cluster spec need name only this task; calls that reach another task wait until
+  // CompleteCluster gives the rest (or Stop).
+  bool complete_cluster_later = false;
 };
+
+class PendingWorkerCache;
 
 class GrpcServer {
  public:
@@ -49,8 +58,12 @@ class GrpcServer {
                                                             const GrpcServerOptions& options);
   ~GrpcServer();
 
-  // Binds the task's address and serves. UNAVAILABLE when the address cannot be bound.
+  // Binds the task's address and serves; port 0 binds a free port, which address() then has.
+  // UNAVAILABLE when the address cannot be bound.
   absl::Status Start();
+  // With complete_cluster_later, once, after Start: the whole cluster, which must give this
+  // task address(). FAILED_PRECONDITION otherwise.
+  absl::Status CompleteCluster(const ClusterDef& cluster);
   // Refuses new calls, lets calls under way finish for `grace`, then aborts the steps still
   // running and waits for every handler to return. Idempotent.
   void Stop(absl::Duration grace = absl::Seconds(2));
@@ -63,10 +76,12 @@ class GrpcServer {
  private:
   GrpcServer() = default;
 
+  ServerDef server_def_;
   std::string address_;
   int64_t max_request_bytes_ = kDefaultMaxRequestBytes;
+  GrpcWorkerOptions worker_rpc_;
   std::unique_ptr<Worker> worker_;
-  std::unique_ptr<GrpcWorkerCache> cache_;
+  std::unique_ptr<PendingWorkerCache> cache_;
   std::unique_ptr<Master> master_;
   std::unique_ptr<GrpcWorkerService> worker_service_;
   std::unique_ptr<GrpcMasterService> master_service_;

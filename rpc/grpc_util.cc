@@ -17,8 +17,8 @@ namespace {
 // gRPC++ does the same with the completion queue its callback API shares (made with the first
 // channel or server that makes or serves a callback call, shut down with the last one). Both
 // cycles race with gRPC's own callback threads: an abort in grpc_cq_internal_unref, seen about
-// once in 40 runs of //master:grpc_cluster_test before the first hold and about once in 100 of
-// //worker:grpc_worker_service_test before the second, in processes that make and drop
+// once in 40 runs of //rpc:grpc_cluster_test before the first hold and about once in 100 of
+// //rpc:grpc_worker_service_test before the second, in processes that make and drop
 // servers and channels in a row (tests; clients that open sessions one after another). So a
 // Sluice process holds one reference to gRPC and, through a channel that made one callback
 // call and is never destroyed, one to that completion queue, for its whole life.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Multi-process cluster on loopback: real `sluice serve` tasks on ports chosen at run time,
+# Multi-process cluster on loopback: real `sluice serve` tasks on free ports they bind themselves,
 # driven by `sluice run`, `test-onnx` and `bench` with --target. Checks that models split
 # across tasks match the embedded session, control edges cross tasks, two clients share the
 # cluster, unreachable targets fail fast, and the servers stop cleanly on SIGTERM. Every
@@ -11,22 +11,14 @@ work="${TEST_TMPDIR:-$(mktemp -d)}/cluster"
 mkdir -p "$work"
 CLIENT_TIMEOUT=60
 
-source "$root/tests/test_lib.sh"  # check, free_port, pids killed at exit
-p0=$(free_port); p1=$(free_port)
-while [ "$p1" = "$p0" ]; do p1=$(free_port); done
-spec="worker=127.0.0.1:$p0,127.0.0.1:$p1"
-t0="grpc://127.0.0.1:$p0"
-t1="grpc://127.0.0.1:$p1"
-
-"$sluice" serve --cluster "$spec" --job worker --task 0 --devices 2 --threads 2 > "$work/task0.log" 2>&1 &
-pids+=($!); s0=$!
-"$sluice" serve --cluster "$spec" --job worker --task 1 --devices 2 --threads 2 > "$work/task1.log" 2>&1 &
-pids+=($!); s1=$!
-for log in "$work/task0.log" "$work/task1.log"; do
-  for _ in $(seq 1 300); do grep -q " ready on " "$log" && break; sleep 0.1; done
-  if ! grep -q " ready on " "$log"; then echo "FAIL: no ready line in $log:"; cat "$log"; exit 1; fi
-  cat "$log"
-done
+source "$root/tests/test_lib.sh"  # check, json_is, start_cluster, pids killed at exit
+# Two tasks on free ports (port 0, addresses exchanged through a cluster file: no race).
+start_cluster "$work" "worker=2" --devices 2 --threads 2 || exit 1
+cat "$work/worker_0.log" "$work/worker_1.log"
+t0="grpc://${task_address[worker:0]}"
+t1="grpc://${task_address[worker:1]}"
+s0=${task_pid[worker:0]}
+s1=${task_pid[worker:1]}
 
 run() { timeout "$CLIENT_TIMEOUT" "$sluice" "$@"; }
 
@@ -55,27 +47,32 @@ PY
 mlp="$root/tests/testdata/onnx/mlp.onnx"
 run run "$mlp" --output-dir "$work/mlp_embedded" > /dev/null
 run run "$mlp" --target "$t0" --placement pipeline --show-placement --output-dir "$work/mlp_cluster" \
-  > "$work/mlp.txt" 2>&1
-cat "$work/mlp.txt"
+  --json > "$work/mlp.json"
+cat "$work/mlp.json"
 check "mlp split over two tasks matches the embedded session" \
   cmp "$work/mlp_embedded/output_0.pb" "$work/mlp_cluster/output_0.pb"
+on_task() {  # on_task K: a Python test that a placement entry `p` has nodes on task K
+  echo "p['device'].startswith('/job:worker/replica:0/task:$1/') and p['nodes'] > 0"
+}
 check "mlp has nodes on both tasks" \
-  bash -c "grep -q 'placement: /job:worker/replica:0/task:0/' '$work/mlp.txt' &&
-           grep -q 'placement: /job:worker/replica:0/task:1/' '$work/mlp.txt'"
+  json_is "$work/mlp.json" "any($(on_task 0) for p in d['placement']) and any($(on_task 1) for p in d['placement'])"
 
 # A deeper residual MLP with outputs from numpy.
 if /usr/bin/python3 "$root/tests/cluster_models.py" "$work/models"; then
   deep="$work/models/deep"
-  run test-onnx "$deep" --target "$t1" --placement pipeline > "$work/deep_test.txt" 2>&1
-  cat "$work/deep_test.txt"
-  check "deep model through task 1's master matches numpy" grep -q "^PASS deep" "$work/deep_test.txt"
+  run test-onnx "$deep" --target "$t1" --placement pipeline --json - > "$work/deep_test.json"
+  cat "$work/deep_test.json"
+  check "deep model through task 1's master matches numpy" \
+    json_is "$work/deep_test.json" "[(c['name'], c['outcome']) for c in d['cases']] == [('deep', 'pass')]"
   run run "$deep/model.onnx" --input "$deep/x.pb" --output-dir "$work/deep_embedded" > /dev/null
   run run "$deep/model.onnx" --input "$deep/x.pb" --target "$t0" --placement pipeline \
-    --show-placement --output-dir "$work/deep_cluster" > "$work/deep.txt" 2>&1
-  cat "$work/deep.txt"
+    --show-placement --output-dir "$work/deep_cluster" --json > "$work/deep.json"
+  cat "$work/deep.json"
   check "deep model pipelined over four devices of two tasks matches the embedded session" \
     cmp "$work/deep_embedded/output_0.pb" "$work/deep_cluster/output_0.pb"
-  check "deep model uses all four devices" test "$(grep -c '^placement: /job:worker' "$work/deep.txt")" = 4
+  check "deep model uses all four devices" \
+    json_is "$work/deep.json" "sorted(p['device'] for p in d['placement'] if p['nodes'] > 0) ==
+      ['/job:worker/replica:0/task:%d/device:CPU:%d' % (t, c) for t in (0, 1) for c in (0, 1)]"
   run run "$deep/model.onnx" --input "$deep/x.pb" --target "$t0" --placement pipeline \
     --trace "$work/trace.json" > "$work/trace.txt" 2>&1
   cat "$work/trace.txt"
@@ -92,13 +89,13 @@ if /usr/bin/python3 "$root/tests/cluster_models.py" "$work/models"; then
     trace_has_both_tasks "$work/bench_trace.json"
   printf 'layer[0-3]/*  /job:worker/task:1\n*  /job:worker/task:0/device:CPU:1  # the rest\n' > "$work/map.txt"
   run run "$deep/model.onnx" --input "$deep/x.pb" --target "$t0" --device-map "$work/map.txt" \
-    --show-placement --output-dir "$work/deep_mapped" > "$work/mapped.txt" 2>&1
-  cat "$work/mapped.txt"
+    --show-placement --output-dir "$work/deep_mapped" --json > "$work/mapped.json"
+  cat "$work/mapped.json"
   check "device map places by node name and matches" \
-    bash -c "cmp '$work/deep_embedded/output_0.pb' '$work/deep_mapped/output_0.pb' &&
-             grep -q 'placement: /job:worker/replica:0/task:1/device:CPU:0' '$work/mapped.txt' &&
-             grep -q 'placement: /job:worker/replica:0/task:0/device:CPU:1' '$work/mapped.txt' &&
-             ! grep -q 'placement: /job:worker/replica:0/task:0/device:CPU:0' '$work/mapped.txt'"
+    cmp "$work/deep_embedded/output_0.pb" "$work/deep_mapped/output_0.pb"
+  check "device map: the mapped devices only" \
+    json_is "$work/mapped.json" "sorted(p['device'] for p in d['placement']) ==
+      ['/job:worker/replica:0/task:0/device:CPU:1', '/job:worker/replica:0/task:1/device:CPU:0']"
 else
   echo "FAIL: could not write the deep model (python3-onnx missing?)"
   fail=1
@@ -118,10 +115,13 @@ node { name: "c" op: "Add" input: "a" input: "b" device: "/job:worker/task:0"
 node { name: "d" op: "Neg" input: "c" input: "^b" device: "/job:worker/task:1"
        attr { key: "T" value { type: DT_FLOAT } } }
 PBTXT
-run run "$work/edges.pbtxt" --output c --output d --target "$t1" --show-placement > "$work/edges.txt" 2>&1
-cat "$work/edges.txt"
+run run "$work/edges.pbtxt" --output c --output d --target "$t1" --show-placement --json > "$work/edges.json"
+cat "$work/edges.json"
 check "data and control edges cross tasks both ways" \
-  bash -c "grep -q 'c: float \[\] .*values: 7' '$work/edges.txt' && grep -q 'd: float \[\] .*values: -7' '$work/edges.txt'"
+  json_is "$work/edges.json" "[(o['name'], o['dtype'], o['shape'], o['values']) for o in d['outputs']] ==
+    [('c', 'float', [], [7]), ('d', 'float', [], [-7])]"
+check "edges: nodes on both tasks" \
+  json_is "$work/edges.json" "any($(on_task 0) for p in d['placement']) and any($(on_task 1) for p in d['placement'])"
 
 # A 64 MiB tensor made on task 1 and summed on task 0: two processes of one machine, so it
 # goes by the same-host path (process_vm_readv), and by gRPC where that is turned off.
@@ -136,9 +136,9 @@ node { name: "sum" op: "ReduceSum" input: "big" device: "/job:worker/task:0"
        attr { key: "T" value { type: DT_FLOAT } } attr { key: "Taxes" value { list { } } }
        attr { key: "keepdims" value { b: false } } }
 PBTXT
-run run "$work/big.pbtxt" --output sum --target "$t0" > "$work/big.txt" 2>&1
-cat "$work/big.txt"
-check "a 64 MiB tensor crosses processes" grep -q 'sum: float \[\] .*values: 1.67772e+07' "$work/big.txt"
+run run "$work/big.pbtxt" --output sum --target "$t0" --json > "$work/big.json"
+cat "$work/big.json"
+check "a 64 MiB tensor crosses processes" json_is "$work/big.json" "d['outputs'][0]['values'] == [16777216]"
 
 # The C API's TF_SetTarget, through the Python binding: ops placed on both tasks by TF_SetDevice.
 SLUICE_C_LIBRARY="$root/c_api/libsluice_c.so" PYTHONPATH="$root/c_api/python" PYTHONDONTWRITEBYTECODE=1 \
@@ -164,14 +164,16 @@ cat "$work/python.txt"
 check "C API TF_SetTarget (Python Session(target=...)) runs across tasks" grep -q "python ok" "$work/python.txt"
 
 # Two clients at once, one on each task's master, each pipelining over both tasks.
-run bench "$mlp" --target "$t0" --placement pipeline --iters 200 --warmup 1 > "$work/bench0.txt" 2>&1 &
+run bench "$mlp" --target "$t0" --placement pipeline --iters 200 --warmup 1 --json > "$work/bench0.json" &
 b0=$!
-run bench "$mlp" --target "$t1" --placement pipeline --iters 200 --warmup 1 > "$work/bench1.txt" 2>&1 &
+run bench "$mlp" --target "$t1" --placement pipeline --iters 200 --warmup 1 --json > "$work/bench1.json" &
 b1=$!
 wait $b0; r0=$?
 wait $b1; r1=$?
-tail -1 "$work/bench0.txt"; tail -1 "$work/bench1.txt"
+cat "$work/bench0.json" "$work/bench1.json"
 check "two clients at once" test "$r0$r1" = "00"
+check "client on task 0: 200 timed runs" json_is "$work/bench0.json" "d['iters'] == 200 and d['min_ms'] > 0"
+check "client on task 1: 200 timed runs" json_is "$work/bench1.json" "d['iters'] == 200 and d['min_ms'] > 0"
 
 # A slow worker: task 1 pauses for a second (SIGSTOP, then SIGCONT: a long GC or swap pause)
 # while a bench pipelines over both tasks; task 0's partitions wait for it and every run
@@ -184,8 +186,14 @@ wait "$bench"; code=$?
 tail -1 "$work/slow.txt"
 check "a partition waits for a worker paused for a second, and the bench succeeds" test "$code" = 0
 
-# An unreachable target fails fast, naming it.
-bad="grpc://127.0.0.1:$(free_port)"
+# An unreachable target fails fast, naming it: a port held bound but not listening, so that
+# connections to it are refused and nothing else can take it meanwhile.
+"$python" -c 'import socket, sys, time
+s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); sys.stdout.flush(); time.sleep(3600)' \
+  > "$work/refusing_port.txt" &
+pids+=($!)
+for _ in $(seq 1 100); do [ -s "$work/refusing_port.txt" ] && break; sleep 0.1; done
+bad="grpc://127.0.0.1:$(cat "$work/refusing_port.txt")"
 start=$(date +%s)
 run run "$mlp" --target "$bad" > "$work/bad.txt" 2>&1
 code=$?
@@ -197,10 +205,6 @@ check "unreachable target: exit 1 with UNAVAILABLE naming it, within 20 s" \
 # Faults. A task that hangs (SIGSTOP) during a long bench: the client fails within 20 s,
 # naming the task. Then the same for a task killed with -9, and after a restart of that task
 # the same command works again with the other task untouched.
-wait_ready() {  # wait_ready LOG: the server's ready line, within 30 s.
-  for _ in $(seq 1 300); do grep -q " ready on " "$1" && return 0; sleep 0.1; done
-  cat "$1"; return 1
-}
 fault() {  # fault SIGNAL NAME: a bench on task 0's master, SIGNAL to task 1 mid-run.
   local start code
   run bench "$mlp" --target "$t0" --placement pipeline --iters 100000 --warmup 1 > "$work/fault_$2.txt" 2>&1 &
@@ -218,15 +222,15 @@ fault STOP hung
 kill -CONT "$s1"
 fault KILL killed
 wait "$s1" 2>/dev/null
-"$sluice" serve --cluster "$spec" --job worker --task 1 --devices 2 --threads 2 > "$work/task1.log" 2>&1 &
-pids+=($!); s1=$!
-check "task 1 restarts on its address" wait_ready "$work/task1.log"
+check "task 1 restarts on its address" restart_task "$work" worker 1 --devices 2 --threads 2
+s1=${task_pid[worker:1]}
 run run "$mlp" --target "$t0" --placement pipeline --show-placement --output-dir "$work/mlp_again" \
-  > "$work/again.txt" 2>&1
-cat "$work/again.txt"
+  --json > "$work/again.json"
+cat "$work/again.json"
 check "after the restart the same run works again, task 0 untouched" \
-  bash -c "cmp '$work/mlp_embedded/output_0.pb' '$work/mlp_again/output_0.pb' &&
-           grep -q 'placement: /job:worker/replica:0/task:1/' '$work/again.txt'"
+  cmp "$work/mlp_embedded/output_0.pb" "$work/mlp_again/output_0.pb"
+check "after the restart task 1 runs its part again" \
+  json_is "$work/again.json" "any($(on_task 1) for p in d['placement'])"
 
 # SIGTERM stops both servers cleanly.
 kill -TERM "$s0" "$s1"
@@ -235,9 +239,12 @@ for s in "$s0" "$s1"; do
 done
 wait "$s0"; e0=$?
 wait "$s1"; e1=$?
-cat "$work/task0.log" "$work/task1.log"
-check "servers stop on SIGTERM with status 0" \
-  bash -c "[ '$e0$e1' = 00 ] && grep -q stopped '$work/task0.log' && grep -q stopped '$work/task1.log'"
+cat "$work/worker_0.log" "$work/worker_1.log"
+check "servers stop on SIGTERM with status 0" test "$e0$e1" = 00
+for t in 0 1; do
+  serve_event "$work/worker_$t.log" stopped > "$work/stopped_$t.json"
+  check "task $t says it stopped on SIGTERM" json_is "$work/stopped_$t.json" "d['signal'] == 'SIGTERM'"
+done
 
 [ $fail = 0 ] && echo "cluster test passed"
 exit $fail

@@ -4,11 +4,11 @@ Usage:
   distributed_training.py write WORKDIR        the MLP training model (tests/torch_training.py's,
                                               Gemm/Relu/Gemm, mean squared error, Gradient and
                                               nesterov Momentum) with x.pb and target.pb
-  distributed_training.py compare LOCAL.txt LOCAL.onnx CLUSTER.txt CLUSTER.onnx
+  distributed_training.py compare LOCAL.json LOCAL.onnx CLUSTER.json CLUSTER.onnx
                                               the per-step losses and trained initializers of a
                                               local and a data-parallel run must agree to 1e-5
 """
-import re
+import json
 import sys
 
 import numpy as np
@@ -33,12 +33,12 @@ def write(work):
 
 
 def losses(path):
-    text = open(path).read()
-    return [float(m.group(1)) for m in re.finditer(r"^step \d+ loss=(\S+)$", text, re.M)]
+    """The per-step losses of `sluice train --json` output in `path`."""
+    return [step["outputs"]["loss"] for step in json.load(open(path))["steps"]]
 
 
-def compare(local_txt, local_onnx, cluster_txt, cluster_onnx):
-    a, b = losses(local_txt), losses(cluster_txt)
+def compare(local_json, local_onnx, cluster_json, cluster_onnx):
+    a, b = losses(local_json), losses(cluster_json)
     if not a or len(a) != len(b):
         print("FAIL: %d local and %d cluster loss lines" % (len(a), len(b)))
         return 1

@@ -9,7 +9,7 @@ sluice="$root/tools/sluice"
 work="${TEST_TMPDIR:-$(mktemp -d)}/distributed_training"
 mkdir -p "$work"
 steps=30
-source "$root/tests/test_lib.sh"  # python, check, free_port, pids killed at exit
+source "$root/tests/test_lib.sh"  # python, check, json_is, start_cluster, pids killed at exit
 
 if ! PYTHONPATH="$root/tests" "$python" "$root/tests/distributed_training.py" write "$work" > "$work/write.txt" 2>&1; then
   tail -5 "$work/write.txt"
@@ -17,40 +17,29 @@ if ! PYTHONPATH="$root/tests" "$python" "$root/tests/distributed_training.py" wr
   exit 1
 fi
 
-ports=()
-while [ "${#ports[@]}" -lt 3 ]; do
-  p=$(free_port)
-  case " ${ports[*]} " in *" $p "*) ;; *) ports+=("$p") ;; esac
-done
-spec="ps=127.0.0.1:${ports[0]};worker=127.0.0.1:${ports[1]},127.0.0.1:${ports[2]}"
-for task in "ps 0" "worker 0" "worker 1"; do
-  set -- $task
-  "$sluice" serve --cluster "$spec" --job "$1" --task "$2" --threads 1 > "$work/$1$2.log" 2>&1 &
-  pids+=($!)
-done
-for log in "$work/ps0.log" "$work/worker0.log" "$work/worker1.log"; do
-  for _ in $(seq 1 300); do grep -q " ready on " "$log" && break; sleep 0.1; done
-  if ! grep -q " ready on " "$log"; then echo "FAIL: no ready line in $log:"; cat "$log"; exit 1; fi
-done
+# A ps and two workers on free ports (port 0, addresses exchanged through a cluster file).
+start_cluster "$work/cluster" "ps=1;worker=2" --threads 1 || exit 1
+ps0="grpc://${task_address[ps:0]}"
 
 feeds=(--feed "x=$work/x.pb" --feed "target=$work/target.pb")
 timeout 120 "$sluice" train "$work/mlp.onnx" --steps "$steps" "${feeds[@]}" --threads 1 \
-  --save "$work/local.onnx" > "$work/local.txt" 2>&1
+  --save "$work/local.onnx" --json > "$work/local.json"
 check "local run" test "$?" = 0
 timeout 120 "$sluice" train "$work/mlp.onnx" --steps "$steps" "${feeds[@]}" \
-  --target "grpc://127.0.0.1:${ports[0]}" --save "$work/cluster.onnx" > "$work/cluster.txt" 2>&1
+  --target "$ps0" --save "$work/cluster.onnx" --json > "$work/cluster.json"
 check "cluster run" test "$?" = 0
-head -3 "$work/cluster.txt"
-check "the cluster run is data-parallel over both workers" \
-  grep -q "^data-parallel: 2 replicas on job worker, variables on /job:ps/task:0" "$work/cluster.txt"
+check "the local run is one replica, every step with a loss" \
+  json_is "$work/local.json" "d['replicas'] == 1 and [s['step'] for s in d['steps'] if 'loss' in s['outputs']] == list(range(1, $steps + 1))"
+check "the cluster run is data-parallel over both workers, every step with a loss" \
+  json_is "$work/cluster.json" "d['replicas'] == 2 and [s['step'] for s in d['steps'] if 'loss' in s['outputs']] == list(range(1, $steps + 1))"
 check "loss curve and trained weights equal the single-process ones to 1e-5" \
-  "$python" "$root/tests/distributed_training.py" compare "$work/local.txt" "$work/local.onnx" \
-  "$work/cluster.txt" "$work/cluster.onnx"
+  "$python" "$root/tests/distributed_training.py" compare "$work/local.json" "$work/local.onnx" \
+  "$work/cluster.json" "$work/cluster.onnx"
 
 # The same through the C API, from Python's sluice.Trainer(target=...): the first losses agree.
 SLUICE_C_LIBRARY="$root/c_api/libsluice_c.so" PYTHONPATH="$root/c_api/python" PYTHONDONTWRITEBYTECODE=1 \
-  timeout 120 "$python" - "$work" "grpc://127.0.0.1:${ports[0]}" > "$work/python.txt" 2>&1 <<'PY'
-import re, sys
+  timeout 120 "$python" - "$work" "$ps0" > "$work/python.txt" 2>&1 <<'PY'
+import json, sys
 import numpy as np
 import onnx
 from onnx import numpy_helper
@@ -60,7 +49,7 @@ feeds = {n: numpy_helper.to_array(onnx.load_tensor("%s/%s.pb" % (work, n))) for 
 trainer = sluice.Trainer(work + "/mlp.onnx", target=target)
 trainer.initialize()
 got = [float(trainer.step(feeds)["loss"]) for _ in range(3)]
-want = [float(m.group(1)) for m in re.finditer(r"^step \d+ loss=(\S+)$", open(work + "/local.txt").read(), re.M)][:3]
+want = [s["outputs"]["loss"] for s in json.load(open(work + "/local.json"))["steps"]][:3]
 print("python cluster losses", got, "local", want)
 assert np.allclose(got, want, rtol=1e-5, atol=0), (got, want)
 PY
@@ -71,7 +60,7 @@ check "Python sluice.Trainer(target=...) trains on the cluster with the same los
 # Through the worker task's master too, and with a batch of 3 rows, which 2 replicas cannot share.
 m="$root/tests/testdata/onnx"
 timeout 60 "$sluice" train "$m/train_linear.onnx" --steps 1 --feed "x=$m/train_linear_x.pb" \
-  --feed "t=$m/train_linear_t.pb" --target "grpc://127.0.0.1:${ports[1]}" > "$work/odd.txt" 2>&1
+  --feed "t=$m/train_linear_t.pb" --target "grpc://${task_address[worker:0]}" > "$work/odd.txt" 2>&1
 status=$?
 cat "$work/odd.txt"
 check "an uneven batch fails naming the input" \

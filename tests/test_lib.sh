@@ -5,7 +5,20 @@
 #                                  python3 imports the modules
 #   check NAME COMMAND...          runs COMMAND, prints "PASS NAME" or "FAIL NAME"; a failure
 #                                  sets fail=1
-#   free_port                      prints a TCP port free on 127.0.0.1 now
+#   json_is FILE EXPR              true when the Python expression EXPR holds for `d`, the JSON
+#                                  document in FILE (`sluice VERB --json > FILE`); prints the
+#                                  expression and the document when it does not
+#   json_value FILE EXPR           prints EXPR evaluated on `d` (strings bare, others as JSON)
+#   start_cluster DIR JOBS [serve options...]
+#                                  starts `sluice serve --port 0 --cluster-file DIR/cluster.spec
+#                                  --json` for every task of JOBS ("ps=1;worker=2"), writes the
+#                                  spec once all listen, waits until all are ready. Sets
+#                                  cluster_spec, task_address[JOB:I], task_pid[JOB:I]; logs in
+#                                  DIR/JOB_I.log. Needs $sluice.
+#   serve_event LOG EVENT          prints the `sluice serve --json` line of EVENT (listening,
+#                                  ready, stopped) in LOG once there (30 s at most)
+#   restart_task DIR JOB I [serve options...]
+#                                  starts that task again on its old port; waits until ready
 #   pids+=($!)                     processes in `pids` get SIGTERM, then SIGKILL, at exit
 python=${python:-/usr/bin/python3}
 fail=0
@@ -26,8 +39,84 @@ check() {
   if "$@"; then echo "PASS $name"; else echo "FAIL $name"; fail=1; fi
 }
 
-free_port() {
-  "$python" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+json_is() {
+  "$python" - "$@" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+if not eval("(%s)" % sys.argv[2], {"d": d}):  # parenthesized: it may span lines
+    print("not true: %s\n  of %s: %s" % (sys.argv[2], sys.argv[1], json.dumps(d)[:3000]))
+    sys.exit(1)
+PY
+}
+
+json_value() {
+  "$python" - "$@" <<'PY'
+import json, sys
+v = eval("(%s)" % sys.argv[2], {"d": json.load(open(sys.argv[1]))})
+print(v if isinstance(v, str) else json.dumps(v))
+PY
+}
+
+declare -A task_address task_pid
+cluster_spec=
+
+serve_event() {
+  local line
+  for _ in $(seq 1 300); do
+    line=$(grep -m1 "\"event\": \"$2\"" "$1" 2>/dev/null) && { echo "$line"; return 0; }
+    sleep 0.1
+  done
+  echo "FAIL: no $2 line from sluice serve in $1:" >&2
+  cat "$1" >&2
+  return 1
+}
+
+_address_of() {
+  "$python" -c 'import json, sys; print(json.loads(sys.argv[1])["address"])' "$1"
+}
+
+start_cluster() {
+  local dir=$1 jobs=$2 job n i key line addresses
+  shift 2
+  local file="$dir/cluster.spec" keys=() parts=()
+  mkdir -p "$dir"
+  rm -f "$file"
+  IFS=';' read -ra parts <<< "$jobs"
+  for part in "${parts[@]}"; do
+    job=${part%=*}; n=${part#*=}
+    for ((i = 0; i < n; i++)); do
+      "$sluice" serve --port 0 --cluster-file "$file" --job "$job" --task "$i" --json "$@" \
+        > "$dir/${job}_$i.log" 2>&1 &
+      pids+=($!)
+      task_pid[$job:$i]=$!
+      keys+=("$job:$i")
+    done
+  done
+  for key in "${keys[@]}"; do
+    line=$(serve_event "$dir/${key/:/_}.log" listening) || return 1
+    task_address[$key]=$(_address_of "$line")
+  done
+  cluster_spec=
+  for part in "${parts[@]}"; do
+    job=${part%=*}; n=${part#*=}; addresses=
+    for ((i = 0; i < n; i++)); do addresses+="${addresses:+,}${task_address[$job:$i]}"; done
+    cluster_spec+="${cluster_spec:+;}$job=$addresses"
+  done
+  echo "$cluster_spec" > "$file.tmp" && mv "$file.tmp" "$file"  # whole, never half-written
+  for key in "${keys[@]}"; do
+    serve_event "$dir/${key/:/_}.log" ready > /dev/null || return 1
+  done
+}
+
+restart_task() {
+  local dir=$1 job=$2 i=$3
+  shift 3
+  local address=${task_address[$job:$i]}
+  "$sluice" serve --port "${address##*:}" --host "${address%:*}" --cluster-file "$dir/cluster.spec" \
+    --job "$job" --task "$i" --json "$@" > "$dir/${job}_$i.log" 2>&1 &
+  pids+=($!)
+  task_pid[$job:$i]=$!
+  serve_event "$dir/${job}_$i.log" ready > /dev/null
 }
 
 _kill_pids() {

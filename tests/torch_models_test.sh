@@ -8,7 +8,7 @@ set -uo pipefail
 root="${TEST_SRCDIR:?run me with bazel test}/${TEST_WORKSPACE:-sluice}"
 sluice="$root/tools/sluice"
 work="${TEST_TMPDIR:-$(mktemp -d)}"
-python=/usr/bin/python3
+source "$root/tests/test_lib.sh"  # python, json_is, start_cluster, pids killed at exit
 CASES="resnet18_opset9 resnet18_opset13 resnet18_opset17 mobilenet_v2_opset9 mobilenet_v2_opset13
   mobilenet_v2_opset17 squeezenet1_0_opset9 squeezenet1_0_opset13 squeezenet1_0_opset17
   resnet18_training_opset15 transformer_opset13 transformer_opset17 lstm_opset9 lstm_opset13 lstm_opset17"
@@ -30,19 +30,16 @@ fail=0
 for c in $CASES; do
   [ -f "$models/$c/model.onnx" ] || { echo "FAIL: the export wrote no case $c"; fail=1; }
 done
-"$sluice" test-onnx "$models" > "$work/results.txt"
-echo "sluice test-onnx: $(tail -1 "$work/results.txt")"
+passes() {  # passes RESULTS.json CASE: test-onnx --json's outcome for CASE is pass
+  json_is "$1" "[c['outcome'] for c in d['cases'] if c['name'] == '$2'] == ['pass']"
+}
+"$sluice" test-onnx "$models" --json - > "$work/results.json"
+echo "sluice test-onnx: $(json_value "$work/results.json" "'%(passed)d passed, %(failed)d failed, %(skipped)d skipped' % d")"
 for c in $CASES; do
-  if ! grep -qx "PASS $c" "$work/results.txt"; then
-    echo "FAIL: $c must pass: $(grep "^[A-Z]* $c[: ]*" "$work/results.txt" | head -1)"
-    fail=1
-  fi
+  passes "$work/results.json" "$c" > /dev/null || { echo "FAIL: $c must pass"; fail=1; }
 done
-if grep -q '^FAIL\|^SKIP' "$work/results.txt"; then
-  grep '^FAIL\|^SKIP' "$work/results.txt"
-  echo "FAIL: every exported case must pass"
-  fail=1
-fi
+json_is "$work/results.json" "d['failed'] == 0 and d['skipped'] == 0 and d['passed'] == len(d['cases'])" ||
+  { echo "FAIL: every exported case must pass"; fail=1; }
 
 # Each model through `sluice run`, fed its test inputs in order; every reference output must
 # have its output file.
@@ -79,38 +76,25 @@ print(g.input[0].name, g.output[0].name)" "$r18")
 "$sluice" onnx extract "$r18" -i "${io% *}" -o "${io#* }" "$ext/resnet18_extracted/model.onnx" > /dev/null ||
   { echo "FAIL: onnx extract"; fail=1; }
 "$sluice" onnx set-dims "$models/mobilenet_v2_opset17/model.onnx" "$ext/mobilenet_v2_batch/model.onnx" \
-  --input "${io% *}=batch,3,224,224" | grep "batch,1000" || { echo "FAIL: onnx set-dims"; fail=1; }
+  --input "${io% *}=batch,3,224,224" --json > "$work/set_dims.json" &&
+  json_is "$work/set_dims.json" "d['outputs'][0]['dims'] == ['batch', 1000]" || { echo "FAIL: onnx set-dims"; fail=1; }
 "$sluice" onnx externalize "$models/resnet18_opset17/model.onnx" "$ext/resnet18_external/model.onnx" ||
   { echo "FAIL: onnx externalize"; fail=1; }
 "$sluice" onnx internalize "$ext/resnet18_external/model.onnx" "$ext/resnet18_internal/model.onnx" > /dev/null ||
   { echo "FAIL: onnx internalize"; fail=1; }
 [ "$(stat -c %s "$ext/resnet18_external/model.onnx")" -lt 100000 ] || { echo "FAIL: weights left inline"; fail=1; }
-"$sluice" test-onnx "$ext" > "$work/external.txt"
-cat "$work/external.txt"
+"$sluice" test-onnx "$ext" --json - > "$work/external.json"
+cat "$work/external.json"
 for c in resnet18_external resnet18_internal resnet18_extracted mobilenet_v2_batch; do
-  grep -qx "PASS $c" "$work/external.txt" || { echo "FAIL: $c must pass"; fail=1; }
+  passes "$work/external.json" "$c" > /dev/null || { echo "FAIL: $c must pass"; fail=1; }
 done
 
-# ResNet-18 on two `sluice serve` tasks on loopback, pipelined, traced: the output matches
+# ResNet-18 on two `sluice serve` tasks on loopback (free ports), pipelined, traced: the output matches
 # torch's, and the trace holds nodes, _Send and _Recv on both tasks.
-free_port() {
-  "$python" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
-p0=$(free_port); p1=$(free_port)
-while [ "$p1" = "$p0" ]; do p1=$(free_port); done
-spec="worker=127.0.0.1:$p0,127.0.0.1:$p1"
-servers=()
-for task in 0 1; do
-  "$sluice" serve --cluster "$spec" --job worker --task $task --threads 1 > "$work/serve$task.log" 2>&1 &
-  servers+=($!)
-done
-trap 'kill -KILL "${servers[@]}" 2>/dev/null' EXIT
-for task in 0 1; do
-  for _ in $(seq 1 300); do grep -q " ready on " "$work/serve$task.log" && break; sleep 0.1; done
-done
+start_cluster "$work/cluster" "worker=2" --threads 1 || exit 1
 r18="$models/resnet18_opset13"
 timeout 120 "$sluice" run "$r18/model.onnx" --input "$r18/test_data_set_0/input_0.pb" \
-  --target "grpc://127.0.0.1:$p0" --placement pipeline --trace "$work/r18_trace.json" \
+  --target "grpc://${task_address[worker:0]}" --placement pipeline --trace "$work/r18_trace.json" \
   --output-dir "$work/r18_cluster" > "$work/r18_cluster.txt" 2>&1 || { cat "$work/r18_cluster.txt"; fail=1; }
 cat "$work/r18_cluster.txt"
 # The cluster's output against torch's, with test-onnx's tolerance.

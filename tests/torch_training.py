@@ -15,7 +15,7 @@ weights and BatchNormalization running statistics must match torch's. Prints one
 with the largest relative loss difference; exits 1 on any failure.
 """
 import os
-import re
+import json
 import subprocess
 import sys
 
@@ -232,14 +232,14 @@ def run(name, opt, steps, sluice, work):
             lambda m, inp: conv1_history.append((m.weight.detach().clone(), m.bias.detach().clone())))
     want = torch_train(module, x, target, opt, steps, loss_fn)
 
-    proc = subprocess.run([sluice, "train", path, "--steps", str(steps), "--threads", "2", "--save", saved] + feeds,
+    proc = subprocess.run([sluice, "train", path, "--steps", str(steps), "--threads", "2", "--save", saved, "--json"] + feeds,
                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True)
     failures = []
     if proc.returncode != 0:
         return ["%s: sluice train exited %d: %s" % (tag, proc.returncode, proc.stderr.strip()[-2000:])]
-    got = [float(m.group(1)) for m in re.finditer(r"^step \d+ loss=(\S+)$", proc.stdout, re.M)]
+    got = [step["outputs"]["loss"] for step in json.loads(proc.stdout)["steps"]]
     if len(got) != steps:
-        return ["%s: %d loss lines, want %d:\n%s" % (tag, len(got), steps, proc.stdout[-1000:])]
+        return ["%s: %d losses, want %d:\n%s" % (tag, len(got), steps, proc.stdout[-1000:])]
     rel = [abs(g - w) / max(abs(w), 1e-12) for g, w in zip(got, want)]
     first, overall = max(rel[:FIRST_STEPS]), max(rel)
     print("%-14s loss %.6g -> %.6g (torch %.6g -> %.6g); max rel diff: first %d steps %.2e, all %d steps %.2e"

@@ -7,6 +7,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "framework/status.h"
 #include "frontend/onnx/importer.h"
@@ -14,6 +15,7 @@
 #include "master/session.h"
 #include "tools/session_flags.h"
 #include "tools/chrome_trace.h"
+#include "tools/json.h"
 #include "tools/verbs.h"
 
 namespace sluice {
@@ -35,6 +37,9 @@ options:
   --profile      after timing, one traced run: time per op type, most expensive first
   --trace FILE.json
                  after timing, one traced run written as a Chrome trace (as `sluice run`)
+  --json         print only one JSON object: the last line's members, and
+                   "profile": [{"op", "ms", "nodes"}] with --profile,
+                   "trace": {"file", "events", "devices"} with --trace
   --help         this text
 )";
 
@@ -57,6 +62,7 @@ int BenchVerb(Args& args) {
   }
   const bool profile = args.Has("--profile");
   const std::string trace_file = args.Take("--trace");
+  const bool json = args.Has("--json");
   SessionOptions options;
   absl::Status flags = TakeSessionFlags(args, &options);
   if (!flags.ok()) {
@@ -133,11 +139,22 @@ int BenchVerb(Args& args) {
     s = (*session)->Run(trace, feeds, fetches, {}, &out, &metadata);
     if (!s.ok()) return fail(s);
   }
+  std::vector<double> sorted = ms;
+  std::sort(sorted.begin(), sorted.end());
+  const double median = sorted.size() % 2 ? sorted[sorted.size() / 2]
+                                          : (sorted[sorted.size() / 2 - 1] + sorted[sorted.size() / 2]) / 2;
+  JsonObject doc;
+  doc.AddString("model", std::filesystem::path(path).filename().string())
+      .AddInt("threads", threads)
+      .AddInt("iters", iters)
+      .AddRaw("median_ms", absl::StrFormat("%.3f", median))
+      .AddRaw("min_ms", absl::StrFormat("%.3f", sorted.front()));
   if (!trace_file.empty()) {
     auto events = WriteChromeTrace(trace_file, metadata.step_stats());
     if (!events.ok()) return fail(events.status());
-    std::printf("trace: %s (%d node executions on %d devices)\n", trace_file.c_str(), *events,
-                metadata.step_stats().dev_stats_size());
+    const int devices = metadata.step_stats().dev_stats_size();
+    if (!json) std::printf("trace: %s (%d node executions on %d devices)\n", trace_file.c_str(), *events, devices);
+    doc.AddRaw("trace", JsonObject().AddString("file", trace_file).AddInt("events", *events).AddInt("devices", devices).ToString());
   }
   if (profile) {
     std::map<std::string, std::pair<double, int>> by_op;
@@ -153,17 +170,21 @@ int BenchVerb(Args& args) {
     std::vector<std::pair<double, std::string>> rows;
     for (const auto& [op, e] : by_op) rows.emplace_back(e.first, op);
     std::sort(rows.rbegin(), rows.rend());
-    std::printf("%-24s %10s %6s %6s\n", "op", "ms", "nodes", "share");
+    if (!json) std::printf("%-24s %10s %6s %6s\n", "op", "ms", "nodes", "share");
+    std::vector<std::string> profile_json;
     for (const auto& [t, op] : rows) {
-      std::printf("%-24s %10.3f %6d %5.1f%%\n", op.c_str(), t, by_op[op].second, 100 * t / total);
+      if (!json) std::printf("%-24s %10.3f %6d %5.1f%%\n", op.c_str(), t, by_op[op].second, 100 * t / total);
+      profile_json.push_back(
+          JsonObject().AddString("op", op).AddRaw("ms", absl::StrFormat("%.3f", t)).AddInt("nodes", by_op[op].second).ToString());
     }
+    doc.AddRaw("profile", JsonArray(profile_json));
   }
-  std::vector<double> sorted = ms;
-  std::sort(sorted.begin(), sorted.end());
-  const double median = sorted.size() % 2 ? sorted[sorted.size() / 2]
-                                          : (sorted[sorted.size() / 2 - 1] + sorted[sorted.size() / 2]) / 2;
-  std::printf("{\"model\": \"%s\", \"threads\": %d, \"iters\": %d, \"median_ms\": %.3f, \"min_ms\": %.3f}\n",
-              std::filesystem::path(path).filename().string().c_str(), threads, iters, median, sorted.front());
+  if (json) {
+    std::printf("%s\n", doc.ToString().c_str());
+  } else {
+    std::printf("{\"model\": \"%s\", \"threads\": %d, \"iters\": %d, \"median_ms\": %.3f, \"min_ms\": %.3f}\n",
+                std::filesystem::path(path).filename().string().c_str(), threads, iters, median, sorted.front());
+  }
   return 0;
 }
 

@@ -5,6 +5,7 @@ sluice=tools/sluice
 mlp=tests/testdata/onnx/mlp.onnx   # y = relu(x @ w + b), x: [N,2]
 x=examples/mlp_x.pb                # x = [[1,2],[3,-1],[0,10]]
 out=$(mktemp -d)
+source tests/test_lib.sh  # json_is
 trap 'rm -rf "$out"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
 # Runs a command that must exit with status $1; its output is in $msg.
@@ -33,9 +34,11 @@ expect_rc 2 $sluice onnx externalize "$mlp" "$out/e.onnx" --one-file a.data --fi
 
 # check: OK, or the checker's message and exit 1.
 [ "$($sluice onnx check "$mlp")" = "OK" ] || fail "check mlp"
-[ "$($sluice onnx check "$mlp" --full)" = "OK" ] || fail "check --full mlp"
-expect_rc 1 $sluice onnx check tests/testdata/onnx/bad_unknown_op.onnx
-echo "$msg" | grep -q "No Op registered for Frobnicate" || fail "checker message: $msg"
+$sluice onnx check "$mlp" --full --json > "$out/check.json"
+json_is "$out/check.json" "d == {'model': '$mlp', 'ok': True, 'message': ''}" || fail "check --full mlp"
+expect_rc 1 $sluice onnx check tests/testdata/onnx/bad_unknown_op.onnx --json
+echo "$msg" > "$out/check.json"
+json_is "$out/check.json" "not d['ok'] and 'No Op registered for Frobnicate' in d['message']" || fail "checker message"
 expect_rc 1 $sluice onnx check tests/testdata/onnx/bad_cycle.onnx
 echo "$msg" | grep -q "topologically sorted" || fail "checker message for a cycle: $msg"
 expect_rc 1 $sluice onnx check "$out/missing.onnx"
@@ -45,12 +48,18 @@ echo "$msg" | grep -q "missing.onnx" || fail "missing model message: $msg"
 $sluice run "$mlp" --input "$x" --output-dir "$out/ref" >/dev/null
 
 # extract: x @ w + b without the relu: rows [5.5,-9], [1.5,-14], [20.5,0] (by hand).
-$sluice onnx extract "$mlp" -i x -o xwb "$out/head.onnx" | grep -q "inputs x \[N,2\]; outputs xwb \[N,2\]" ||
-  fail "extract summary"
+$sluice onnx extract "$mlp" -i x -o xwb "$out/head.onnx" --json > "$out/head.json"
+json_is "$out/head.json" "d['inputs'] == [{'name': 'x', 'dims': ['N', 2]}] and
+  d['outputs'] == [{'name': 'xwb', 'dims': ['N', 2]}] and d['file'] == '$out/head.onnx'" || fail "extract summary"
+$sluice onnx extract "$mlp" -i x -o xwb "$out/head2.onnx" | grep -q "inputs x \[N,2\]; outputs xwb \[N,2\]" ||
+  fail "extract summary line"
 [ "$($sluice onnx check "$out/head.onnx" --full)" = "OK" ] || fail "extracted model passes the checker"
-$sluice run "$out/head.onnx" --input "$x" | grep -q "xwb: float \[3,2\] min=-14 max=20.5" || fail "extracted model runs"
+$sluice run "$out/head.onnx" --input "$x" --json > "$out/head_run.json"
+json_is "$out/head_run.json" "[(o['name'], o['shape'], o['values']) for o in d['outputs']] ==
+  [('xwb', [3, 2], [5.5, -9, 1.5, -14, 20.5, 0])]" || fail "extracted model runs"
 $sluice onnx extract "$mlp" -i xwb -o y "$out/tail.onnx" >/dev/null
-$sluice run "$out/tail.onnx" --input "xwb=$x" | grep -q "y: float \[3,2\]" || fail "tail runs"
+$sluice run "$out/tail.onnx" --input "xwb=$x" --json > "$out/tail_run.json"
+json_is "$out/tail_run.json" "[(o['name'], o['shape']) for o in d['outputs']] == [('y', [3, 2])]" || fail "tail runs"
 expect_rc 1 $sluice onnx extract "$mlp" -i b -o y "$out/bad.onnx"
 echo "$msg" | grep -q "output 'y' depends on 'x'" || fail "extract dependency message: $msg"
 expect_rc 1 $sluice onnx extract "$mlp" -i x -o nothing "$out/bad.onnx"
@@ -58,11 +67,13 @@ echo "$msg" | grep -q "output 'nothing'" || fail "extract unknown output message
 [ ! -e "$out/bad.onnx" ] || fail "a failed extract wrote a file"
 
 # set-dims: a fixed batch, inferred through to the output; rank mismatch names the tensor.
-$sluice onnx set-dims "$mlp" "$out/fixed.onnx" --input x=3,2 | grep -q "inputs x \[3,2\]; outputs y \[3,2\]" ||
+$sluice onnx set-dims "$mlp" "$out/fixed.onnx" --input x=3,2 --json > "$out/fixed.json"
+json_is "$out/fixed.json" "d['inputs'] == [{'name': 'x', 'dims': [3, 2]}] and d['outputs'] == [{'name': 'y', 'dims': [3, 2]}]" ||
   fail "set-dims summary"
 $sluice run "$out/fixed.onnx" --input "$x" --output-dir "$out/fixed_out" >/dev/null
 cmp -s "$out/ref/output_0.pb" "$out/fixed_out/output_0.pb" || fail "set-dims model gives other outputs"
-$sluice onnx set-dims "$mlp" "$out/sym.onnx" --input x=batch,2 --output y=batch,2 | grep -q "x \[batch,2\]" ||
+$sluice onnx set-dims "$mlp" "$out/sym.onnx" --input x=batch,2 --output y=batch,2 --json > "$out/sym.json"
+json_is "$out/sym.json" "d['inputs'] == [{'name': 'x', 'dims': ['batch', 2]}] and d['outputs'] == [{'name': 'y', 'dims': ['batch', 2]}]" ||
   fail "symbolic dims"
 expect_rc 1 $sluice onnx set-dims "$mlp" "$out/bad.onnx" --input x=1,3,2
 echo "$msg" | grep -q "input 'x' has rank 2" || fail "rank mismatch message: $msg"
@@ -70,7 +81,8 @@ expect_rc 1 $sluice onnx set-dims "$mlp" "$out/bad.onnx" --output z=1
 echo "$msg" | grep -q "no output named 'z'" || fail "unknown output message: $msg"
 
 # externalize -> run -> internalize -> run: the same outputs, byte for byte.
-$sluice onnx externalize "$mlp" "$out/ext/m.onnx" --threshold 0 | grep -q "2 tensors (24 bytes) in 1 external file: m.onnx.data" ||
+$sluice onnx externalize "$mlp" "$out/ext/m.onnx" --threshold 0 --json > "$out/ext.json"
+json_is "$out/ext.json" "d == {'file': '$out/ext/m.onnx', 'tensors': 2, 'bytes': 24, 'files': ['m.onnx.data']}" ||
   fail "externalize summary"
 [ "$(stat -c %s "$out/ext/m.onnx.data")" = "4104" ] || fail "b starts at offset 4096 after w's 16 bytes"
 $sluice run "$out/ext/m.onnx" --input "$x" --output-dir "$out/ext_out" >/dev/null
@@ -85,7 +97,9 @@ $sluice onnx externalize "$mlp" "$out/per/m.onnx" --threshold 0 --file-per-tenso
 $sluice run "$out/per/m.onnx" --input "$x" --output-dir "$out/per_out" >/dev/null
 cmp -s "$out/ref/output_0.pb" "$out/per_out/output_0.pb" || fail "file-per-tensor model gives other outputs"
 # The threshold: w and b are 16 and 8 bytes.
-$sluice onnx externalize "$mlp" "$out/half/m.onnx" --threshold 10 | grep -q "1 tensor (16 bytes)" || fail "threshold"
+$sluice onnx externalize "$mlp" "$out/half/m.onnx" --threshold 10 --json > "$out/half.json"
+json_is "$out/half.json" "(d['tensors'], d['bytes']) == (1, 16)" || fail "threshold"
+$sluice onnx externalize "$mlp" "$out/half2/m.onnx" --threshold 10 | grep -q "1 tensor (16 bytes)" || fail "threshold line"
 
 # Refusals: a location outside the folder; external data through a symbolic link.
 expect_rc 1 $sluice onnx externalize "$mlp" "$out/esc/m.onnx" --one-file ../escape.data --threshold 0

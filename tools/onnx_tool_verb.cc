@@ -12,6 +12,7 @@
 #include "framework/status.h"
 #include "frontend/onnx/model_loader.h"
 #include "frontend/onnx/model_tools.h"
+#include "tools/json.h"
 #include "tools/verbs.h"
 
 namespace sluice {
@@ -21,6 +22,12 @@ constexpr char kHelp[] = R"(usage: sluice onnx SUBVERB [args]    (sluice onnx SU
 
 Utilities for ONNX model files, the everyday ones of Python's onnx package without Python.
 External data is read through Sluice's loader: locations must stay inside the model's folder.
+
+Every subverb takes --json: one JSON object on stdout instead of its line (errors still go to
+stderr). check prints {"model", "ok", "message"}; extract, set-dims and internalize print
+{"file", "nodes", "initializers", "inputs": [{"name", "dims"}], "outputs": [...]} (dims: a
+number, a name, or null per dim; null for an unknown rank); externalize prints
+{"file", "tensors", "bytes", "files": [...]}.
 
 subverbs:
   check        run the ONNX checker (with --full, strict shape inference too)
@@ -38,6 +45,7 @@ prints the checker's message and exits 1.
 options:
   --full   also strict shape inference with type checks (as onnx.checker.check_model(model,
            full_check=True))
+  --json   print {"model": MODEL, "ok": true|false, "message": the checker's message}
   --help   this text
 )";
 
@@ -122,7 +130,33 @@ std::string Describe(const onnx::ValueInfoProto& vi) {
   return absl::StrCat(vi.name(), " [", absl::StrJoin(dims, ","), "]");
 }
 
-void PrintWritten(const std::string& path, const onnx::ModelProto& m) {
+// {"name", "dims": [3, "N", null]}; dims null for an unknown rank or a non-tensor.
+std::string DescribeJson(const onnx::ValueInfoProto& vi) {
+  JsonObject o;
+  o.AddString("name", vi.name());
+  if (!vi.type().has_tensor_type() || !vi.type().tensor_type().has_shape()) return o.AddRaw("dims", "null").ToString();
+  std::vector<std::string> dims;
+  for (const auto& d : vi.type().tensor_type().shape().dim()) {
+    dims.push_back(d.has_dim_value() ? absl::StrCat(d.dim_value()) : d.has_dim_param() ? JsonString(d.dim_param()) : "null");
+  }
+  return o.AddRaw("dims", JsonArray(dims)).ToString();
+}
+
+void PrintWritten(const std::string& path, const onnx::ModelProto& m, bool json) {
+  if (json) {
+    std::vector<std::string> ins, outs;
+    for (const auto& vi : m.graph().input()) ins.push_back(DescribeJson(vi));
+    for (const auto& vi : m.graph().output()) outs.push_back(DescribeJson(vi));
+    std::printf("%s\n", JsonObject()
+                            .AddString("file", path)
+                            .AddInt("nodes", m.graph().node_size())
+                            .AddInt("initializers", m.graph().initializer_size())
+                            .AddRaw("inputs", JsonArray(ins))
+                            .AddRaw("outputs", JsonArray(outs))
+                            .ToString()
+                            .c_str());
+    return;
+  }
   std::vector<std::string> ins, outs;
   for (const auto& vi : m.graph().input()) ins.push_back(Describe(vi));
   for (const auto& vi : m.graph().output()) outs.push_back(Describe(vi));
@@ -134,17 +168,24 @@ void PrintWritten(const std::string& path, const onnx::ModelProto& m) {
 int Check(Args& args) {
   if (args.Has("--help")) return std::printf("%s", kCheckHelp), 0;
   const bool full = args.Has("--full");
+  const bool json = args.Has("--json");
   auto p = Positionals(args, 1, "one MODEL.onnx");
   if (!p.ok()) return Usage("check", std::string(p.status().message()), kCheckHelp);
   auto model = LoadOnnxModel((*p)[0]);
   if (!model.ok()) return Fail("check", model.status());
   absl::Status s = CheckOnnxModel(*model, full);
-  if (!s.ok()) {
-    std::printf("%s\n", std::string(absl::StripTrailingAsciiWhitespace(s.message())).c_str());
-    return 1;
+  const std::string message(absl::StripTrailingAsciiWhitespace(s.message()));
+  if (json) {
+    std::printf("%s\n", JsonObject()
+                            .AddString("model", (*p)[0])
+                            .AddBool("ok", s.ok())
+                            .AddString("message", message)
+                            .ToString()
+                            .c_str());
+  } else {
+    std::printf("%s\n", s.ok() ? "OK" : message.c_str());
   }
-  std::printf("OK\n");
-  return 0;
+  return s.ok() ? 0 : 1;
 }
 
 std::vector<std::string> SplitNames(const std::vector<std::string>& flags) {
@@ -157,6 +198,7 @@ std::vector<std::string> SplitNames(const std::vector<std::string>& flags) {
 
 int Extract(Args& args) {
   if (args.Has("--help")) return std::printf("%s", kExtractHelp), 0;
+  const bool json = args.Has("--json");
   std::vector<std::string> in_flags = args.TakeAll("-i"), out_flags = args.TakeAll("-o");
   auto p = Positionals(args, 2, "MODEL.onnx and OUT.onnx");
   if (!p.ok()) return Usage("extract", std::string(p.status().message()), kExtractHelp);
@@ -169,12 +211,13 @@ int Extract(Args& args) {
   if (!sub.ok()) return Fail("extract", sub.status());
   absl::Status s = SaveOnnxModel(*sub, (*p)[1]);
   if (!s.ok()) return Fail("extract", s);
-  PrintWritten((*p)[1], *sub);
+  PrintWritten((*p)[1], *sub, json);
   return 0;
 }
 
 int SetDims(Args& args) {
   if (args.Has("--help")) return std::printf("%s", kSetDimsHelp), 0;
+  const bool json = args.Has("--json");
   OnnxDimsByName specs[2];
   const char* flags[2] = {"--input", "--output"};
   for (int k = 0; k < 2; ++k) {
@@ -196,12 +239,13 @@ int SetDims(Args& args) {
   absl::Status s = SetOnnxDims(specs[0], specs[1], &*model);
   if (s.ok()) s = SaveOnnxModel(*model, (*p)[1]);
   if (!s.ok()) return Fail("set-dims", s);
-  PrintWritten((*p)[1], *model);
+  PrintWritten((*p)[1], *model, json);
   return 0;
 }
 
 int Externalize(Args& args) {
   if (args.Has("--help")) return std::printf("%s", kExternalizeHelp), 0;
+  const bool json = args.Has("--json");
   ExternalizeOptions options;
   std::string threshold = args.Take("--threshold");
   if (!threshold.empty() && (!absl::SimpleAtoi(threshold, &options.threshold) || options.threshold < 0)) {
@@ -218,6 +262,16 @@ int Externalize(Args& args) {
   if (!model.ok()) return Fail("externalize", model.status());
   auto summary = SaveOnnxModelExternal(std::move(*model), (*p)[1], options);
   if (!summary.ok()) return Fail("externalize", summary.status());
+  if (json) {
+    std::printf("%s\n", JsonObject()
+                            .AddString("file", (*p)[1])
+                            .AddInt("tensors", summary->tensors)
+                            .AddInt("bytes", summary->bytes)
+                            .AddRaw("files", JsonStringArray(summary->files))
+                            .ToString()
+                            .c_str());
+    return 0;
+  }
   std::printf("wrote %s: %d tensor%s (%lld bytes) in %zu external file%s%s%s\n", (*p)[1].c_str(), summary->tensors,
               summary->tensors == 1 ? "" : "s", static_cast<long long>(summary->bytes), summary->files.size(), summary->files.size() == 1 ? "" : "s",
               summary->files.empty() || summary->files.size() > 3 ? "" : ": ",
@@ -227,13 +281,14 @@ int Externalize(Args& args) {
 
 int Internalize(Args& args) {
   if (args.Has("--help")) return std::printf("%s", kInternalizeHelp), 0;
+  const bool json = args.Has("--json");
   auto p = Positionals(args, 2, "MODEL.onnx and OUT.onnx");
   if (!p.ok()) return Usage("internalize", std::string(p.status().message()), kInternalizeHelp);
   auto model = LoadOnnxModel((*p)[0]);
   if (!model.ok()) return Fail("internalize", model.status());
   absl::Status s = SaveOnnxModel(*model, (*p)[1]);
   if (!s.ok()) return Fail("internalize", s);
-  PrintWritten((*p)[1], *model);
+  PrintWritten((*p)[1], *model, json);
   return 0;
 }
 

@@ -18,6 +18,7 @@
 #include "frontend/onnx/onnx_tensor.h"
 #include "google/protobuf/text_format.h"
 #include "tools/session_flags.h"
+#include "tools/json.h"
 #include "tools/onnx_test_runner.h"
 #include "tools/verbs.h"
 
@@ -34,7 +35,10 @@ Tolerance: |got - want| <= 1e-5 + 1e-3 * |want|; exact for integers, bools and s
 Each case runs in its own process, so a crash or hang fails that case, not the run.
 
 options:
-  --json FILE        write every case's outcome, reason and time as JSON
+  --json FILE        write every case's outcome, reason and time as JSON:
+                       {"passed": N, "failed": N, "skipped": N,
+                        "cases": [{"name", "outcome": "pass"|"fail"|"skip", "ms", "reason"}]}
+                     --json - prints that object alone on stdout, instead of the lines
   --timeout SECONDS  per case (default 120)
   --no-fork          run cases in this process (for debugging)
   --trace FILE.json  a Chrome trace of each case's first run (as `sluice run --trace`); with
@@ -47,28 +51,14 @@ constexpr char kConvertHelp[] = R"(usage: sluice convert MODEL.onnx -o GRAPH.pb|
 
 Imports an ONNX model and writes the Sluice GraphDef (text format for .pbtxt). The graph's
 inputs and outputs are listed on stdout as "input NAME -> TENSOR" / "output NAME -> TENSOR".
-)";
 
-std::string JsonEscape(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          char buf[8];
-          std::snprintf(buf, sizeof(buf), "\\u%04x", c);
-          out += buf;
-        } else {
-          out += c;
-        }
-    }
-  }
-  return out;
-}
+options:
+  --json   print one JSON object instead of the lines:
+             {"file": GRAPH, "nodes": N,
+              "inputs": [{"name", "tensor", "dtype", "shape", "has_default"}],
+              "outputs": [{"name", "tensor", "dtype"}]}
+           (shape as a string: "[N,3]", "[?,3]" or "<unknown>")
+)";
 
 // Runs one case in a child process so that a crash or a hang fails only that case.
 OnnxCaseResult RunIsolated(const std::string& dir, const SessionOptions& options, int timeout_s,
@@ -163,7 +153,15 @@ int TestOnnxVerb(Args& args) {
   }
   std::vector<OnnxCaseResult> results;
   int passed = 0, failed = 0, skipped = 0;
+  const bool lines = json != "-";
   auto report = [&](OnnxCaseResult r) {
+    if (!lines) {
+      passed += r.outcome == OnnxCaseResult::kPass;
+      failed += r.outcome == OnnxCaseResult::kFail;
+      skipped += r.outcome == OnnxCaseResult::kSkip;
+      results.push_back(std::move(r));
+      return;
+    }
     switch (r.outcome) {
       case OnnxCaseResult::kPass: ++passed; std::printf("PASS %s\n", r.name.c_str()); break;
       case OnnxCaseResult::kFail: ++failed; std::printf("FAIL %s: %s\n", r.name.c_str(), r.reason.c_str()); break;
@@ -201,18 +199,29 @@ int TestOnnxVerb(Args& args) {
     }
   }
   if (!json.empty()) {
-    std::ofstream out(json);
-    out << "{\"passed\": " << passed << ", \"failed\": " << failed << ", \"skipped\": " << skipped
-        << ", \"cases\": [\n";
-    for (size_t i = 0; i < results.size(); ++i) {
+    std::vector<std::string> cases;
+    for (const OnnxCaseResult& r : results) {
       const char* o[] = {"pass", "fail", "skip"};
-      out << "  {\"name\": \"" << JsonEscape(results[i].name) << "\", \"outcome\": \""
-          << o[results[i].outcome] << "\", \"ms\": " << results[i].millis << ", \"reason\": \""
-          << JsonEscape(results[i].reason) << "\"}" << (i + 1 < results.size() ? "," : "") << "\n";
+      cases.push_back(JsonObject()
+                          .AddString("name", r.name)
+                          .AddString("outcome", o[r.outcome])
+                          .AddDouble("ms", r.millis, 6)
+                          .AddString("reason", r.reason)
+                          .ToString());
     }
-    out << "]}\n";
+    const std::string doc = JsonObject()
+                                .AddInt("passed", passed)
+                                .AddInt("failed", failed)
+                                .AddInt("skipped", skipped)
+                                .AddRaw("cases", JsonArray(cases))
+                                .ToString();
+    if (lines) {
+      std::ofstream(json) << doc << "\n";
+    } else {
+      std::printf("%s\n", doc.c_str());
+    }
   }
-  std::printf("%d passed, %d failed, %d skipped\n", passed, failed, skipped);
+  if (lines) std::printf("%d passed, %d failed, %d skipped\n", passed, failed, skipped);
   return failed == 0 ? 0 : 1;
 }
 
@@ -223,6 +232,7 @@ int ConvertVerb(Args& args) {
   }
   std::string out = args.Take("-o");
   if (out.empty()) out = args.Take("--output");
+  const bool json = args.Has("--json");
   auto positional = args.Positional(1);
   if (!positional.ok() || positional->size() != 1 || out.empty()) {
     std::fprintf(stderr, "sluice convert: %s\n%s",
@@ -246,6 +256,33 @@ int ConvertVerb(Args& args) {
   if (!ok) {
     std::fprintf(stderr, "sluice convert: cannot write '%s'\n", out.c_str());
     return 1;
+  }
+  if (json) {
+    std::vector<std::string> inputs, outputs;
+    for (const auto& in : g->inputs) {
+      inputs.push_back(JsonObject()
+                           .AddString("name", in.name)
+                           .AddString("tensor", in.tensor)
+                           .AddString("dtype", DataTypeString(in.dtype))
+                           .AddString("shape", in.shape.DebugString())
+                           .AddBool("has_default", in.has_default)
+                           .ToString());
+    }
+    for (const auto& o : g->outputs) {
+      outputs.push_back(JsonObject()
+                            .AddString("name", o.name)
+                            .AddString("tensor", o.tensor)
+                            .AddString("dtype", DataTypeString(o.dtype))
+                            .ToString());
+    }
+    std::printf("%s\n", JsonObject()
+                            .AddString("file", out)
+                            .AddInt("nodes", g->graph.node_size())
+                            .AddRaw("inputs", JsonArray(inputs))
+                            .AddRaw("outputs", JsonArray(outputs))
+                            .ToString()
+                            .c_str());
+    return 0;
   }
   for (const auto& in : g->inputs) {
     std::printf("input %s -> %s (%s %s%s)\n", in.name.c_str(), in.tensor.c_str(),

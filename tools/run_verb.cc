@@ -18,6 +18,7 @@
 #include "master/session.h"
 #include "tools/chrome_trace.h"
 #include "tools/cli.h"
+#include "tools/json.h"
 #include "tools/session_flags.h"
 #include "tools/verbs.h"
 
@@ -42,41 +43,85 @@ options:
   --show-placement       after the outputs, one line per device: its nodes, _Send and _Recv
   --trace FILE.json      a Chrome trace of the run (chrome://tracing, Perfetto): a track per
                          device, an event per node, from every task of a cluster
+  --json                 print one JSON object instead of the lines:
+                           {"random_inputs": [{"name", "dtype", "shape"}],
+                            "outputs": [{"name", "dtype", "shape", "min", "max", "mean",
+                                         "values" (the first 6), "file"}],
+                            "placement": [{"device", "nodes", "sends", "recvs"}],
+                            "trace": {"file", "events", "devices"}}
+                         (min, max, mean and values for real and bool outputs only;
+                         placement with --show-placement, trace with --trace)
   --help                 this text
 )";
+
+// Min, max and mean of a real-valued tensor; none for strings, complex and variant values.
+struct Stats {
+  bool has = false;
+  double min = INFINITY, max = -INFINITY, mean = 0;
+  std::vector<double> first;  // The first kShownValues values.
+};
+constexpr int kShownValues = 6;
+
+Stats StatsOf(const Tensor& t) {
+  Stats st;
+  if (t.NumElements() == 0 ||
+      !(DataTypeIsFloating(t.dtype()) || DataTypeIsInteger(t.dtype()) || t.dtype() == DT_BOOL)) {
+    return st;
+  }
+  double sum = 0;
+  VisitDataType(t.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (!std::is_same_v<T, tstring> && !std::is_same_v<T, complex64> &&
+                  !std::is_same_v<T, complex128>) {
+      for (const T& v : t.flat<T>()) {
+        double d;
+        if constexpr (std::is_same_v<T, half> || std::is_same_v<T, bfloat16>) {
+          d = static_cast<float>(v);
+        } else {
+          d = static_cast<double>(v);
+        }
+        st.min = std::min(st.min, d);
+        st.max = std::max(st.max, d);
+        sum += d;
+        if (st.first.size() < kShownValues) st.first.push_back(d);
+      }
+    }
+  });
+  st.has = true;
+  st.mean = sum / t.NumElements();
+  return st;
+}
 
 std::string Summary(const std::string& name, const Tensor& t) {
   std::string s = absl::StrCat(name, ": ", DataTypeString(t.dtype()), " ", t.shape().DebugString());
   if (t.NumElements() == 0) return s;
-  if (DataTypeIsFloating(t.dtype()) || DataTypeIsInteger(t.dtype()) || t.dtype() == DT_BOOL) {
-    double lo = INFINITY, hi = -INFINITY, sum = 0;
-    VisitDataType(t.dtype(), [&](auto tag) {
-      using T = typename decltype(tag)::type;
-      if constexpr (!std::is_same_v<T, tstring> && !std::is_same_v<T, complex64> &&
-                    !std::is_same_v<T, complex128>) {
-        for (const T& v : t.flat<T>()) {
-          double d;
-          if constexpr (std::is_same_v<T, half> || std::is_same_v<T, bfloat16>) {
-            d = static_cast<float>(v);
-          } else {
-            d = static_cast<double>(v);
-          }
-          lo = std::min(lo, d);
-          hi = std::max(hi, d);
-          sum += d;
-        }
-      }
-    });
-    absl::StrAppend(&s, " min=", lo, " max=", hi, " mean=", sum / t.NumElements());
-  }
-  std::string values = t.DebugString(6);  // "Tensor<float [3,2]: 5.5 0 ...>"
+  const Stats st = StatsOf(t);
+  if (st.has) absl::StrAppend(&s, " min=", st.min, " max=", st.max, " mean=", st.mean);
+  std::string values = t.DebugString(kShownValues);  // "Tensor<float [3,2]: 5.5 0 ...>"
   size_t colon = values.find(':');
   absl::StrAppend(&s, " values:", values.substr(colon + 1, values.size() - colon - 2));
   return s;
 }
 
-// "placement: DEVICE: N nodes (S _Send, R _Recv)" per device, from the partition graphs.
-void PrintPlacement(const RunMetadata& metadata) {
+// {"name", "dtype", "shape": [...], "min", "max", "mean", "values": [the first few]} ("file"
+// when written); the statistics only for real values.
+JsonObject OutputJson(const std::string& name, const Tensor& t) {
+  JsonObject o;
+  o.AddString("name", name).AddString("dtype", DataTypeString(t.dtype()));
+  std::vector<std::string> dims;
+  for (int64_t d : t.shape().dim_sizes()) dims.push_back(absl::StrCat(d));
+  o.AddRaw("shape", JsonArray(dims));
+  const Stats st = StatsOf(t);
+  if (st.has) {
+    std::vector<std::string> first;
+    for (double v : st.first) first.push_back(JsonNumber(v));
+    o.AddDouble("min", st.min).AddDouble("max", st.max).AddDouble("mean", st.mean).AddRaw("values", JsonArray(first));
+  }
+  return o;
+}
+
+// Per device of the partition graphs: its nodes, _Send and _Recv.
+std::map<std::string, std::array<int, 3>> PlacementOf(const RunMetadata& metadata) {
   std::map<std::string, std::array<int, 3>> by_device;
   for (const GraphDef& g : metadata.partition_graphs()) {
     for (const NodeDef& n : g.node()) {
@@ -86,9 +131,7 @@ void PrintPlacement(const RunMetadata& metadata) {
       c[2] += n.op() == "_Recv";
     }
   }
-  for (const auto& [device, c] : by_device) {
-    std::printf("placement: %s: %d nodes (%d _Send, %d _Recv)\n", device.c_str(), c[0], c[1], c[2]);
-  }
+  return by_device;
 }
 
 struct Plan {
@@ -96,6 +139,7 @@ struct Plan {
   std::vector<std::pair<std::string, Tensor>> feeds;
   std::vector<std::string> fetches;       // Tensors to fetch.
   std::vector<std::string> output_names;  // How to call them.
+  std::vector<std::string> random_inputs;  // ONNX inputs given random values, in feed order.
 };
 
 absl::Status PlanOnnx(const std::string& path, const std::vector<std::string>& inputs, Plan* plan) {
@@ -131,8 +175,7 @@ absl::Status PlanOnnx(const std::string& path, const std::vector<std::string>& i
     std::mt19937 rng(0);
     for (const OnnxValue* in : required) {
       SL_ASSIGN_OR_RETURN(Tensor t, RandomTensor(in->dtype, in->shape, &rng));
-      std::printf("random input %s: %s %s\n", in->name.c_str(), DataTypeString(t.dtype()).c_str(),
-                  t.shape().DebugString().c_str());
+      plan->random_inputs.push_back(in->name);
       plan->feeds.emplace_back(in->tensor, std::move(t));
     }
   }
@@ -190,6 +233,7 @@ int RunVerb(Args& args) {
   std::string devices = args.Take("--devices", "1");
   const bool show_placement = args.Has("--show-placement");
   const std::string trace_file = args.Take("--trace");
+  const bool json = args.Has("--json");
   SessionOptions options;
   absl::Status flags = TakeSessionFlags(args, &options);
   if (!flags.ok()) {
@@ -232,21 +276,57 @@ int RunVerb(Args& args) {
   s = (*session)->Run(run_options, plan.feeds, plan.fetches, {}, &results, &metadata);
   if (!s.ok()) return fail(s);
   if (!output_dir.empty()) std::filesystem::create_directories(output_dir);
+  std::vector<std::string> outputs_json, random_json;
+  for (size_t i = 0; i < plan.random_inputs.size(); ++i) {
+    const Tensor& t = plan.feeds[i].second;
+    if (json) {
+      JsonObject o;
+      std::vector<std::string> dims;
+      for (int64_t d : t.shape().dim_sizes()) dims.push_back(absl::StrCat(d));
+      o.AddString("name", plan.random_inputs[i]).AddString("dtype", DataTypeString(t.dtype()));
+      random_json.push_back(o.AddRaw("shape", JsonArray(dims)).ToString());
+    } else {
+      std::printf("random input %s: %s %s\n", plan.random_inputs[i].c_str(), DataTypeString(t.dtype()).c_str(),
+                  t.shape().DebugString().c_str());
+    }
+  }
   for (size_t i = 0; i < results.size(); ++i) {
-    std::printf("%s\n", Summary(plan.output_names[i], results[i]).c_str());
+    JsonObject o = OutputJson(plan.output_names[i], results[i]);
+    if (!json) std::printf("%s\n", Summary(plan.output_names[i], results[i]).c_str());
     if (!output_dir.empty()) {
       std::string file = absl::StrCat(output_dir, "/output_", i, ".pb");
       s = WriteOnnxValueFile(file, results[i], plan.output_names[i]);
       if (!s.ok()) return fail(s);
+      o.AddString("file", file);
     }
+    outputs_json.push_back(o.ToString());
   }
-  if (show_placement) PrintPlacement(metadata);
+  JsonObject doc;
+  doc.AddRaw("random_inputs", JsonArray(random_json)).AddRaw("outputs", JsonArray(outputs_json));
+  if (show_placement) {
+    std::vector<std::string> placement_json;
+    for (const auto& [device, c] : PlacementOf(metadata)) {
+      if (json) {
+        placement_json.push_back(JsonObject()
+                                     .AddString("device", device)
+                                     .AddInt("nodes", c[0])
+                                     .AddInt("sends", c[1])
+                                     .AddInt("recvs", c[2])
+                                     .ToString());
+      } else {
+        std::printf("placement: %s: %d nodes (%d _Send, %d _Recv)\n", device.c_str(), c[0], c[1], c[2]);
+      }
+    }
+    doc.AddRaw("placement", JsonArray(placement_json));
+  }
   if (!trace_file.empty()) {
     auto events = WriteChromeTrace(trace_file, metadata.step_stats());
     if (!events.ok()) return fail(events.status());
-    std::printf("trace: %s (%d node executions on %d devices)\n", trace_file.c_str(), *events,
-                metadata.step_stats().dev_stats_size());
+    const int devices = metadata.step_stats().dev_stats_size();
+    doc.AddRaw("trace", JsonObject().AddString("file", trace_file).AddInt("events", *events).AddInt("devices", devices).ToString());
+    if (!json) std::printf("trace: %s (%d node executions on %d devices)\n", trace_file.c_str(), *events, devices);
   }
+  if (json) std::printf("%s\n", doc.ToString().c_str());
   return 0;
 }
 

@@ -3,33 +3,128 @@
 #include <signal.h>
 
 #include <cstdio>
+#include <fstream>
+#include <sstream>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
 #include "framework/status.h"
 #include "rpc/grpc_server.h"
+#include "tools/json.h"
 #include "tools/verbs.h"
 #include "rpc/cluster_spec.h"
 
 namespace sluice {
 namespace {
 
-constexpr char kHelp[] = R"(usage: sluice serve --cluster SPEC --job NAME --task I [options]
+constexpr char kHelp[] = R"help(usage: sluice serve --cluster SPEC --job NAME --task I [options]
+       sluice serve --port P [--host H] [--cluster-file FILE] --job NAME --task I [options]
 
 Runs one task of a cluster: a worker for this task's devices and a master that clients reach
-with --target grpc://HOST:PORT. Listens on the task's own address in SPEC and nowhere else,
-prints one line when ready, and stops cleanly on SIGTERM or SIGINT.
+with --target grpc://HOST:PORT. Listens on one address and nowhere else, and stops cleanly on
+SIGTERM or SIGINT. It prints one line once bound and one once ready to serve:
+  sluice serve: listening on HOST:PORT
+  sluice serve: /job:NAME/replica:0/task:I ready on HOST:PORT (N CPU devices; cluster SPEC)
+and "sluice serve: /job:NAME/replica:0/task:I stopped (SIGTERM)" at the end.
+
+The address is this task's in SPEC, or H:P. With --port and no SPEC the cluster is this task
+alone. Port 0 binds a free port: the listening line says which.
+
+A cluster on free ports, without races: start every task with --port 0 and --cluster-file
+FILE; each prints its listening line, then waits for FILE. Once every task has printed its
+address, write SPEC into FILE whole (write FILE.tmp, then rename it to FILE). Each task checks
+that SPEC gives it the address it listens on and prints its ready line; calls that need another
+task before then wait for it. A task restarted later with --port P (its old port) and the same
+FILE reads FILE at once.
 
 options:
   --cluster SPEC   every job's tasks: worker=host:port,host:port;ps=host:port
   --job NAME       this task's job
   --task I         this task's index in its job (from 0)
+  --port P         listen on H:P (0: a free port) instead of this task's address in SPEC
+  --host H         with --port: the host to listen on (default 127.0.0.1; IPv6 as [::1])
+  --cluster-file FILE
+                   with --port: read SPEC from FILE once listening
+  --cluster-wait SECONDS
+                   how long to wait for FILE (default 60); then exit 1 with DEADLINE_EXCEEDED
   --devices N      CPU devices of this task (default 1)
   --threads N      inter-op and intra-op threads (default: the machine's core count)
   --max-request-mb N
                    largest request accepted, in MiB (default 1024); larger RunStep feeds
                    and RunGraph sends are refused with RESOURCE_EXHAUSTED
+  --json           print the three lines as JSON objects, one per line:
+                     {"event": "listening", "task": ..., "address": "HOST:PORT"}
+                     {"event": "ready", "task": ..., "address": ..., "devices": N, "cluster": SPEC}
+                     {"event": "stopped", "task": ..., "signal": "SIGTERM"}
   --help           this text
-)";
+)help";
+
+struct Announcer {
+  bool json = false;
+  std::string task;
+
+  void Listening(const std::string& address) const {
+    if (json) {
+      Print(JsonObject().AddString("event", "listening").AddString("task", task).AddString("address", address).ToString());
+    } else {
+      Print(absl::StrCat("sluice serve: listening on ", address));
+    }
+  }
+  void Ready(const std::string& address, int devices, const std::string& spec) const {
+    if (json) {
+      Print(JsonObject()
+                .AddString("event", "ready")
+                .AddString("task", task)
+                .AddString("address", address)
+                .AddInt("devices", devices)
+                .AddString("cluster", spec)
+                .ToString());
+    } else {
+      Print(absl::StrCat("sluice serve: ", task, " ready on ", address, " (", devices, " CPU device",
+                         devices == 1 ? "" : "s", "; cluster ", spec, ")"));
+    }
+  }
+  void Stopped(int signal) const {
+    const char* name = signal == SIGTERM ? "SIGTERM" : "SIGINT";
+    if (json) {
+      Print(JsonObject().AddString("event", "stopped").AddString("task", task).AddString("signal", name).ToString());
+    } else {
+      Print(absl::StrCat("sluice serve: ", task, " stopped (", name, ")"));
+    }
+  }
+  static void Print(const std::string& line) {
+    std::printf("%s\n", line.c_str());
+    std::fflush(stdout);
+  }
+};
+
+// The cluster spec in `path` once it is there and not empty, or DEADLINE_EXCEEDED after
+// `wait`. A stop signal while waiting sets *signal and returns OK with no cluster.
+absl::StatusOr<ClusterDef> AwaitClusterFile(const std::string& path, absl::Duration wait,
+                                            const sigset_t& stop_signals, int* signal) {
+  const absl::Time deadline = absl::Now() + wait;
+  constexpr timespec kPoll = {0, 100 * 1000 * 1000};  // A person's or a script's pace.
+  for (;;) {
+    std::ifstream in(path);
+    if (in) {
+      std::stringstream text;
+      text << in.rdbuf();
+      const std::string spec(absl::StripAsciiWhitespace(text.str()));
+      if (!spec.empty()) return ParseClusterSpec(spec);
+    }
+    if (absl::Now() >= deadline) {
+      return absl::DeadlineExceededError(
+          absl::StrCat("no cluster spec in '", path, "' after ", absl::FormatDuration(wait)));
+    }
+    const int s = sigtimedwait(&stop_signals, nullptr, &kPoll);
+    if (s > 0) {
+      *signal = s;
+      return ClusterDef();
+    }
+  }
+}
 
 }  // namespace
 
@@ -40,14 +135,25 @@ int ServeVerb(Args& args) {
   }
   const std::string spec = args.Take("--cluster"), job = args.Take("--job");
   const std::string task_s = args.Take("--task"), devices_s = args.Take("--devices", "1");
+  const std::string port_s = args.Take("--port"), host = args.Take("--host", "127.0.0.1");
+  const std::string cluster_file = args.Take("--cluster-file");
+  const std::string wait_s = args.Take("--cluster-wait", "60");
   const std::string threads_s = args.Take("--threads", "0");
   const std::string max_request_s = args.Take("--max-request-mb", "1024");
-  int task = -1, devices = 0, threads = -1;
+  Announcer announce;
+  announce.json = args.Has("--json");
+  int task = -1, devices = 0, threads = -1, port = -1, wait_seconds = 0;
   int64_t max_request_mb = 0;
   auto positional = args.Positional(0);
   std::string usage_error;
   if (!positional.ok()) usage_error = std::string(positional.status().message());
-  else if (spec.empty() || job.empty() || task_s.empty()) usage_error = "--cluster, --job and --task are required";
+  else if (job.empty() || task_s.empty()) usage_error = "--job and --task are required";
+  else if (spec.empty() == port_s.empty()) usage_error = "give either --cluster or --port";
+  else if (!cluster_file.empty() && port_s.empty()) usage_error = "--cluster-file needs --port";
+  else if (!port_s.empty() && (!absl::SimpleAtoi(port_s, &port) || port < 0 || port > 65535)) {
+    usage_error = "bad --port '" + port_s + "' (0 to 65535)";
+  }
+  else if (!absl::SimpleAtoi(wait_s, &wait_seconds) || wait_seconds < 1) usage_error = "bad --cluster-wait '" + wait_s + "'";
   else if (!absl::SimpleAtoi(task_s, &task) || task < 0) usage_error = "bad --task '" + task_s + "'";
   else if (!absl::SimpleAtoi(devices_s, &devices) || devices < 1) usage_error = "bad --devices '" + devices_s + "'";
   else if (!absl::SimpleAtoi(threads_s, &threads) || threads < 0) usage_error = "bad --threads '" + threads_s + "'";
@@ -62,8 +168,16 @@ int ServeVerb(Args& args) {
     std::fprintf(stderr, "sluice serve: %s\n", StatusToString(s).c_str());
     return 1;
   };
-  auto cluster = ParseClusterSpec(spec);
-  if (!cluster.ok()) return fail(cluster.status());
+  ClusterDef cluster;
+  if (!spec.empty()) {
+    auto parsed = ParseClusterSpec(spec);
+    if (!parsed.ok()) return fail(parsed.status());
+    cluster = *std::move(parsed);
+  } else {  // This task alone, until the cluster file names the others.
+    JobDef* j = cluster.add_job();
+    j->set_name(job);
+    (*j->mutable_tasks())[task] = absl::StrCat(host, ":", port);
+  }
 
   // Signals are taken by sigwait below: block them before gRPC starts its threads, which
   // inherit the mask.
@@ -74,7 +188,7 @@ int ServeVerb(Args& args) {
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
 
   ServerDef def;
-  *def.mutable_cluster() = *cluster;
+  *def.mutable_cluster() = cluster;
   def.set_job_name(job);
   def.set_task_index(task);
   def.set_protocol("grpc");
@@ -83,21 +197,33 @@ int ServeVerb(Args& args) {
   options.inter_op_threads = threads;
   options.intra_op_threads = threads;
   options.max_request_bytes = max_request_mb << 20;
+  options.complete_cluster_later = !cluster_file.empty();
   auto server = GrpcServer::Create(def, options);
   if (!server.ok()) return fail(server.status());
+  announce.task = (*server)->task_name();
   absl::Status s = (*server)->Start();
   if (!s.ok()) return fail(s);
-  std::printf("sluice serve: %s ready on %s (%d CPU device%s; cluster %s)\n",
-              (*server)->task_name().c_str(), (*server)->address().c_str(), devices,
-              devices == 1 ? "" : "s", ClusterSpecString(*cluster).c_str());
-  std::fflush(stdout);
+  const std::string address = (*server)->address();
+  announce.Listening(address);
 
   int signal = 0;
-  sigwait(&stop_signals, &signal);
+  if (cluster_file.empty()) {
+    if (spec.empty()) (*cluster.mutable_job(0)->mutable_tasks())[task] = address;  // Port 0 bound.
+  } else {
+    auto full = AwaitClusterFile(cluster_file, absl::Seconds(wait_seconds), stop_signals, &signal);
+    if (!full.ok()) return fail(full.status());
+    if (signal == 0) {
+      s = (*server)->CompleteCluster(*full);
+      if (!s.ok()) return fail(AddContext(s, absl::StrCat("cluster file '", cluster_file, "'")));
+      cluster = *std::move(full);
+    }
+  }
+  if (signal == 0) {
+    announce.Ready(address, devices, ClusterSpecString(cluster));
+    sigwait(&stop_signals, &signal);
+  }
   (*server)->Stop();
-  std::printf("sluice serve: %s stopped (%s)\n", (*server)->task_name().c_str(),
-              signal == SIGTERM ? "SIGTERM" : "SIGINT");
-  std::fflush(stdout);
+  announce.Stopped(signal);
   return 0;
 }
 

@@ -5,6 +5,7 @@ sluice=tools/sluice
 graph=examples/mlp.pbtxt
 x=examples/mlp_x.pb
 out=$(mktemp -d)
+source tests/test_lib.sh  # json_is
 trap 'rm -rf "$out"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
 
@@ -13,13 +14,18 @@ $sluice --help | grep -q "run" || fail "top-level help lists run"
 $sluice run --help | grep -q -- "--output-dir" || fail "run --help"
 
 # x = [[1,2],[3,-1],[0,10]] through relu(x*w+b): rows [5.5,0], [1.5,0], [20.5,0] (by hand).
-log=$($sluice run "$graph" --input "x=$x" --output-dir "$out")
-echo "$log"
-echo "$log" | grep -q "y:0: float \[3,2\] min=0 max=20.5" || fail "summary line"
+mlp_y="d['outputs'][0]['name'] == 'y:0' and d['outputs'][0]['dtype'] == 'float' and
+  d['outputs'][0]['shape'] == [3, 2] and d['outputs'][0]['values'] == [5.5, 0, 1.5, 0, 20.5, 0] and
+  d['outputs'][0]['min'] == 0 and d['outputs'][0]['max'] == 20.5"
+$sluice run "$graph" --input "x=$x" --output-dir "$out" --json > "$out/run.json"
+json_is "$out/run.json" "$mlp_y and d['outputs'][0]['file'] == '$out/output_0.pb'" || fail "run --json"
 [ -s "$out/output_0.pb" ] || fail "output_0.pb written"
+# The lines people read: one per output.
+$sluice run "$graph" --input "x=$x" | grep -q "^y:0: float \[3,2\] min=0 max=20.5" || fail "summary line"
 
 # The input's own name works without NAME=, and two devices give the same answer.
-$sluice run "$graph" --input "$x" --devices 2 | grep -q "max=20.5" || fail "--input FILE"
+$sluice run "$graph" --input "$x" --devices 2 --json > "$out/run2.json"
+json_is "$out/run2.json" "$mlp_y" || fail "--input FILE"
 
 # Errors: missing feed, wrong file, bad flag: non-zero exit, message names the problem.
 if msg=$($sluice run "$graph" 2>&1); then fail "missing feed accepted"; fi
@@ -33,10 +39,13 @@ if msg=$($sluice frobnicate 2>&1); then fail "unknown verb accepted"; fi
 # Training through a TrainingInfoProto: the losses are numpy's (tests/testdata/onnx/make_models.py).
 m=tests/testdata/onnx
 $sluice train --help | grep -q -- "--steps" || fail "train --help"
-log=$($sluice train $m/train_linear.onnx --steps 5 --feed x=$m/train_linear_x.pb --feed t=$m/train_linear_t.pb --save "$out/trained.onnx")
-echo "$log"
-echo "$log" | grep -q "step 1 loss=29.187" || fail "first loss"
-echo "$log" | grep -q "step 4 loss=0.6025" || fail "fourth loss"
+$sluice train $m/train_linear.onnx --steps 5 --feed x=$m/train_linear_x.pb --feed t=$m/train_linear_t.pb \
+  --save "$out/trained.onnx" --json > "$out/train.json"
+cat "$out/train.json"
+json_is "$out/train.json" "[s['step'] for s in d['steps']] == [1, 2, 3, 4, 5]" || fail "five steps"
+json_is "$out/train.json" "repr(d['steps'][0]['outputs']['loss']).startswith('29.187')" || fail "first loss"
+json_is "$out/train.json" "repr(d['steps'][3]['outputs']['loss']).startswith('0.6025')" || fail "fourth loss"
+json_is "$out/train.json" "d['saved'] == '$out/trained.onnx'" || fail "saved reported"
 [ -s "$out/trained.onnx" ] || fail "trained model saved"
 if msg=$($sluice train $m/train_linear.onnx --steps 1 2>&1); then fail "missing feed accepted"; fi
 echo "$msg" | grep -q "no value for input 't'" || fail "missing feed message: $msg"
@@ -49,9 +58,13 @@ for c in case_a case_b; do
   cp $m/train_linear.onnx "$out/cases/$c/model.onnx"
   cp $m/train_linear_x.pb "$out/cases/$c/test_data_set_0/input_0.pb"
 done
-$sluice test-onnx "$out/cases" --trace "$out/t.json" | grep -q "2 passed, 0 failed" || fail "test-onnx cases"
-grep -q '"traceEvents"' "$out/t.case_a.json" || fail "trace of case_a"
-grep -q '"ph": "X"' "$out/t.case_b.json" || fail "trace of case_b has node events"
+$sluice test-onnx "$out/cases" --trace "$out/t.json" --json - > "$out/cases.json" || fail "test-onnx exit status"
+json_is "$out/cases.json" "(d['passed'], d['failed'], d['skipped']) == (2, 0, 0) and
+  [(c['name'], c['outcome']) for c in d['cases']] == [('case_a', 'pass'), ('case_b', 'pass')]" || fail "test-onnx cases"
+$sluice test-onnx "$out/cases" | tail -1 | grep -qx "2 passed, 0 failed, 0 skipped" || fail "test-onnx last line"
+has_nodes="any(e['ph'] == 'X' for e in d['traceEvents'])"
+json_is "$out/t.case_a.json" "$has_nodes" || fail "trace of case_a has node events"
+json_is "$out/t.case_b.json" "$has_nodes" || fail "trace of case_b has node events"
 $sluice test-onnx "$out/cases/case_a" --trace "$out/one.json" > /dev/null || fail "one case"
-grep -q '"ph": "X"' "$out/one.json" || fail "trace of a single case goes to FILE itself"
+json_is "$out/one.json" "$has_nodes" || fail "trace of a single case goes to FILE itself"
 echo "PASS"

@@ -10,6 +10,7 @@
 #include "framework/status.h"
 #include "frontend/onnx/onnx_tensor.h"
 #include "training/trainer.h"
+#include "tools/json.h"
 #include "tools/session_flags.h"
 #include "tools/verbs.h"
 
@@ -27,6 +28,10 @@ options:
   --feed NAME=FILE.pb    a value for an input of the model or the algorithm; repeatable
   --save OUT.onnx        write the trained model (initializers updated, training_info kept)
   --threads N            intra-op and inter-op threads (default: all cores)
+  --json                 print one JSON object instead of the lines:
+                           {"replicas": N, "steps": [{"step": 1, "outputs": {"loss": X}}, ...],
+                            "saved": "OUT.onnx"}
+                         (scalar outputs as numbers, at full precision; others as strings)
   --help                 this text
 
 With --target on a cluster that has a "ps" job, the weights live in variables on
@@ -45,6 +50,13 @@ std::string Scalar(const Tensor& t) {
   return s.substr(colon + 2, s.size() - colon - 3);
 }
 
+// A scalar output as a JSON number (every digit of its type); others as their description.
+std::string ScalarJson(const Tensor& t) {
+  if (t.NumElements() == 1 && t.dtype() == DT_FLOAT) return JsonNumber(t.flat<float>()[0], 9);
+  if (t.NumElements() == 1 && t.dtype() == DT_DOUBLE) return JsonNumber(t.flat<double>()[0], 17);
+  return JsonString(Scalar(t));
+}
+
 }  // namespace
 
 int TrainVerb(Args& args) {
@@ -60,6 +72,7 @@ int TrainVerb(Args& args) {
     return 2;
   }
   std::string save = args.Take("--save");
+  const bool json = args.Has("--json");
   int steps = 0, threads = 0;
   if (!absl::SimpleAtoi(args.Take("--steps", "0"), &steps) || steps <= 0) {
     std::fprintf(stderr, "sluice train: --steps N (N > 0) is required\n%s", kHelp);
@@ -94,16 +107,23 @@ int TrainVerb(Args& args) {
   }
   auto trainer = OnnxTrainer::Load((*positional)[0], options);
   if (!trainer.ok()) return fail(trainer.status());
-  if ((*trainer)->replicas() > 1) {
+  if ((*trainer)->replicas() > 1 && !json) {
     std::printf("data-parallel: %d replicas on job worker, variables on /job:ps/task:0\n",
                 (*trainer)->replicas());
   }
   absl::Status s = (*trainer)->Initialize();
   if (!s.ok()) return fail(s);
   const bool terminal = isatty(STDOUT_FILENO);
+  std::vector<std::string> steps_json;
   for (int step = 1; step <= steps; ++step) {
     auto out = (*trainer)->Step(feeds);
     if (!out.ok()) return fail(AddContext(out.status(), absl::StrCat("step ", step)));
+    if (json) {
+      JsonObject outputs;
+      for (const auto& [name, value] : *out) outputs.AddRaw(name, ScalarJson(value));
+      steps_json.push_back(JsonObject().AddInt("step", step).AddRaw("outputs", outputs.ToString()).ToString());
+      continue;
+    }
     std::string line = absl::StrCat("step ", step);
     for (const auto& [name, value] : *out) absl::StrAppend(&line, " ", name, "=", Scalar(value));
     if (terminal) {
@@ -120,7 +140,13 @@ int TrainVerb(Args& args) {
   if (!save.empty()) {
     s = (*trainer)->Save(save);
     if (!s.ok()) return fail(s);
-    std::printf("saved %s\n", save.c_str());
+    if (!json) std::printf("saved %s\n", save.c_str());
+  }
+  if (json) {
+    JsonObject doc;
+    doc.AddInt("replicas", (*trainer)->replicas()).AddRaw("steps", JsonArray(steps_json));
+    if (!save.empty()) doc.AddString("saved", save);
+    std::printf("%s\n", doc.ToString().c_str());
   }
   return 0;
 }
