@@ -8,16 +8,20 @@ def sl_proto_library(name, srcs, deps = [], proto_deps = [], grpc = False, visib
     """
     base = [s[:-len(".proto")] for s in srcs]
     outs = [b + ".pb.h" for b in base] + [b + ".pb.cc" for b in base]
-    cmd = "/usr/bin/protoc --proto_path=. --cpp_out=$(GENDIR)"
+    tools = ["@system_tools//:protoc"]
+    cmd = "$(location @system_tools//:protoc) --proto_path=. --cpp_out=$(GENDIR)"
     if grpc:
         outs += [b + ".grpc.pb.h" for b in base] + [b + ".grpc.pb.cc" for b in base]
-        cmd += " --grpc_out=$(GENDIR) --plugin=protoc-gen-grpc=/usr/bin/grpc_cpp_plugin"
+        tools.append("@system_tools//:grpc_cpp_plugin")
+        cmd += " --grpc_out=$(GENDIR)"
+        cmd += " --plugin=protoc-gen-grpc=$(location @system_tools//:grpc_cpp_plugin)"
     cmd += " " + " ".join(["$(location %s)" % s for s in srcs])
     native.genrule(
         name = name + "_gen",
         srcs = srcs + proto_deps,
         outs = outs,
         cmd = cmd,
+        tools = tools,
     )
     sys_deps = ["//third_party/system:protobuf"]
     if grpc:

@@ -77,7 +77,9 @@ TEST(TensorSequenceTest, SequencesAndOptionalsRoundTripThroughTensorProto) {
     auto got = GetOptional(*o, "o");
     ASSERT_TRUE(got.ok()) << got.status();
     EXPECT_EQ((*got)->has_value(), (*GetOptional(opt, "opt"))->has_value());
-    if ((*got)->has_value()) EXPECT_EQ((*got)->value().flat<int64_t>()[0], 7);
+    if ((*got)->has_value()) {
+      EXPECT_EQ((*got)->value().flat<int64_t>()[0], 7);
+    }
   }
 }
 

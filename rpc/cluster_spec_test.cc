@@ -36,7 +36,9 @@ TEST(ClusterSpecTest, RejectsMalformedSpecs) {
                            "localhost=h:1", "worker=h:1,,h:2"}) {
     auto cluster = ParseClusterSpec(spec);
     EXPECT_FALSE(cluster.ok()) << "'" << spec << "' parsed";
-    if (!cluster.ok()) EXPECT_EQ(cluster.status().code(), absl::StatusCode::kInvalidArgument);
+    if (!cluster.ok()) {
+      EXPECT_EQ(cluster.status().code(), absl::StatusCode::kInvalidArgument);
+    }
   }
 }
 

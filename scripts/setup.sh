@@ -27,3 +27,10 @@ if [ ${#missing[@]} -gt 0 ]; then
     "${missing[@]}" >/dev/null
 fi
 echo "setup: all packages present"
+
+# Machine-specific Bazel settings, from the documented default unless the user has their own.
+root="$(cd "$(dirname "$0")/.." && pwd)"
+if [ ! -f "$root/user.bazelrc" ]; then
+  cp "$root/build_defs/machine.bazelrc" "$root/user.bazelrc"
+  echo "setup: wrote user.bazelrc from build_defs/machine.bazelrc"
+fi
