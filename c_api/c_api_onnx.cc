@@ -3,8 +3,8 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "c_api/c_api.h"
 #include "c_api/c_api_internal.h"
+#include "c_api/sluice_c_api.h"
 #include "framework/node_def_util.h"
 #include "framework/status.h"
 #include "frontend/onnx/importer.h"
