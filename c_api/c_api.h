@@ -26,7 +26,9 @@
  * getters (TF_OperationGetAttr*) are not provided.
  *
  * Thread safety: a TF_Graph may be read and extended from several threads; a TF_Session may
- * run from several threads at once. A TF_OperationDescription belongs to one thread. */
+ * run from several threads at once. A TF_OperationDescription belongs to one thread.
+ *
+ * Sluice's own extensions (SL_*: ONNX import, training) are declared in c_api/sluice_c_api.h. */
 #ifndef SLUICE_C_API_C_API_H_
 #define SLUICE_C_API_C_API_H_
 
@@ -352,65 +354,6 @@ TF_CAPI_EXPORT extern int64_t TF_DeviceListMemoryBytes(const TF_DeviceList* list
                                                        TF_Status* status);
 TF_CAPI_EXPORT extern uint64_t TF_DeviceListIncarnation(const TF_DeviceList* list, int index,
                                                         TF_Status* status);
-
-/* --- Sluice extension: ONNX models -------------------------------------------------------
- *
- *   SL_ONNXImport* m = SL_GraphImportONNX(graph, "model.onnx", NULL, 0, "", status);
- *   TF_Output x = SL_ONNXImportInput(m, 0), y = SL_ONNXImportOutput(m, 0);
- *   TF_SessionRun(session, NULL, &x, &x_value, 1, &y, &y_value, 1, NULL, 0, NULL, status);
- *   SL_DeleteONNXImport(m);
- */
-typedef struct SL_ONNXImport SL_ONNXImport;
-
-/* Imports an ONNX model into `graph`: from the file at `path`, or, when `path` is NULL, from
- * the `length` bytes at `buffer` (a model whose tensors live in external files must come from
- * a path). The model is checked and converted as `sluice run` does; operation names get
- * `prefix` + "/" when prefix is non-empty. Returns the model's inputs and outputs, or NULL with
- * `status` set (the graph is then unchanged). */
-TF_CAPI_EXPORT extern SL_ONNXImport* SL_GraphImportONNX(TF_Graph* graph, const char* path,
-                                                        const void* buffer, size_t length,
-                                                        const char* prefix, TF_Status* status);
-TF_CAPI_EXPORT extern void SL_DeleteONNXImport(SL_ONNXImport* model);
-/* Graph inputs in model order, including those with an initializer as default. */
-TF_CAPI_EXPORT extern int SL_ONNXImportNumInputs(const SL_ONNXImport* model);
-/* The ONNX name; owned by `model`. NULL for an index out of range. */
-TF_CAPI_EXPORT extern const char* SL_ONNXImportInputName(const SL_ONNXImport* model, int index);
-/* What to feed; {NULL, -1} for an index out of range. */
-TF_CAPI_EXPORT extern TF_Output SL_ONNXImportInput(const SL_ONNXImport* model, int index);
-TF_CAPI_EXPORT extern int SL_ONNXImportNumOutputs(const SL_ONNXImport* model);
-TF_CAPI_EXPORT extern const char* SL_ONNXImportOutputName(const SL_ONNXImport* model, int index);
-/* What to fetch; {NULL, -1} for an index out of range. */
-TF_CAPI_EXPORT extern TF_Output SL_ONNXImportOutput(const SL_ONNXImport* model, int index);
-
-/* --- Sluice extension: training ONNX models through their TrainingInfoProto -------------
- *
- *   SL_Trainer* t = SL_NewTrainer("model.onnx", opts, status);
- *   SL_TrainerInitialize(t, status);
- *   const char* names[] = {"x", "t"};  TF_Tensor* values[] = {x, target};
- *   for (int i = 0; i < 100; ++i) SL_TrainerStep(t, names, values, 2, status);
- *   float loss = *(float*)TF_TensorData(SL_TrainerOutput(t, 0));
- *   SL_TrainerSave(t, "trained.onnx", status);  SL_DeleteTrainer(t);
- */
-typedef struct SL_Trainer SL_Trainer;
-
-/* Loads a model with training_info; NULL with `status` set when it has none or is invalid. */
-TF_CAPI_EXPORT extern SL_Trainer* SL_NewTrainer(const char* path, const TF_SessionOptions* opts,
-                                                TF_Status* status);
-TF_CAPI_EXPORT extern void SL_DeleteTrainer(SL_Trainer* trainer);
-/* Runs every initialization graph once. */
-TF_CAPI_EXPORT extern void SL_TrainerInitialize(SL_Trainer* trainer, TF_Status* status);
-/* One step: feeds by ONNX input name (tensors stay owned by the caller). Afterwards the
- * algorithm's outputs that no update_binding consumes (the loss) are available below. */
-TF_CAPI_EXPORT extern void SL_TrainerStep(SL_Trainer* trainer, const char* const* names,
-                                          TF_Tensor* const* values, int num_values,
-                                          TF_Status* status);
-TF_CAPI_EXPORT extern int SL_TrainerNumOutputs(const SL_Trainer* trainer);
-/* Owned by the trainer, valid until the next step. NULL for an index out of range. */
-TF_CAPI_EXPORT extern const char* SL_TrainerOutputName(const SL_Trainer* trainer, int index);
-TF_CAPI_EXPORT extern TF_Tensor* SL_TrainerOutput(const SL_Trainer* trainer, int index);
-/* Writes the model with its initializers set to their current values. */
-TF_CAPI_EXPORT extern void SL_TrainerSave(const SL_Trainer* trainer, const char* path,
-                                          TF_Status* status);
 
 #ifdef __cplusplus
 } /* extern "C" */

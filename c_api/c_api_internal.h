@@ -1,10 +1,14 @@
-// The structs behind the C API's opaque handles, and the C++ helpers c_api.cc builds on. Only
-// c_api.cc and its C++ tests include this; C programs see the handles as opaque.
+// The structs behind the C API's opaque handles, and the helpers its files share. Only the C
+// API's own sources include this; C programs see the handles as opaque.
 //
 //   TF_Graph* g = TF_NewGraph();
 //   ...                                      // TF_NewOperation / TF_FinishOperation
 //   absl::ReaderMutexLock lock(&g->mu);
-//   for (const auto& op : g->ops) op->node_def.name();
+//   for (const auto& op : g->ops) op->node->name();
+//
+// A TF_Graph is a framework Graph (framework/graph.h) plus one TF_Operation per node: the stable
+// handle C programs hold, with what only the C API keeps about a node (inferred output shapes,
+// a Const's value for its consumers' shape functions).
 #ifndef SLUICE_C_API_C_API_INTERNAL_H_
 #define SLUICE_C_API_C_API_INTERNAL_H_
 
@@ -13,13 +17,16 @@
 #include <string>
 #include <vector>
 
-#include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
 #include "c_api/c_api.h"
+#include "framework/graph.h"
 #include "framework/tensor.h"
 #include "framework/tensor_shape.h"
 #include "framework/types.h"
+#include "google/protobuf/message_lite.h"
 #include "master/session.h"
 #include "ops/op_registry.h"
 #include "proto/device_attributes.pb.h"
@@ -49,14 +56,11 @@ struct TF_ImportGraphDefOptions {
   std::string prefix;  // As given; a trailing '/' is added when importing.
 };
 
-// Immutable once in a graph, so accessors read it without the graph's lock.
+// Immutable once in a graph, and so is its node's NodeDef and in-edges (edges are only ever
+// added into a new node), so accessors read them without the graph's lock.
 struct TF_Operation {
-  sluice::NodeDef node_def;  // Inputs as "node", "node:k" and "^node"; every attr set.
-  const sluice::OpRegistrationData* op = nullptr;
-  sluice::DataTypeVector input_types;
-  sluice::DataTypeVector output_types;
-  std::vector<TF_Output> inputs;  // One per data input, in order.
-  std::vector<TF_Operation*> control_inputs;
+  TF_Graph* graph = nullptr;
+  sluice::Node* node = nullptr;  // Owned by graph->graph; its NodeDef has every attr set.
   // From the op's shape function; unknown rank or -1 dims where it could not tell.
   std::vector<sluice::PartialShape> output_shapes;
   // The value of a Const, so shape functions of its consumers can read it.
@@ -65,15 +69,26 @@ struct TF_Operation {
 
 struct TF_Graph {
   mutable absl::Mutex mu;
-  // Insertion order; never shrinks, so sessions extend with the suffix they have not seen
-  // and TF_Operation pointers stay valid.
+  // The nodes and edges. Functions imported with GraphDefs and ONNX models (bodies of If,
+  // Loop, Scan) go in its library, which only grows.
+  sluice::Graph graph ABSL_GUARDED_BY(mu){sluice::OpRegistry::Global()};
+  // One handle per node, in insertion order; never shrinks (but for the rollback of a failed
+  // import, before anyone saw them), so sessions extend with the suffix they have not seen and
+  // TF_Operation pointers stay valid.
   std::vector<std::unique_ptr<TF_Operation>> ops ABSL_GUARDED_BY(mu);
-  absl::flat_hash_map<std::string, TF_Operation*> by_name ABSL_GUARDED_BY(mu);
+  std::vector<TF_Operation*> op_by_node_id ABSL_GUARDED_BY(mu);  // Null for removed ids.
   // TF_DeleteGraph frees the graph only once the last session over it is deleted.
   int num_sessions ABSL_GUARDED_BY(mu) = 0;
   bool delete_requested ABSL_GUARDED_BY(mu) = false;
-  // Functions imported with GraphDefs and ONNX models (bodies of If, Loop, Scan). Only grows.
-  sluice::FunctionDefLibrary library ABSL_GUARDED_BY(mu);
+
+  TF_Operation* OperationOf(const sluice::Node* node) const ABSL_SHARED_LOCKS_REQUIRED(mu) {
+    return op_by_node_id[node->id()];
+  }
+  // Null when no operation has that name.
+  TF_Operation* OperationByName(absl::string_view name) const ABSL_SHARED_LOCKS_REQUIRED(mu) {
+    sluice::Node* node = graph.FindNode(name);
+    return node == nullptr ? nullptr : OperationOf(node);
+  }
 };
 
 struct TF_OperationDescription {
@@ -105,17 +120,47 @@ struct TF_DeviceList {
 
 namespace sluice {
 
-// Completes `node_def` (name and op set, attrs inferred or given) with `inputs` and
-// `control_inputs`: fills defaults, validates it against the OpDef, type-checks the inputs and
-// runs the shape function. Every error names the node. Callers hold the graph's lock.
-absl::StatusOr<std::unique_ptr<TF_Operation>> BuildOperation(
-    NodeDef node_def, const std::vector<TF_Output>& inputs,
-    const std::vector<TF_Operation*>& control_inputs);
+// ---- Statuses (tf_status.cc) ----
+
+inline void SetStatus(TF_Status* status, const absl::Status& s) {
+  if (status != nullptr) status->Set(s);
+}
+
+// INVALID_ARGUMENT "function: 'arg' is null".
+absl::Status NullArgument(absl::string_view function, absl::string_view arg);
+
+// Prefixes "node 'name' (op 'type'): " unless the message already names the node (most
+// validation helpers do), so every graph-building error says which node it is about.
+absl::Status NameNode(const absl::Status& s, const NodeDef& node);
+
+// ---- Buffers (tf_buffer.cc) ----
+
+// Serializes into an empty TF_Buffer; the bytes are released by TF_DeleteBuffer.
+absl::Status MessageToBuffer(const google::protobuf::MessageLite& message, TF_Buffer* out);
+
+// Parses `length` bytes at `data` (null only when length is 0); false when they are not a
+// valid serialized `message` or too many for protobuf.
+bool ParseFromBytes(const void* data, size_t length, google::protobuf::MessageLite* message);
+
+// ---- Tensors (tf_tensor.cc) ----
+
+// Types a TF_Tensor can hold: fixed-size numerics and bool (strings need a C layout we do
+// not offer).
+bool CanCrossCApi(DataType dt);
+
+// ---- Graphs (c_api_graph.cc) ----
 
 // "node:k" for a graph output.
 std::string OutputName(const TF_Output& output);
 
-// Adds `def`'s nodes (renamed under `prefix`) and functions to `graph`, all or nothing.
+// True when `op` is an operation of `graph` (and not null or another graph's).
+bool InGraph(const TF_Graph& graph, const TF_Operation* op);
+
+// `out` names an existing output of an operation of `graph`; errors start with `what`.
+absl::Status CheckOutput(const TF_Graph& graph, const TF_Output& out, absl::string_view what);
+
+// Adds `def`'s nodes (renamed under `prefix`) and functions to `graph`, all or nothing, with
+// the checks TF_FinishOperation makes for each node.
 absl::Status ImportGraphDefLocked(TF_Graph* graph, const GraphDef& def, std::string prefix)
     ABSL_EXCLUSIVE_LOCKS_REQUIRED(graph->mu);
 

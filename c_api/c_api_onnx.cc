@@ -3,8 +3,8 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "c_api/c_api.h"
 #include "c_api/c_api_internal.h"
+#include "c_api/sluice_c_api.h"
 #include "framework/node_def_util.h"
 #include "framework/status.h"
 #include "frontend/onnx/importer.h"
@@ -40,7 +40,7 @@ absl::StatusOr<SL_ONNXImport*> Import(TF_Graph* graph, const char* path, const v
   auto* result = new SL_ONNXImport;
   auto resolve = [&](const sluice::OnnxValue& v) -> SL_ONNXImport::Value {
     auto id = sluice::ParseTensorName(v.tensor);
-    TF_Operation* op = graph->by_name.at(p + id->node);
+    TF_Operation* op = graph->OperationByName(p + id->node);
     return {v.name, TF_Output{op, id->index}};
   };
   for (const auto& v : imported.inputs) result->inputs.push_back(resolve(v));

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "c_api/c_api.h"
+#include "c_api/sluice_c_api.h"
 
 static int failures = 0;
 #define CHECK(cond, what)                                   \

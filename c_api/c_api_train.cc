@@ -4,8 +4,8 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "c_api/c_api.h"
 #include "c_api/c_api_internal.h"
+#include "c_api/sluice_c_api.h"
 #include "training/trainer.h"
 
 struct SL_Trainer {

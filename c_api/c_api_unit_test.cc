@@ -13,6 +13,7 @@
 
 #include "absl/status/status.h"
 #include "gmock/gmock.h"
+#include "google/protobuf/text_format.h"
 #include "gtest/gtest.h"
 #include "proto/attr_value.pb.h"
 #include "proto/config.pb.h"
@@ -443,6 +444,79 @@ TEST_F(CApiTest, ImportIsAllOrNothing) {
   BufferPtr empty(TF_NewBuffer());
   TF_GraphImportGraphDef(graph_.get(), empty.get(), nullptr, status_.get());
   EXPECT_EQ(TF_GetCode(status_.get()), TF_OK) << Message(status_.get());
+}
+
+// Imported nodes join the graph breadth first from the GraphDef's sources, in its order, so
+// TF_GraphNextOperation and TF_GraphToGraphDef list them the same way every time.
+TEST_F(CApiTest, ImportOrderFollowsTheGraphDef) {
+  GraphDef def;
+  ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(R"(
+    node { name: "r" op: "Relu" input: "p" attr { key: "T" value { type: DT_FLOAT } } }
+    node { name: "p" op: "Placeholder" attr { key: "dtype" value { type: DT_FLOAT } } }
+    node { name: "s" op: "Add" input: "r" input: "q" input: "^p"
+           attr { key: "T" value { type: DT_FLOAT } } }
+    node { name: "q" op: "Placeholder" attr { key: "dtype" value { type: DT_FLOAT } } }
+  )", &def));
+  TF_GraphImportGraphDef(graph_.get(), GraphDefBuffer(def).get(), nullptr, status_.get());
+  ASSERT_EQ(TF_GetCode(status_.get()), TF_OK) << Message(status_.get());
+
+  std::vector<std::string> names;
+  size_t pos = 0;
+  while (TF_Operation* op = TF_GraphNextOperation(graph_.get(), &pos)) {
+    names.push_back(TF_OperationName(op));
+  }
+  EXPECT_THAT(names, ::testing::ElementsAre("p", "q", "r", "s"));
+  BufferPtr out(TF_NewBuffer());
+  TF_GraphToGraphDef(graph_.get(), out.get(), status_.get());
+  ASSERT_EQ(TF_GetCode(status_.get()), TF_OK) << Message(status_.get());
+  GraphDef exported;
+  ASSERT_TRUE(exported.ParseFromArray(out->data, static_cast<int>(out->length)));
+  ASSERT_EQ(exported.node_size(), 4);
+  EXPECT_EQ(exported.node(3).name(), "s");
+  EXPECT_THAT(exported.node(3).input(), ::testing::ElementsAre("r", "q", "^p"));
+
+  TF_Operation* s = TF_GraphOperationByName(graph_.get(), "s");
+  EXPECT_EQ(TF_OperationInput({s, 0}).oper, TF_GraphOperationByName(graph_.get(), "r"));
+  EXPECT_EQ(TF_OperationInput({s, 1}).oper, TF_GraphOperationByName(graph_.get(), "q"));
+  EXPECT_EQ(TF_OperationInput({s, 2}).oper, nullptr);
+  EXPECT_EQ(TF_OperationNumControlInputs(s), 1);
+}
+
+// A node that fails late (here its shape function, after its inputs were added) takes back
+// the whole import, names included, so the same names can be imported again.
+TEST_F(CApiTest, FailedImportTakesBackWhatItAdded) {
+  TF_Operation* x = Placeholder("x");
+  GraphDef def;
+  ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(R"(
+    node { name: "a" op: "Placeholder" attr { key: "dtype" value { type: DT_FLOAT } }
+           attr { key: "shape" value { shape { dim { size: 2 } dim { size: 3 } } } } }
+    node { name: "b" op: "Placeholder" attr { key: "dtype" value { type: DT_FLOAT } }
+           attr { key: "shape" value { shape { dim { size: 2 } dim { size: 3 } } } } }
+    node { name: "m" op: "MatMul" input: "a" input: "b"
+           attr { key: "T" value { type: DT_FLOAT } } }
+  )", &def));
+  TF_ImportGraphDefOptions* opts = TF_NewImportGraphDefOptions();
+  TF_ImportGraphDefOptionsSetPrefix(opts, "mm");
+  TF_GraphImportGraphDef(graph_.get(), GraphDefBuffer(def).get(), opts, status_.get());
+  EXPECT_EQ(TF_GetCode(status_.get()), TF_INVALID_ARGUMENT);
+  EXPECT_THAT(Message(status_.get()), HasSubstr("'mm/m'"));
+  EXPECT_EQ(NumOps(graph_.get()), 1u);
+  EXPECT_EQ(TF_GraphOperationByName(graph_.get(), "mm/a"), nullptr);
+
+  def.mutable_node(1)->mutable_attr()->at("shape").mutable_shape()->mutable_dim(0)->set_size(3);
+  TF_GraphImportGraphDef(graph_.get(), GraphDefBuffer(def).get(), opts, status_.get());
+  ASSERT_EQ(TF_GetCode(status_.get()), TF_OK) << Message(status_.get());
+  TF_DeleteImportGraphDefOptions(opts);
+  TF_Operation* m = TF_GraphOperationByName(graph_.get(), "mm/m");
+  ASSERT_NE(m, nullptr);
+  int64_t dims[2];
+  TF_GraphGetTensorShape(graph_.get(), {m, 0}, dims, 2, status_.get());
+  ASSERT_EQ(TF_GetCode(status_.get()), TF_OK) << Message(status_.get());
+  EXPECT_EQ(dims[0], 2);  // [2, 3] x [3, 3].
+  EXPECT_EQ(dims[1], 3);
+  size_t pos = 0;
+  EXPECT_EQ(TF_GraphNextOperation(graph_.get(), &pos), x);
+  EXPECT_EQ(NumOps(graph_.get()), 4u);
 }
 
 TEST_F(CApiTest, SessionRunArgumentChecks) {

@@ -103,14 +103,29 @@ std::vector<Node*> Graph::nodes() const {
   return out;
 }
 
-absl::StatusOr<std::vector<Node*>> Graph::TopologicalOrder() const {
+std::vector<int> Graph::InEdgeCounts(std::vector<Node*>* sources) const {
   std::vector<int> pending(nodes_.size(), 0);
-  std::vector<Node*> ready, order;
   for (const auto& n : nodes_) {
     if (!n) continue;
     pending[n->id_] = static_cast<int>(n->in_edges_.size());
-    if (pending[n->id_] == 0) ready.push_back(n.get());
+    if (pending[n->id_] == 0) sources->push_back(n.get());
   }
+  return pending;
+}
+
+absl::Status Graph::CycleError(const std::vector<int>& pending) const {
+  for (const auto& n : nodes_) {
+    if (n && pending[n->id_] > 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("graph has a cycle through node '", n->name(), "'"));
+    }
+  }
+  return absl::InternalError("a topological order missed nodes that wait for no input");
+}
+
+absl::StatusOr<std::vector<Node*>> Graph::TopologicalOrder() const {
+  std::vector<Node*> ready, order;
+  std::vector<int> pending = InEdgeCounts(&ready);
   while (!ready.empty()) {
     Node* n = ready.back();
     ready.pop_back();
@@ -119,14 +134,19 @@ absl::StatusOr<std::vector<Node*>> Graph::TopologicalOrder() const {
       if (--pending[e->dst->id_] == 0) ready.push_back(e->dst);
     }
   }
-  if (static_cast<int>(order.size()) != num_live_) {
-    for (const auto& n : nodes_) {
-      if (n && pending[n->id_] > 0) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("graph has a cycle through node '", n->name(), "'"));
-      }
+  if (static_cast<int>(order.size()) != num_live_) return CycleError(pending);
+  return order;
+}
+
+absl::StatusOr<std::vector<Node*>> Graph::BreadthFirstTopologicalOrder() const {
+  std::vector<Node*> order;
+  std::vector<int> pending = InEdgeCounts(&order);
+  for (size_t k = 0; k < order.size(); ++k) {  // `order` is its own queue.
+    for (const Edge* e : order[k]->out_edges_) {
+      if (--pending[e->dst->id_] == 0) order.push_back(e->dst);
     }
   }
+  if (static_cast<int>(order.size()) != num_live_) return CycleError(pending);
   return order;
 }
 

@@ -99,6 +99,10 @@ class Graph {
 
   // Nodes in an order where every node follows its inputs; error naming a node on a cycle.
   absl::StatusOr<std::vector<Node*>> TopologicalOrder() const;
+  // The same, breadth first: the nodes without inputs in id order, then each node as soon as
+  // its last input is placed, taking out-edges in the order they were added. For callers that
+  // show the order (the C API's import), so it follows the GraphDef's.
+  absl::StatusOr<std::vector<Node*>> BreadthFirstTopologicalOrder() const;
 
   // Writes nodes in id order, inputs rebuilt from edges, device from assigned_device when set.
   void ToGraphDef(GraphDef* def) const;
@@ -108,6 +112,11 @@ class Graph {
   const OpDefLookup& ops() const { return *ops_; }
 
  private:
+  // In-edge counts by id, and the nodes that have none, in id order.
+  std::vector<int> InEdgeCounts(std::vector<Node*>* sources) const;
+  // The error for an order that missed nodes: one with in-edges left is on a cycle.
+  absl::Status CycleError(const std::vector<int>& pending) const;
+
   const OpDefLookup* ops_;
   std::vector<std::unique_ptr<Node>> nodes_;  // Indexed by id; removed nodes are null.
   std::vector<std::unique_ptr<Edge>> edges_;

@@ -1,0 +1,286 @@
+// Session options, TF_Session (a sluice::Session fed the graph's operations as they appear),
+// TF_SessionRun and device lists.
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "c_api/c_api.h"
+#include "c_api/c_api_internal.h"
+#include "framework/status.h"
+#include "proto/config.pb.h"
+
+namespace sluice {
+namespace {
+
+// Sends the session the operations added to its graph since it last saw it: Create the
+// first time, Extend after that.
+absl::Status SyncSessionGraph(TF_Session* s) {
+  absl::MutexLock lock(&s->mu);
+  if (s->closed) return absl::FailedPreconditionError("the session is closed");
+  GraphDef delta;
+  size_t num_ops;
+  int num_functions;
+  {
+    absl::ReaderMutexLock graph_lock(&s->graph->mu);
+    num_ops = s->graph->ops.size();
+    for (size_t i = s->num_ops_sent; i < num_ops; ++i) {
+      *delta.add_node() = s->graph->ops[i]->node->def();
+    }
+    const FunctionDefLibrary& library = s->graph->graph.library();
+    num_functions = library.function_size();
+    for (int i = s->num_functions_sent; i < num_functions; ++i) {
+      *delta.mutable_library()->add_function() = library.function(i);
+    }
+  }
+  if (!s->created) {
+    SL_RETURN_IF_ERROR(s->session->Create(delta));
+    s->created = true;
+  } else if (delta.node_size() > 0) {
+    SL_RETURN_IF_ERROR(s->session->Extend(delta));
+  }
+  s->num_ops_sent = num_ops;
+  s->num_functions_sent = num_functions;
+  return absl::OkStatus();
+}
+
+absl::Status SessionRun(TF_Session* session, const TF_Buffer* run_options,
+                        const TF_Output* inputs, TF_Tensor* const* input_values, int ninputs,
+                        const TF_Output* outputs, TF_Tensor** output_values, int noutputs,
+                        const TF_Operation* const* target_opers, int ntargets,
+                        TF_Buffer* run_metadata) {
+  constexpr char kFn[] = "TF_SessionRun";
+  if (session == nullptr) return NullArgument(kFn, "session");
+  if (ninputs < 0 || noutputs < 0 || ntargets < 0) {
+    return absl::InvalidArgumentError(absl::StrCat(kFn, ": negative count (ninputs ", ninputs,
+                                                   ", noutputs ", noutputs, ", ntargets ",
+                                                   ntargets, ")"));
+  }
+  if (ninputs > 0 && inputs == nullptr) return NullArgument(kFn, "inputs");
+  if (ninputs > 0 && input_values == nullptr) return NullArgument(kFn, "input_values");
+  if (noutputs > 0 && outputs == nullptr) return NullArgument(kFn, "outputs");
+  if (noutputs > 0 && output_values == nullptr) return NullArgument(kFn, "output_values");
+  if (ntargets > 0 && target_opers == nullptr) return NullArgument(kFn, "target_opers");
+  if (run_metadata != nullptr && run_metadata->data != nullptr) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(kFn, ": run_metadata must be an empty TF_Buffer (data == NULL)"));
+  }
+
+  RunOptions options;
+  if (run_options != nullptr &&
+      !ParseFromBytes(run_options->data, run_options->length, &options)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(kFn, ": run_options is not a valid serialized RunOptions"));
+  }
+
+  std::vector<std::pair<std::string, Tensor>> feeds;
+  std::vector<std::string> fetches;
+  std::vector<std::string> targets;
+  // Operations, their names and outputs never change once in the graph: no lock needed.
+  for (int i = 0; i < ninputs; ++i) {
+    SL_RETURN_IF_ERROR(CheckOutput(*session->graph, inputs[i], absl::StrCat(kFn, ": input ", i)));
+    if (input_values[i] == nullptr) {
+      return absl::InvalidArgumentError(absl::StrCat(kFn, ": input_values[", i, "] (for '",
+                                                     OutputName(inputs[i]), "') is null"));
+    }
+    feeds.emplace_back(OutputName(inputs[i]), input_values[i]->tensor);
+  }
+  for (int i = 0; i < noutputs; ++i) {
+    SL_RETURN_IF_ERROR(
+        CheckOutput(*session->graph, outputs[i], absl::StrCat(kFn, ": output ", i)));
+    fetches.push_back(OutputName(outputs[i]));
+  }
+  for (int i = 0; i < ntargets; ++i) {
+    if (!InGraph(*session->graph, target_opers[i])) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(kFn, ": target ", i,
+                       target_opers[i] == nullptr ? " is null" : " is not in the session's graph"));
+    }
+    targets.push_back(target_opers[i]->node->name());
+  }
+
+  SL_RETURN_IF_ERROR(SyncSessionGraph(session));
+  std::vector<Tensor> results;
+  RunMetadata metadata;
+  SL_RETURN_IF_ERROR(session->session->Run(options, feeds, fetches, targets, &results,
+                                           run_metadata != nullptr ? &metadata : nullptr));
+  if (static_cast<int>(results.size()) != noutputs) {
+    return absl::InternalError(absl::StrCat(kFn, ": the session returned ", results.size(),
+                                            " values for ", noutputs, " fetches"));
+  }
+  for (int i = 0; i < noutputs; ++i) {
+    if (!CanCrossCApi(results[i].dtype())) {
+      return absl::UnimplementedError(absl::StrCat(
+          kFn, ": fetched '", fetches[i], "' has type ", DataTypeString(results[i].dtype()),
+          ", which the C API cannot return"));
+    }
+  }
+  if (run_metadata != nullptr) SL_RETURN_IF_ERROR(MessageToBuffer(metadata, run_metadata));
+  for (int i = 0; i < noutputs; ++i) {
+    // Shares the session's buffer: no copy.
+    output_values[i] = new TF_Tensor{std::move(results[i])};
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckDeviceIndex(const TF_DeviceList* list, int index) {
+  if (list == nullptr) return absl::InvalidArgumentError("the TF_DeviceList is null");
+  if (index < 0 || index >= static_cast<int>(list->devices.size())) {
+    return absl::OutOfRangeError(absl::StrCat("device index ", index, " is out of range (",
+                                              list->devices.size(), " devices)"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+}  // namespace sluice
+
+using sluice::SetStatus;
+
+extern "C" {
+
+TF_SessionOptions* TF_NewSessionOptions(void) { return new TF_SessionOptions; }
+
+void TF_SetTarget(TF_SessionOptions* options, const char* target) {
+  if (options != nullptr) options->options.target = target != nullptr ? target : "";
+}
+
+void TF_SetConfig(TF_SessionOptions* options, const void* proto, size_t proto_len,
+                  TF_Status* status) {
+  if (options == nullptr) {
+    SetStatus(status, sluice::NullArgument("TF_SetConfig", "options"));
+    return;
+  }
+  sluice::ConfigProto config;
+  if (!sluice::ParseFromBytes(proto, proto_len, &config)) {
+    SetStatus(status, absl::InvalidArgumentError(
+                          "TF_SetConfig: the bytes are not a valid serialized ConfigProto"));
+    return;
+  }
+  options->options.config = std::move(config);
+  SetStatus(status, absl::OkStatus());
+}
+
+void TF_DeleteSessionOptions(TF_SessionOptions* options) { delete options; }
+
+TF_Session* TF_NewSession(TF_Graph* graph, const TF_SessionOptions* opts, TF_Status* status) {
+  if (graph == nullptr) {
+    SetStatus(status, sluice::NullArgument("TF_NewSession", "graph"));
+    return nullptr;
+  }
+  auto session =
+      sluice::NewSession(opts != nullptr ? opts->options : sluice::SessionOptions());
+  if (!session.ok()) {
+    SetStatus(status, sluice::AddContext(session.status(), "TF_NewSession"));
+    return nullptr;
+  }
+  auto* s = new TF_Session;
+  s->session = *std::move(session);
+  s->graph = graph;
+  {
+    absl::MutexLock lock(&graph->mu);
+    ++graph->num_sessions;
+  }
+  SetStatus(status, absl::OkStatus());
+  return s;
+}
+
+void TF_CloseSession(TF_Session* s, TF_Status* status) {
+  if (s == nullptr) {
+    SetStatus(status, sluice::NullArgument("TF_CloseSession", "session"));
+    return;
+  }
+  absl::MutexLock lock(&s->mu);
+  if (s->closed) {
+    SetStatus(status, absl::OkStatus());
+    return;
+  }
+  s->closed = true;
+  SetStatus(status, s->session->Close());
+}
+
+void TF_DeleteSession(TF_Session* s, TF_Status* status) {
+  if (s == nullptr) {
+    SetStatus(status, absl::OkStatus());
+    return;
+  }
+  absl::Status result;
+  {
+    absl::MutexLock lock(&s->mu);
+    if (!s->closed) {
+      s->closed = true;
+      result = s->session->Close();
+    }
+  }
+  TF_Graph* graph = s->graph;
+  delete s;
+  bool free_graph;
+  {
+    absl::MutexLock lock(&graph->mu);
+    free_graph = --graph->num_sessions == 0 && graph->delete_requested;
+  }
+  if (free_graph) delete graph;
+  SetStatus(status, result);
+}
+
+void TF_SessionRun(TF_Session* session, const TF_Buffer* run_options, const TF_Output* inputs,
+                   TF_Tensor* const* input_values, int ninputs, const TF_Output* outputs,
+                   TF_Tensor** output_values, int noutputs,
+                   const TF_Operation* const* target_opers, int ntargets,
+                   TF_Buffer* run_metadata, TF_Status* status) {
+  // As in TensorFlow, outputs read NULL unless the run succeeds.
+  if (output_values != nullptr) {
+    for (int i = 0; i < noutputs; ++i) output_values[i] = nullptr;
+  }
+  SetStatus(status, sluice::SessionRun(session, run_options, inputs, input_values, ninputs,
+                                       outputs, output_values, noutputs, target_opers, ntargets,
+                                       run_metadata));
+}
+
+TF_DeviceList* TF_SessionListDevices(TF_Session* session, TF_Status* status) {
+  if (session == nullptr) {
+    SetStatus(status, sluice::NullArgument("TF_SessionListDevices", "session"));
+    return nullptr;
+  }
+  auto* list = new TF_DeviceList;
+  absl::Status s = session->session->ListDevices(&list->devices);
+  if (!s.ok()) {
+    delete list;
+    SetStatus(status, sluice::AddContext(s, "TF_SessionListDevices"));
+    return nullptr;
+  }
+  SetStatus(status, absl::OkStatus());
+  return list;
+}
+
+void TF_DeleteDeviceList(TF_DeviceList* list) { delete list; }
+
+int TF_DeviceListCount(const TF_DeviceList* list) {
+  return list == nullptr ? -1 : static_cast<int>(list->devices.size());
+}
+
+const char* TF_DeviceListName(const TF_DeviceList* list, int index, TF_Status* status) {
+  absl::Status s = sluice::CheckDeviceIndex(list, index);
+  SetStatus(status, s);
+  return s.ok() ? list->devices[index].name().c_str() : nullptr;
+}
+
+const char* TF_DeviceListType(const TF_DeviceList* list, int index, TF_Status* status) {
+  absl::Status s = sluice::CheckDeviceIndex(list, index);
+  SetStatus(status, s);
+  return s.ok() ? list->devices[index].device_type().c_str() : nullptr;
+}
+
+int64_t TF_DeviceListMemoryBytes(const TF_DeviceList* list, int index, TF_Status* status) {
+  absl::Status s = sluice::CheckDeviceIndex(list, index);
+  SetStatus(status, s);
+  return s.ok() ? list->devices[index].memory_limit() : -1;
+}
+
+uint64_t TF_DeviceListIncarnation(const TF_DeviceList* list, int index, TF_Status* status) {
+  absl::Status s = sluice::CheckDeviceIndex(list, index);
+  SetStatus(status, s);
+  return s.ok() ? list->devices[index].incarnation() : 0;
+}
+
+}  // extern "C"

@@ -1,0 +1,60 @@
+"""ConfigProto (proto/config.proto) serialized by hand, so the binding needs no protobuf
+package: encode_config({"device_count": {"CPU": 2}, "inter_op_parallelism_threads": 1}).
+config_test.py checks every field against the real schema.
+"""
+
+__all__ = ["encode_config"]
+
+FIELDS = {
+    # name: (field number in proto/config.proto, kind)
+    "device_count": (1, "map<string,int32>"),
+    "intra_op_parallelism_threads": (2, "int"),
+    "placement_period": (3, "int"),
+    "device_filters": (4, "repeated string"),
+    "inter_op_parallelism_threads": (5, "int"),
+    "allow_soft_placement": (7, "int"),
+    "log_device_placement": (8, "int"),
+    "use_per_session_threads": (9, "int"),
+    "operation_timeout_in_ms": (11, "int"),
+}
+
+
+def _varint(n):
+    n &= (1 << 64) - 1  # Negative ints are sent as 10-byte two's complement.
+    out = bytearray()
+    while True:
+        b = n & 0x7F
+        n >>= 7
+        if n:
+            out.append(b | 0x80)
+        else:
+            out.append(b)
+            return bytes(out)
+
+
+def _field(number, wire_type):
+    return _varint((number << 3) | wire_type)
+
+
+def _length_delimited(number, payload):
+    return _field(number, 2) + _varint(len(payload)) + payload
+
+
+def encode_config(config):
+    """Serializes a dict of ConfigProto fields, e.g. {"device_count": {"CPU": 2}}."""
+    out = b""
+    for name, value in config.items():
+        if name not in FIELDS:
+            raise ValueError("unknown ConfigProto field %r (known: %s)"
+                             % (name, ", ".join(sorted(FIELDS))))
+        number, kind = FIELDS[name]
+        if kind == "int":
+            out += _field(number, 0) + _varint(int(value))
+        elif kind == "repeated string":
+            for s in value:
+                out += _length_delimited(number, s.encode())
+        else:
+            for key, count in value.items():
+                entry = _length_delimited(1, key.encode()) + _field(2, 0) + _varint(int(count))
+                out += _length_delimited(number, entry)
+    return out
