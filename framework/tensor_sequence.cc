@@ -95,12 +95,12 @@ absl::StatusOr<Tensor> VariantFromProto(const TensorProto& proto, const TensorSh
     std::vector<Tensor> tensors;
     for (const TensorProto& e : v.tensors()) {
       auto element = Tensor::FromProto(e);
-      if (!element.ok()) return AddContext(element.status(), absl::StrCat("variant value ", i));
+      SL_RETURN_IF_ERROR(element.status(), "variant value ", i);
       tensors.push_back(*std::move(element));
     }
     if (v.type_name() == kSequenceTypeName) {
       auto dt = DataTypeFromString(v.metadata());
-      if (!dt.ok()) return AddContext(dt.status(), absl::StrCat("sequence ", i, "'s element type"));
+      SL_RETURN_IF_ERROR(dt.status(), "sequence ", i, "'s element type");
       for (const Tensor& e : tensors) {
         if (e.dtype() != *dt) {
           return absl::InvalidArgumentError(absl::StrCat("sequence ", i, " of ", DataTypeString(*dt),

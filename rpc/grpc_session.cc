@@ -73,7 +73,7 @@ class GrpcSession : public Session {
     outputs->clear();
     for (const NamedTensorProto& named : resp.tensor()) {
       auto t = Tensor::FromWireProto(named.tensor());
-      if (!t.ok()) return AddContext(t.status(), absl::StrCat("fetch '", named.name(), "'"));
+      SL_RETURN_IF_ERROR(t.status(), "fetch '", named.name(), "'");
       outputs->push_back(*std::move(t));
     }
     if (run_metadata != nullptr) *run_metadata = std::move(*resp.mutable_metadata());

@@ -32,7 +32,7 @@ absl::Status TakeSessionFlags(Args& args, SessionOptions* options) {
     std::stringstream text;
     text << in.rdbuf();
     auto rules = ParseDeviceMap(text.str());
-    if (!rules.ok()) return AddContext(rules.status(), map_file);
+    SL_RETURN_IF_ERROR(rules.status(), map_file);
     for (auto& r : *rules) *placement->add_device_map() = std::move(r);
   }
   return absl::OkStatus();

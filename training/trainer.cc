@@ -89,7 +89,7 @@ absl::StatusOr<std::unique_ptr<OnnxTrainer>> OnnxTrainer::Load(const std::string
   }
   for (const auto& init : trainer->model_.graph().initializer()) {
     auto t = TensorFromOnnx(init);
-    if (!t.ok()) return AddContext(t.status(), absl::StrCat("initializer '", init.name(), "'"));
+    SL_RETURN_IF_ERROR(t.status(), "initializer '", init.name(), "'");
     trainer->initial_[init.name()] = *t;
   }
   SL_RETURN_IF_ERROR(trainer->Build());
@@ -190,7 +190,7 @@ absl::Status OnnxTrainer::Build() {
     OnnxImportOptions import;
     import.check = false;  // Algorithm graphs lean on the main graph; the whole model was checked.
     auto imported = ImportOnnxModel(Standalone(model, g), import);
-    if (!imported.ok()) return AddContext(imported.status(), absl::StrCat("training_info ", i, " algorithm"));
+    SL_RETURN_IF_ERROR(imported.status(), "training_info ", i, " algorithm");
     OnnxGraph a = *std::move(imported);
     const std::string prefix = absl::StrCat("algorithm_", i, "/");
     PrefixNodes(prefix, &a.graph);
@@ -358,7 +358,7 @@ absl::Status OnnxTrainer::Initialize() {
       SL_ASSIGN_OR_RETURN(state, Initializers());
     }
     auto g = ImportOnnxModel(Standalone(model_, info.initialization()));
-    if (!g.ok()) return AddContext(g.status(), absl::StrCat("training_info ", i, " initialization"));
+    SL_RETURN_IF_ERROR(g.status(), "training_info ", i, " initialization");
     SL_ASSIGN_OR_RETURN(auto session, NewSession(options_));
     SL_RETURN_IF_ERROR(session->Create(g->graph));
     SL_ASSIGN_OR_RETURN(std::vector<Tensor> out, RunGraph(session.get(), *g, state));

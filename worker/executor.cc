@@ -224,7 +224,7 @@ class LibraryRuntime : public FunctionRuntime {
     for (const NodeDef& n : fdef->node_def()) *body.add_node() = n;
     *body.mutable_library() = library_;
     auto exec = Executor::Create(body, device_);
-    if (!exec.ok()) return AddContext(exec.status(), absl::StrCat("function '", name, "'"));
+    SL_RETURN_IF_ERROR(exec.status(), "function '", name, "'");
     functions_.push_back({name, *std::move(exec), fdef->signature().output_arg_size()});
     return static_cast<Handle>(functions_.size() - 1);
   }

@@ -6,6 +6,7 @@
 #include "framework/node_def_util.h"
 #include "framework/status.h"
 #include "frontend/onnx/model_loader.h"
+#include "frontend/onnx/onnx_errors.h"
 #include "frontend/onnx/optimize.h"
 #include "frontend/onnx/onnx_tensor.h"
 #include "onnx/checker.h"
@@ -83,7 +84,7 @@ void RenameOuterNames(onnx::GraphProto* g, const absl::flat_hash_map<std::string
 // An initializer as a Sluice TensorProto, moving raw bytes instead of copying them.
 absl::Status InitializerToProto(onnx::TensorProto* init, TensorProto* out) {
   auto type = DataTypeFromOnnx(init->data_type());
-  if (!type.ok()) return AddContext(type.status(), absl::StrCat("initializer '", init->name(), "'"));
+  SL_RETURN_IF_ERROR(type.status(), "initializer '", init->name(), "'");
   const DataType dt = *type;
   if (init->has_raw_data() && dt != DT_STRING) {
     std::vector<int64_t> dims(init->dims().begin(), init->dims().end());
@@ -100,7 +101,7 @@ absl::Status InitializerToProto(onnx::TensorProto* init, TensorProto* out) {
     return absl::OkStatus();
   }
   auto t = TensorFromOnnx(*init);
-  if (!t.ok()) return AddContext(t.status(), absl::StrCat("initializer '", init->name(), "'"));
+  SL_RETURN_IF_ERROR(t.status(), "initializer '", init->name(), "'");
   t->AsProtoTensorContent(out);
   return absl::OkStatus();
 }
@@ -172,7 +173,7 @@ absl::StatusOr<OnnxImporter::Subgraph> OnnxImporter::ImportSubgraph(
   for (const auto& init : g.initializer()) {
     onnx::TensorProto copy = init;
     auto t = TensorFromOnnx(copy);
-    if (!t.ok()) return AddContext(t.status(), absl::StrCat("initializer '", init.name(), "'"));
+    SL_RETURN_IF_ERROR(t.status(), "initializer '", init.name(), "'");
     std::string tensor = child.AddConst(*t, init.name());
     child.Bind(init.name(), {tensor, t->dtype()});
   }
@@ -374,7 +375,7 @@ absl::Status OnnxImporter::ConvertNode(const onnx::NodeProto& node,
   if (const OnnxConverterEntry* entry = OnnxConverterRegistry::Global()->Find(domain, node.op_type(), since)) {
     OnnxNodeContext ctx(this, node, since, UniqueNodeName(base));
     absl::Status s = entry->fn(&ctx);
-    if (!s.ok()) return AddContext(s, absl::StrCat(label, ", version ", since));
+    SL_RETURN_IF_ERROR(s, label, ", version ", since);
     for (int i = 0; i < node.output_size(); ++i) {
       if (node.output(i).empty()) continue;
       const TensorInfo* out = Find(node.output(i));
@@ -419,11 +420,9 @@ absl::Status OnnxImporter::ConvertNode(const onnx::NodeProto& node,
       }
       onnx::FunctionBodyBuildContextImpl build_ctx(node, types);
       bool built = false;
-      try {
+      SL_RETURN_IF_ERROR(CallOnnx(absl::StrCat(label, ": expanding its function body failed"), [&] {
         built = schema->BuildContextDependentFunction(build_ctx, function);
-      } catch (const std::exception& e) {
-        return absl::InvalidArgumentError(absl::StrCat(label, ": expanding its function body failed: ", e.what()));
-      }
+      }));
       if (!built) {
         return absl::UnimplementedError(absl::StrCat(label, ", version ", since,
                                                      ": no converter, and its function body does not apply here"));
@@ -513,18 +512,12 @@ absl::StatusOr<OnnxGraph> ImportOnnxModel(onnx::ModelProto model, const OnnxImpo
                                                  "; Sluice supports opsets up to ", kMaxOpset));
   }
   if (options.check) {
-    try {
-      onnx::checker::check_model(model);
-    } catch (const std::exception& e) {
-      return absl::InvalidArgumentError(absl::StrCat("the ONNX checker rejects the model: ", e.what()));
-    }
+    SL_RETURN_IF_ERROR(CallOnnx("the ONNX checker rejects the model",
+                                [&] { onnx::checker::check_model(model); }));
   }
   if (options.infer_shapes) {
-    try {
-      onnx::shape_inference::InferShapes(model);
-    } catch (const std::exception& e) {
-      return absl::InvalidArgumentError(absl::StrCat("ONNX shape inference failed: ", e.what()));
-    }
+    SL_RETURN_IF_ERROR(CallOnnx("ONNX shape inference failed",
+                                [&] { onnx::shape_inference::InferShapes(model); }));
   }
   OnnxImporter importer(std::move(opsets));
   SL_ASSIGN_OR_RETURN(OnnxGraph graph, importer.Import(&model));
@@ -538,7 +531,7 @@ absl::StatusOr<OnnxGraph> ImportOnnxModel(onnx::ModelProto model, const OnnxImpo
 absl::StatusOr<OnnxGraph> ImportOnnxFile(const std::string& path, const OnnxImportOptions& options) {
   SL_ASSIGN_OR_RETURN(onnx::ModelProto model, LoadOnnxModel(path));
   auto g = ImportOnnxModel(std::move(model), options);
-  if (!g.ok()) return AddContext(g.status(), path);
+  SL_RETURN_IF_ERROR(g.status(), path);
   return g;
 }
 

@@ -105,7 +105,7 @@ absl::StatusOr<onnx::ModelProto> LoadOnnxModel(const std::string& path) {
   fs::path dir = fs::path(path).parent_path();
   if (dir.empty()) dir = ".";
   auto model = ParseOnnxModel(buf.str(), dir.string());
-  if (!model.ok()) return AddContext(model.status(), path);
+  SL_RETURN_IF_ERROR(model.status(), path);
   return model;
 }
 

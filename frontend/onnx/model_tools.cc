@@ -17,6 +17,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "framework/status.h"
+#include "frontend/onnx/onnx_errors.h"
 #include "frontend/onnx/onnx_tensor.h"
 #include "onnx/checker.h"
 #include "onnx/shape_inference/implementation.h"
@@ -26,18 +27,6 @@ namespace fs = std::filesystem;
 namespace {
 
 // Runs a call into the ONNX library, which reports errors by throwing.
-template <typename Fn>
-absl::Status CatchOnnx(absl::string_view what, Fn&& fn) {
-  try {
-    fn();
-  } catch (const std::exception& e) {
-    return absl::InvalidArgumentError(absl::StrCat(what, ": ", e.what()));
-  } catch (...) {
-    return absl::InternalError(absl::StrCat(what, ": unknown exception"));
-  }
-  return absl::OkStatus();
-}
-
 // Names a subgraph (If branch, Loop or Scan body) reads from enclosing graphs.
 void CollectOuterNames(const onnx::GraphProto& g, std::set<std::string>* outer) {
   absl::flat_hash_set<std::string> local;
@@ -191,7 +180,7 @@ absl::Status WriteAll(std::ofstream& out, const std::string& data, const fs::pat
 }  // namespace
 
 absl::Status CheckOnnxModel(const onnx::ModelProto& model, bool full) {
-  SL_RETURN_IF_ERROR(CatchOnnx("ONNX checker", [&] { onnx::checker::check_model(model); }));
+  SL_RETURN_IF_ERROR(CallOnnx("ONNX checker", [&] { onnx::checker::check_model(model); }));
   if (full) {
     onnx::ModelProto copy = model;
     SL_RETURN_IF_ERROR(InferOnnxShapes(&copy, /*strict=*/true));
@@ -201,7 +190,7 @@ absl::Status CheckOnnxModel(const onnx::ModelProto& model, bool full) {
 
 absl::Status InferOnnxShapes(onnx::ModelProto* model, bool strict) {
   onnx::ShapeInferenceOptions options(/*check_type_val=*/strict, /*strict_mode_val=*/strict ? 1 : 0);
-  return CatchOnnx("ONNX shape inference", [&] {
+  return CallOnnx("ONNX shape inference", [&] {
     onnx::shape_inference::InferShapes(*model, onnx::OpSchemaRegistry::Instance(), options);
   });
 }

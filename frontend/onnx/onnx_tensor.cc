@@ -79,14 +79,14 @@ absl::StatusOr<int> DataTypeToOnnx(DataType dt) {
 
 absl::StatusOr<Tensor> TensorFromOnnx(const onnx::TensorProto& p) {
   auto dt = DataTypeFromOnnx(p.data_type());
-  if (!dt.ok()) return AddContext(dt.status(), absl::StrCat("tensor '", p.name(), "'"));
+  SL_RETURN_IF_ERROR(dt.status(), "tensor '", p.name(), "'");
   if (p.data_location() == onnx::TensorProto::EXTERNAL) {
     return absl::InvalidArgumentError(
         absl::StrCat("tensor '", p.name(), "' keeps its data in an external file"));
   }
   std::vector<int64_t> dims(p.dims().begin(), p.dims().end());
   auto shape = TensorShape::FromDims(dims);
-  if (!shape.ok()) return AddContext(shape.status(), absl::StrCat("tensor '", p.name(), "'"));
+  SL_RETURN_IF_ERROR(shape.status(), "tensor '", p.name(), "'");
   SL_ASSIGN_OR_RETURN(Tensor t, Tensor::Allocate(*dt, *shape));
   if (p.has_raw_data() && *dt != DT_STRING) {
     if (p.raw_data().size() != t.AllocatedBytes()) {
@@ -131,7 +131,7 @@ absl::StatusOr<Tensor> ReadOnnxTensorFile(const std::string& path, std::string* 
   }
   if (name != nullptr) *name = proto.name();
   auto t = TensorFromOnnx(proto);
-  if (!t.ok()) return AddContext(t.status(), path);
+  SL_RETURN_IF_ERROR(t.status(), path);
   return t;
 }
 
@@ -181,7 +181,7 @@ absl::StatusOr<Tensor> SequenceFromOnnx(const onnx::SequenceProto& p, const onnx
   DataType dt = ElementDtype(elem_type);
   std::vector<Tensor> elements;
   auto add = [&](absl::StatusOr<Tensor> t) -> absl::Status {
-    if (!t.ok()) return AddContext(t.status(), absl::StrCat("sequence '", p.name(), "' element ", elements.size()));
+    SL_RETURN_IF_ERROR(t.status(), "sequence '", p.name(), "' element ", elements.size());
     if (dt == DT_INVALID) dt = t->dtype();
     if (t->dtype() != dt) {
       return absl::InvalidArgumentError(absl::StrCat("sequence '", p.name(), "' mixes ", DataTypeString(dt),
@@ -231,7 +231,7 @@ absl::StatusOr<Tensor> OptionalFromOnnx(const onnx::OptionalProto& p, const onnx
       break;
   }
   auto value = ValueFromOnnx(p.elem_type(), p.tensor_value(), p.sequence_value(), p.optional_value(), elem_type);
-  if (!value.ok()) return AddContext(value.status(), absl::StrCat("optional '", p.name(), "'"));
+  SL_RETURN_IF_ERROR(value.status(), "optional '", p.name(), "'");
   return MakeOptional(*std::move(value));
 }
 
@@ -295,7 +295,7 @@ absl::StatusOr<Tensor> ReadOnnxValueFile(const std::string& path, const onnx::Ty
     if (name != nullptr) *name = proto.name();
     t = OptionalFromOnnx(proto, &type);
   }
-  if (!t.ok()) return AddContext(t.status(), path);
+  SL_RETURN_IF_ERROR(t.status(), path);
   return t;
 }
 
