@@ -2,6 +2,7 @@
 #include "absl/strings/str_cat.h"
 #include "framework/status.h"
 #include "ops/op_registry.h"
+#include "ops/type_lists.h"
 
 namespace sluice {
 namespace {
@@ -49,7 +50,7 @@ REGISTER_OP("MatMul")
     .Output("product: T")
     .Attr("transpose_a: bool = false")
     .Attr("transpose_b: bool = false")
-    .Attr("T: {half, bfloat16, float, double, int32, int64}")
+    .Attr(absl::StrCat("T: ", kFloatOrWideSignedIntTypes))
     .SetShapeFn(MatMulShape);
 
 #define SL_BINARY_OP(NAME)                                                           \
@@ -72,7 +73,7 @@ REGISTER_OP("AddN")
     .Input("inputs: N * T")
     .Output("sum: T")
     .Attr("N: int >= 1")
-    .Attr("T: {half, bfloat16, float, double, int32, int64}")
+    .Attr(absl::StrCat("T: ", kFloatOrWideSignedIntTypes))
     .SetIsCommutative()
     .SetIsAggregate()
     .SetShapeFn(AddNShape);

@@ -7,20 +7,10 @@
 #include "absl/strings/str_cat.h"
 #include "framework/status.h"
 #include "ops/op_registry.h"
+#include "ops/type_lists.h"
 
 namespace sluice {
 namespace {
-
-#define SL_FLOAT_TYPES "half, bfloat16, float, double"
-#define SL_SIGNED_INT_TYPES "int8, int16, int32, int64"
-#define SL_UNSIGNED_INT_TYPES "uint8, uint16, uint32, uint64"
-#define SL_NUMERIC_TYPES SL_FLOAT_TYPES ", " SL_SIGNED_INT_TYPES ", " SL_UNSIGNED_INT_TYPES
-
-constexpr char kFloatTypes[] = "{" SL_FLOAT_TYPES "}";
-constexpr char kSignedTypes[] = "{" SL_FLOAT_TYPES ", " SL_SIGNED_INT_TYPES "}";
-constexpr char kNumericTypes[] = "{" SL_NUMERIC_TYPES "}";
-constexpr char kUnsignedTypes[] = "{" SL_UNSIGNED_INT_TYPES "}";
-constexpr char kAllTypes[] = "{" SL_NUMERIC_TYPES ", bool, string}";
 
 absl::Status BroadcastAll(InferenceContext* c) {
   PartialShape out = c->input(0);
@@ -185,7 +175,7 @@ REGISTER_OP("Pow")
     .Input("x: T")
     .Input("y: T1")
     .Output("z: T")
-    .Attr("T: {half, bfloat16, float, double, int32, int64}")
+    .Attr(absl::StrCat("T: ", kFloatOrWideSignedIntTypes))
     .Attr(absl::StrCat("T1: ", kNumericTypes))
     .SetShapeFn(shape_fn::BroadcastBinary);
 
@@ -201,7 +191,7 @@ REGISTER_OP("BitShift")
     .Input("x: T")
     .Input("y: T")
     .Output("z: T")
-    .Attr(absl::StrCat("T: ", kUnsignedTypes))
+    .Attr(absl::StrCat("T: ", kUnsignedIntTypes))
     .Attr("direction: {'LEFT', 'RIGHT'}")
     .SetShapeFn(shape_fn::BroadcastBinary);
 
@@ -209,7 +199,7 @@ REGISTER_OP("PRelu")
     .Input("x: T")
     .Input("slope: T")
     .Output("y: T")
-    .Attr("T: {" SL_FLOAT_TYPES ", int32, int64, uint32, uint64}")
+    .Attr(absl::StrCat("T: ", kFloatOrWideIntTypes))
     .SetShapeFn(shape_fn::BroadcastBinary);
 
 #define SL_LOGIC_OP(NAME, TYPES)                           \
@@ -223,7 +213,7 @@ REGISTER_OP("PRelu")
 SL_LOGIC_OP("And", "{bool}");
 SL_LOGIC_OP("Or", "{bool}");
 SL_LOGIC_OP("Xor", "{bool}");
-SL_LOGIC_OP("Equal", "{" SL_NUMERIC_TYPES ", bool}");
+SL_LOGIC_OP("Equal", kNumericOrBoolTypes);
 SL_LOGIC_OP("Greater", kNumericTypes);
 SL_LOGIC_OP("Less", kNumericTypes);
 SL_LOGIC_OP("GreaterOrEqual", kNumericTypes);
@@ -250,7 +240,7 @@ REGISTER_OP("Where")
     .Input("x: T")
     .Input("y: T")
     .Output("output: T")
-    .Attr(absl::StrCat("T: ", kAllTypes))
+    .Attr(absl::StrCat("T: ", kNumericBoolOrStringTypes))
     .SetShapeFn(BroadcastAll);
 
 // min and max are optional inputs (zero or one tensor each) of type T.
@@ -267,16 +257,16 @@ REGISTER_OP("Clip")
 REGISTER_OP("Cast")
     .Input("input: T1")
     .Output("output: to")
-    .Attr(absl::StrCat("T1: ", kAllTypes))
-    .Attr(absl::StrCat("to: ", kAllTypes))
+    .Attr(absl::StrCat("T1: ", kNumericBoolOrStringTypes))
+    .Attr(absl::StrCat("to: ", kNumericBoolOrStringTypes))
     .SetShapeFn(shape_fn::Unchanged);
 
 REGISTER_OP("CastLike")
     .Input("input: T1")
     .Input("target_type: T2")
     .Output("output: T2")
-    .Attr(absl::StrCat("T1: ", kAllTypes))
-    .Attr(absl::StrCat("T2: ", kAllTypes))
+    .Attr(absl::StrCat("T1: ", kNumericBoolOrStringTypes))
+    .Attr(absl::StrCat("T2: ", kNumericBoolOrStringTypes))
     .SetShapeFn(shape_fn::Unchanged);
 
 // Reductions; `axes` is an optional int64 input (ONNX's attr before opset 13/18 is turned into
