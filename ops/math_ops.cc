@@ -31,17 +31,6 @@ absl::Status MatMulShape(InferenceContext* c) {
   return absl::OkStatus();
 }
 
-absl::Status AddNShape(InferenceContext* c) {
-  PartialShape out = c->input(0);
-  for (int i = 1; i < c->num_inputs(); ++i) {
-    auto s = BroadcastShapes(out, c->input(i));
-    if (!s.ok()) return c->Error(s.status().message());
-    out = *s;
-  }
-  c->set_output(0, out);
-  return absl::OkStatus();
-}
-
 }  // namespace
 
 REGISTER_OP("MatMul")
@@ -76,6 +65,6 @@ REGISTER_OP("AddN")
     .Attr(absl::StrCat("T: ", kFloatOrWideSignedIntTypes))
     .SetIsCommutative()
     .SetIsAggregate()
-    .SetShapeFn(AddNShape);
+    .SetShapeFn(shape_fn::BroadcastAll);
 
 }  // namespace sluice

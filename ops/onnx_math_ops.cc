@@ -12,17 +12,6 @@
 namespace sluice {
 namespace {
 
-absl::Status BroadcastAll(InferenceContext* c) {
-  PartialShape out = c->input(0);
-  for (int i = 1; i < c->num_inputs(); ++i) {
-    auto s = BroadcastShapes(out, c->input(i));
-    if (!s.ok()) return c->Error(s.status().message());
-    out = *s;
-  }
-  c->set_output(0, out);
-  return absl::OkStatus();
-}
-
 // Reductions: the axes come from the optional second input when it is a known constant.
 absl::Status ReduceShape(InferenceContext* c) {
   const PartialShape& in = c->input(0);
@@ -227,7 +216,7 @@ SL_LOGIC_OP("LessOrEqual", kNumericTypes);
       .Output(OUT ": T")                       \
       .Attr("N: int >= 1")                     \
       .Attr(absl::StrCat("T: ", TYPES))        \
-      .SetShapeFn(BroadcastAll)
+      .SetShapeFn(shape_fn::BroadcastAll)
 
 SL_VARIADIC_OP("Max", "max", kNumericTypes);
 SL_VARIADIC_OP("Min", "min", kNumericTypes);
@@ -241,7 +230,7 @@ REGISTER_OP("Where")
     .Input("y: T")
     .Output("output: T")
     .Attr(absl::StrCat("T: ", kNumericBoolOrStringTypes))
-    .SetShapeFn(BroadcastAll);
+    .SetShapeFn(shape_fn::BroadcastAll);
 
 // min and max are optional inputs (zero or one tensor each) of type T.
 REGISTER_OP("Clip")
