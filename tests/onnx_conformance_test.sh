@@ -31,7 +31,7 @@ MUST_PASS="test_batchnorm_epsilon test_batchnorm_example test_batchnorm_epsilon_
   test_sequence_model5 test_sequence_model6 test_sequence_model7 test_sequence_model8"
 
 fail=0
-bash "$root/scripts/gen_onnx_testdata.sh" "$work/onnx" >/dev/null || { echo "FAIL: generating test data"; exit 1; }
+bash "$root/tests/onnx_cases/gen_onnx_testdata.sh" "$work/onnx" >/dev/null || { echo "FAIL: generating test data"; exit 1; }
 "$sluice" test-onnx "$work/onnx/node" --json "$work/node.json" > "$work/node.txt"
 "$sluice" test-onnx "$work/onnx/simple" > "$work/simple.txt"
 echo "node cases: $(tail -1 "$work/node.txt")"
@@ -52,7 +52,7 @@ for c in $MUST_PASS; do
     fail=1
   fi
 done
-for gen in "$root"/scripts/gen_onnx_*_cases.py; do
+for gen in "$root"/tests/onnx_cases/gen_onnx_*_cases.py; do
   out="$work/$(basename "$gen" .py)"
   /usr/bin/python3 "$gen" "$out" >/dev/null 2>&1 || { echo "FAIL: $gen did not run"; fail=1; continue; }
   if ! "$sluice" test-onnx "$out" > "$out.txt"; then

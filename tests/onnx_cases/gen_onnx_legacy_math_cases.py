@@ -4,7 +4,7 @@ the newest opset) never reach: Softmax/LogSoftmax/Hardmax before 13 (2-D coercio
 bounds, TopK-1's k attr, attr axes of reductions, Add-6 broadcast/axis, Cast-1's string type,
 and version-1 consumed_inputs. Expected outputs come from numpy.
 
-  /usr/bin/python3 scripts/gen_onnx_legacy_math_cases.py [OUT]   # default testdata/onnx/legacy_math
+  /usr/bin/python3 tests/onnx_cases/gen_onnx_legacy_math_cases.py [OUT]   # default testdata/onnx/legacy_math
   bazel-bin/tools/sluice test-onnx testdata/onnx/legacy_math
 """
 import os

@@ -5,7 +5,7 @@ Slice-1, Pad-2, Scatter-9, ...), optional attrs left out (Unique and Compress wi
 EyeLike without dtype, ConstantOfShape without value), and dtypes beyond float (strings, bools,
 float16, int8, double). Expected outputs come from numpy.
 
-  /usr/bin/python3 scripts/gen_onnx_legacy_array_cases.py [OUT]   # default testdata/onnx/legacy_array
+  /usr/bin/python3 tests/onnx_cases/gen_onnx_legacy_array_cases.py [OUT]   # default testdata/onnx/legacy_array
   bazel-bin/tools/sluice test-onnx testdata/onnx/legacy_array
 """
 import os

@@ -6,7 +6,7 @@ exists), Dropout 6/7/10, Gemm 6 (broadcast attr), MaxPool 8 (Indices), AveragePo
 Upsample 7 and 9, Resize 10, LpPool 1 and 2, InstanceNormalization 1, RNN 1. Expected
 outputs come from numpy.
 
-  /usr/bin/python3 scripts/gen_onnx_legacy_nn_cases.py [OUT]   # default testdata/onnx/legacy_nn
+  /usr/bin/python3 tests/onnx_cases/gen_onnx_legacy_nn_cases.py [OUT]   # default testdata/onnx/legacy_nn
 
 BatchNormalization in training mode: statistics are the batch's population mean and variance
 over N and the spatial dims (over N only with spatial=0); running = input * momentum + batch *

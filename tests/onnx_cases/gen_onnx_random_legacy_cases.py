@@ -3,7 +3,7 @@
 expected values numpy's legacy generator gives after np.random.seed(seed)), Tile-1 (tiles and
 axis inputs, fed and constant) and RoiAlign-10.
 
-  /usr/bin/python3 scripts/gen_onnx_random_legacy_cases.py [OUT]   # default testdata/onnx/random_legacy
+  /usr/bin/python3 tests/onnx_cases/gen_onnx_random_legacy_cases.py [OUT]   # default testdata/onnx/random_legacy
   bazel-bin/tools/sluice test-onnx testdata/onnx/random_legacy
 """
 import os
