@@ -52,6 +52,7 @@ void KernelRegistry::Register(const KernelDef& def, std::string class_name, Kern
   r->class_name = std::move(class_name);
   r->factory = std::move(factory);
   absl::MutexLock lock(&mu_);
+  by_op_device_[Key(r->def.op(), r->def.device_type())].push_back(r.get());
   kernels_.push_back(std::move(r));
 }
 
@@ -96,29 +97,46 @@ bool ConstraintsMatch(const KernelDef& def, const NodeDef& node) {
 
 }  // namespace
 
-absl::StatusOr<const KernelRegistration*> KernelRegistry::FindKernel(absl::string_view device_type,
-                                                                     const NodeDef& node) const {
-  absl::MutexLock lock(&mu_);
+const KernelRegistration* KernelRegistry::BestMatch(absl::string_view device_type,
+                                                    const NodeDef& node, bool* tie) const {
+  *tie = false;
+  auto it = by_op_device_.find(KeyView(node.op(), device_type));
+  if (it == by_op_device_.end()) return nullptr;
   const KernelRegistration* best = nullptr;
-  bool tie = false;
-  std::vector<std::string> registered;
-  for (const auto& k : kernels_) {
-    if (k->def.op() != node.op()) continue;
-    registered.push_back(KernelDefSummary(k->def));
-    if (k->def.device_type() != device_type || !ConstraintsMatch(k->def, node)) continue;
+  for (const KernelRegistration* k : it->second) {
+    if (!ConstraintsMatch(k->def, node)) continue;
     if (best == nullptr || k->def.priority() > best->def.priority()) {
-      best = k.get();
-      tie = false;
+      best = k;
+      *tie = false;
     } else if (k->def.priority() == best->def.priority()) {
-      tie = true;
+      *tie = true;
     }
   }
+  return best;
+}
+
+bool KernelRegistry::HasKernel(absl::string_view device_type, const NodeDef& node) const {
+  absl::ReaderMutexLock lock(&mu_);
+  bool tie;
+  return BestMatch(device_type, node, &tie) != nullptr && !tie;
+}
+
+absl::StatusOr<const KernelRegistration*> KernelRegistry::FindKernel(absl::string_view device_type,
+                                                                     const NodeDef& node) const {
+  absl::ReaderMutexLock lock(&mu_);
+  bool tie;
+  const KernelRegistration* best = BestMatch(device_type, node, &tie);
   if (best != nullptr && tie) {
     return absl::InternalError(absl::StrCat("several kernels with equal priority match node '",
                                             node.name(), "' (op '", node.op(), "') on ",
                                             device_type));
   }
   if (best != nullptr) return best;
+  // Nothing matches: only now list what is registered for the op, on every device.
+  std::vector<std::string> registered;
+  for (const auto& k : kernels_) {
+    if (k->def.op() == node.op()) registered.push_back(KernelDefSummary(k->def));
+  }
   std::vector<std::string> attrs;
   for (const auto& [name, value] : node.attr()) {
     if (value.value_case() == AttrValue::kType ||
@@ -155,7 +173,7 @@ absl::StatusOr<std::unique_ptr<OpKernel>> KernelRegistry::CreateOpKernel(Device*
 }
 
 std::vector<const KernelRegistration*> KernelRegistry::All() const {
-  absl::MutexLock lock(&mu_);
+  absl::ReaderMutexLock lock(&mu_);
   std::vector<const KernelRegistration*> out;
   for (const auto& k : kernels_) out.push_back(k.get());
   return out;

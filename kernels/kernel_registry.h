@@ -11,8 +11,12 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
+#include "absl/hash/hash.h"
+#include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
 #include "kernels/op_kernel.h"
 #include "proto/kernel_def.pb.h"
@@ -52,27 +56,54 @@ struct KernelRegistration {
   KernelFactory factory;
 };
 
+// Thread-safe: registration happens at static initialization, lookups from any thread.
 class KernelRegistry {
  public:
   static KernelRegistry* Global();
 
+  // Several registrations may match a node; the highest priority wins, and a tie at the top is
+  // an error at lookup (not at registration).
   void Register(const KernelDef& def, std::string class_name, KernelFactory factory);
 
   // The registration for `node` (attrs defaults already filled) on `device_type`: NOT_FOUND
-  // naming the node and listing every kernel registered for the op when none matches.
+  // naming the node and listing every kernel registered for the op when none matches. The
+  // returned pointer is owned by the registry and lives as long as it does.
   absl::StatusOr<const KernelRegistration*> FindKernel(absl::string_view device_type,
                                                        const NodeDef& node) const;
+  // FindKernel(device_type, node).ok(), without building the error text: for callers that
+  // try devices in turn (the placer).
+  bool HasKernel(absl::string_view device_type, const NodeDef& node) const;
   // Builds and initializes the kernel for `node` on `device`; `functions` serves kernels that
   // call functions of the graph's library.
   absl::StatusOr<std::unique_ptr<OpKernel>> CreateOpKernel(Device* device, const NodeDef& node,
                                                            const OpDef& op_def,
                                                            FunctionRuntime* functions = nullptr) const;
+  // In registration order.
   std::vector<const KernelRegistration*> All() const;
   std::vector<const KernelRegistration*> ForOp(absl::string_view op) const;
 
  private:
+  // (op, device type), looked up without copying the node's strings.
+  using Key = std::pair<std::string, std::string>;
+  using KeyView = std::pair<absl::string_view, absl::string_view>;
+  struct KeyHash {
+    using is_transparent = void;
+    size_t operator()(KeyView k) const { return absl::HashOf(k.first, k.second); }
+  };
+  struct KeyEq {
+    using is_transparent = void;
+    bool operator()(KeyView a, KeyView b) const { return a == b; }
+  };
+
+  // The best match among the (op, device) registrations; *tie when another has its priority.
+  const KernelRegistration* BestMatch(absl::string_view device_type, const NodeDef& node,
+                                      bool* tie) const ABSL_SHARED_LOCKS_REQUIRED(mu_);
+
   mutable absl::Mutex mu_;
+  // Owns every registration, in registration order (the order error messages list them in).
   std::vector<std::unique_ptr<KernelRegistration>> kernels_ ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_map<Key, std::vector<const KernelRegistration*>, KeyHash, KeyEq> by_op_device_
+      ABSL_GUARDED_BY(mu_);
 };
 
 // "DEVICE op attr-constraints" on one line, for error messages and tools.

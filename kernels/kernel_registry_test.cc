@@ -75,5 +75,112 @@ TEST(KernelRegistryTest, InitErrorsNameTheNode) {
   EXPECT_THAT(s.message(), HasSubstr("'value' holds int32"));
 }
 
+// A registry of its own, so these cases do not depend on which kernels are linked.
+class NoopKernel : public OpKernel {
+ public:
+  absl::Status Compute(OpKernelContext*) const override { return absl::OkStatus(); }
+};
+
+KernelFactory Noop() {
+  return [] { return std::make_unique<NoopKernel>(); };
+}
+
+NodeDef FakeNode(DataType t) {
+  NodeDef node;
+  node.set_name("fake1");
+  node.set_op("Fake");
+  AddNodeAttr("T", t, &node);
+  return node;
+}
+
+TEST(LocalKernelRegistryTest, MatchesByTypeConstraint) {
+  KernelRegistry registry;
+  registry.Register(Name("Fake").Device(DEVICE_CPU).TypeConstraint<float>("T").Build(), "FakeFloat",
+                    Noop());
+  registry.Register(Name("Fake").Device(DEVICE_CPU).TypeConstraint<int32_t>("T").Build(),
+                    "FakeInt32", Noop());
+  registry.Register(Name("Fake").Device("GPU").TypeConstraint<int32_t>("T").Build(), "FakeGpu",
+                    Noop());
+  auto f = registry.FindKernel(DEVICE_CPU, FakeNode(DT_FLOAT));
+  ASSERT_OK(f.status());
+  EXPECT_EQ((*f)->class_name, "FakeFloat");
+  auto i = registry.FindKernel(DEVICE_CPU, FakeNode(DT_INT32));
+  ASSERT_OK(i.status());
+  EXPECT_EQ((*i)->class_name, "FakeInt32");
+  auto g = registry.FindKernel("GPU", FakeNode(DT_INT32));
+  ASSERT_OK(g.status());
+  EXPECT_EQ((*g)->class_name, "FakeGpu");
+  EXPECT_TRUE(registry.HasKernel(DEVICE_CPU, FakeNode(DT_FLOAT)));
+
+  // A list(type) attr matches when every element is allowed.
+  NodeDef list = FakeNode(DT_FLOAT);
+  AddNodeAttr("T", std::vector<DataType>{DT_INT32, DT_INT32}, &list);
+  auto l = registry.FindKernel(DEVICE_CPU, list);
+  ASSERT_OK(l.status());
+  EXPECT_EQ((*l)->class_name, "FakeInt32");
+  AddNodeAttr("T", std::vector<DataType>{DT_INT32, DT_FLOAT}, &list);
+  EXPECT_FALSE(registry.HasKernel(DEVICE_CPU, list));
+}
+
+TEST(LocalKernelRegistryTest, NoKernelForTheDeviceListsEveryDevicesKernels) {
+  KernelRegistry registry;
+  registry.Register(Name("Fake").Device(DEVICE_CPU).TypeConstraint<float>("T").Build(), "FakeFloat",
+                    Noop());
+  EXPECT_FALSE(registry.HasKernel("GPU", FakeNode(DT_FLOAT)));
+  auto r = registry.FindKernel("GPU", FakeNode(DT_FLOAT));
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(r.status().message(),
+            "no kernel registered for op 'Fake' on device GPU with attrs {T=DT_FLOAT} for node "
+            "'fake1'. Registered kernels:\n  device='CPU'; T in [DT_FLOAT]");
+}
+
+TEST(LocalKernelRegistryTest, NoKernelForTheDtypeListsWhatIsRegistered) {
+  KernelRegistry registry;
+  registry.Register(Name("Fake").Device(DEVICE_CPU).TypeConstraint<float>("T").Build(), "FakeFloat",
+                    Noop());
+  registry.Register(Name("Fake")
+                        .Device(DEVICE_CPU)
+                        .TypeConstraint("T", {DT_INT32, DT_INT64})
+                        .Label("wide")
+                        .Build(),
+                    "FakeInts", Noop());
+  registry.Register(Name("Other").Device(DEVICE_CPU).Build(), "Other", Noop());
+  EXPECT_FALSE(registry.HasKernel(DEVICE_CPU, FakeNode(DT_UINT8)));
+  auto r = registry.FindKernel(DEVICE_CPU, FakeNode(DT_UINT8));
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(r.status().message(),
+            "no kernel registered for op 'Fake' on device CPU with attrs {T=DT_UINT8} for node "
+            "'fake1'. Registered kernels:\n  device='CPU'; T in [DT_FLOAT]\n  device='CPU'; T in "
+            "[DT_INT32, DT_INT64]; label='wide'");
+
+  NodeDef unknown = FakeNode(DT_FLOAT);
+  unknown.set_op("Unregistered");
+  auto none = registry.FindKernel(DEVICE_CPU, unknown);
+  EXPECT_EQ(none.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_THAT(none.status().message(), HasSubstr("Registered kernels:\n  <none>"));
+}
+
+TEST(LocalKernelRegistryTest, DuplicatesAreAnErrorAtLookupUnlessPriorityDecides) {
+  KernelRegistry registry;
+  registry.Register(Name("Fake").Device(DEVICE_CPU).TypeConstraint<float>("T").Build(), "First",
+                    Noop());
+  registry.Register(Name("Fake").Device(DEVICE_CPU).TypeConstraint<float>("T").Build(), "Second",
+                    Noop());
+  EXPECT_EQ(registry.All().size(), 2u);
+  EXPECT_EQ(registry.ForOp("Fake").size(), 2u);
+  EXPECT_FALSE(registry.HasKernel(DEVICE_CPU, FakeNode(DT_FLOAT)));
+  auto tie = registry.FindKernel(DEVICE_CPU, FakeNode(DT_FLOAT));
+  EXPECT_EQ(tie.status().code(), absl::StatusCode::kInternal);
+  EXPECT_EQ(tie.status().message(),
+            "several kernels with equal priority match node 'fake1' (op 'Fake') on CPU");
+
+  registry.Register(Name("Fake").Device(DEVICE_CPU).TypeConstraint<float>("T").Priority(1).Build(),
+                    "Preferred", Noop());
+  auto k = registry.FindKernel(DEVICE_CPU, FakeNode(DT_FLOAT));
+  ASSERT_OK(k.status());
+  EXPECT_EQ((*k)->class_name, "Preferred");
+  EXPECT_TRUE(registry.HasKernel(DEVICE_CPU, FakeNode(DT_FLOAT)));
+}
+
 }  // namespace
 }  // namespace sluice

@@ -10,7 +10,7 @@ namespace sluice {
 namespace {
 
 bool HasKernel(const Node& node, const DeviceAttributes& device) {
-  return KernelRegistry::Global()->FindKernel(device.device_type(), node.def()).ok();
+  return KernelRegistry::Global()->HasKernel(device.device_type(), node.def());
 }
 
 std::string DeviceList(const std::vector<DeviceAttributes>& devices) {

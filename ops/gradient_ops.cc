@@ -1,6 +1,8 @@
 // Ops that only backward graphs use.
+#include "absl/strings/str_cat.h"
 #include "framework/status.h"
 #include "ops/op_registry.h"
+#include "ops/type_lists.h"
 
 namespace sluice {
 
@@ -8,7 +10,7 @@ REGISTER_OP("SumToShape")
     .Input("input: T")
     .Input("shape: int64")
     .Output("output: T")
-    .Attr("T: {half, bfloat16, float, double, int32, int64}")
+    .Attr(absl::StrCat("T: ", kFloatOrWideSignedIntTypes))
     .Doc("Sums `input` over the dims numpy broadcasting added or stretched to reach its shape "
          "from `shape`: the gradient of a broadcast operand.");
 
@@ -16,7 +18,7 @@ REGISTER_OP("ReluGrad")
     .Input("gradients: T")
     .Input("features: T")
     .Output("backprops: T")
-    .Attr("T: {half, bfloat16, float, double}")
+    .Attr(absl::StrCat("T: ", kFloatTypes))
     .Doc("gradients where features > 0, else 0 (TensorFlow's ReluGrad).");
 
 }  // namespace sluice

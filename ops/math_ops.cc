@@ -2,6 +2,7 @@
 #include "absl/strings/str_cat.h"
 #include "framework/status.h"
 #include "ops/op_registry.h"
+#include "ops/type_lists.h"
 
 namespace sluice {
 namespace {
@@ -30,17 +31,6 @@ absl::Status MatMulShape(InferenceContext* c) {
   return absl::OkStatus();
 }
 
-absl::Status AddNShape(InferenceContext* c) {
-  PartialShape out = c->input(0);
-  for (int i = 1; i < c->num_inputs(); ++i) {
-    auto s = BroadcastShapes(out, c->input(i));
-    if (!s.ok()) return c->Error(s.status().message());
-    out = *s;
-  }
-  c->set_output(0, out);
-  return absl::OkStatus();
-}
-
 }  // namespace
 
 REGISTER_OP("MatMul")
@@ -49,7 +39,7 @@ REGISTER_OP("MatMul")
     .Output("product: T")
     .Attr("transpose_a: bool = false")
     .Attr("transpose_b: bool = false")
-    .Attr("T: {half, bfloat16, float, double, int32, int64}")
+    .Attr(absl::StrCat("T: ", kFloatOrWideSignedIntTypes))
     .SetShapeFn(MatMulShape);
 
 #define SL_BINARY_OP(NAME)                                                           \
@@ -72,9 +62,9 @@ REGISTER_OP("AddN")
     .Input("inputs: N * T")
     .Output("sum: T")
     .Attr("N: int >= 1")
-    .Attr("T: {half, bfloat16, float, double, int32, int64}")
+    .Attr(absl::StrCat("T: ", kFloatOrWideSignedIntTypes))
     .SetIsCommutative()
     .SetIsAggregate()
-    .SetShapeFn(AddNShape);
+    .SetShapeFn(shape_fn::BroadcastAll);
 
 }  // namespace sluice

@@ -1,12 +1,14 @@
 // Neural-network ops.
+#include "absl/strings/str_cat.h"
 #include "ops/op_registry.h"
+#include "ops/type_lists.h"
 
 namespace sluice {
 
 REGISTER_OP("Relu")
     .Input("features: T")
     .Output("activations: T")
-    .Attr("T: {half, bfloat16, float, double, int8, int16, int32, int64}")
+    .Attr(absl::StrCat("T: ", kSignedTypes))
     .SetShapeFn(shape_fn::Unchanged);
 
 }  // namespace sluice

@@ -1,8 +1,10 @@
 // Detection and spatial sampling ops with ONNX semantics: NonMaxSuppression, RoiAlign and
 // GridSample. Names, attrs and defaults are ONNX's; optional inputs are list(type) args of
 // length 0 or 1.
+#include "absl/strings/str_cat.h"
 #include "framework/status.h"
 #include "ops/op_registry.h"
+#include "ops/type_lists.h"
 
 namespace sluice {
 
@@ -26,7 +28,7 @@ REGISTER_OP("RoiAlign")
     .Input("rois: T1")
     .Input("batch_indices: int64")
     .Output("y: T1")
-    .Attr("T1: {half, float, double}")
+    .Attr(absl::StrCat("T1: ", kIeeeFloatTypes))
     .Attr("coordinate_transformation_mode: {'half_pixel', 'output_half_pixel'} = 'half_pixel'")
     .Attr("mode: {'avg', 'max'} = 'avg'")
     .Attr("output_height: int >= 1 = 1")
@@ -39,8 +41,8 @@ REGISTER_OP("GridSample")
     .Input("x: T1")
     .Input("grid: T2")
     .Output("y: T1")
-    .Attr("T1: {half, float, double}")
-    .Attr("T2: {half, float, double}")
+    .Attr(absl::StrCat("T1: ", kIeeeFloatTypes))
+    .Attr(absl::StrCat("T2: ", kIeeeFloatTypes))
     .Attr("align_corners: int = 0")
     .Attr("mode: {'bilinear', 'nearest', 'bicubic'} = 'bilinear'")
     .Attr("padding_mode: {'zeros', 'border', 'reflection'} = 'zeros'")

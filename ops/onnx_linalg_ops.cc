@@ -1,6 +1,8 @@
 // Linear algebra ops with ONNX semantics: Einsum and Det.
+#include "absl/strings/str_cat.h"
 #include "framework/status.h"
 #include "ops/op_registry.h"
+#include "ops/type_lists.h"
 
 namespace sluice {
 
@@ -17,7 +19,7 @@ REGISTER_OP("Einsum")
 REGISTER_OP("Det")
     .Input("x: T")
     .Output("y: T")
-    .Attr("T: {half, float, double}")
+    .Attr(absl::StrCat("T: ", kIeeeFloatTypes))
     .Doc("Determinants of the innermost square matrices of x: [*, M, M] -> [*].");
 
 }  // namespace sluice

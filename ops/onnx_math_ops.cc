@@ -7,31 +7,10 @@
 #include "absl/strings/str_cat.h"
 #include "framework/status.h"
 #include "ops/op_registry.h"
+#include "ops/type_lists.h"
 
 namespace sluice {
 namespace {
-
-#define SL_FLOAT_TYPES "half, bfloat16, float, double"
-#define SL_SIGNED_INT_TYPES "int8, int16, int32, int64"
-#define SL_UNSIGNED_INT_TYPES "uint8, uint16, uint32, uint64"
-#define SL_NUMERIC_TYPES SL_FLOAT_TYPES ", " SL_SIGNED_INT_TYPES ", " SL_UNSIGNED_INT_TYPES
-
-constexpr char kFloatTypes[] = "{" SL_FLOAT_TYPES "}";
-constexpr char kSignedTypes[] = "{" SL_FLOAT_TYPES ", " SL_SIGNED_INT_TYPES "}";
-constexpr char kNumericTypes[] = "{" SL_NUMERIC_TYPES "}";
-constexpr char kUnsignedTypes[] = "{" SL_UNSIGNED_INT_TYPES "}";
-constexpr char kAllTypes[] = "{" SL_NUMERIC_TYPES ", bool, string}";
-
-absl::Status BroadcastAll(InferenceContext* c) {
-  PartialShape out = c->input(0);
-  for (int i = 1; i < c->num_inputs(); ++i) {
-    auto s = BroadcastShapes(out, c->input(i));
-    if (!s.ok()) return c->Error(s.status().message());
-    out = *s;
-  }
-  c->set_output(0, out);
-  return absl::OkStatus();
-}
 
 // Reductions: the axes come from the optional second input when it is a known constant.
 absl::Status ReduceShape(InferenceContext* c) {
@@ -185,7 +164,7 @@ REGISTER_OP("Pow")
     .Input("x: T")
     .Input("y: T1")
     .Output("z: T")
-    .Attr("T: {half, bfloat16, float, double, int32, int64}")
+    .Attr(absl::StrCat("T: ", kFloatOrWideSignedIntTypes))
     .Attr(absl::StrCat("T1: ", kNumericTypes))
     .SetShapeFn(shape_fn::BroadcastBinary);
 
@@ -201,7 +180,7 @@ REGISTER_OP("BitShift")
     .Input("x: T")
     .Input("y: T")
     .Output("z: T")
-    .Attr(absl::StrCat("T: ", kUnsignedTypes))
+    .Attr(absl::StrCat("T: ", kUnsignedIntTypes))
     .Attr("direction: {'LEFT', 'RIGHT'}")
     .SetShapeFn(shape_fn::BroadcastBinary);
 
@@ -209,7 +188,7 @@ REGISTER_OP("PRelu")
     .Input("x: T")
     .Input("slope: T")
     .Output("y: T")
-    .Attr("T: {" SL_FLOAT_TYPES ", int32, int64, uint32, uint64}")
+    .Attr(absl::StrCat("T: ", kFloatOrWideIntTypes))
     .SetShapeFn(shape_fn::BroadcastBinary);
 
 #define SL_LOGIC_OP(NAME, TYPES)                           \
@@ -223,7 +202,7 @@ REGISTER_OP("PRelu")
 SL_LOGIC_OP("And", "{bool}");
 SL_LOGIC_OP("Or", "{bool}");
 SL_LOGIC_OP("Xor", "{bool}");
-SL_LOGIC_OP("Equal", "{" SL_NUMERIC_TYPES ", bool}");
+SL_LOGIC_OP("Equal", kNumericOrBoolTypes);
 SL_LOGIC_OP("Greater", kNumericTypes);
 SL_LOGIC_OP("Less", kNumericTypes);
 SL_LOGIC_OP("GreaterOrEqual", kNumericTypes);
@@ -237,7 +216,7 @@ SL_LOGIC_OP("LessOrEqual", kNumericTypes);
       .Output(OUT ": T")                       \
       .Attr("N: int >= 1")                     \
       .Attr(absl::StrCat("T: ", TYPES))        \
-      .SetShapeFn(BroadcastAll)
+      .SetShapeFn(shape_fn::BroadcastAll)
 
 SL_VARIADIC_OP("Max", "max", kNumericTypes);
 SL_VARIADIC_OP("Min", "min", kNumericTypes);
@@ -250,8 +229,8 @@ REGISTER_OP("Where")
     .Input("x: T")
     .Input("y: T")
     .Output("output: T")
-    .Attr(absl::StrCat("T: ", kAllTypes))
-    .SetShapeFn(BroadcastAll);
+    .Attr(absl::StrCat("T: ", kNumericBoolOrStringTypes))
+    .SetShapeFn(shape_fn::BroadcastAll);
 
 // min and max are optional inputs (zero or one tensor each) of type T.
 REGISTER_OP("Clip")
@@ -267,16 +246,16 @@ REGISTER_OP("Clip")
 REGISTER_OP("Cast")
     .Input("input: T1")
     .Output("output: to")
-    .Attr(absl::StrCat("T1: ", kAllTypes))
-    .Attr(absl::StrCat("to: ", kAllTypes))
+    .Attr(absl::StrCat("T1: ", kNumericBoolOrStringTypes))
+    .Attr(absl::StrCat("to: ", kNumericBoolOrStringTypes))
     .SetShapeFn(shape_fn::Unchanged);
 
 REGISTER_OP("CastLike")
     .Input("input: T1")
     .Input("target_type: T2")
     .Output("output: T2")
-    .Attr(absl::StrCat("T1: ", kAllTypes))
-    .Attr(absl::StrCat("T2: ", kAllTypes))
+    .Attr(absl::StrCat("T1: ", kNumericBoolOrStringTypes))
+    .Attr(absl::StrCat("T2: ", kNumericBoolOrStringTypes))
     .SetShapeFn(shape_fn::Unchanged);
 
 // Reductions; `axes` is an optional int64 input (ONNX's attr before opset 13/18 is turned into

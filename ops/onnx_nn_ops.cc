@@ -1,18 +1,18 @@
 // Neural-network ops with ONNX semantics: convolution, pooling, normalization, Gemm, Dropout.
 // Names, attrs and defaults are ONNX's; optional inputs are list(type) args of length 0 or 1.
+#include "absl/strings/str_cat.h"
 #include "framework/status.h"
 #include "ops/op_registry.h"
+#include "ops/type_lists.h"
 
 namespace sluice {
-
-#define SL_FLOAT_TYPES "{half, bfloat16, float, double}"
 
 REGISTER_OP("Gemm")
     .Input("a: T")
     .Input("b: T")
     .Input("c: Tc")
     .Output("y: T")
-    .Attr("T: {half, bfloat16, float, double, int32, int64, uint32, uint64}")
+    .Attr(absl::StrCat("T: ", kFloatOrWideIntTypes))
     .Attr("Tc: list(type) >= 0")
     .Attr("alpha: float = 1.0")
     .Attr("beta: float = 1.0")
@@ -25,7 +25,7 @@ REGISTER_OP("Conv")
     .Input("w: T")
     .Input("b: Tb")
     .Output("y: T")
-    .Attr("T: " SL_FLOAT_TYPES)
+    .Attr(absl::StrCat("T: ", kFloatTypes))
     .Attr("Tb: list(type) >= 0")
     .Attr("auto_pad: {'NOTSET', 'SAME_UPPER', 'SAME_LOWER', 'VALID'} = 'NOTSET'")
     .Attr("dilations: list(int) = []")
@@ -47,7 +47,7 @@ REGISTER_OP("ConvTranspose")
     .Input("w: T")
     .Input("b: Tb")
     .Output("y: T")
-    .Attr("T: " SL_FLOAT_TYPES)
+    .Attr(absl::StrCat("T: ", kFloatTypes))
     .Attr("Tb: list(type) >= 0")
     .Attr("auto_pad: {'NOTSET', 'SAME_UPPER', 'SAME_LOWER', 'VALID'} = 'NOTSET'")
     .Attr("dilations: list(int) = []")
@@ -79,7 +79,7 @@ REGISTER_OP("MaxPool")
 REGISTER_OP("AveragePool")
     .Input("x: T")
     .Output("y: T")
-    .Attr("T: " SL_FLOAT_TYPES)
+    .Attr(absl::StrCat("T: ", kFloatTypes))
     .Attr("auto_pad: {'NOTSET', 'SAME_UPPER', 'SAME_LOWER', 'VALID'} = 'NOTSET'")
     .Attr("ceil_mode: int = 0")
     .Attr("count_include_pad: int = 0")
@@ -90,23 +90,30 @@ REGISTER_OP("AveragePool")
 REGISTER_OP("LpPool")
     .Input("x: T")
     .Output("y: T")
-    .Attr("T: " SL_FLOAT_TYPES)
+    .Attr(absl::StrCat("T: ", kFloatTypes))
     .Attr("auto_pad: {'NOTSET', 'SAME_UPPER', 'SAME_LOWER', 'VALID'} = 'NOTSET'")
     .Attr("kernel_shape: list(int)")
     .Attr("p: int = 2")
     .Attr("pads: list(int) = []")
     .Attr("strides: list(int) = []");
 
-REGISTER_OP("GlobalAveragePool").Input("x: T").Output("y: T").Attr("T: " SL_FLOAT_TYPES);
-REGISTER_OP("GlobalMaxPool").Input("x: T").Output("y: T").Attr("T: " SL_FLOAT_TYPES);
-REGISTER_OP("GlobalLpPool").Input("x: T").Output("y: T").Attr("T: " SL_FLOAT_TYPES).Attr("p: int = 2");
+REGISTER_OP("GlobalAveragePool")
+    .Input("x: T")
+    .Output("y: T")
+    .Attr(absl::StrCat("T: ", kFloatTypes));
+REGISTER_OP("GlobalMaxPool").Input("x: T").Output("y: T").Attr(absl::StrCat("T: ", kFloatTypes));
+REGISTER_OP("GlobalLpPool")
+    .Input("x: T")
+    .Output("y: T")
+    .Attr(absl::StrCat("T: ", kFloatTypes))
+    .Attr("p: int = 2");
 
 REGISTER_OP("MaxUnpool")
     .Input("x: T")
     .Input("i: int64")
     .Input("output_shape: Ts")
     .Output("output: T")
-    .Attr("T: " SL_FLOAT_TYPES)
+    .Attr(absl::StrCat("T: ", kFloatTypes))
     .Attr("Ts: list(type) >= 0")
     .Attr("kernel_shape: list(int)")
     .Attr("pads: list(int) = []")
@@ -124,9 +131,9 @@ REGISTER_OP("BatchNormalization")
     .Output("running_var: T2")
     .Output("saved_mean: T2")
     .Output("saved_var: T2")
-    .Attr("T: " SL_FLOAT_TYPES)
-    .Attr("T1: " SL_FLOAT_TYPES)
-    .Attr("T2: " SL_FLOAT_TYPES)
+    .Attr(absl::StrCat("T: ", kFloatTypes))
+    .Attr(absl::StrCat("T1: ", kFloatTypes))
+    .Attr(absl::StrCat("T2: ", kFloatTypes))
     .Attr("epsilon: float = 1e-5")
     .Attr("momentum: float = 0.9")
     .Attr("training_mode: bool = false")
@@ -139,7 +146,7 @@ REGISTER_OP("InstanceNormalization")
     .Input("scale: T")
     .Input("b: T")
     .Output("output: T")
-    .Attr("T: " SL_FLOAT_TYPES)
+    .Attr(absl::StrCat("T: ", kFloatTypes))
     .Attr("epsilon: float = 1e-5");
 
 REGISTER_OP("LayerNormalization")
@@ -149,7 +156,7 @@ REGISTER_OP("LayerNormalization")
     .Output("y: T")
     .Output("mean: U")
     .Output("inv_std_dev: U")
-    .Attr("T: " SL_FLOAT_TYPES)
+    .Attr(absl::StrCat("T: ", kFloatTypes))
     .Attr("Tb: list(type) >= 0")
     .Attr("U: {float, bfloat16} = DT_FLOAT")
     .Attr("axis: int = -1")
@@ -159,7 +166,7 @@ REGISTER_OP("LayerNormalization")
 REGISTER_OP("LRN")
     .Input("x: T")
     .Output("y: T")
-    .Attr("T: " SL_FLOAT_TYPES)
+    .Attr(absl::StrCat("T: ", kFloatTypes))
     .Attr("alpha: float = 0.0001")
     .Attr("beta: float = 0.75")
     .Attr("bias: float = 1.0")
@@ -171,7 +178,7 @@ REGISTER_OP("Dropout")
     .Input("training_mode: T2")
     .Output("output: T")
     .Output("mask: bool")
-    .Attr("T: " SL_FLOAT_TYPES)
+    .Attr(absl::StrCat("T: ", kFloatTypes))
     .Attr("T1: list(type) >= 0")
     .Attr("T2: list(type) >= 0")
     .Attr("seed: int = -1")
@@ -180,8 +187,6 @@ REGISTER_OP("Dropout")
     .Doc("Identity with an all-true mask unless training_mode is true; then elements are "
          "dropped with probability ratio and the rest scaled by 1 / (1 - ratio). A seed >= 0 "
          "draws the mask numpy draws after np.random.seed(seed); a negative one is random.");
-
-#undef SL_FLOAT_TYPES
 
 }  // namespace sluice
 
@@ -194,7 +199,7 @@ REGISTER_OP("BatchMatMulV2")
     .Input("x: T")
     .Input("y: T")
     .Output("output: T")
-    .Attr("T: {half, bfloat16, float, double, int32, int64, uint32, uint64}")
+    .Attr(absl::StrCat("T: ", kFloatOrWideIntTypes))
     .Attr("adj_x: bool = false")
     .Attr("adj_y: bool = false");
 

@@ -2,12 +2,13 @@
 // products and convolution. Quantized values are int8 or uint8 (int32 for biases and
 // accumulators); rounding is half to even, with saturation to the output type. Optional ONNX
 // inputs are list(type) args holding zero or one tensor.
+#include "absl/strings/str_cat.h"
 #include "framework/status.h"
 #include "ops/op_registry.h"
+#include "ops/type_lists.h"
 
 namespace sluice {
 
-#define SL_QUANT_TYPES "{int8, uint8}"
 #define SL_CONV_ATTRS                                                              \
   Attr("auto_pad: {'NOTSET', 'SAME_UPPER', 'SAME_LOWER', 'VALID'} = 'NOTSET'")     \
       .Attr("dilations: list(int) = []")                                           \
@@ -24,7 +25,7 @@ REGISTER_OP("QuantizeLinear")
     .Output("y: T2")
     .Attr("T1: {float, int32}")
     .Attr("Tzp: list(type) >= 0")
-    .Attr("T2: " SL_QUANT_TYPES " = DT_UINT8")
+    .Attr(absl::StrCat("T2: ", kQuantizedTypes, " = DT_UINT8"))
     .Attr("axis: int = 1")
     .SetShapeFn(shape_fn::Unchanged)
     .Doc("y = saturate(round_half_even(x / y_scale) + y_zero_point). A scalar (or one-element) "
@@ -57,8 +58,8 @@ REGISTER_OP("MatMulInteger")
     .Input("a_zero_point: Ta")
     .Input("b_zero_point: Tb")
     .Output("y: int32")
-    .Attr("T1: " SL_QUANT_TYPES)
-    .Attr("T2: " SL_QUANT_TYPES)
+    .Attr(absl::StrCat("T1: ", kQuantizedTypes))
+    .Attr(absl::StrCat("T2: ", kQuantizedTypes))
     .Attr("Ta: list(type) >= 0")
     .Attr("Tb: list(type) >= 0")
     .Doc("numpy matmul of (a - a_zero_point) and (b - b_zero_point) in int32; zero points per "
@@ -74,9 +75,9 @@ REGISTER_OP("QLinearMatMul")
     .Input("y_scale: float")
     .Input("y_zero_point: T3")
     .Output("y: T3")
-    .Attr("T1: " SL_QUANT_TYPES)
-    .Attr("T2: " SL_QUANT_TYPES)
-    .Attr("T3: " SL_QUANT_TYPES)
+    .Attr(absl::StrCat("T1: ", kQuantizedTypes))
+    .Attr(absl::StrCat("T2: ", kQuantizedTypes))
+    .Attr(absl::StrCat("T3: ", kQuantizedTypes))
     .Doc("MatMulInteger, rescaled by a_scale * b_scale / y_scale and requantized.");
 
 REGISTER_OP("ConvInteger")
@@ -85,8 +86,8 @@ REGISTER_OP("ConvInteger")
     .Input("x_zero_point: Tx")
     .Input("w_zero_point: Tw")
     .Output("y: int32")
-    .Attr("T1: " SL_QUANT_TYPES)
-    .Attr("T2: " SL_QUANT_TYPES)
+    .Attr(absl::StrCat("T1: ", kQuantizedTypes))
+    .Attr(absl::StrCat("T2: ", kQuantizedTypes))
     .Attr("Tx: list(type) >= 0")
     .Attr("Tw: list(type) >= 0")
     .SL_CONV_ATTRS
@@ -104,15 +105,14 @@ REGISTER_OP("QLinearConv")
     .Input("y_zero_point: T3")
     .Input("b: T4")
     .Output("y: T3")
-    .Attr("T1: " SL_QUANT_TYPES)
-    .Attr("T2: " SL_QUANT_TYPES)
-    .Attr("T3: " SL_QUANT_TYPES)
+    .Attr(absl::StrCat("T1: ", kQuantizedTypes))
+    .Attr(absl::StrCat("T2: ", kQuantizedTypes))
+    .Attr(absl::StrCat("T3: ", kQuantizedTypes))
     .Attr("T4: list(type) >= 0")
     .SL_CONV_ATTRS
     .Doc("ConvInteger plus the int32 bias b, rescaled by x_scale * w_scale / y_scale (w_scale "
          "per tensor or per output channel) and requantized.");
 
 #undef SL_CONV_ATTRS
-#undef SL_QUANT_TYPES
 
 }  // namespace sluice

@@ -1,12 +1,14 @@
 // Recurrent ops with ONNX semantics (versions 7 and 14; 14 added `layout`). Optional inputs are
 // list(type) args holding zero or one tensor.
+#include "absl/strings/str_cat.h"
 #include "framework/status.h"
 #include "ops/op_registry.h"
+#include "ops/type_lists.h"
 
 namespace sluice {
 
 #define SL_RNN_COMMON_ATTRS(OP)                                                         \
-  .Attr("T: {half, float, double}")                                                     \
+  .Attr(absl::StrCat("T: ", kIeeeFloatTypes))                                           \
       .Attr("Tb: list(type) >= 0")                                                      \
       .Attr("Tsl: list(type) >= 0")                                                     \
       .Attr("Th: list(type) >= 0")                                                      \

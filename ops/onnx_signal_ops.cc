@@ -1,18 +1,18 @@
 // Signal processing ops with ONNX semantics (opset 17): DFT, STFT, MelWeightMatrix. Complex
 // values are a trailing dim of 2 (real, imaginary); real inputs have a trailing dim of 1.
 // Optional ONNX inputs are list(type) args holding zero or one tensor.
+#include "absl/strings/str_cat.h"
 #include "framework/status.h"
 #include "ops/op_registry.h"
+#include "ops/type_lists.h"
 
 namespace sluice {
-
-#define SL_SIGNAL_TYPES "{half, bfloat16, float, double}"
 
 REGISTER_OP("DFT")
     .Input("input: T1")
     .Input("dft_length: T2")
     .Output("output: T1")
-    .Attr("T1: " SL_SIGNAL_TYPES)
+    .Attr(absl::StrCat("T1: ", kFloatTypes))
     .Attr("T2: list(type) >= 0")
     .Attr("axis: int = 1")
     .Attr("inverse: int = 0")
@@ -27,7 +27,7 @@ REGISTER_OP("STFT")
     .Input("window: Twindow")
     .Input("frame_length: Tlength")
     .Output("output: T1")
-    .Attr("T1: " SL_SIGNAL_TYPES)
+    .Attr(absl::StrCat("T1: ", kFloatTypes))
     .Attr("T2: {int32, int64}")
     .Attr("Twindow: list(type) >= 0")
     .Attr("Tlength: list(type) >= 0")
@@ -43,12 +43,10 @@ REGISTER_OP("MelWeightMatrix")
     .Input("upper_edge_hertz: T2")
     .Output("output: output_datatype")
     .Attr("T1: {int32, int64}")
-    .Attr("T2: " SL_SIGNAL_TYPES)
+    .Attr(absl::StrCat("T2: ", kFloatTypes))
     .Attr("output_datatype: {uint8, uint16, uint32, uint64, int8, int16, int32, int64, half, "
           "bfloat16, float, double} = DT_FLOAT")
     .Doc("Triangular mel filters as a [dft_length / 2 + 1, num_mel_bins] matrix that maps "
          "a onesided magnitude spectrum to mel bands.");
-
-#undef SL_SIGNAL_TYPES
 
 }  // namespace sluice

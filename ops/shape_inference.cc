@@ -1,6 +1,7 @@
 #include "ops/shape_inference.h"
 
 #include <algorithm>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "framework/status.h"
@@ -23,7 +24,10 @@ absl::Status InferenceContext::Error(absl::string_view message) const {
 }
 
 absl::StatusOr<PartialShape> BroadcastShapes(const PartialShape& a, const PartialShape& b) {
-  if (a.unknown_rank() || b.unknown_rank()) return PartialShape();
+  // The unknown input itself, not a PartialShape() temporary: moving a fresh temporary into the
+  // StatusOr copies InlinedVector's unused inline storage, which GCC flags as maybe uninitialized.
+  if (a.unknown_rank()) return a;
+  if (b.unknown_rank()) return b;
   int rank = std::max(a.rank(), b.rank());
   DimVector dims(rank);
   for (int i = 0; i < rank; ++i) {
@@ -51,7 +55,8 @@ absl::StatusOr<PartialShape> BroadcastShapes(const PartialShape& a, const Partia
 namespace shape_fn {
 
 absl::Status Unknown(InferenceContext* c) {
-  for (int i = 0; i < c->num_outputs(); ++i) c->set_output(i, PartialShape());
+  const PartialShape unknown;  // Copied, not a temporary per output: see BroadcastShapes.
+  for (int i = 0; i < c->num_outputs(); ++i) c->set_output(i, unknown);
   return absl::OkStatus();
 }
 
@@ -64,6 +69,18 @@ absl::Status BroadcastBinary(InferenceContext* c) {
   auto s = BroadcastShapes(c->input(0), c->input(1));
   if (!s.ok()) return c->Error(s.status().message());
   c->set_output(0, *s);
+  return absl::OkStatus();
+}
+
+absl::Status BroadcastAll(InferenceContext* c) {
+  if (c->num_inputs() == 0) return Unknown(c);
+  PartialShape out = c->input(0);
+  for (int i = 1; i < c->num_inputs(); ++i) {
+    auto s = BroadcastShapes(out, c->input(i));
+    if (!s.ok()) return c->Error(s.status().message());
+    out = *std::move(s);
+  }
+  c->set_output(0, std::move(out));
   return absl::OkStatus();
 }
 

@@ -56,6 +56,8 @@ absl::Status Unknown(InferenceContext* c);
 absl::Status Unchanged(InferenceContext* c);
 // Output 0 is the numpy broadcast of inputs 0 and 1.
 absl::Status BroadcastBinary(InferenceContext* c);
+// Output 0 is the numpy broadcast of every input, folded from the left (AddN, Max, Where...).
+absl::Status BroadcastAll(InferenceContext* c);
 // No outputs to shape.
 absl::Status NoOutputs(InferenceContext* c);
 // Output 0 has the shape in the node's "shape" attr (Placeholder, ReadVariable).

@@ -81,6 +81,35 @@ TEST_F(ShapeFnTest, BroadcastBinaryErrorsNameTheNodeAndOp) {
   EXPECT_THAT(s.message(), HasSubstr("[2] and [3]"));
 }
 
+TEST_F(ShapeFnTest, BroadcastAllFoldsEveryInput) {
+  InferenceContext three = Context({S({4, 1, 1}), S({1, 5, 1}), S({-1, 1, 6})}, 1);
+  ASSERT_OK(shape_fn::BroadcastAll(&three));
+  EXPECT_EQ(three.output(0), S({4, 5, 6}));
+
+  InferenceContext one = Context({S({-1, 2})}, 1);
+  ASSERT_OK(shape_fn::BroadcastAll(&one));
+  EXPECT_EQ(one.output(0), S({-1, 2}));
+
+  InferenceContext scalars = Context({PartialShape::Scalar(), S({3}), PartialShape::Scalar()}, 1);
+  ASSERT_OK(shape_fn::BroadcastAll(&scalars));
+  EXPECT_EQ(scalars.output(0), S({3}));
+}
+
+TEST_F(ShapeFnTest, BroadcastAllWithAnUnknownRankInputIsUnknown) {
+  InferenceContext c = Context({S({2, 3}), PartialShape(), S({3})}, 1);
+  ASSERT_OK(shape_fn::BroadcastAll(&c));
+  EXPECT_TRUE(c.output(0).unknown_rank()) << c.output(0).DebugString();
+}
+
+TEST_F(ShapeFnTest, BroadcastAllErrorsNameTheNodeAndTheShapesSoFar) {
+  // The first two inputs broadcast to [2,3]; the third disagrees with that.
+  InferenceContext c = Context({S({2, 1}), S({3}), S({4, 3})}, 1);
+  absl::Status s = shape_fn::BroadcastAll(&c);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.message(), HasSubstr("node 'add1' (op 'Add')"));
+  EXPECT_THAT(s.message(), HasSubstr("[2,3] and [4,3]"));
+}
+
 TEST_F(ShapeFnTest, UnchangedUnknownAndFromShapeAttr) {
   InferenceContext same = Context({S({-1, 2})}, 1);
   ASSERT_OK(shape_fn::Unchanged(&same));

@@ -1,0 +1,45 @@
+// The sets of element types that several op definitions allow, each spelled once and named for
+// what it holds. Every constant is a whole "{...}" set for a type attr spec:
+//
+//   REGISTER_OP("Exp").Input("x: T").Output("y: T").Attr(absl::StrCat("T: ", kFloatTypes));
+//   REGISTER_OP("Clip")...Attr(absl::StrCat("Tmin: list(", kNumericTypes, ") >= 0"));
+//
+// The order inside a set is the order of the OpDef's allowed values; an op whose set is its
+// own spells it inline.
+#ifndef SLUICE_OPS_TYPE_LISTS_H_
+#define SLUICE_OPS_TYPE_LISTS_H_
+
+#include "absl/strings/string_view.h"
+
+namespace sluice {
+
+// Floating point: ONNX's float ops (activations, pooling, normalization, signal).
+inline constexpr absl::string_view kFloatTypes = "{half, bfloat16, float, double}";
+// Floating point without bfloat16 (random generators, RNNs, detection, Det).
+inline constexpr absl::string_view kIeeeFloatTypes = "{half, float, double}";
+// Floating point and signed integers (Neg).
+inline constexpr absl::string_view kSignedTypes =
+    "{half, bfloat16, float, double, int8, int16, int32, int64}";
+inline constexpr absl::string_view kUnsignedIntTypes = "{uint8, uint16, uint32, uint64}";
+// Floating point, then signed, then unsigned integers of every width.
+inline constexpr absl::string_view kNumericTypes =
+    "{half, bfloat16, float, double, int8, int16, int32, int64, uint8, uint16, uint32, uint64}";
+inline constexpr absl::string_view kNumericOrBoolTypes =
+    "{half, bfloat16, float, double, int8, int16, int32, int64, uint8, uint16, uint32, uint64, "
+    "bool}";
+// What Cast, CastLike and Where take: every numeric type, bool and string.
+inline constexpr absl::string_view kNumericBoolOrStringTypes =
+    "{half, bfloat16, float, double, int8, int16, int32, int64, uint8, uint16, uint32, uint64, "
+    "bool, string}";
+// Floating point and 32- or 64-bit signed integers (MatMul, AddN, Pow's base).
+inline constexpr absl::string_view kFloatOrWideSignedIntTypes =
+    "{half, bfloat16, float, double, int32, int64}";
+// Floating point and 32- or 64-bit integers (Gemm, BatchMatMulV2, PRelu).
+inline constexpr absl::string_view kFloatOrWideIntTypes =
+    "{half, bfloat16, float, double, int32, int64, uint32, uint64}";
+// The 8-bit integers that quantized values are stored in.
+inline constexpr absl::string_view kQuantizedTypes = "{int8, uint8}";
+
+}  // namespace sluice
+
+#endif  // SLUICE_OPS_TYPE_LISTS_H_
