@@ -1,5 +1,6 @@
 #include "framework/device_name.h"
 
+#include "framework/status_matchers.h"
 #include "gtest/gtest.h"
 
 namespace sluice {
@@ -7,7 +8,7 @@ namespace {
 
 TEST(DeviceNameTest, ParsesFullAndPartialNames) {
   auto full = DeviceName::Parse("/job:worker/replica:0/task:1/device:CPU:2");
-  ASSERT_TRUE(full.ok()) << full.status();
+  ASSERT_OK(full);
   EXPECT_TRUE(full->IsFullySpecified());
   EXPECT_EQ(full->job, "worker");
   EXPECT_EQ(full->task, 1);
@@ -15,15 +16,15 @@ TEST(DeviceNameTest, ParsesFullAndPartialNames) {
   EXPECT_EQ(full->TaskName(), "/job:worker/replica:0/task:1");
 
   auto partial = DeviceName::Parse("/job:worker/task:1");
-  ASSERT_TRUE(partial.ok());
+  ASSERT_OK(partial);
   EXPECT_TRUE(partial->Matches(*full));
   auto other = DeviceName::Parse("/job:worker/task:0");
   EXPECT_FALSE(other->Matches(*full));
   auto legacy = DeviceName::Parse("/cpu:2");
-  ASSERT_TRUE(legacy.ok());
+  ASSERT_OK(legacy);
   EXPECT_TRUE(legacy->Matches(*full));
   auto any_id = DeviceName::Parse("/device:CPU:*");
-  ASSERT_TRUE(any_id.ok());
+  ASSERT_OK(any_id);
   EXPECT_TRUE(any_id->Matches(*full));
 }
 

@@ -12,11 +12,23 @@
 namespace sluice {
 namespace status_internal {
 
+// absl::Status and absl::StatusOr.
 template <typename T>
-::testing::AssertionResult IsOk(const char* expr, const T& value) {
+auto IsOk(const char* expr, const T& value)
+    -> decltype(AsStatus(value), ::testing::AssertionResult(true)) {
   const absl::Status& s = AsStatus(value);
   if (s.ok()) return ::testing::AssertionSuccess();
   return ::testing::AssertionFailure() << expr << " is " << StatusToString(s);
+}
+
+// gRPC's status (ok(), error_code(), error_message()), for tests of the services.
+template <typename T>
+auto IsOk(const char* expr, const T& value)
+    -> decltype(value.error_message(), ::testing::AssertionResult(true)) {
+  if (value.ok()) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << expr << " is gRPC code "
+                                       << static_cast<int>(value.error_code()) << ": "
+                                       << value.error_message();
 }
 
 }  // namespace status_internal

@@ -62,7 +62,7 @@ TEST(StatusTest, AddContextKeepsPayloads) {
   EXPECT_EQ(out.message(), "step 4: gone");
   ASSERT_TRUE(out.GetPayload("type.sluice/task").has_value());
   EXPECT_EQ(std::string(*out.GetPayload("type.sluice/task")), "/job:worker/task:1");
-  EXPECT_TRUE(AddContext(absl::OkStatus(), "x").ok());
+  EXPECT_OK(AddContext(absl::OkStatus(), "x"));
 }
 
 TEST(StatusTest, MatchersAcceptOkAndPrintErrors) {

@@ -1,5 +1,6 @@
 #include "framework/tensor_sequence.h"
 
+#include "framework/status_matchers.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -13,7 +14,7 @@ TEST(TensorSequenceTest, HoldsElementsInOrderAndSharesTheirBuffers) {
   EXPECT_EQ(seq.dtype(), DT_VARIANT);
   EXPECT_EQ(seq.dims(), 0);
   auto s = GetSequence(seq, "seq");
-  ASSERT_TRUE(s.ok()) << s.status();
+  ASSERT_OK(s);
   EXPECT_EQ((*s)->element_dtype(), DT_FLOAT);
   ASSERT_EQ((*s)->size(), 2);
   EXPECT_EQ((*s)->elements()[0].raw_data(), a.raw_data());
@@ -27,7 +28,7 @@ TEST(TensorSequenceTest, CopiesShareTheValueAndOutliveTheOriginal) {
     copy = seq.DeepCopy();
   }
   auto s = GetSequence(copy, "copy");
-  ASSERT_TRUE(s.ok()) << s.status();
+  ASSERT_OK(s);
   EXPECT_EQ((*s)->elements()[0].flat<int64_t>()[0], 7);
   EXPECT_NE(copy.DebugString().find("sequence<int64>"), std::string::npos) << copy.DebugString();
 }
@@ -35,11 +36,11 @@ TEST(TensorSequenceTest, CopiesShareTheValueAndOutliveTheOriginal) {
 TEST(TensorSequenceTest, OptionalsHoldATensorOrNothing) {
   Tensor one = MakeOptional(Tensor::Scalar<float>(1));
   auto some = GetOptional(one, "x");
-  ASSERT_TRUE(some.ok());
+  ASSERT_OK(some);
   EXPECT_TRUE((*some)->has_value());
   Tensor none = MakeOptional(std::nullopt);
   auto n = GetOptional(none, "x");
-  ASSERT_TRUE(n.ok());
+  ASSERT_OK(n);
   EXPECT_FALSE((*n)->has_value());
   EXPECT_EQ(none.DebugString(), "Tensor<variant []: optional(none)>");
 }
@@ -61,9 +62,9 @@ TEST(TensorSequenceTest, SequencesAndOptionalsRoundTripThroughTensorProto) {
   TensorProto proto;
   seq.AsProtoTensorContent(&proto);
   auto back = Tensor::FromWireProto(proto);
-  ASSERT_TRUE(back.ok()) << back.status();
+  ASSERT_OK(back);
   auto s = GetSequence(*back, "back");
-  ASSERT_TRUE(s.ok()) << s.status();
+  ASSERT_OK(s);
   EXPECT_EQ((*s)->element_dtype(), DT_FLOAT);
   ASSERT_EQ((*s)->size(), 2);
   EXPECT_EQ((*s)->elements()[0].flat<float>()[1], 2);
@@ -73,9 +74,9 @@ TEST(TensorSequenceTest, SequencesAndOptionalsRoundTripThroughTensorProto) {
     TensorProto p;
     opt.AsProtoField(&p);
     auto o = Tensor::FromProto(p);
-    ASSERT_TRUE(o.ok()) << o.status();
+    ASSERT_OK(o);
     auto got = GetOptional(*o, "o");
-    ASSERT_TRUE(got.ok()) << got.status();
+    ASSERT_OK(got);
     EXPECT_EQ((*got)->has_value(), (*GetOptional(opt, "opt"))->has_value());
     if ((*got)->has_value()) {
       EXPECT_EQ((*got)->value().flat<int64_t>()[0], 7);

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "framework/status_matchers.h"
 #include "gtest/gtest.h"
 
 namespace sluice {
@@ -64,7 +65,7 @@ TEST_P(TensorProtoRoundTrip, ContentAndTypedFieldsBothRoundTrip) {
       TensorProto parsed;
       ASSERT_TRUE(parsed.ParseFromString(p.SerializeAsString()));
       auto back = Tensor::FromProto(parsed);
-      ASSERT_TRUE(back.ok()) << back.status();
+      ASSERT_OK(back);
       EXPECT_EQ(back->dtype(), dt);
       EXPECT_EQ(back->shape(), TensorShape({2, 3}));
       auto b = back->flat<T>();
@@ -87,7 +88,7 @@ TEST_P(TensorProtoRoundTrip, OneValueFillsTheShape) {
     one.AsProtoField(&p);
     TensorShape({2, 2}).AsProto(p.mutable_tensor_shape());
     auto filled = Tensor::FromProto(p);
-    ASSERT_TRUE(filled.ok()) << filled.status();
+    ASSERT_OK(filled);
     for (const T& x : filled->flat<T>()) EXPECT_TRUE(Same(x, ValueAt<T>(3)));
   });
 }
@@ -166,7 +167,7 @@ TEST(TensorTest, HalfAndBfloat16Conversions) {
 
 TEST(TensorTest, ReshapeChecksElementCount) {
   Tensor t(DT_FLOAT, TensorShape({2, 3}));
-  EXPECT_TRUE(t.Reshaped(TensorShape({3, 2})).ok());
+  EXPECT_OK(t.Reshaped(TensorShape({3, 2})));
   EXPECT_FALSE(t.Reshaped(TensorShape({4})).ok());
 }
 

@@ -1,3 +1,4 @@
+#include "framework/status_matchers.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "kernels/kernel_test_util.h"
@@ -10,7 +11,7 @@ using ::testing::HasSubstr;
 TEST(MatMulTest, FloatMatchesHandComputedProduct) {
   KernelTester t("MatMul");
   t.Input<float>({2, 3}, {1, 2, 3, 4, 5, 6}).Input<float>({3, 2}, {7, 8, 9, 10, 11, 12});
-  ASSERT_TRUE(t.Run().ok());
+  ASSERT_OK(t.Run());
   // [1 2 3; 4 5 6] x [7 8; 9 10; 11 12] = [58 64; 139 154]
   t.ExpectOutput<float>(0, {2, 2}, {58, 64, 139, 154});
 }
@@ -21,14 +22,14 @@ TEST(MatMulTest, TransposesForEveryType) {
     KernelTester t("MatMul");
     t.Attr("transpose_a", true).Attr("transpose_b", true);
     t.Input<double>({3, 2}, {1, 4, 2, 5, 3, 6}).Input<double>({2, 3}, {7, 9, 11, 8, 10, 12});
-    ASSERT_TRUE(t.Run().ok());
+    ASSERT_OK(t.Run());
     t.ExpectOutput<double>(0, {2, 2}, {58, 64, 139, 154});
   }
   {
     KernelTester t("MatMul");
     t.Attr("transpose_a", true).Attr("transpose_b", true);
     t.Input<int32_t>({3, 2}, {1, 4, 2, 5, 3, 6}).Input<int32_t>({2, 3}, {7, 9, 11, 8, 10, 12});
-    ASSERT_TRUE(t.Run().ok());
+    ASSERT_OK(t.Run());
     t.ExpectOutput<int32_t>(0, {2, 2}, {58, 64, 139, 154});
   }
 }
@@ -44,14 +45,14 @@ TEST(MatMulTest, InnerDimensionMismatchIsAnError) {
 TEST(MatMulTest, EmptyInnerDimensionGivesZeros) {
   KernelTester t("MatMul");
   t.Input(Tensor(DT_FLOAT, TensorShape({2, 0}))).Input(Tensor(DT_FLOAT, TensorShape({0, 3})));
-  ASSERT_TRUE(t.Run().ok());
+  ASSERT_OK(t.Run());
   t.ExpectOutput<float>(0, {2, 3}, {0, 0, 0, 0, 0, 0});
 }
 
 TEST(BinaryOpTest, SameShape) {
   KernelTester t("Sub");
   t.Input<int64_t>({3}, {10, 20, 30}).Input<int64_t>({3}, {1, 2, 3});
-  ASSERT_TRUE(t.Run().ok());
+  ASSERT_OK(t.Run());
   t.ExpectOutput<int64_t>(0, {3}, {9, 18, 27});
 }
 
@@ -59,25 +60,25 @@ TEST(BinaryOpTest, BroadcastsRowColumnAndScalar) {
   {
     KernelTester t("Add");  // [2,3] + [3]
     t.Input<float>({2, 3}, {1, 2, 3, 4, 5, 6}).Input<float>({3}, {10, 20, 30});
-    ASSERT_TRUE(t.Run().ok());
+    ASSERT_OK(t.Run());
     t.ExpectOutput<float>(0, {2, 3}, {11, 22, 33, 14, 25, 36});
   }
   {
     KernelTester t("Mul");  // [2,1] * [1,3] -> outer product
     t.Input<int32_t>({2, 1}, {2, 3}).Input<int32_t>({1, 3}, {1, 10, 100});
-    ASSERT_TRUE(t.Run().ok());
+    ASSERT_OK(t.Run());
     t.ExpectOutput<int32_t>(0, {2, 3}, {2, 20, 200, 3, 30, 300});
   }
   {
     KernelTester t("Div");  // scalar / [2]
     t.Input<double>({}, {1}).Input<double>({2}, {2, 4});
-    ASSERT_TRUE(t.Run().ok());
+    ASSERT_OK(t.Run());
     t.ExpectOutput<double>(0, {2}, {0.5, 0.25});
   }
   {
     KernelTester t("AddV2");  // [2,1,2] + [3,1]: rank extension on both sides
     t.Input<float>({2, 1, 2}, {1, 2, 3, 4}).Input<float>({3, 1}, {10, 20, 30});
-    ASSERT_TRUE(t.Run().ok());
+    ASSERT_OK(t.Run());
     t.ExpectOutput<float>(0, {2, 3, 2},
                           {11, 12, 21, 22, 31, 32, 13, 14, 23, 24, 33, 34});
   }
@@ -100,7 +101,7 @@ TEST(BinaryOpTest, IntegerDivisionByZeroIsAnError) {
 TEST(BinaryOpTest, HalfGoesThroughFloat) {
   KernelTester t("Mul");
   t.Input<half>({2}, {half(1.5f), half(-2.0f)}).Input<half>({2}, {half(2.0f), half(0.25f)});
-  ASSERT_TRUE(t.Run().ok());
+  ASSERT_OK(t.Run());
   EXPECT_EQ(static_cast<float>(t.output(0).flat<half>()[0]), 3.0f);
   EXPECT_EQ(static_cast<float>(t.output(0).flat<half>()[1]), -0.5f);
 }
@@ -108,14 +109,14 @@ TEST(BinaryOpTest, HalfGoesThroughFloat) {
 TEST(ReluTest, ClampsNegatives) {
   KernelTester t("Relu");
   t.Input<float>({4}, {-1, 0, 2, -0.5});
-  ASSERT_TRUE(t.Run().ok());
+  ASSERT_OK(t.Run());
   t.ExpectOutput<float>(0, {4}, {0, 0, 2, 0});
 }
 
 TEST(AddNTest, SumsAListInput) {
   KernelTester t("AddN");
   t.Input<float>({2}, {1, 2}).Input<float>({2}, {10, 20}).Input<float>({2}, {100, 200});
-  ASSERT_TRUE(t.Run().ok());
+  ASSERT_OK(t.Run());
   t.ExpectOutput<float>(0, {2}, {111, 222});
 }
 
@@ -129,7 +130,7 @@ TEST(PlaceholderTest, UnfedPlaceholderNamesItself) {
 TEST(ConstTest, OutputsItsValue) {
   KernelTester t("Const");
   t.Attr("value", Tensor::FromVector<int64_t>({5, 6}, TensorShape({2}))).Attr("dtype", DT_INT64);
-  ASSERT_TRUE(t.Run().ok());
+  ASSERT_OK(t.Run());
   t.ExpectOutput<int64_t>(0, {2}, {5, 6});
 }
 

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "framework/status_matchers.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "kernels/kernel_test_util.h"
@@ -33,18 +34,18 @@ TEST(NonMaxSuppressionTest, SuppressesByIouPerClass) {
     // Class 0 in score order b3, b0 (IoU 1: out), b1 (IoU 1/3 > 0.3: out), b2. Class 1 keeps
     // scores > 0.15: b1, b3 (IoU 1/3: out), b2.
     KernelTester t = Nms(10, 0.3f, 0.15f);
-    ASSERT_TRUE(t.Run().ok());
+    ASSERT_OK(t.Run());
     t.ExpectOutput<int64_t>(0, {4, 3}, {0, 0, 3, 0, 0, 2, 0, 1, 1, 0, 1, 2});
   }
   {
     // IoU 1/3 <= 0.5 keeps b1 beside b3 in class 0, and b3 beside b1 in class 1.
     KernelTester t = Nms(10, 0.5f, 0.15f);
-    ASSERT_TRUE(t.Run().ok());
+    ASSERT_OK(t.Run());
     t.ExpectOutput<int64_t>(0, {6, 3}, {0, 0, 3, 0, 0, 1, 0, 0, 2, 0, 1, 1, 0, 1, 3, 0, 1, 2});
   }
   {
     KernelTester t = Nms(1, 0.5f, 0.0f);  // One box per class: its best.
-    ASSERT_TRUE(t.Run().ok());
+    ASSERT_OK(t.Run());
     t.ExpectOutput<int64_t>(0, {2, 3}, {0, 0, 3, 0, 1, 1});
   }
 }
@@ -53,7 +54,7 @@ TEST(NonMaxSuppressionTest, OptionalInputsAndCenterFormat) {
   {
     KernelTester t("NonMaxSuppression");  // max_output_boxes_per_class defaults to 0.
     t.Input<float>({1, 4, 4}, kBoxes).Input<float>({1, 2, 4}, kScores);
-    ASSERT_TRUE(t.Run().ok());
+    ASSERT_OK(t.Run());
     t.ExpectOutput<int64_t>(0, {0, 3}, {});
   }
   {
@@ -62,14 +63,14 @@ TEST(NonMaxSuppressionTest, OptionalInputsAndCenterFormat) {
     t.Attr("center_point_box", int64_t{1});
     t.Input<float>({1, 2, 4}, {1, 1, 2, 2, 2, 1, 2, 2}).Input<float>({1, 1, 2}, {0.5f, 0.7f});
     t.Input<int64_t>({}, {5}).Input<float>({}, {0.3f}).Input<float>({}, {0.0f});
-    ASSERT_TRUE(t.Run().ok());
+    ASSERT_OK(t.Run());
     t.ExpectOutput<int64_t>(0, {1, 3}, {0, 0, 1});
   }
   {
     KernelTester t("NonMaxSuppression");  // A NaN score is never selected.
     t.Input<float>({1, 2, 4}, {0, 0, 1, 1, 5, 5, 6, 6}).Input<float>({1, 1, 2}, {NAN, 0.5f});
     t.Input<int64_t>({}, {5}).Input<float>({}, {0.5f}).Input<float>({}, {0.0f});
-    ASSERT_TRUE(t.Run().ok());
+    ASSERT_OK(t.Run());
     t.ExpectOutput<int64_t>(0, {1, 3}, {0, 0, 1});
   }
   {
@@ -96,7 +97,7 @@ TEST(RoiAlignTest, CoordinateModesAndScale) {
     KernelTester t("RoiAlign");
     t.Attr("sampling_ratio", int64_t{2});
     t.Input<float>({1, 1, 4, 4}, Ramp4x4()).Input<float>({1, 4}, {0, 0, 2, 2}).Input<int64_t>({1}, {0});
-    ASSERT_TRUE(t.Run().ok());
+    ASSERT_OK(t.Run());
     t.ExpectOutput<float>(0, {1, 1, 1, 1}, {2.5f});
   }
   {
@@ -106,7 +107,7 @@ TEST(RoiAlignTest, CoordinateModesAndScale) {
     t.Attr("sampling_ratio", int64_t{2}).Attr("spatial_scale", 0.5f);
     t.Attr("coordinate_transformation_mode", "output_half_pixel");
     t.Input<float>({1, 1, 4, 4}, Ramp4x4()).Input<float>({1, 4}, {0, 0, 4, 4}).Input<int64_t>({1}, {0});
-    ASSERT_TRUE(t.Run().ok());
+    ASSERT_OK(t.Run());
     t.ExpectOutput<float>(0, {1, 1, 1, 1}, {5.0f});
   }
   {
@@ -115,7 +116,7 @@ TEST(RoiAlignTest, CoordinateModesAndScale) {
     t.Attr("output_height", int64_t{2}).Attr("output_width", int64_t{2}).Attr("sampling_ratio", int64_t{1});
     t.Attr("coordinate_transformation_mode", "output_half_pixel");
     t.Input<float>({1, 1, 4, 4}, Ramp4x4()).Input<float>({1, 4}, {0, 0, 4, 4}).Input<int64_t>({1}, {0});
-    ASSERT_TRUE(t.Run().ok());
+    ASSERT_OK(t.Run());
     t.ExpectOutput<float>(0, {1, 1, 2, 2}, {5, 7, 13, 15});
   }
 }
@@ -127,7 +128,7 @@ TEST(RoiAlignTest, MaxModeTakesTheLargestWeightedCorner) {
   t.Attr("mode", "max").Attr("sampling_ratio", int64_t{2});
   t.Attr("coordinate_transformation_mode", "output_half_pixel");
   t.Input<float>({1, 1, 4, 4}, Ramp4x4()).Input<float>({1, 4}, {0, 0, 2, 2}).Input<int64_t>({1}, {0});
-  ASSERT_TRUE(t.Run().ok());
+  ASSERT_OK(t.Run());
   t.ExpectOutput<float>(0, {1, 1, 1, 1}, {2.5f});
 }
 
@@ -154,7 +155,7 @@ TEST(GridSampleTest, BilinearAlignCorners) {
   KernelTester t("GridSample");
   t.Attr("align_corners", int64_t{1});
   t.Input<float>({1, 1, 2, 2}, kPlane2x2).Input<float>({1, 1, 4, 2}, {-1, -1, 1, 1, 0, 0, 1, -1});
-  ASSERT_TRUE(t.Run().ok());
+  ASSERT_OK(t.Run());
   t.ExpectOutput<float>(0, {1, 1, 1, 4}, {0, 3, 1.5f, 1});
 }
 
@@ -167,7 +168,7 @@ TEST(GridSampleTest, PaddingModes) {
     KernelTester t("GridSample");
     t.Attr("padding_mode", mode);
     t.Input<float>({1, 1, 2, 2}, kPlane2x2).Input<float>({1, 1, 2, 2}, {1, 1, 0, 0});
-    ASSERT_TRUE(t.Run().ok()) << mode;
+    ASSERT_OK(t.Run()) << mode;
     t.ExpectOutput<float>(0, {1, 1, 1, 2}, {want, 1.5f});
   }
 }
@@ -179,7 +180,7 @@ TEST(GridSampleTest, NearestAndBicubic) {
     KernelTester t("GridSample");
     t.Attr("mode", "nearest").Attr("align_corners", int64_t{1});
     t.Input<float>({1, 1, 2, 2}, kPlane2x2).Input<float>({1, 1, 2, 2}, {-0.1f, 0.1f, 0, 0});
-    ASSERT_TRUE(t.Run().ok());
+    ASSERT_OK(t.Run());
     t.ExpectOutput<float>(0, {1, 1, 1, 2}, {2, 0});
   }
   {
@@ -189,7 +190,7 @@ TEST(GridSampleTest, NearestAndBicubic) {
     KernelTester t("GridSample");
     t.Attr("mode", "bicubic").Attr("align_corners", int64_t{1});
     t.Input<float>({1, 1, 2, 2}, kPlane2x2).Input<float>({1, 1, 1, 2}, {0, 0});
-    ASSERT_TRUE(t.Run().ok());
+    ASSERT_OK(t.Run());
     t.ExpectOutput<float>(0, {1, 1, 1, 1}, {2.115234375f});
   }
   {
@@ -197,7 +198,7 @@ TEST(GridSampleTest, NearestAndBicubic) {
     KernelTester t("GridSample");
     t.Attr("mode", "bicubic").Attr("padding_mode", "border");
     t.Input<float>({1, 1, 2, 2}, {5, 5, 5, 5}).Input<float>({1, 1, 2, 2}, {0.3f, -0.7f, 1e30f, -1e30f});
-    ASSERT_TRUE(t.Run().ok());
+    ASSERT_OK(t.Run());
     t.ExpectOutput<float>(0, {1, 1, 1, 2}, {5, 5});
   }
   {
@@ -220,7 +221,7 @@ TEST(StringNormalizerTest, StopwordsAndCase) {
     KernelTester t("StringNormalizer");  // Case-insensitive by default.
     t.Attr("stopwords", std::vector<std::string>{"the"}).Attr("case_change_action", "LOWER");
     t.Input<tstring>({4}, {"Hello", "WORLD", "the", "The"});
-    ASSERT_TRUE(t.Run().ok());
+    ASSERT_OK(t.Run());
     EXPECT_EQ(Strings(t.output(0)), (std::vector<std::string>{"hello", "world"}));
   }
   {
@@ -228,7 +229,7 @@ TEST(StringNormalizerTest, StopwordsAndCase) {
     t.Attr("stopwords", std::vector<std::string>{"the"}).Attr("case_change_action", "UPPER");
     t.Attr("is_case_sensitive", int64_t{1});
     t.Input<tstring>({1, 4}, {"Hello", "WORLD", "the", "The"});
-    ASSERT_TRUE(t.Run().ok());
+    ASSERT_OK(t.Run());
     EXPECT_EQ(t.output(0).shape(), TensorShape({1, 3}));
     EXPECT_EQ(Strings(t.output(0)), (std::vector<std::string>{"HELLO", "WORLD", "THE"}));
   }
@@ -236,7 +237,7 @@ TEST(StringNormalizerTest, StopwordsAndCase) {
     KernelTester t("StringNormalizer");  // Beyond ASCII (en_US, or C.UTF-8's mapping).
     t.Attr("case_change_action", "LOWER").Attr("locale", "en_US");
     t.Input<tstring>({1}, {"\xC3\x89" "COLE"});  // "ÉCOLE"
-    ASSERT_TRUE(t.Run().ok());
+    ASSERT_OK(t.Run());
     EXPECT_EQ(Strings(t.output(0)), (std::vector<std::string>{"\xC3\xA9" "cole"}));
   }
 }
@@ -246,7 +247,7 @@ TEST(StringNormalizerTest, EverythingDroppedAndBadShape) {
     KernelTester t("StringNormalizer");
     t.Attr("stopwords", std::vector<std::string>{"a"});
     t.Input<tstring>({1, 2}, {"a", "A"});
-    ASSERT_TRUE(t.Run().ok());
+    ASSERT_OK(t.Run());
     EXPECT_EQ(t.output(0).shape(), TensorShape({1, 1}));
     EXPECT_EQ(Strings(t.output(0)), (std::vector<std::string>{""}));
   }
@@ -275,27 +276,27 @@ KernelTester TfIdf(const std::string& mode, int64_t max_skip, std::vector<float>
 TEST(TfIdfVectorizerTest, StringSkipGramsAndModes) {
   {
     KernelTester t = TfIdf("TF", 0);
-    ASSERT_TRUE(t.Run().ok());
+    ASSERT_OK(t.Run());
     t.ExpectOutput<float>(0, {3}, {2, 2, 1});
   }
   {
     KernelTester t = TfIdf("TF", 1);
-    ASSERT_TRUE(t.Run().ok());
+    ASSERT_OK(t.Run());
     t.ExpectOutput<float>(0, {3}, {2, 2, 2});
   }
   {
     KernelTester t = TfIdf("IDF", 1);  // No weights: 1 where present.
-    ASSERT_TRUE(t.Run().ok());
+    ASSERT_OK(t.Run());
     t.ExpectOutput<float>(0, {3}, {1, 1, 1});
   }
   {
     KernelTester t = TfIdf("IDF", 1, {0.5f, 2, 3});
-    ASSERT_TRUE(t.Run().ok());
+    ASSERT_OK(t.Run());
     t.ExpectOutput<float>(0, {3}, {0.5f, 2, 3});
   }
   {
     KernelTester t = TfIdf("TFIDF", 1, {0.5f, 2, 3});  // Counts 2, 2, 2 times the weights.
-    ASSERT_TRUE(t.Run().ok());
+    ASSERT_OK(t.Run());
     t.ExpectOutput<float>(0, {3}, {1, 4, 6});
   }
 }
@@ -308,7 +309,7 @@ TEST(TfIdfVectorizerTest, IntBatchWithPermutedIndexes) {
   t.Attr("ngram_indexes", std::vector<int64_t>{1, 0}).Attr("pool_int64s", std::vector<int64_t>{1, 3});
   t.Attr("weights", std::vector<float>{10, 100});
   t.Input<int64_t>({2, 3}, {1, 2, 1, 3, 3, 3});
-  ASSERT_TRUE(t.Run().ok());
+  ASSERT_OK(t.Run());
   t.ExpectOutput<float>(0, {2, 2}, {0, 20, 300, 0});
 }
 
@@ -328,7 +329,7 @@ TEST(RandomTest, SeededDrawsAreNumpys) {
     // np.random.seed(0); np.random.uniform(0, 1, 3)
     KernelTester t("RandomUniform");
     t.Attr("seed", 0.0f).Attr("shape", std::vector<int64_t>{3});
-    ASSERT_TRUE(t.Run().ok());
+    ASSERT_OK(t.Run());
     t.ExpectOutput<float>(0, {3}, {0.5488135f, 0.71518937f, 0.60276338f});
   }
   {
@@ -336,7 +337,7 @@ TEST(RandomTest, SeededDrawsAreNumpys) {
     KernelTester t("RandomNormal");
     t.Attr("seed", 0.0f).Attr("mean", 1.0f).Attr("scale", 2.0f).Attr("dtype", DT_DOUBLE);
     t.Attr("shape", std::vector<int64_t>{3});
-    ASSERT_TRUE(t.Run().ok());
+    ASSERT_OK(t.Run());
     t.ExpectOutput<double>(0, {3}, {4.5281047, 1.80031442, 2.95747596});
   }
   {
@@ -344,7 +345,7 @@ TEST(RandomTest, SeededDrawsAreNumpys) {
     KernelTester t("Bernoulli");
     t.Attr("seed", 0.0f).Attr("dtype", DT_BOOL);
     t.Input<float>({5}, {0.6f, 0.5f, 0.7f, 0.0f, 1.0f});
-    ASSERT_TRUE(t.Run().ok());
+    ASSERT_OK(t.Run());
     t.ExpectOutput<bool>(0, {5}, {true, false, true, false, true});
   }
 }
@@ -354,7 +355,7 @@ TEST(RandomTest, LikeShapesRangesAndErrors) {
     KernelTester t("RandomUniformLike");  // Unseeded: in [low, high), the input's shape.
     t.Attr("dtype", DT_FLOAT).Attr("low", -3.0f).Attr("high", -1.0f);
     t.Input<int32_t>({2, 5}, std::vector<int32_t>(10));
-    ASSERT_TRUE(t.Run().ok());
+    ASSERT_OK(t.Run());
     ASSERT_EQ(t.output(0).shape(), TensorShape({2, 5}));
     for (int i = 0; i < 10; ++i) {
       const float v = t.output(0).flat<float>()[i];
@@ -365,12 +366,12 @@ TEST(RandomTest, LikeShapesRangesAndErrors) {
     KernelTester t("RandomNormalLike");  // Seeded: the same values on every run.
     t.Attr("dtype", DT_FLOAT).Attr("seed", 42.0f);
     t.Input<float>({4}, std::vector<float>(4));
-    ASSERT_TRUE(t.Run().ok());
-    ASSERT_TRUE(t.Run().ok());
+    ASSERT_OK(t.Run());
+    ASSERT_OK(t.Run());
     KernelTester u("RandomNormalLike");
     u.Attr("dtype", DT_FLOAT).Attr("seed", 42.0f);
     u.Input<float>({4}, std::vector<float>(4));
-    ASSERT_TRUE(u.Run().ok());
+    ASSERT_OK(u.Run());
     for (int i = 0; i < 4; ++i) EXPECT_EQ(t.output(0).flat<float>()[i], u.output(0).flat<float>()[i]);
   }
   {

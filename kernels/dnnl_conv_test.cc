@@ -4,6 +4,7 @@
 
 #include <vector>
 
+#include "framework/status_matchers.h"
 #include "gtest/gtest.h"
 
 namespace sluice {
@@ -13,7 +14,7 @@ namespace {
 float ConvOf(const DnnlConv& conv, const Tensor& x, const Tensor& w) {
   WindowAttrs attrs;
   auto g = ComputeWindowGeometry({2, 2}, {1, 1}, attrs, false);
-  EXPECT_TRUE(g.ok());
+  EXPECT_OK(g);
   Tensor y(DT_FLOAT, TensorShape({1, 1, 2, 2}));
   auto done = conv.Run(x, w, nullptr, *g, 1, ConvPostOp::kNone, 0, 0, 1, &y);
   EXPECT_TRUE(done.ok() && *done);

@@ -1,6 +1,7 @@
 #include "kernels/kernel_registry.h"
 
 #include "framework/node_def_util.h"
+#include "framework/status_matchers.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "kernels/kernel_test_util.h"
@@ -19,7 +20,7 @@ TEST(KernelRegistryTest, EveryKernelMatchesARegisteredOp) {
   for (const KernelRegistration* k : kernels) {
     SCOPED_TRACE(k->class_name + " " + KernelDefSummary(k->def));
     auto op = OpRegistry::Global()->LookUp(k->def.op());
-    ASSERT_TRUE(op.ok()) << op.status();
+    ASSERT_OK(op);
     EXPECT_FALSE(k->def.device_type().empty());
     for (const auto& c : k->def.constraint()) {
       const OpDef::AttrDef* attr = nullptr;
@@ -61,7 +62,7 @@ TEST(KernelRegistryTest, SelectsByTypeConstraint) {
   node.set_op("MatMul");
   AddNodeAttr("T", DT_DOUBLE, &node);
   auto r = KernelRegistry::Global()->FindKernel(DEVICE_CPU, node);
-  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_OK(r);
   EXPECT_THAT((*r)->class_name, HasSubstr("double"));
 }
 

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "framework/node_attr.h"
+#include "framework/status_matchers.h"
 #include "framework/thread_pool.h"
 #include "gtest/gtest.h"
 #include "kernels/kernel_registry.h"
@@ -90,11 +91,5 @@ class KernelTester {
 void ExpectInvalid(KernelTester& t, const std::string& fragment);
 
 }  // namespace sluice
-
-#define ASSERT_OK(expr)                   \
-  do {                                    \
-    absl::Status status_ = (expr);        \
-    ASSERT_TRUE(status_.ok()) << status_; \
-  } while (0)
 
 #endif  // SLUICE_KERNELS_KERNEL_TEST_UTIL_H_

@@ -1,6 +1,7 @@
 // The sequence and optional kernels (kernels/sequence_ops.cc).
 #include "framework/tensor_sequence.h"
 #include "kernels/kernel_test_util.h"
+#include "framework/status_matchers.h"
 
 namespace sluice {
 namespace {
@@ -12,7 +13,7 @@ Tensor Floats(std::initializer_list<int64_t> shape, std::vector<float> values) {
 // The elements of output `i`, which must be a sequence of `dtype` tensors.
 std::vector<Tensor> SequenceOutput(const KernelTester& t, int i, DataType dtype) {
   auto seq = GetSequence(t.output(i), "output");
-  EXPECT_TRUE(seq.ok()) << seq.status();
+  EXPECT_OK(seq);
   if (!seq.ok()) return {};
   EXPECT_EQ((*seq)->element_dtype(), dtype);
   return (*seq)->elements();

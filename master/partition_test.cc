@@ -1,5 +1,6 @@
 #include "master/partition.h"
 
+#include "framework/status_matchers.h"
 #include "gtest/gtest.h"
 #include "master/placer.h"
 #include "google/protobuf/text_format.h"
@@ -21,7 +22,7 @@ TEST(PartitionTest, OneSendRecvPairPerTensorAndDestination) {
     node { name: "d" op: "NoOp" input: "^b" device: "/job:w/task:0" }
   )", &def));
   auto g = Graph::FromGraphDef(def, *OpRegistry::Global());
-  ASSERT_TRUE(g.ok()) << g.status();
+  ASSERT_OK(g);
   std::vector<DeviceAttributes> devices(2);
   devices[0].set_name(kD0);
   devices[0].set_device_type("CPU");
@@ -29,9 +30,9 @@ TEST(PartitionTest, OneSendRecvPairPerTensorAndDestination) {
   devices[1].set_name(kD1);
   devices[1].set_device_type("CPU");
   devices[1].set_incarnation(22);
-  ASSERT_TRUE(PlaceGraph(g->get(), devices, kD0).ok());
+  ASSERT_OK(PlaceGraph(g->get(), devices, kD0));
   auto parts = PartitionByDevice(**g, [](const std::string& d) { return d == kD0 ? 11u : 22u; });
-  ASSERT_TRUE(parts.ok()) << parts.status();
+  ASSERT_OK(parts);
   ASSERT_EQ(parts->size(), 2u);
 
   int sends_a = 0, recvs_a = 0, ctrl_recvs = 0;

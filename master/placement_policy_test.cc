@@ -1,6 +1,7 @@
 #include "master/placement_policy.h"
 
 #include "absl/strings/str_cat.h"
+#include "framework/status_matchers.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "ops/op_registry.h"
@@ -60,7 +61,7 @@ GraphDef Chain(int n) {
 
 std::unique_ptr<Graph> Build(const GraphDef& def) {
   auto g = Graph::FromGraphDef(def, *OpRegistry::Global());
-  EXPECT_TRUE(g.ok()) << g.status();
+  EXPECT_OK(g);
   return std::move(*g);
 }
 
@@ -70,7 +71,7 @@ TEST(PipelinePlacementTest, CutsIntoContiguousBalancedStagesOnWorkerDevices) {
   auto g = Build(Chain(8));
   PlacementOptions options;
   options.set_policy("pipeline");
-  ASSERT_TRUE(ApplyPlacementOptions(options, kCluster, {{"x:0", PartialShape(TensorShape({1, 4}))}}, g.get()).ok());
+  ASSERT_OK(ApplyPlacementOptions(options, kCluster, {{"x:0", PartialShape(TensorShape({1, 4}))}}, g.get()));
   const std::string stages[] = {"/job:worker/replica:0/task:0/device:CPU:0",
                                 "/job:worker/replica:0/task:0/device:CPU:1",
                                 "/job:worker/replica:0/task:1/device:CPU:0",
@@ -99,7 +100,7 @@ TEST(PipelinePlacementTest, WhatConstantsAloneComputeFollowsItsReader) {
   options.set_policy("pipeline");
   auto devices = Devices({"/job:worker/replica:0/task:0/device:CPU:0",
                           "/job:worker/replica:0/task:1/device:CPU:0"});
-  ASSERT_TRUE(ApplyPlacementOptions(options, devices, {{"x:0", PartialShape(TensorShape({1, 4}))}}, g.get()).ok());
+  ASSERT_OK(ApplyPlacementOptions(options, devices, {{"x:0", PartialShape(TensorShape({1, 4}))}}, g.get()));
   EXPECT_EQ(DeviceOf(*g, "m3"), devices[1].name());
   EXPECT_EQ(DeviceOf(*g, "w3_read"), devices[1].name());
   EXPECT_EQ(DeviceOf(*g, "w3"), devices[1].name());
@@ -173,7 +174,7 @@ TEST(PipelinePlacementTest, ConvolutionsCostTheirWorkNotTheirWeights) {
   options.set_policy("pipeline");
   auto devices = Devices({"/job:worker/replica:0/task:0/device:CPU:0",
                           "/job:worker/replica:0/task:1/device:CPU:0"});
-  ASSERT_TRUE(ApplyPlacementOptions(options, devices, {}, g.get()).ok());
+  ASSERT_OK(ApplyPlacementOptions(options, devices, {}, g.get()));
   EXPECT_EQ(DeviceOf(*g, "c1"), devices[0].name());
   EXPECT_EQ(DeviceOf(*g, "c3"), devices[1].name());
   EXPECT_EQ(DeviceOf(*g, "c4"), devices[1].name());
@@ -191,10 +192,10 @@ TEST(PipelinePlacementTest, ExplicitDevicesAndTheDeviceMapWin) {
     m[23] /job:worker/task:1   # a partial device
     m*    /job:worker/task:0   # never reached for m2, m3
   )");
-  ASSERT_TRUE(rules.ok()) << rules.status();
+  ASSERT_OK(rules);
   ASSERT_EQ(rules->size(), 3u);
   for (auto& r : *rules) *options.add_device_map() = r;
-  ASSERT_TRUE(ApplyPlacementOptions(options, kCluster, {}, g.get()).ok());
+  ASSERT_OK(ApplyPlacementOptions(options, kCluster, {}, g.get()));
   EXPECT_EQ(DeviceOf(*g, "m0"), "/job:ps/task:0");
   EXPECT_EQ(DeviceOf(*g, "m1"), "/job:worker/task:0");
   EXPECT_EQ(DeviceOf(*g, "m2"), "/job:worker/task:1");
@@ -209,7 +210,7 @@ TEST(PipelinePlacementTest, WithoutAWorkerJobEveryDeviceIsAStage) {
   options.set_policy("pipeline");
   auto devices = Devices({"/job:localhost/replica:0/task:0/device:CPU:0",
                           "/job:localhost/replica:0/task:0/device:CPU:1"});
-  ASSERT_TRUE(ApplyPlacementOptions(options, devices, {}, g.get()).ok());
+  ASSERT_OK(ApplyPlacementOptions(options, devices, {}, g.get()));
   EXPECT_EQ(DeviceOf(*g, "m0"), devices[0].name());
   EXPECT_EQ(DeviceOf(*g, "m1"), devices[1].name());
 }

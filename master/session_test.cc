@@ -1,6 +1,7 @@
 #include "master/session.h"
 
 #include "framework/node_attr.h"
+#include "framework/status_matchers.h"
 #include "gmock/gmock.h"
 #include "google/protobuf/text_format.h"
 #include "gtest/gtest.h"
@@ -39,13 +40,13 @@ std::unique_ptr<Session> MakeSession(int cpus = 1) {
   SessionOptions options;
   (*options.config.mutable_device_count())["CPU"] = cpus;
   auto s = NewSession(options);
-  EXPECT_TRUE(s.ok()) << s.status();
+  EXPECT_OK(s);
   return std::move(*s);
 }
 
 TEST(EmbeddedSessionTest, RunsRepeatedlyWithDifferentFeeds) {
   auto session = MakeSession();
-  ASSERT_TRUE(session->Create(Parse(kMlp)).ok());
+  ASSERT_OK(session->Create(Parse(kMlp)));
   // x = [1, 2]: xw = [1*1 + 2*2, 1*-1 + 2*1] = [5, 1]; + b = [5.5, -9]; relu = [5.5, 0].
   // x = [3, -1]: xw = [1, -4]; + b = [1.5, -14]; relu = [1.5, 0].
   // x = [0, 10]: xw = [20, 10]; + b = [20.5, 0]; relu = [20.5, 0].
@@ -54,7 +55,7 @@ TEST(EmbeddedSessionTest, RunsRepeatedlyWithDifferentFeeds) {
   for (const auto& [x, want] : cases) {
     std::vector<Tensor> out;
     absl::Status s = session->Run({{"x", Matrix({1, 2}, x)}}, {"y:0"}, {}, &out);
-    ASSERT_TRUE(s.ok()) << s;
+    ASSERT_OK(s);
     ASSERT_EQ(out.size(), 1u);
     EXPECT_EQ(out[0].shape(), TensorShape({1, 2}));
     EXPECT_FLOAT_EQ(out[0].flat<float>()[0], want[0]);
@@ -64,23 +65,23 @@ TEST(EmbeddedSessionTest, RunsRepeatedlyWithDifferentFeeds) {
 
 TEST(EmbeddedSessionTest, FetchesOfFedTensorsAndIntermediatesAndTargets) {
   auto session = MakeSession();
-  ASSERT_TRUE(session->Create(Parse(kMlp)).ok());
+  ASSERT_OK(session->Create(Parse(kMlp)));
   std::vector<Tensor> out;
   // Feeding an intermediate tensor cuts the graph there: x need not be fed.
-  ASSERT_TRUE(session->Run({{"xw:0", Matrix({1, 2}, {1, 20})}}, {"y", "xw:0", "xwb"}, {}, &out).ok());
+  ASSERT_OK(session->Run({{"xw:0", Matrix({1, 2}, {1, 20})}}, {"y", "xw:0", "xwb"}, {}, &out));
   ASSERT_EQ(out.size(), 3u);
   EXPECT_FLOAT_EQ(out[0].flat<float>()[0], 1.5f);
   EXPECT_FLOAT_EQ(out[0].flat<float>()[1], 10.0f);
   EXPECT_FLOAT_EQ(out[1].flat<float>()[1], 20.0f);  // The fed value itself.
   EXPECT_FLOAT_EQ(out[2].flat<float>()[1], 10.0f);
   // A target runs for its effect; nothing is returned.
-  ASSERT_TRUE(session->Run({{"x", Matrix({1, 2}, {1, 1})}}, {}, {"y"}, &out).ok());
+  ASSERT_OK(session->Run({{"x", Matrix({1, 2}, {1, 1})}}, {}, {"y"}, &out));
   EXPECT_TRUE(out.empty());
 }
 
 TEST(EmbeddedSessionTest, BadFeedsAndFetchesAreClearErrors) {
   auto session = MakeSession();
-  ASSERT_TRUE(session->Create(Parse(kMlp)).ok());
+  ASSERT_OK(session->Create(Parse(kMlp)));
   std::vector<Tensor> out;
   absl::Status s = session->Run({{"x", Tensor::FromVector<int32_t>({1, 2}, TensorShape({1, 2}))}},
                                 {"y"}, {}, &out);
@@ -102,7 +103,7 @@ TEST(EmbeddedSessionTest, BadFeedsAndFetchesAreClearErrors) {
   s = session->Run({{"x", Matrix({1, 2}, {1, 2})}}, {"nothing"}, {}, &out);
   EXPECT_THAT(s.message(), HasSubstr("not in the graph"));
   // The session still works after errors.
-  ASSERT_TRUE(session->Run({{"x", Matrix({1, 2}, {1, 2})}}, {"y"}, {}, &out).ok());
+  ASSERT_OK(session->Run({{"x", Matrix({1, 2}, {1, 2})}}, {"y"}, {}, &out));
 }
 
 TEST(EmbeddedSessionTest, KernelErrorsNameTheNode) {
@@ -131,7 +132,7 @@ TEST(EmbeddedSessionTest, InvalidGraphIsRejectedAtCreate) {
 TEST(EmbeddedSessionTest, GraphSplitAcrossTwoDevicesCarriesTheTensor) {
   auto session = MakeSession(/*cpus=*/2);
   std::vector<DeviceAttributes> devices;
-  ASSERT_TRUE(session->ListDevices(&devices).ok());
+  ASSERT_OK(session->ListDevices(&devices));
   ASSERT_EQ(devices.size(), 2u);
   EXPECT_EQ(devices[1].name(), "/job:localhost/replica:0/task:0/device:CPU:1");
 
@@ -140,14 +141,14 @@ TEST(EmbeddedSessionTest, GraphSplitAcrossTwoDevicesCarriesTheTensor) {
     if (n.name() == "xwb" || n.name() == "y" || n.name() == "b") n.set_device("/device:CPU:1");
     if (n.name() == "xw") n.set_device("/job:localhost/device:CPU:0");
   }
-  ASSERT_TRUE(session->Create(def).ok());
+  ASSERT_OK(session->Create(def));
   RunOptions options;
   options.set_output_partition_graphs(true);
   options.set_trace_level(RunOptions::FULL_TRACE);
   RunMetadata metadata;
   std::vector<Tensor> out;
   absl::Status s = session->Run(options, {{"x", Matrix({1, 2}, {1, 2})}}, {"y"}, {}, &out, &metadata);
-  ASSERT_TRUE(s.ok()) << s;
+  ASSERT_OK(s);
   EXPECT_FLOAT_EQ(out[0].flat<float>()[0], 5.5f);
   EXPECT_FLOAT_EQ(out[0].flat<float>()[1], 0.0f);
 
@@ -194,7 +195,7 @@ TEST(EmbeddedSessionTest, ControlEdgeAcrossDevices) {
   options.set_trace_level(RunOptions::FULL_TRACE);
   RunMetadata metadata;
   std::vector<Tensor> out;
-  ASSERT_TRUE(session->Run(options, {}, {"c"}, {}, &out, &metadata).ok());
+  ASSERT_OK(session->Run(options, {}, {"c"}, {}, &out, &metadata));
   EXPECT_EQ(out[0].scalar<int64_t>(), 7);
   bool first_ran = false;
   for (const auto& dev : metadata.step_stats().dev_stats()) {
@@ -216,15 +217,15 @@ TEST(EmbeddedSessionTest, UnsatisfiableDeviceIsAnError) {
 
 TEST(EmbeddedSessionTest, ExtendAddsNodesAndClosedSessionRefuses) {
   auto session = MakeSession();
-  ASSERT_TRUE(session->Create(Parse(kMlp)).ok());
+  ASSERT_OK(session->Create(Parse(kMlp)));
   ASSERT_TRUE(session->Extend(Parse(R"(
     node { name: "y2" op: "Mul" input: "y" input: "y" attr { key: "T" value { type: DT_FLOAT } } })")).ok());
   std::vector<Tensor> out;
-  ASSERT_TRUE(session->Run({{"x", Matrix({1, 2}, {1, 2})}}, {"y2"}, {}, &out).ok());
+  ASSERT_OK(session->Run({{"x", Matrix({1, 2}, {1, 2})}}, {"y2"}, {}, &out));
   EXPECT_FLOAT_EQ(out[0].flat<float>()[0], 30.25f);
   EXPECT_THAT(session->Extend(Parse(R"(node { name: "y2" op: "NoOp" })")).message(),
               HasSubstr("duplicate node name 'y2'"));
-  ASSERT_TRUE(session->Close().ok());
+  ASSERT_OK(session->Close());
   EXPECT_EQ(session->Run({}, {"y"}, {}, &out).code(), absl::StatusCode::kFailedPrecondition);
 }
 
@@ -237,7 +238,7 @@ TEST(EmbeddedSessionTest, ControlEdgesFromAFedNodeWaitForTheFeed) {
   )")).ok());
   std::vector<Tensor> out;
   absl::Status s = session->Run({{"p", Tensor::Scalar<float>(1)}}, {"c"}, {}, &out);
-  ASSERT_TRUE(s.ok()) << s;
+  ASSERT_OK(s);
   EXPECT_EQ(out[0].scalar<float>(), 3.0f);
 }
 
@@ -264,26 +265,26 @@ constexpr char kCounter[] = R"(
 
 TEST(EmbeddedSessionTest, VariablesKeepTheirValuesAcrossRuns) {
   auto session = MakeSession(2);
-  ASSERT_TRUE(session->Create(Parse(kCounter)).ok());
+  ASSERT_OK(session->Create(Parse(kCounter)));
   std::vector<Tensor> out;
   // Read before any assign: an error naming the variable.
   absl::Status s = session->Run({}, {"read"}, {}, &out);
   EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition) << s;
   EXPECT_THAT(std::string(s.message()), HasSubstr("variable 'v'"));
-  ASSERT_TRUE(session->Run({{"p", Tensor::FromVector<float>({5}, TensorShape({}))}}, {}, {"init"}, &out).ok());
+  ASSERT_OK(session->Run({{"p", Tensor::FromVector<float>({5}, TensorShape({}))}}, {}, {"init"}, &out));
   for (float want : {5.0f, 6.0f, 7.0f}) {
     // The step's read is what inc adds one to, so it sees the value before the assign.
-    ASSERT_TRUE(session->Run({}, {"read"}, {"inc"}, &out).ok());
+    ASSERT_OK(session->Run({}, {"read"}, {"inc"}, &out));
     EXPECT_EQ(out[0].flat<float>()[0], want);
   }
-  ASSERT_TRUE(session->Run({}, {"read"}, {}, &out).ok());
+  ASSERT_OK(session->Run({}, {"read"}, {}, &out));
   EXPECT_EQ(out[0].flat<float>()[0], 8.0f);
   // Another dtype or shape for an existing variable is refused, naming it.
   s = session->Run({{"p", Tensor::FromVector<float>({1, 2}, TensorShape({2}))}}, {}, {"init"}, &out);
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
   EXPECT_THAT(std::string(s.message()), HasSubstr("variable 'v'"));
   // Destroyed, it is gone; destroying it again is NOT_FOUND.
-  ASSERT_TRUE(session->Run({}, {}, {"destroy"}, &out).ok());
+  ASSERT_OK(session->Run({}, {}, {"destroy"}, &out));
   EXPECT_EQ(session->Run({}, {"read"}, {}, &out).code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_EQ(session->Run({}, {}, {"destroy"}, &out).code(), absl::StatusCode::kNotFound);
 }

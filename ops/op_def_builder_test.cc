@@ -1,5 +1,6 @@
 #include "ops/op_def_builder.h"
 
+#include "framework/status_matchers.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -11,7 +12,7 @@ using ::testing::HasSubstr;
 OpDef Build(const OpDefBuilder& b) {
   OpRegistrationData data;
   absl::Status s = b.Finalize(&data);
-  EXPECT_TRUE(s.ok()) << s;
+  EXPECT_OK(s);
   return data.op_def;
 }
 

@@ -1,6 +1,7 @@
 #include "ops/op_registry.h"
 
 #include "framework/graph.h"
+#include "framework/status_matchers.h"
 #include "gmock/gmock.h"
 #include "google/protobuf/text_format.h"
 #include "gtest/gtest.h"
@@ -12,7 +13,7 @@ using ::testing::HasSubstr;
 
 TEST(OpRegistryTest, EveryRegisteredOpFinalizes) {
   absl::Status s = OpRegistry::Global()->ProcessRegistrations();
-  EXPECT_TRUE(s.ok()) << s;
+  EXPECT_OK(s);
   auto names = OpRegistry::Global()->ListOpNames();
   for (const char* op : {"Placeholder", "Const", "Identity", "NoOp", "MatMul", "Add", "Sub",
                          "Mul", "Div", "Relu", "AddN", "_Send", "_Recv"}) {
@@ -44,7 +45,7 @@ TEST(NodeValidationTest, ValidGraphGetsDefaultsAndTypes) {
   auto g = Graph::FromGraphDef(Parse(std::string(kPlaceholderX) + R"(
     node { name: "y" op: "MatMul" input: "x" input: "x" attr { key: "T" value { type: DT_FLOAT } } }
   )"), *OpRegistry::Global());
-  ASSERT_TRUE(g.ok()) << g.status();
+  ASSERT_OK(g);
   Node* y = (*g)->FindNode("y");
   ASSERT_NE(y, nullptr);
   EXPECT_TRUE(y->def().attr().contains("transpose_a"));  // Default filled.
@@ -115,7 +116,7 @@ TEST(NodeValidationTest, InferAttrsFromInputTypes) {
   NodeDef node;
   node.set_name("sum");
   node.set_op("AddN");
-  ASSERT_TRUE(InferAttrsFromInputTypes(addn, {{DT_FLOAT, DT_FLOAT, DT_FLOAT}}, &node).ok());
+  ASSERT_OK(InferAttrsFromInputTypes(addn, {{DT_FLOAT, DT_FLOAT, DT_FLOAT}}, &node));
   EXPECT_EQ(node.attr().at("N").i(), 3);
   EXPECT_EQ(node.attr().at("T").type(), DT_FLOAT);
 

@@ -1,5 +1,6 @@
 #include "rpc/cluster_spec.h"
 
+#include "framework/status_matchers.h"
 #include "gtest/gtest.h"
 
 namespace sluice {
@@ -7,7 +8,7 @@ namespace {
 
 TEST(ClusterSpecTest, ParsesJobsAndTasksInOrder) {
   auto cluster = ParseClusterSpec("worker=127.0.0.1:2222, host-b:2223 ;ps=[::1]:2224");
-  ASSERT_TRUE(cluster.ok()) << cluster.status();
+  ASSERT_OK(cluster);
   ASSERT_EQ(cluster->job_size(), 2);
   EXPECT_EQ(cluster->job(0).name(), "worker");
   EXPECT_EQ(cluster->job(0).tasks().at(0), "127.0.0.1:2222");
@@ -25,7 +26,7 @@ TEST(ClusterSpecTest, ParsesJobsAndTasksInOrder) {
 
 TEST(ClusterSpecTest, TrailingSeparatorIsFine) {
   auto cluster = ParseClusterSpec("worker=localhost:1;");
-  ASSERT_TRUE(cluster.ok()) << cluster.status();
+  ASSERT_OK(cluster);
   EXPECT_EQ(cluster->job_size(), 1);
 }
 

@@ -14,6 +14,7 @@
 #include "framework/node_attr.h"
 #include "framework/rendezvous.h"
 #include "framework/tensor_sequence.h"
+#include "framework/status_matchers.h"
 #include "gmock/gmock.h"
 #include "google/protobuf/text_format.h"
 #include "gtest/gtest.h"
@@ -106,23 +107,23 @@ class GrpcClusterTest : public ::testing::Test {
       options.same_host_recv_tensor = SameHost();
       options.complete_cluster_later = true;
       auto server = GrpcServer::Create(def, options);
-      ASSERT_TRUE(server.ok()) << server.status();
-      ASSERT_TRUE((*server)->Start().ok());
+      ASSERT_OK(server);
+      ASSERT_OK((*server)->Start());
       servers_.push_back(*std::move(server));
     }
     auto cluster = ParseClusterSpec(absl::StrCat("worker=", servers_[0]->address(), ",", servers_[1]->address()));
-    ASSERT_TRUE(cluster.ok()) << cluster.status();
-    for (auto& server : servers_) ASSERT_TRUE(server->CompleteCluster(*cluster).ok());
+    ASSERT_OK(cluster);
+    for (auto& server : servers_) ASSERT_OK(server->CompleteCluster(*cluster));
   }
 
   // kLargeTensorGraph, run `runs` times: 64 MiB made on task 1, summed on task 0.
   void ExpectLargeTensorSums(int runs) {
     auto session = Connect(0);
-    ASSERT_TRUE(session->Create(Parse(kLargeTensorGraph)).ok());
+    ASSERT_OK(session->Create(Parse(kLargeTensorGraph)));
     for (int i = 0; i < runs; ++i) {
       std::vector<Tensor> out;
       absl::Status s = session->Run({}, {"sum"}, {}, &out);
-      ASSERT_TRUE(s.ok()) << s;
+      ASSERT_OK(s);
       EXPECT_FLOAT_EQ(out[0].scalar<float>(), 16777216.0f);
     }
   }
@@ -132,7 +133,7 @@ class GrpcClusterTest : public ::testing::Test {
     options.target = servers_[task]->target();
     options.config = config;
     auto s = NewSession(options);
-    EXPECT_TRUE(s.ok()) << s.status();
+    EXPECT_OK(s);
     return std::move(*s);
   }
 
@@ -141,7 +142,7 @@ class GrpcClusterTest : public ::testing::Test {
 
 TEST_F(GrpcClusterTest, ListsEveryDeviceOfTheCluster) {
   std::vector<DeviceAttributes> devices;
-  ASSERT_TRUE(Connect(1)->ListDevices(&devices).ok());
+  ASSERT_OK(Connect(1)->ListDevices(&devices));
   std::vector<std::string> names;
   for (const auto& d : devices) names.push_back(d.name());
   // The master's own task first.
@@ -154,7 +155,7 @@ TEST_F(GrpcClusterTest, ListsEveryDeviceOfTheCluster) {
 TEST_F(GrpcClusterTest, RunsAGraphSplitAcrossTasks) {
   for (int master_task : {0, 1}) {
     auto session = Connect(master_task);
-    ASSERT_TRUE(session->Create(Parse(kSplitMlp)).ok());
+    ASSERT_OK(session->Create(Parse(kSplitMlp)));
     for (int i = 0; i < 3; ++i) {
       std::vector<Tensor> out;
       RunOptions options;
@@ -162,7 +163,7 @@ TEST_F(GrpcClusterTest, RunsAGraphSplitAcrossTasks) {
       RunMetadata metadata;
       Tensor x = Tensor::FromVector<float>({1, 2 + float(i)}, TensorShape({1, 2}));
       absl::Status s = session->Run(options, {{"x", x}}, {"y", "z:0"}, {}, &out, &metadata);
-      ASSERT_TRUE(s.ok()) << s;
+      ASSERT_OK(s);
       ASSERT_EQ(out.size(), 2u);
       // xw = [1 + 2*(2+i), -1 + (2+i)]
       EXPECT_FLOAT_EQ(out[0].flat<float>()[0], 5 + 2 * i);
@@ -170,7 +171,7 @@ TEST_F(GrpcClusterTest, RunsAGraphSplitAcrossTasks) {
       EXPECT_FLOAT_EQ(out[1].flat<float>()[0], -(5 + 2 * i));
       EXPECT_EQ(metadata.partition_graphs_size(), 2);  // One per task.
     }
-    EXPECT_TRUE(session->Close().ok());
+    EXPECT_OK(session->Close());
   }
 }
 
@@ -188,7 +189,7 @@ TEST_F(GrpcClusterTest, ControlEdgesCrossTasks) {
   RunOptions options;
   options.set_output_partition_graphs(true);
   RunMetadata metadata;
-  ASSERT_TRUE(session->Run(options, {}, {"b"}, {}, &out, &metadata).ok());
+  ASSERT_OK(session->Run(options, {}, {"b"}, {}, &out, &metadata));
   EXPECT_FLOAT_EQ(out[0].scalar<float>(), 4);
   int recvs_on_task1 = 0;
   for (const GraphDef& g : metadata.partition_graphs()) {
@@ -218,15 +219,15 @@ class ChunkedGrpcClusterTest : public GrpcClusterTest {
 
 TEST_F(ChunkedGrpcClusterTest, LargeTensorsCrossTasksInChunks) {
   auto session = Connect(0);
-  ASSERT_TRUE(session->Create(Parse(kLargeTensorGraph)).ok());
+  ASSERT_OK(session->Create(Parse(kLargeTensorGraph)));
   for (int i = 0; i < 2; ++i) {
     std::vector<Tensor> out;
     absl::Status s = session->Run({}, {"sum"}, {}, &out);
-    ASSERT_TRUE(s.ok()) << s;
+    ASSERT_OK(s);
     EXPECT_FLOAT_EQ(out[0].scalar<float>(), 16777216.0f);
   }
   // A split model still matches (small tensors go in one answer).
-  ASSERT_TRUE(session->Extend(Parse(kSplitMlp)).ok());
+  ASSERT_OK(session->Extend(Parse(kSplitMlp)));
   std::vector<Tensor> out;
   ASSERT_TRUE(session->Run({{"x", Tensor::FromVector<float>({1, 2}, TensorShape({1, 2}))}}, {"z"},
                            {}, &out).ok());
@@ -236,7 +237,7 @@ TEST_F(ChunkedGrpcClusterTest, LargeTensorsCrossTasksInChunks) {
 TEST_F(GrpcClusterTest, ErrorsComeBackWithTheirCodeAndTheStepEndsEverywhere) {
   auto session = Connect(0);
   // x is fed on task 0 but with the wrong shape for the MatMul on task 1.
-  ASSERT_TRUE(session->Create(Parse(kSplitMlp)).ok());
+  ASSERT_OK(session->Create(Parse(kSplitMlp)));
   std::vector<Tensor> out;
   absl::Status s = session->Run({{"x", Tensor::FromVector<float>({1, 2, 3}, TensorShape({1, 3}))}},
                                 {"z"}, {}, &out);
@@ -274,11 +275,11 @@ std::string SlowWorkerGraph() {
 
 TEST_F(GrpcClusterTest, APartitionWaitsForASlowWorker) {
   auto session = Connect(0);
-  ASSERT_TRUE(session->Create(Parse(SlowWorkerGraph())).ok());
+  ASSERT_OK(session->Create(Parse(SlowWorkerGraph())));
   std::vector<Tensor> out;
   const absl::Time start = absl::Now();
   absl::Status s = session->Run({}, {"sum", "quick"}, {}, &out);
-  ASSERT_TRUE(s.ok()) << s;
+  ASSERT_OK(s);
   EXPECT_NEAR(out[0].flat<float>()[0], 1024.0f, 0.5f);
   EXPECT_FLOAT_EQ(out[1].flat<float>()[0], -0.0009765625f);
   std::printf("the slow step took %s\n", absl::FormatDuration(absl::Now() - start).c_str());
@@ -303,15 +304,15 @@ constexpr char kSequenceAcrossTasks[] = R"(
 
 TEST_F(GrpcClusterTest, SequencesCrossTasks) {
   auto session = Connect(0);
-  ASSERT_TRUE(session->Create(Parse(kSequenceAcrossTasks)).ok());
+  ASSERT_OK(session->Create(Parse(kSequenceAcrossTasks)));
   std::vector<Tensor> out;
   absl::Status s = session->Run({}, {"at", "len", "seq"}, {}, &out);
-  ASSERT_TRUE(s.ok()) << s;
+  ASSERT_OK(s);
   EXPECT_EQ(out[0].shape(), TensorShape({3}));
   EXPECT_EQ(out[0].flat<float>()[2], 5);
   EXPECT_EQ(out[1].flat<int64_t>()[0], 2);
   auto seq = GetSequence(out[2], "fetched seq");
-  ASSERT_TRUE(seq.ok()) << seq.status();
+  ASSERT_OK(seq);
   ASSERT_EQ((*seq)->size(), 2);
   EXPECT_EQ((*seq)->elements()[0].flat<float>()[1], 2);
 }
@@ -333,15 +334,15 @@ TEST_F(GrpcClusterTest, TwoClientsAtOnce) {
     });
   }
   for (auto& t : clients) t.join();
-  EXPECT_TRUE(results[0].ok()) << results[0];
-  EXPECT_TRUE(results[1].ok()) << results[1];
+  EXPECT_OK(results[0]);
+  EXPECT_OK(results[1]);
 }
 
 TEST_F(GrpcClusterTest, ServersOnPortZeroGotDistinctPortsAndTakeTheirClusterOnce) {
   EXPECT_NE(servers_[0]->address(), servers_[1]->address());
   EXPECT_THAT(servers_[0]->address(), Not(EndsWith(":0")));
   auto cluster = ParseClusterSpec(absl::StrCat("worker=", servers_[0]->address(), ",", servers_[1]->address()));
-  ASSERT_TRUE(cluster.ok());
+  ASSERT_OK(cluster);
   absl::Status again = servers_[0]->CompleteCluster(*cluster);
   EXPECT_EQ(again.code(), absl::StatusCode::kFailedPrecondition) << again;
 }
@@ -356,10 +357,10 @@ TEST(GrpcServerTest, CompleteClusterRefusesAClusterWithAnotherAddressForThisTask
   GrpcServerOptions options;
   options.complete_cluster_later = true;
   auto server = GrpcServer::Create(def, options);
-  ASSERT_TRUE(server.ok()) << server.status();
-  ASSERT_TRUE((*server)->Start().ok());
+  ASSERT_OK(server);
+  ASSERT_OK((*server)->Start());
   auto elsewhere = ParseClusterSpec("worker=127.0.0.1:1");
-  ASSERT_TRUE(elsewhere.ok());
+  ASSERT_OK(elsewhere);
   absl::Status s = (*server)->CompleteCluster(*elsewhere);
   EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition) << s;
   EXPECT_THAT(std::string(s.message()), HasSubstr((*server)->address()));
@@ -369,7 +370,7 @@ TEST_F(GrpcClusterTest, UnreachableMasterIsUnavailable) {
   SessionOptions options;
   options.target = absl::StrCat("grpc://127.0.0.1:", FreePort());
   auto session = NewSession(options);
-  ASSERT_TRUE(session.ok());
+  ASSERT_OK(session);
   absl::Status s = (*session)->Create(GraphDef());
   EXPECT_EQ(s.code(), absl::StatusCode::kUnavailable) << s;
   EXPECT_THAT(std::string(s.message()), HasSubstr(options.target));
@@ -377,7 +378,7 @@ TEST_F(GrpcClusterTest, UnreachableMasterIsUnavailable) {
 
 TEST_F(GrpcClusterTest, ASessionOutlivesARestartedWorker) {
   auto session = Connect(0);
-  ASSERT_TRUE(session->Create(Parse(kSplitMlp)).ok());
+  ASSERT_OK(session->Create(Parse(kSplitMlp)));
   auto run = [&] {
     std::vector<Tensor> out;
     absl::Status s = session->Run({{"x", Tensor::FromVector<float>({1, 2}, TensorShape({1, 2}))}},
@@ -385,7 +386,7 @@ TEST_F(GrpcClusterTest, ASessionOutlivesARestartedWorker) {
     if (s.ok() && out[0].flat<float>()[0] != -5) s = absl::InternalError(out[0].DebugString());
     return s;
   };
-  ASSERT_TRUE(run().ok());
+  ASSERT_OK(run());
   auto restart = [&] {
     ServerDef def;
     *def.mutable_cluster() = *ParseClusterSpec(absl::StrCat("worker=", servers_[0]->address(), ",",
@@ -395,8 +396,8 @@ TEST_F(GrpcClusterTest, ASessionOutlivesARestartedWorker) {
     servers_[1]->Stop();
     servers_[1].reset();
     auto server = GrpcServer::Create(def, GrpcServerOptions());
-    ASSERT_TRUE(server.ok());
-    ASSERT_TRUE((*server)->Start().ok());
+    ASSERT_OK(server);
+    ASSERT_OK((*server)->Start());
     servers_[1] = *std::move(server);
   };
   // Lost during a run: that run fails; once the task is back, the next run works.
@@ -406,19 +407,19 @@ TEST_F(GrpcClusterTest, ASessionOutlivesARestartedWorker) {
   EXPECT_THAT(std::string(s.message()), HasSubstr(kTask1));
   restart();
   s = run();
-  EXPECT_TRUE(s.ok()) << s;
+  EXPECT_OK(s);
   // Restarted between runs: the first run finds graphs the new worker never had, and the
   // master registers them again for the next.
   restart();
   s = run();
   EXPECT_FALSE(s.ok());
   s = run();
-  EXPECT_TRUE(s.ok()) << s;
+  EXPECT_OK(s);
 }
 
 TEST_F(GrpcClusterTest, StopsWhileAClientIsConnected) {
   auto session = Connect(0);
-  ASSERT_TRUE(session->Create(Parse(kSplitMlp)).ok());
+  ASSERT_OK(session->Create(Parse(kSplitMlp)));
   servers_[1]->Stop();
   std::vector<Tensor> out;
   absl::Status s = session->Run({{"x", Tensor::FromVector<float>({1, 2}, TensorShape({1, 2}))}}, {"z"}, {}, &out);
@@ -465,15 +466,15 @@ TEST_F(GrpcClusterTest, StatefulNodesStayWhereTheyWereFirstPut) {
     RunMetadata metadata;
     absl::Status s = whole_chain ? session->Run(options, {{"x", x}}, {"add"}, {}, &out, &metadata)
                                  : session->Run(options, {}, {"r"}, {}, &out, &metadata);
-    EXPECT_TRUE(s.ok()) << s;
+    EXPECT_OK(s);
     return DeviceOf(metadata, "r");
   };
   // Alone, r goes to the first stage; read at the end of the chain, to the last.
   auto alone = Connect(0, config);
-  ASSERT_TRUE(alone->Create(Parse(ChainWithStatefulNode())).ok());
+  ASSERT_OK(alone->Create(Parse(ChainWithStatefulNode())));
   const std::string first_stage = device_of_r(alone.get(), false);
   auto session = Connect(0, config);
-  ASSERT_TRUE(session->Create(Parse(ChainWithStatefulNode())).ok());
+  ASSERT_OK(session->Create(Parse(ChainWithStatefulNode())));
   const std::string last_stage = device_of_r(session.get(), true);
   ASSERT_FALSE(last_stage.empty());
   ASSERT_NE(first_stage, last_stage) << "the chain does not move r; the test proves nothing";
@@ -499,7 +500,7 @@ class RawRpcTest : public GrpcClusterTest {
     *request.mutable_graph_def() = Parse(graph);
     rpc::CreateSessionResponse response;
     grpc::Status s = master_->CreateSession(&context, request, &response);
-    EXPECT_TRUE(s.ok()) << s.error_message();
+    EXPECT_OK(s) << s.error_message();
     return response.session_handle();
   }
 
@@ -544,15 +545,15 @@ TEST_F(RawRpcTest, ARetriedRunStepIsRefusedNotRunTwice) {
   request.set_session_handle(CreateSession(kConstGraph));
   request.add_fetch("c:0");
   request.set_request_id(77);
-  ASSERT_TRUE(RunStep(request).ok());
+  ASSERT_OK(RunStep(request));
   absl::Status s = RunStep(request);
   EXPECT_EQ(s.code(), absl::StatusCode::kAborted) << s;
   EXPECT_THAT(std::string(s.message()), HasSubstr("request id 77 of RunStep"));
   request.set_request_id(78);
-  EXPECT_TRUE(RunStep(request).ok());
+  EXPECT_OK(RunStep(request));
   request.set_request_id(0);  // No id: never tracked.
-  EXPECT_TRUE(RunStep(request).ok());
-  EXPECT_TRUE(RunStep(request).ok());
+  EXPECT_OK(RunStep(request));
+  EXPECT_OK(RunStep(request));
 }
 
 TEST_F(RawRpcTest, ARetriedRunGraphIsRefusedNotRunTwice) {
@@ -564,7 +565,7 @@ TEST_F(RawRpcTest, ARetriedRunGraphIsRefusedNotRunTwice) {
   rpc::RegisterGraphResponse reg_response;
   {
     grpc::ClientContext context;
-    ASSERT_TRUE(worker_->RegisterGraph(&context, reg, &reg_response).ok());
+    ASSERT_OK(worker_->RegisterGraph(&context, reg, &reg_response));
   }
   auto run_graph = [&](int64_t step_id, int64_t request_id) {
     grpc::ClientContext context;
@@ -575,12 +576,12 @@ TEST_F(RawRpcTest, ARetriedRunGraphIsRefusedNotRunTwice) {
     rpc::RunGraphResponse response;
     return FromGrpcStatus(worker_->RunGraph(&context, request, &response));
   };
-  ASSERT_TRUE(run_graph(1001, 5).ok());
+  ASSERT_OK(run_graph(1001, 5));
   absl::Status s = run_graph(1001, 5);
   EXPECT_EQ(s.code(), absl::StatusCode::kAborted) << s;
   EXPECT_THAT(std::string(s.message()), HasSubstr("request id 5 of RunGraph"));
   EXPECT_THAT(std::string(s.message()), HasSubstr(kTask0));
-  EXPECT_TRUE(run_graph(1002, 6).ok());
+  EXPECT_OK(run_graph(1002, 6));
 }
 
 TEST_F(RawRpcTest, ARetriedRecvTensorIsRefused) {
@@ -615,7 +616,7 @@ TEST_F(RawRpcTest, AStepWhoseMasterWentAwayIsCleanedUp) {
   rpc::RegisterGraphResponse reg_response;
   {
     grpc::ClientContext context;
-    ASSERT_TRUE(worker_->RegisterGraph(&context, reg, &reg_response).ok());
+    ASSERT_OK(worker_->RegisterGraph(&context, reg, &reg_response));
   }
   grpc::ClientContext context;
   rpc::RunGraphRequest request;
@@ -652,7 +653,7 @@ TEST_F(RawRpcTest, GarbagePayloadsGetErrorsAndTheServerGoesOn) {
   grpc::ClientContext context;
   rpc::GetStatusRequest request;
   rpc::GetStatusResponse response;
-  EXPECT_TRUE(worker_->GetStatus(&context, request, &response).ok());
+  EXPECT_OK(worker_->GetStatus(&context, request, &response));
   EXPECT_EQ(response.device_attributes_size(), 2);
 }
 
@@ -679,7 +680,7 @@ class SmallRequestLimitTest : public GrpcClusterTest {
 
 TEST_F(SmallRequestLimitTest, OversizedRequestsAreRefused) {
   auto session = Connect(0);
-  ASSERT_TRUE(session->Create(Parse(kConstGraph)).ok());
+  ASSERT_OK(session->Create(Parse(kConstGraph)));
   std::vector<Tensor> out;
   auto feed = [&](int64_t n) {
     Tensor x = *Tensor::Allocate(DT_FLOAT, TensorShape({n}));
@@ -689,7 +690,7 @@ TEST_F(SmallRequestLimitTest, OversizedRequestsAreRefused) {
   absl::Status s = feed(512 * 1024);  // 2 MiB.
   EXPECT_EQ(s.code(), absl::StatusCode::kResourceExhausted) << s;
   s = feed(64 * 1024);  // 256 KiB.
-  ASSERT_TRUE(s.ok()) << s;
+  ASSERT_OK(s);
   EXPECT_EQ(out[0].flat<float>()[0], -2.0f);
 }
 

@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
 #include "framework/rendezvous.h"
+#include "framework/status_matchers.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "proto/worker.pb.h"
@@ -44,7 +45,7 @@ class GrpcWorkerServiceTest : public ::testing::Test {
     server_ = builder.BuildAndStart();
     address_ = absl::StrCat("127.0.0.1:", port);
     std::vector<DeviceAttributes> devices;
-    EXPECT_TRUE(worker_.GetStatus(&devices).ok());
+    EXPECT_OK(worker_.GetStatus(&devices));
     src_ = devices[0];
   }
   ~GrpcWorkerServiceTest() override { server_->Shutdown(); }
@@ -53,7 +54,7 @@ class GrpcWorkerServiceTest : public ::testing::Test {
   std::string Send(int64_t step, const Tensor& t) {
     const std::string key = Rendezvous::CreateKey(src_.name(), src_.incarnation(), kDst,
                                                   absl::StrCat("t", next_name_++, ":0"), FrameAndIter{});
-    EXPECT_TRUE(worker_.StepRendezvous(step)->Send(*Rendezvous::ParseKey(key), t).ok());
+    EXPECT_OK(worker_.StepRendezvous(step)->Send(*Rendezvous::ParseKey(key), t));
     return key;
   }
 
@@ -99,7 +100,7 @@ class GrpcWorkerServiceTest : public ::testing::Test {
     rpc::CleanupGraphRequest request;
     request.set_step_id(step);
     rpc::CleanupGraphResponse response;
-    ASSERT_TRUE(service_.CleanupGraph(&context, &request, &response).ok());
+    ASSERT_OK(service_.CleanupGraph(&context, &request, &response));
   }
 
   Worker worker_;
@@ -119,7 +120,7 @@ TEST_F(GrpcWorkerServiceTest, TensorsCrossByEitherPath) {
       const std::string key = Send(7, t);
       Tensor got;
       absl::Status s = Recv(client.get(), 7, key, &got);
-      ASSERT_TRUE(s.ok()) << s;
+      ASSERT_OK(s);
       ASSERT_EQ(got.AllocatedBytes(), t.AllocatedBytes());
       EXPECT_EQ(0, std::memcmp(got.raw_data(), t.raw_data(), t.AllocatedBytes()));
       EXPECT_EQ(service_.NumTransfersUnderWay(), 0u) << "n=" << n << " same_host=" << same_host;
@@ -135,24 +136,24 @@ TEST_F(GrpcWorkerServiceTest, SameHostAnswersOnlyTheSameHostWithBigTensors) {
     request.set_rendezvous_key(Send(3, big));
     request.set_same_host_id(id);
     grpc::ByteBuffer answer;
-    ASSERT_TRUE(Call(request, &answer).ok());
+    ASSERT_OK(Call(request, &answer));
     RecvTensorDecoder decoder;
-    ASSERT_TRUE(decoder.Add(answer).ok());
+    ASSERT_OK(decoder.Add(answer));
     EXPECT_EQ(decoder.same_host_source(), nullptr);
   }
   request.set_rendezvous_key(Send(3, Iota(kSameHostMinBytes / 4 - 1)));
   request.set_same_host_id(SameHostId());
   grpc::ByteBuffer answer;
-  ASSERT_TRUE(Call(request, &answer).ok());
+  ASSERT_OK(Call(request, &answer));
   RecvTensorDecoder small;
-  ASSERT_TRUE(small.Add(answer).ok());
+  ASSERT_OK(small.Add(answer));
   EXPECT_EQ(small.same_host_source(), nullptr);
   EXPECT_TRUE(small.done());
 
   request.set_rendezvous_key(Send(3, big));
-  ASSERT_TRUE(Call(request, &answer).ok());
+  ASSERT_OK(Call(request, &answer));
   RecvTensorDecoder decoder;
-  ASSERT_TRUE(decoder.Add(answer).ok());
+  ASSERT_OK(decoder.Add(answer));
   ASSERT_NE(decoder.same_host_source(), nullptr);
   EXPECT_EQ(decoder.same_host_source()->pid(), getpid());
   EXPECT_EQ(decoder.same_host_source()->address(), reinterpret_cast<uint64_t>(big.raw_data()));
@@ -165,9 +166,9 @@ TEST_F(GrpcWorkerServiceTest, ALeaseEndsWithItsReleaseOrItsStep) {
   request.set_same_host_id(SameHostId());
   request.set_rendezvous_key(Send(5, Iota(kSameHostMinBytes)));
   grpc::ByteBuffer answer;
-  ASSERT_TRUE(Call(request, &answer).ok());
+  ASSERT_OK(Call(request, &answer));
   RecvTensorDecoder decoder;
-  ASSERT_TRUE(decoder.Add(answer).ok());
+  ASSERT_OK(decoder.Add(answer));
   ASSERT_NE(decoder.same_host_source(), nullptr);
   const uint64_t lease = decoder.same_host_source()->lease();
 
@@ -178,7 +179,7 @@ TEST_F(GrpcWorkerServiceTest, ALeaseEndsWithItsReleaseOrItsStep) {
   EXPECT_EQ(s.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
   EXPECT_EQ(service_.NumTransfersUnderWay(), 1u);
   release.set_same_host_lease(lease);
-  EXPECT_TRUE(Call(release, &answer).ok());
+  EXPECT_OK(Call(release, &answer));
   EXPECT_EQ(service_.NumTransfersUnderWay(), 0u);
   s = Call(release, &answer);  // Once only.
   EXPECT_EQ(s.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
@@ -187,13 +188,13 @@ TEST_F(GrpcWorkerServiceTest, ALeaseEndsWithItsReleaseOrItsStep) {
   // tensor, and a late release says the copy cannot be trusted.
   const std::string abandoned = Send(5, Iota(kSameHostMinBytes));
   request.set_rendezvous_key(abandoned);
-  ASSERT_TRUE(Call(request, &answer).ok());
+  ASSERT_OK(Call(request, &answer));
   RecvTensorDecoder second;
-  ASSERT_TRUE(second.Add(answer).ok());
+  ASSERT_OK(second.Add(answer));
   ASSERT_NE(second.same_host_source(), nullptr);
   request.set_rendezvous_key(Send(6, Iota(kSameHostMinBytes)));
   request.set_step_id(6);
-  ASSERT_TRUE(Call(request, &answer).ok());
+  ASSERT_OK(Call(request, &answer));
   EXPECT_EQ(service_.NumTransfersUnderWay(), 2u);
   CleanupGraph(5);
   EXPECT_EQ(service_.NumTransfersUnderWay(), 1u);  // Step 6's stays.
@@ -223,7 +224,7 @@ TEST_F(GrpcWorkerServiceTest, AReceiverThatCannotReadGetsTheBytesOverGrpc) {
     const std::string key = Send(9, t);
     Tensor got;
     absl::Status s = Recv(&client, 9, key, &got);
-    ASSERT_TRUE(s.ok()) << s;
+    ASSERT_OK(s);
     ASSERT_EQ(got.AllocatedBytes(), t.AllocatedBytes());
     EXPECT_EQ(0, std::memcmp(got.raw_data(), t.raw_data(), t.AllocatedBytes()));
     EXPECT_EQ(service_.NumTransfersUnderWay(), 0u);

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <vector>
 
+#include "framework/status_matchers.h"
 #include "gtest/gtest.h"
 
 namespace sluice {
@@ -20,7 +21,7 @@ TEST(SameHostTransferTest, IdNamesThisMachineAndPidNamespace) {
 TEST(SameHostTransferTest, ReadsThisProcess) {
   std::vector<char> src(3 << 20), dst(src.size());
   for (size_t i = 0; i < src.size(); ++i) src[i] = static_cast<char>(i * 7);
-  ASSERT_TRUE(ReadFromSameHost(getpid(), reinterpret_cast<uint64_t>(src.data()), dst.data(), src.size()).ok());
+  ASSERT_OK(ReadFromSameHost(getpid(), reinterpret_cast<uint64_t>(src.data()), dst.data(), src.size()));
   EXPECT_EQ(src, dst);
 }
 
@@ -46,7 +47,7 @@ TEST(SameHostTransferTest, ReadsAnotherProcess) {
   ASSERT_EQ(read(to_parent[0], &address, sizeof(address)), static_cast<ssize_t>(sizeof(address)));
   std::vector<char> dst(kBytes);
   absl::Status s = ReadFromSameHost(child, address, dst.data(), kBytes);
-  EXPECT_TRUE(s.ok()) << s;
+  EXPECT_OK(s);
   EXPECT_EQ(dst, pattern);
   ASSERT_EQ(write(to_child[1], "x", 1), 1);
   int status;

@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 
+#include "framework/status_matchers.h"
 #include "gtest/gtest.h"
 #include "proto/worker.pb.h"
 
@@ -16,7 +17,7 @@ namespace {
 
 std::string Flatten(const grpc::ByteBuffer& buffer) {
   std::vector<grpc::Slice> slices;
-  EXPECT_TRUE(buffer.Dump(&slices).ok());
+  EXPECT_OK(buffer.Dump(&slices));
   std::string out;
   for (const auto& s : slices) out.append(reinterpret_cast<const char*>(s.begin()), s.size());
   return out;
@@ -40,7 +41,7 @@ TEST(TensorCodingTest, LargeTensorIsSentFromItsOwnBufferAndParsesWithProtobuf) {
   grpc::ByteBuffer wire = EncodeRecvTensorResponse(response);
 
   std::vector<grpc::Slice> slices;
-  ASSERT_TRUE(wire.Dump(&slices).ok());
+  ASSERT_OK(wire.Dump(&slices));
   bool points_at_tensor = false;
   for (const auto& s : slices) {
     if (s.begin() == static_cast<const uint8_t*>(response.tensor.raw_data())) {
@@ -118,13 +119,13 @@ TEST(TensorCodingTest, BigTensorsGoInChunks) {
               std::string(static_cast<const char*>(response.tensor.raw_data()) + offset,
                           std::min<uint64_t>(5000, 16384 - offset)));
     std::vector<grpc::Slice> slices;
-    ASSERT_TRUE(wire.Dump(&slices).ok());
+    ASSERT_OK(wire.Dump(&slices));
     if (16384 - offset >= kZeroCopyMinBytes) {  // The last piece is small enough to copy.
       ASSERT_GE(slices.size(), 2u);
       EXPECT_EQ(slices[1].begin(), static_cast<const uint8_t*>(response.tensor.raw_data()) + offset);
     }
     absl::Status s = decoder.Add(wire);
-    ASSERT_TRUE(s.ok()) << s;
+    ASSERT_OK(s);
     ASSERT_LT(++chunks, 10);
   }
   EXPECT_EQ(chunks, 4);
@@ -140,7 +141,7 @@ TEST(TensorCodingTest, ChunksMustComeInOrder) {
   absl::Status s = DecodeRecvTensorResponse(EncodeRecvTensorResponse(response, 0, 5000), &whole);
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << "a first chunk alone is not a tensor";
   RecvTensorDecoder decoder;
-  ASSERT_TRUE(decoder.Add(EncodeRecvTensorResponse(response, 0, 5000)).ok());
+  ASSERT_OK(decoder.Add(EncodeRecvTensorResponse(response, 0, 5000)));
   s = decoder.Add(EncodeRecvTensorResponse(response, 10000, 5000));
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
   EXPECT_NE(s.message().find("a chunk at byte 10000 where 5000 was expected"), std::string::npos) << s;
@@ -157,7 +158,7 @@ TEST(TensorCodingTest, DecodesWhatProtobufWrites) {
   proto.mutable_tensor()->add_int_val(5);
   proto.set_require_ack(true);
   RecvTensorResponse back;
-  ASSERT_TRUE(DecodeRecvTensorResponse(FromString(proto.SerializeAsString()), &back).ok());
+  ASSERT_OK(DecodeRecvTensorResponse(FromString(proto.SerializeAsString()), &back));
   EXPECT_EQ(back.tensor.DebugString(), "Tensor<int32 [3]: 5 5 5>");
   EXPECT_EQ(back.send_start_micros, 9);
 }
@@ -197,7 +198,7 @@ TEST(TensorCodingTest, SameHostAnswersNameTheBufferAndParseWithProtobuf) {
   EXPECT_EQ(parsed.send_start_micros(), 77);
 
   RecvTensorDecoder decoder;
-  ASSERT_TRUE(decoder.Add(wire).ok());
+  ASSERT_OK(decoder.Add(wire));
   ASSERT_NE(decoder.same_host_source(), nullptr);
   EXPECT_EQ(decoder.same_host_source()->lease(), 31u);
   EXPECT_FALSE(decoder.done());

@@ -86,7 +86,9 @@ def check_build(root, pkg, test_files, errors):
             if kind in ("filegroup", "exports_files", "package", "load"):
                 continue
             name = re.search(r'name = "([^"]+)"', rule)
-            for dep in LABEL.findall(rule):
+            # Who may use a rule (visibility) is not what it uses.
+            uses = re.sub(r"visibility = \[[^\]]*\]", "", rule)
+            for dep in LABEL.findall(uses):
                 if dep in PACKAGES and dep != pkg and dep not in ALLOWED[pkg]:
                     rel = os.path.relpath(path, root)
                     errors.append(f"{rel}: {kind} '{name.group(1) if name else '?'}' of {pkg} "

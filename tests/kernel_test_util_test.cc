@@ -3,6 +3,7 @@
 // apart from the kernel families' files.)
 #include "kernels/kernel_test_util.h"
 
+#include "framework/status_matchers.h"
 #include "gmock/gmock.h"
 
 namespace sluice {
@@ -15,20 +16,20 @@ TEST(KernelTesterTest, ArgSizesPlaceOptionalInputs) {
   {
     KernelTester t("Clip");  // The default gives a lone bound to the last list: max.
     t.Input<int32_t>({3}, {-5, 5, 50}).Input<int32_t>({}, {10});
-    ASSERT_TRUE(t.Run().ok());
+    ASSERT_OK(t.Run());
     t.ExpectOutput<int32_t>(0, {3}, {-5, 5, 10});
   }
   {
     KernelTester t("Clip");  // First optional present, second absent.
     t.Input<int32_t>({3}, {-5, 5, 50}).Input<int32_t>({}, {10}).ArgSizes({1, 1, 0});
     absl::Status s = t.Run();
-    ASSERT_TRUE(s.ok()) << s;
+    ASSERT_OK(s);
     t.ExpectOutput<int32_t>(0, {3}, {10, 10, 50});
   }
   {
     KernelTester t("Clip");
     t.Input<int32_t>({3}, {-5, 5, 50}).Input<int32_t>({}, {10}).ArgSizes({1, 0, 1});
-    ASSERT_TRUE(t.Run().ok());
+    ASSERT_OK(t.Run());
     t.ExpectOutput<int32_t>(0, {3}, {-5, 5, 10});
   }
   {
@@ -38,7 +39,7 @@ TEST(KernelTesterTest, ArgSizesPlaceOptionalInputs) {
     t.Input<float>({2, 2}, {1, 2, 3, 4}).Input<int64_t>({4}, {1, 0, 0, 1}).Input<float>({}, {9});
     t.ArgSizes({1, 1, 1, 0});
     absl::Status s = t.Run();
-    ASSERT_TRUE(s.ok()) << s;
+    ASSERT_OK(s);
     t.ExpectOutput<float>(0, {3, 3}, {9, 9, 9, 1, 2, 9, 3, 4, 9});
   }
 }
@@ -50,7 +51,7 @@ TEST(KernelTesterTest, FewInputsGoInOrder) {
   t.Input<float>({1, 2, 4}, {0, 0, 1, 1, 5, 5, 6, 6}).Input<float>({1, 1, 2}, {0.9f, 0.5f});
   t.Input<int64_t>({}, {1});
   absl::Status s = t.Run();
-  ASSERT_TRUE(s.ok()) << s;
+  ASSERT_OK(s);
   t.ExpectOutput<int64_t>(0, {1, 3}, {0, 0, 0});  // One box per class: the best.
 
   KernelTester none("Clip");  // No inputs at all: an error, not a crash.

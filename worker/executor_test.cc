@@ -1,5 +1,6 @@
 #include "worker/executor.h"
 
+#include "framework/status_matchers.h"
 #include "gmock/gmock.h"
 #include "google/protobuf/text_format.h"
 #include "gtest/gtest.h"
@@ -55,16 +56,16 @@ constexpr char kAddGraph[] = R"(
 
 TEST_F(ExecutorTest, RunsAGraphRepeatedlyAndConcurrently) {
   auto exec = Build(kAddGraph);
-  ASSERT_TRUE(exec.ok()) << exec.status();
+  ASSERT_OK(exec);
   auto key = *Rendezvous::ParseKey(Key(kDev, kClient, "sum:0"));
   for (int run = 0; run < 3; ++run) {
     LocalRendezvous r;
     Executor::Args args;
     args.rendezvous = &r;
     args.runner = &pool_;
-    ASSERT_TRUE((*exec)->Run(args).ok());
+    ASSERT_OK((*exec)->Run(args));
     Tensor out;
-    ASSERT_TRUE(r.Recv(key, &out).ok());
+    ASSERT_OK(r.Recv(key, &out));
     EXPECT_EQ(out.flat<int32_t>()[0], 41);
     EXPECT_EQ(out.flat<int32_t>()[1], 42);
   }
@@ -77,9 +78,9 @@ TEST_F(ExecutorTest, RunsAGraphRepeatedlyAndConcurrently) {
         Executor::Args args;
         args.rendezvous = &r;
         args.runner = &pool_;
-        ASSERT_TRUE((*exec)->Run(args).ok());
+        ASSERT_OK((*exec)->Run(args));
         Tensor out;
-        ASSERT_TRUE(r.Recv(key, &out).ok());
+        ASSERT_OK(r.Recv(key, &out));
         ASSERT_EQ(out.flat<int32_t>()[1], 42);
       }
     });
@@ -89,13 +90,13 @@ TEST_F(ExecutorTest, RunsAGraphRepeatedlyAndConcurrently) {
 
 TEST_F(ExecutorTest, StatsAreRecordedPerNode) {
   auto exec = Build(kAddGraph);
-  ASSERT_TRUE(exec.ok());
+  ASSERT_OK(exec);
   LocalRendezvous r;
   DeviceStepStats stats;
   Executor::Args args;
   args.rendezvous = &r;
   args.stats = &stats;
-  ASSERT_TRUE((*exec)->Run(args).ok());
+  ASSERT_OK((*exec)->Run(args));
   EXPECT_EQ(stats.node_stats_size(), 4);
 }
 
@@ -116,7 +117,7 @@ TEST_F(ExecutorTest, FirstErrorAbortsTheRunAndNamesTheNode) {
            attr { key: "recv_device" value { s: "/job:localhost/replica:0/task:0/device:CPU:0" } } }
     node { name: "after" op: "Relu" input: "wait" attr { key: "T" value { type: DT_FLOAT } } }
   )");
-  ASSERT_TRUE(exec.ok()) << exec.status();
+  ASSERT_OK(exec);
   LocalRendezvous r;
   Executor::Args args;
   args.rendezvous = &r;
@@ -133,13 +134,13 @@ TEST_F(ExecutorTest, ControlEdgesOrderExecution) {
     node { name: "first" op: "NoOp" }
     node { name: "second" op: "NoOp" input: "^first" }
   )");
-  ASSERT_TRUE(exec.ok()) << exec.status();
+  ASSERT_OK(exec);
   LocalRendezvous r;
   Executor::Args args;
   args.rendezvous = &r;
   DeviceStepStats stats;
   args.stats = &stats;
-  ASSERT_TRUE((*exec)->Run(args).ok());
+  ASSERT_OK((*exec)->Run(args));
   ASSERT_EQ(stats.node_stats_size(), 2);
   EXPECT_EQ(stats.node_stats(0).node_name(), "first");
   EXPECT_EQ(stats.node_stats(1).node_name(), "second");

@@ -2,6 +2,7 @@
 
 #include <thread>
 
+#include "framework/status_matchers.h"
 #include "gtest/gtest.h"
 
 namespace sluice {
@@ -21,7 +22,7 @@ TEST(RendezvousKeyTest, RoundTripsAndRejectsGarbage) {
             "/job:a/replica:0/task:0/device:CPU:0;00000000000000ff;"
             "/job:b/replica:0/task:1/device:CPU:0;x:0;0:0");
   auto p = Rendezvous::ParseKey(key);
-  ASSERT_TRUE(p.ok());
+  ASSERT_OK(p);
   EXPECT_EQ(p->src_incarnation, 255u);
   EXPECT_EQ(p->edge_name, "x:0");
   EXPECT_EQ(p->dst_device, "/job:b/replica:0/task:1/device:CPU:0");
@@ -31,17 +32,17 @@ TEST(RendezvousKeyTest, RoundTripsAndRejectsGarbage) {
 
 TEST(LocalRendezvousTest, SendThenRecv) {
   LocalRendezvous r;
-  ASSERT_TRUE(r.Send(Key("x"), Tensor::Scalar<float>(3)).ok());
+  ASSERT_OK(r.Send(Key("x"), Tensor::Scalar<float>(3)));
   Tensor got;
-  ASSERT_TRUE(r.Recv(Key("x"), &got).ok());
+  ASSERT_OK(r.Recv(Key("x"), &got));
   EXPECT_EQ(got.scalar<float>(), 3);
 }
 
 TEST(LocalRendezvousTest, RecvWaitsForSendFromAnotherThread) {
   LocalRendezvous r;
-  std::thread sender([&] { ASSERT_TRUE(r.Send(Key("y"), Tensor::Scalar<int32_t>(9)).ok()); });
+  std::thread sender([&] { ASSERT_OK(r.Send(Key("y"), Tensor::Scalar<int32_t>(9))); });
   Tensor got;
-  ASSERT_TRUE(r.Recv(Key("y"), &got).ok());
+  ASSERT_OK(r.Recv(Key("y"), &got));
   EXPECT_EQ(got.scalar<int32_t>(), 9);
   sender.join();
 }

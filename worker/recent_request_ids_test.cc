@@ -1,5 +1,6 @@
 #include "worker/recent_request_ids.h"
 
+#include "framework/status_matchers.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -10,26 +11,26 @@ using ::testing::HasSubstr;
 
 TEST(RecentRequestIdsTest, RefusesARepeatAndNamesIt) {
   RecentRequestIds ids;
-  EXPECT_TRUE(ids.TrackUnique(42, "RunGraph", "/job:w/replica:0/task:1").ok());
+  EXPECT_OK(ids.TrackUnique(42, "RunGraph", "/job:w/replica:0/task:1"));
   absl::Status s = ids.TrackUnique(42, "RunGraph", "/job:w/replica:0/task:1");
   EXPECT_EQ(s.code(), absl::StatusCode::kAborted);
   EXPECT_THAT(s.message(), HasSubstr("request id 42 of RunGraph"));
   EXPECT_THAT(s.message(), HasSubstr("/job:w/replica:0/task:1"));
-  EXPECT_TRUE(ids.TrackUnique(43, "RunGraph", "w").ok());
+  EXPECT_OK(ids.TrackUnique(43, "RunGraph", "w"));
 }
 
 TEST(RecentRequestIdsTest, ZeroIsNeverTracked) {
   RecentRequestIds ids;
-  EXPECT_TRUE(ids.TrackUnique(0, "RecvTensor", "w").ok());
-  EXPECT_TRUE(ids.TrackUnique(0, "RecvTensor", "w").ok());
+  EXPECT_OK(ids.TrackUnique(0, "RecvTensor", "w"));
+  EXPECT_OK(ids.TrackUnique(0, "RecvTensor", "w"));
 }
 
 TEST(RecentRequestIdsTest, ForgetsTheOldestBeyondCapacity) {
   RecentRequestIds ids(3);
-  for (int64_t id = 1; id <= 3; ++id) EXPECT_TRUE(ids.TrackUnique(id, "m", "w").ok());
+  for (int64_t id = 1; id <= 3; ++id) EXPECT_OK(ids.TrackUnique(id, "m", "w"));
   EXPECT_FALSE(ids.TrackUnique(1, "m", "w").ok());  // Still remembered.
-  EXPECT_TRUE(ids.TrackUnique(4, "m", "w").ok());   // Pushes 1 out.
-  EXPECT_TRUE(ids.TrackUnique(1, "m", "w").ok());
+  EXPECT_OK(ids.TrackUnique(4, "m", "w"));   // Pushes 1 out.
+  EXPECT_OK(ids.TrackUnique(1, "m", "w"));
   EXPECT_FALSE(ids.TrackUnique(4, "m", "w").ok());
 }
 

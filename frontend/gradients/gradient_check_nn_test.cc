@@ -4,6 +4,7 @@
 // so that a gradient routed to the wrong element shows.
 #include "frontend/gradients/gradient_check_util.h"
 #include "frontend/gradients/gradients.h"
+#include "framework/status_matchers.h"
 #include "gtest/gtest.h"
 #include "ops/op_registry.h"
 
@@ -31,7 +32,7 @@ std::vector<onnx::NodeProto> Weighted(const std::string& op, std::vector<std::st
 // A typo in REGISTER_GRADIENT would otherwise leave an op silently without a gradient.
 TEST(GradientCheckNnTest, EveryGradientIsOfARegisteredOp) {
   for (const std::string& op : GradientRegistry::Global()->Ops()) {
-    EXPECT_TRUE(OpRegistry::Global()->LookUp(op).ok()) << op;
+    EXPECT_OK(OpRegistry::Global()->LookUp(op)) << op;
   }
 }
 

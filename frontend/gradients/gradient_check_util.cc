@@ -4,6 +4,7 @@
 #include <random>
 
 #include "frontend/onnx/importer.h"
+#include "framework/status_matchers.h"
 #include "gtest/gtest.h"
 #include "master/session.h"
 #include "onnx/defs/attr_proto_util.h"
@@ -123,10 +124,10 @@ void Check(const Case& c) {
   OnnxImportOptions options;
   options.check = false;
   auto g = ImportOnnxModel(Model(c), options);
-  ASSERT_TRUE(g.ok()) << g.status();
+  ASSERT_OK(g);
   auto session = NewSession({});
-  ASSERT_TRUE(session.ok());
-  ASSERT_TRUE((*session)->Create(g->graph).ok());
+  ASSERT_OK(session);
+  ASSERT_OK((*session)->Create(g->graph));
   std::mt19937 rng(1);
   std::vector<Tensor> inputs;
   for (size_t i = 0; i < c.shapes.size(); ++i) {
@@ -145,7 +146,7 @@ void Check(const Case& c) {
     std::vector<std::pair<std::string, Tensor>> feeds;
     for (size_t i = 0; i < in.size(); ++i) feeds.emplace_back(g->inputs[i].tensor, in[i]);
     absl::Status s = (*session)->Run(feeds, fetches, {}, out);
-    ASSERT_TRUE(s.ok()) << s;
+    ASSERT_OK(s);
   };
   auto loss = [&](const std::vector<Tensor>& in) {
     std::vector<Tensor> out;

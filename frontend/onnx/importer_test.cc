@@ -1,5 +1,6 @@
 #include "frontend/onnx/importer.h"
 
+#include "framework/status_matchers.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "master/session.h"
@@ -51,7 +52,7 @@ TEST(OnnxImporterTest, MalformedModelsAreRefusedByName) {
 
 TEST(OnnxImporterTest, NamesSurviveIntoTheGraphDef) {
   auto g = ImportOnnxFile(std::string(kDir) + "mlp.onnx");
-  ASSERT_TRUE(g.ok()) << g.status();
+  ASSERT_OK(g);
   std::vector<std::string> names;
   for (const NodeDef& n : g->graph.node()) names.push_back(n.name());
   EXPECT_THAT(names, ::testing::IsSupersetOf({"x", "w", "b", "matmul", "add", "relu"}));
@@ -63,19 +64,19 @@ TEST(OnnxImporterTest, NamesSurviveIntoTheGraphDef) {
 
 std::vector<Tensor> RunGraph(const OnnxGraph& g, std::vector<std::pair<std::string, Tensor>> feeds) {
   auto session = NewSession({});
-  EXPECT_TRUE(session.ok());
-  EXPECT_TRUE((*session)->Create(g.graph).ok());
+  EXPECT_OK(session);
+  EXPECT_OK((*session)->Create(g.graph));
   std::vector<std::string> fetches;
   for (const auto& o : g.outputs) fetches.push_back(o.tensor);
   std::vector<Tensor> out;
   absl::Status s = (*session)->Run(feeds, fetches, {}, &out);
-  EXPECT_TRUE(s.ok()) << s;
+  EXPECT_OK(s);
   return out;
 }
 
 TEST(OnnxImporterTest, MlpRuns) {
   auto g = ImportOnnxFile(std::string(kDir) + "mlp.onnx");
-  ASSERT_TRUE(g.ok()) << g.status();
+  ASSERT_OK(g);
   // x = [1, 2]: relu([1*1 + 2*2 + 0.5, 1*-1 + 2*1 - 10]) = [5.5, 0].
   auto out = RunGraph(*g, {{g->inputs[0].tensor, Tensor::FromVector<float>({1, 2}, TensorShape({1, 2}))}});
   ASSERT_EQ(out.size(), 1u);
@@ -85,7 +86,7 @@ TEST(OnnxImporterTest, MlpRuns) {
 
 TEST(OnnxImporterTest, IfBranchesBecomeLibraryFunctionsReadingOuterValues) {
   auto g = ImportOnnxFile(std::string(kDir) + "if.onnx");
-  ASSERT_TRUE(g.ok()) << g.status();
+  ASSERT_OK(g);
   EXPECT_EQ(g->graph.library().function_size(), 2);
   Tensor x = Tensor::FromVector<float>({3, -4}, TensorShape({2}));
   auto then_out = RunGraph(*g, {{g->inputs[0].tensor, Tensor::Scalar<bool>(true)}, {g->inputs[1].tensor, x}});

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "framework/status_matchers.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -64,7 +65,7 @@ class ModelLoaderTest : public ::testing::Test {
 TEST_F(ModelLoaderTest, ReadsExternalDataRelativeToTheModel) {
   WriteData(dir_ / "models" / "weights.bin", 8);
   auto m = LoadOnnxModel(WriteModel("weights.bin", 8));
-  ASSERT_TRUE(m.ok()) << m.status();
+  ASSERT_OK(m);
   const auto& w = m->graph().initializer(0);
   EXPECT_FALSE(w.has_data_location());
   EXPECT_EQ(w.external_data_size(), 0);

@@ -7,6 +7,7 @@
 #include "frontend/onnx/importer.h"
 #include "frontend/onnx/model_loader.h"
 #include "frontend/onnx/onnx_tensor.h"
+#include "framework/status_matchers.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "master/session.h"
@@ -138,16 +139,16 @@ onnx::ModelProto WithBigTensors() {
 
 std::vector<Tensor> RunModel(const onnx::ModelProto& model, const Tensor& x) {
   auto g = ImportOnnxModel(model);
-  EXPECT_TRUE(g.ok()) << g.status();
+  EXPECT_OK(g);
   if (!g.ok()) return {};
   auto session = NewSession({});
-  EXPECT_TRUE(session.ok());
-  EXPECT_TRUE((*session)->Create(g->graph).ok());
+  EXPECT_OK(session);
+  EXPECT_OK((*session)->Create(g->graph));
   std::vector<std::string> fetches;
   for (const auto& o : g->outputs) fetches.push_back(o.tensor);
   std::vector<Tensor> out;
   absl::Status s = (*session)->Run({{g->inputs[0].tensor, x}}, fetches, {}, &out);
-  EXPECT_TRUE(s.ok()) << s;
+  EXPECT_OK(s);
   return out;
 }
 
@@ -187,18 +188,18 @@ std::string ShapeString(const onnx::ValueInfoProto& vi) {
 
 TEST(CheckOnnxModelTest, PassesGoodModelsAndQuotesTheChecker) {
   auto mlp = LoadOnnxModel(std::string(kDir) + "mlp.onnx");
-  ASSERT_TRUE(mlp.ok()) << mlp.status();
-  EXPECT_TRUE(CheckOnnxModel(*mlp).ok());
-  EXPECT_TRUE(CheckOnnxModel(*mlp, /*full=*/true).ok());
+  ASSERT_OK(mlp);
+  EXPECT_OK(CheckOnnxModel(*mlp));
+  EXPECT_OK(CheckOnnxModel(*mlp, /*full=*/true));
 
   auto unknown = LoadOnnxModel(std::string(kDir) + "bad_unknown_op.onnx");
-  ASSERT_TRUE(unknown.ok());
+  ASSERT_OK(unknown);
   absl::Status s = CheckOnnxModel(*unknown);
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(s.message(), AllOf(HasSubstr("ONNX checker"), HasSubstr("Frobnicate")));
 
   auto cycle = LoadOnnxModel(std::string(kDir) + "bad_cycle.onnx");
-  ASSERT_TRUE(cycle.ok());
+  ASSERT_OK(cycle);
   EXPECT_THAT(CheckOnnxModel(*cycle).message(), HasSubstr("topologically sorted"));
 }
 
@@ -212,14 +213,14 @@ TEST(CheckOnnxModelTest, FullCheckAddsStrictShapeInference) {
   *g->add_input() = i;
   AddNode(g, "Add", {"x", "i"}, {"y"});
   *g->add_output() = FloatInfo("y", {"2"});
-  EXPECT_TRUE(CheckOnnxModel(m).ok());
+  EXPECT_OK(CheckOnnxModel(m));
   absl::Status s = CheckOnnxModel(m, /*full=*/true);
   EXPECT_THAT(s.message(), HasSubstr("ONNX shape inference"));
 }
 
 TEST(ExtractOnnxModelTest, KeepsWhatTheOutputsNeed) {
   auto sub = ExtractOnnxModel(Branchy(), {"a"}, {"y"});
-  ASSERT_TRUE(sub.ok()) << sub.status();
+  ASSERT_OK(sub);
   const auto& g = sub->graph();
   ASSERT_EQ(g.node_size(), 2);
   EXPECT_EQ(g.node(0).op_type(), "Add");
@@ -236,7 +237,7 @@ TEST(ExtractOnnxModelTest, KeepsWhatTheOutputsNeed) {
 
   // Two outputs, inputs in the order given, an unused input kept.
   auto both = ExtractOnnxModel(Branchy(), {"z", "c", "x"}, {"m", "y"});
-  ASSERT_TRUE(both.ok()) << both.status();
+  ASSERT_OK(both);
   EXPECT_EQ(both->graph().node_size(), 2);
   EXPECT_EQ(both->graph().initializer_size(), 0);
   EXPECT_THAT(Names(both->graph().input()), ElementsAre("z", "c", "x"));
@@ -244,7 +245,7 @@ TEST(ExtractOnnxModelTest, KeepsWhatTheOutputsNeed) {
 
   // The whole model, from its own inputs.
   auto whole = ExtractOnnxModel(Branchy(), {"x", "z"}, {"y", "m"});
-  ASSERT_TRUE(whole.ok()) << whole.status();
+  ASSERT_OK(whole);
   EXPECT_EQ(whole->graph().node_size(), 4);
   EXPECT_EQ(whole->graph().initializer_size(), 2);
 }
@@ -252,14 +253,14 @@ TEST(ExtractOnnxModelTest, KeepsWhatTheOutputsNeed) {
 TEST(ExtractOnnxModelTest, ExtractedModelComputesTheSameValues) {
   onnx::ModelProto m = Branchy();
   auto sub = ExtractOnnxModel(m, {"x"}, {"y"});
-  ASSERT_TRUE(sub.ok()) << sub.status();
+  ASSERT_OK(sub);
   Tensor x = Tensor::FromVector<float>({1, -2, 3, 0.5f, 0, 1, -1, 2}, TensorShape({2, 4}));
   // The full model needs z too; feed it through a second extraction of the same output.
   auto full = ImportOnnxModel(m);
-  ASSERT_TRUE(full.ok()) << full.status();
+  ASSERT_OK(full);
   auto session = NewSession({});
-  ASSERT_TRUE(session.ok());
-  ASSERT_TRUE((*session)->Create(full->graph).ok());
+  ASSERT_OK(session);
+  ASSERT_OK((*session)->Create(full->graph));
   std::vector<Tensor> want;
   ASSERT_TRUE((*session)->Run({{full->inputs[0].tensor, x}, {full->inputs[1].tensor, x}},
                               {full->outputs[0].tensor}, {}, &want).ok());
@@ -296,18 +297,18 @@ TEST(ExtractOnnxModelTest, RefusesOutputsThatNeedMoreThanTheInputs) {
 
 TEST(ExtractOnnxModelTest, SubgraphCapturesCountAsReads) {
   auto model = LoadOnnxModel(std::string(kDir) + "if.onnx");
-  ASSERT_TRUE(model.ok());
+  ASSERT_OK(model);
   // Both branches read the outer x, so the If needs it although x is not among its inputs.
   absl::Status s = ExtractOnnxModel(*model, {"c"}, {"y"}).status();
   EXPECT_THAT(s.message(), AllOf(HasSubstr("output 'y'"), HasSubstr("'x'")));
   auto sub = ExtractOnnxModel(*model, {"c", "x"}, {"y"});
-  ASSERT_TRUE(sub.ok()) << sub.status();
+  ASSERT_OK(sub);
   EXPECT_EQ(sub->graph().node_size(), 1);
 }
 
 TEST(ParseOnnxDimsTest, FixedSymbolicUnknownAndErrors) {
   auto dims = ParseOnnxDims("1, N,-1,?,224,batch_size");
-  ASSERT_TRUE(dims.ok()) << dims.status();
+  ASSERT_OK(dims);
   ASSERT_EQ(dims->size(), 6u);
   EXPECT_EQ((*dims)[0].value, 1);
   EXPECT_EQ((*dims)[1].param, "N");
@@ -324,8 +325,8 @@ TEST(ParseOnnxDimsTest, FixedSymbolicUnknownAndErrors) {
 
 TEST(SetOnnxDimsTest, FixesDimsAndReinfersShapes) {
   auto model = LoadOnnxModel(std::string(kDir) + "mlp.onnx");
-  ASSERT_TRUE(model.ok());
-  ASSERT_TRUE(SetOnnxDims({{"x", *ParseOnnxDims("3,2")}}, {}, &*model).ok());
+  ASSERT_OK(model);
+  ASSERT_OK(SetOnnxDims({{"x", *ParseOnnxDims("3,2")}}, {}, &*model));
   EXPECT_EQ(ShapeString(model->graph().input(0)), "3,2");
   // The output was [N,2]; inference gives the new batch.
   EXPECT_EQ(ShapeString(model->graph().output(0)), "3,2");
@@ -337,14 +338,14 @@ TEST(SetOnnxDimsTest, FixesDimsAndReinfersShapes) {
   EXPECT_FLOAT_EQ(out[0].flat<float>()[4], 20.5f);  // relu(0*1 + 10*2 + 0.5)
 
   // Symbolic and unknown dims; an unknown one gets a fresh name.
-  ASSERT_TRUE(SetOnnxDims({{"x", *ParseOnnxDims("-1,2")}}, {{"y", *ParseOnnxDims("batch,2")}}, &*model).ok());
+  ASSERT_OK(SetOnnxDims({{"x", *ParseOnnxDims("-1,2")}}, {{"y", *ParseOnnxDims("batch,2")}}, &*model));
   EXPECT_EQ(ShapeString(model->graph().input(0)), "x_0,2");
   EXPECT_EQ(ShapeString(model->graph().output(0)), "batch,2");
 }
 
 TEST(SetOnnxDimsTest, ErrorsNameTheTensor) {
   auto model = LoadOnnxModel(std::string(kDir) + "mlp.onnx");
-  ASSERT_TRUE(model.ok());
+  ASSERT_OK(model);
   const std::string before = model->SerializeAsString();
   absl::Status s = SetOnnxDims({{"x", *ParseOnnxDims("1,3,2")}}, {}, &*model);
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
@@ -366,9 +367,9 @@ TEST(SetOnnxDimsTest, ErrorsNameTheTensor) {
 TEST(ExternalizeTest, OneFileAlignedRoundTrip) {
   fs::path dir = TempDir("one_file");
   onnx::ModelProto model = WithBigTensors();
-  ASSERT_TRUE(CheckOnnxModel(model).ok());
+  ASSERT_OK(CheckOnnxModel(model));
   auto summary = SaveOnnxModelExternal(model, (dir / "m.onnx").string(), {});
-  ASSERT_TRUE(summary.ok()) << summary.status();
+  ASSERT_OK(summary);
   EXPECT_EQ(summary->tensors, 2);  // The weight and the Constant; the bias is under 1024 bytes.
   EXPECT_EQ(summary->bytes, 4096 + 1200);
   EXPECT_THAT(summary->files, ElementsAre("m.onnx.data"));
@@ -393,7 +394,7 @@ TEST(ExternalizeTest, OneFileAlignedRoundTrip) {
 
   // Loading it back gives the same tensors (the Constant now as raw bytes of the same values).
   auto back = LoadOnnxModel((dir / "m.onnx").string());
-  ASSERT_TRUE(back.ok()) << back.status();
+  ASSERT_OK(back);
   for (int i = 0; i < 3; ++i) EXPECT_TRUE(SameTensor(back->graph().initializer(i), model.graph().initializer(i)));
   auto want_k = TensorFromOnnx(model.graph().node(3).attribute(0).t());
   auto got_k = TensorFromOnnx(back->graph().node(3).attribute(0).t());
@@ -403,10 +404,10 @@ TEST(ExternalizeTest, OneFileAlignedRoundTrip) {
 
   // Internalized again: one self-contained file with the same tensors, and the same outputs
   // from all three forms of the model.
-  ASSERT_TRUE(SaveOnnxModel(*back, (dir / "inline.onnx").string()).ok());
+  ASSERT_OK(SaveOnnxModel(*back, (dir / "inline.onnx").string()));
   fs::remove(dir / "m.onnx.data");  // Proves inline.onnx needs no data file.
   auto inline_model = LoadOnnxModel((dir / "inline.onnx").string());
-  ASSERT_TRUE(inline_model.ok()) << inline_model.status();
+  ASSERT_OK(inline_model);
   EXPECT_TRUE(inline_model->SerializeAsString() == back->SerializeAsString());
   std::vector<float> xs(64);
   for (int i = 0; i < 64; ++i) xs[i] = 0.1f * static_cast<float>(i % 9) - 0.3f;
@@ -430,12 +431,12 @@ TEST(ExternalizeTest, FilePerTensorAndThresholds) {
   options.file_per_tensor = true;
   options.threshold = 100;
   auto summary = SaveOnnxModelExternal(model, (dir / "sub" / "m.onnx").string(), options);
-  ASSERT_TRUE(summary.ok()) << summary.status();
+  ASSERT_OK(summary);
   EXPECT_EQ(summary->tensors, 4);
   EXPECT_THAT(summary->files, ElementsAre("layer_0.weight", "layer_0.bias", "layer_0.weight.1", "tensor_"));
   for (const auto& f : summary->files) EXPECT_TRUE(fs::exists(dir / "sub" / f)) << f;
   auto back = LoadOnnxModel((dir / "sub" / "m.onnx").string());
-  ASSERT_TRUE(back.ok()) << back.status();
+  ASSERT_OK(back);
   for (int i = 0; i < model.graph().initializer_size(); ++i) {
     if (model.graph().initializer(i).has_raw_data()) {
       EXPECT_TRUE(SameTensor(back->graph().initializer(i), model.graph().initializer(i)));
@@ -446,7 +447,7 @@ TEST(ExternalizeTest, FilePerTensorAndThresholds) {
   options = {};
   options.threshold = 1 << 20;
   summary = SaveOnnxModelExternal(model, (dir / "small.onnx").string(), options);
-  ASSERT_TRUE(summary.ok());
+  ASSERT_OK(summary);
   EXPECT_EQ(summary->tensors, 0);
   EXPECT_FALSE(fs::exists(dir / "small.onnx.data"));
 }
@@ -481,7 +482,7 @@ TEST(ExternalizeTest, RefusesLocationsOutsideTheFolder) {
 
   // A model whose tensors are still external cannot be re-externalized without its data.
   options = {};
-  ASSERT_TRUE(SaveOnnxModelExternal(WithBigTensors(), (dir / "ok.onnx").string(), options).ok());
+  ASSERT_OK(SaveOnnxModelExternal(WithBigTensors(), (dir / "ok.onnx").string(), options));
   onnx::ModelProto stored;
   std::ifstream model_in(dir / "ok.onnx", std::ios::binary);
   ASSERT_TRUE(stored.ParseFromIstream(&model_in));

@@ -1,5 +1,6 @@
 #include "frontend/onnx/onnx_tensor.h"
 
+#include "framework/status_matchers.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -18,11 +19,11 @@ TEST(OnnxTensorTest, RawDataRoundTripsEveryType) {
       for (size_t i = 0; i < t.AllocatedBytes(); ++i) bytes[i] = static_cast<unsigned char>(i % 2);
     }
     onnx::TensorProto p;
-    ASSERT_TRUE(TensorToOnnx(t, "t", &p).ok()) << DataTypeString(dt);
+    ASSERT_OK(TensorToOnnx(t, "t", &p)) << DataTypeString(dt);
     onnx::TensorProto parsed;
     ASSERT_TRUE(parsed.ParseFromString(p.SerializeAsString()));
     auto back = TensorFromOnnx(parsed);
-    ASSERT_TRUE(back.ok()) << back.status();
+    ASSERT_OK(back);
     EXPECT_EQ(back->dtype(), dt);
     EXPECT_EQ(back->shape(), TensorShape({2, 2}));
     if (dt == DT_STRING) {
@@ -39,7 +40,7 @@ TEST(OnnxTensorTest, TypedFields) {
   p.add_dims(3);
   for (int64_t v : {5, -6, 7}) p.add_int64_data(v);
   auto t = TensorFromOnnx(p);
-  ASSERT_TRUE(t.ok());
+  ASSERT_OK(t);
   EXPECT_EQ(t->flat<int64_t>()[1], -6);
 
   onnx::TensorProto h;
@@ -47,7 +48,7 @@ TEST(OnnxTensorTest, TypedFields) {
   h.add_dims(1);
   h.add_int32_data(0x3c00);  // 1.0
   auto ht = TensorFromOnnx(h);
-  ASSERT_TRUE(ht.ok());
+  ASSERT_OK(ht);
   EXPECT_EQ(static_cast<float>(ht->flat<half>()[0]), 1.0f);
 }
 
@@ -77,28 +78,28 @@ TEST(OnnxValueTest, SequencesAndOptionalsRoundTrip) {
   Tensor seq = MakeSequence(DT_INT64, {Tensor::FromVector<int64_t>({1, 2}, TensorShape({2})),
                                        Tensor::Scalar<int64_t>(3)});
   onnx::SequenceProto sp;
-  ASSERT_TRUE(SequenceToOnnx(seq, "s", &sp).ok());
+  ASSERT_OK(SequenceToOnnx(seq, "s", &sp));
   EXPECT_EQ(sp.elem_type(), onnx::SequenceProto::TENSOR);
   auto back = SequenceFromOnnx(sp, nullptr);
-  ASSERT_TRUE(back.ok()) << back.status();
+  ASSERT_OK(back);
   auto s = GetSequence(*back, "s");
-  ASSERT_TRUE(s.ok());
+  ASSERT_OK(s);
   ASSERT_EQ((*s)->size(), 2);
   EXPECT_EQ((*s)->elements()[1].flat<int64_t>()[0], 3);
 
   onnx::OptionalProto op;
-  ASSERT_TRUE(OptionalToOnnx(MakeOptional(seq), "o", &op).ok());
+  ASSERT_OK(OptionalToOnnx(MakeOptional(seq), "o", &op));
   EXPECT_EQ(op.elem_type(), onnx::OptionalProto::SEQUENCE);
   auto opt = OptionalFromOnnx(op, nullptr);
-  ASSERT_TRUE(opt.ok()) << opt.status();
+  ASSERT_OK(opt);
   auto o = GetOptional(*opt, "o");
-  ASSERT_TRUE(o.ok());
+  ASSERT_OK(o);
   ASSERT_TRUE((*o)->has_value());
-  EXPECT_TRUE(GetSequence((*o)->value(), "value").ok());
+  EXPECT_OK(GetSequence((*o)->value(), "value"));
 
-  ASSERT_TRUE(OptionalToOnnx(MakeOptional(std::nullopt), "none", &op).ok());
+  ASSERT_OK(OptionalToOnnx(MakeOptional(std::nullopt), "none", &op));
   opt = OptionalFromOnnx(op, nullptr);
-  ASSERT_TRUE(opt.ok());
+  ASSERT_OK(opt);
   EXPECT_FALSE((*GetOptional(*opt, "none"))->has_value());
 }
 
@@ -108,7 +109,7 @@ TEST(OnnxValueTest, AnEmptySequenceTakesItsElementTypeFromTheValueType) {
   onnx::TypeProto type;
   type.mutable_sequence_type()->mutable_elem_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::DOUBLE);
   auto t = SequenceFromOnnx(empty, &type);
-  ASSERT_TRUE(t.ok()) << t.status();
+  ASSERT_OK(t);
   EXPECT_EQ((*GetSequence(*t, "t"))->element_dtype(), DT_DOUBLE);
 }
 
