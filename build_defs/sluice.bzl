@@ -33,3 +33,19 @@ def sl_proto_library(name, srcs, deps = [], proto_deps = [], grpc = False, visib
         deps = deps + sys_deps,
         visibility = visibility,
     )
+
+def sl_package_targets():
+    """The targets every package with code or tests has.
+
+    layering_inputs: its sources and BUILD file, read by //tests:layering_test.
+    tests: a test_suite of every test of the package, gathered by //:tests.
+    """
+    native.filegroup(
+        name = "layering_inputs",
+        srcs = native.glob(["**/*.h", "**/*.cc"]) + ["BUILD"],
+        visibility = ["//tests:__pkg__"],
+    )
+    native.test_suite(
+        name = "tests",
+        visibility = ["//:__pkg__"],
+    )
