@@ -23,7 +23,7 @@ spec="worker=127.0.0.1:$p0,127.0.0.1:$p1"
 pids=()
 trap 'kill "${pids[@]}" 2>/dev/null' EXIT
 for t in 0 1; do
-  "$sluice" serve --cluster "$spec" --job worker --task $t --threads 1 > "$work/pipeline_task$t.log" 2>&1 &
+  "$sluice" serve --insecure --cluster "$spec" --job worker --task $t --threads 1 > "$work/pipeline_task$t.log" 2>&1 &
   pids+=($!)
 done
 for t in 0 1; do

@@ -3,29 +3,39 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "framework/status.h"
+#include "rpc/grpc_security.h"
 #include "rpc/grpc_util.h"
 
 namespace sluice {
 
-grpc::Status GrpcMasterService::CreateSession(grpc::ServerContext*,
+grpc::Status GrpcMasterService::CreateSession(grpc::ServerContext* context,
                                               const rpc::CreateSessionRequest* request,
                                               rpc::CreateSessionResponse* response) {
+  if (absl::Status s = AuthenticateCaller(*context, cluster_secret_); !s.ok()) {
+    return ToGrpcStatus(s);
+  }
   auto handle = master_->CreateSession(request->graph_def(), request->config());
   if (!handle.ok()) return ToGrpcStatus(handle.status());
   response->set_session_handle(*handle);
   return grpc::Status::OK;
 }
 
-grpc::Status GrpcMasterService::ExtendSession(grpc::ServerContext*,
+grpc::Status GrpcMasterService::ExtendSession(grpc::ServerContext* context,
                                               const rpc::ExtendSessionRequest* request,
                                               rpc::ExtendSessionResponse* response) {
+  if (absl::Status s = AuthenticateCaller(*context, cluster_secret_); !s.ok()) {
+    return ToGrpcStatus(s);
+  }
   // Graph versions are not checked: Extend only adds nodes with new names.
   response->set_new_graph_version(request->current_graph_version() + 1);
   return ToGrpcStatus(master_->ExtendSession(request->session_handle(), request->graph_def()));
 }
 
-grpc::Status GrpcMasterService::RunStep(grpc::ServerContext*, const rpc::RunStepRequest* request,
+grpc::Status GrpcMasterService::RunStep(grpc::ServerContext* context, const rpc::RunStepRequest* request,
                                         rpc::RunStepResponse* response) {
+  if (absl::Status s = AuthenticateCaller(*context, cluster_secret_); !s.ok()) {
+    return ToGrpcStatus(s);
+  }
   if (!request->partial_run_handle().empty()) {
     return grpc::Status(grpc::StatusCode::UNIMPLEMENTED, "partial runs are not supported");
   }
@@ -52,14 +62,20 @@ grpc::Status GrpcMasterService::RunStep(grpc::ServerContext*, const rpc::RunStep
   return grpc::Status::OK;
 }
 
-grpc::Status GrpcMasterService::CloseSession(grpc::ServerContext*,
+grpc::Status GrpcMasterService::CloseSession(grpc::ServerContext* context,
                                              const rpc::CloseSessionRequest* request,
                                              rpc::CloseSessionResponse*) {
+  if (absl::Status s = AuthenticateCaller(*context, cluster_secret_); !s.ok()) {
+    return ToGrpcStatus(s);
+  }
   return ToGrpcStatus(master_->CloseSession(request->session_handle()));
 }
 
-grpc::Status GrpcMasterService::ListDevices(grpc::ServerContext*, const rpc::ListDevicesRequest*,
+grpc::Status GrpcMasterService::ListDevices(grpc::ServerContext* context, const rpc::ListDevicesRequest*,
                                             rpc::ListDevicesResponse* response) {
+  if (absl::Status s = AuthenticateCaller(*context, cluster_secret_); !s.ok()) {
+    return ToGrpcStatus(s);
+  }
   std::vector<DeviceAttributes> devices;
   absl::Status s = master_->ListDevices(&devices);
   if (!s.ok()) return ToGrpcStatus(s);
@@ -71,8 +87,11 @@ grpc::Status GrpcMasterService::ListDevices(grpc::ServerContext*, const rpc::Lis
   return grpc::Status::OK;
 }
 
-grpc::Status GrpcMasterService::Reset(grpc::ServerContext*, const rpc::ResetRequest*,
+grpc::Status GrpcMasterService::Reset(grpc::ServerContext* context, const rpc::ResetRequest*,
                                       rpc::ResetResponse*) {
+  if (absl::Status s = AuthenticateCaller(*context, cluster_secret_); !s.ok()) {
+    return ToGrpcStatus(s);
+  }
   return ToGrpcStatus(master_->Reset());
 }
 

@@ -35,8 +35,12 @@ class GrpcMasterService : public rpc::MasterService::Service {
   grpc::Status Reset(grpc::ServerContext* context, const rpc::ResetRequest* request,
                      rpc::ResetResponse* response) override;
 
+  // Every call must carry this secret (rpc/grpc_security.h); empty: none is asked.
+  void set_cluster_secret(std::string secret) { cluster_secret_ = std::move(secret); }
+
  private:
   Master* const master_;
+  std::string cluster_secret_;
   const std::string local_task_;
 };
 

@@ -56,6 +56,9 @@ absl::StatusOr<std::unique_ptr<GrpcServer>> GrpcServer::Create(const ServerDef& 
   const std::string task_name =
       absl::StrCat("/job:", server_def.job_name(), "/replica:0/task:", server_def.task_index());
   server->max_request_bytes_ = options.max_request_bytes;
+  server->security_ = options.security;
+  // This task's channels to the others present what it asks of its own callers.
+  if (!options.security.insecure()) SetProcessGrpcSecurity(options.security);
   GrpcServer* self = server.get();
   WorkerOptions w;
   w.job = server_def.job_name();
@@ -81,6 +84,8 @@ absl::StatusOr<std::unique_ptr<GrpcServer>> GrpcServer::Create(const ServerDef& 
       std::make_unique<GrpcWorkerService>(server->worker_.get(), options.recv_tensor_chunk_bytes,
                                           options.same_host_recv_tensor);
   server->master_service_ = std::make_unique<GrpcMasterService>(server->master_.get(), task_name);
+  server->worker_service_->set_cluster_secret(options.security.secret);
+  server->master_service_->set_cluster_secret(options.security.secret);
   return server;
 }
 
@@ -89,7 +94,7 @@ GrpcServer::~GrpcServer() { Stop(); }
 absl::Status GrpcServer::Start() {
   grpc::ServerBuilder builder;
   int port = 0;
-  builder.AddListeningPort(address_, grpc::InsecureServerCredentials(), &port);
+  builder.AddListeningPort(address_, ServerCredentials(security_), &port);
   ConfigureGrpcServer(&builder, max_request_bytes_);
   builder.RegisterService(worker_service_.get());
   builder.RegisterService(master_service_.get());

@@ -24,6 +24,7 @@
 #include "rpc/grpc_worker_cache.h"
 #include "master/master.h"
 #include "proto/tensorflow_server.pb.h"
+#include "rpc/grpc_security.h"
 #include "rpc/grpc_util.h"
 #include "rpc/grpc_worker_service.h"
 #include "rpc/same_host_transfer.h"
@@ -47,6 +48,10 @@ struct GrpcServerOptions {
   // The cluster spec need name only this task; calls that reach another task wait until
   // CompleteCluster gives the rest (or Stop).
   bool complete_cluster_later = false;
+  // Who may call (rpc/grpc_security.h): the server checks it on every call and, when it asks
+  // for anything, this process's channels to other tasks present the same. Default: nothing
+  // (`sluice serve` refuses that unless told --insecure).
+  GrpcSecurity security;
 };
 
 class PendingWorkerCache;
@@ -79,6 +84,7 @@ class GrpcServer {
   ServerDef server_def_;
   std::string address_;
   int64_t max_request_bytes_ = kDefaultMaxRequestBytes;
+  GrpcSecurity security_;
   GrpcWorkerOptions worker_rpc_;
   std::unique_ptr<Worker> worker_;
   std::unique_ptr<PendingWorkerCache> cache_;

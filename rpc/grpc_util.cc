@@ -2,6 +2,7 @@
 
 #include <grpc/grpc.h>
 #include <grpcpp/generic/generic_stub.h>
+#include <grpcpp/support/client_interceptor.h>
 
 #include <algorithm>
 #include <chrono>
@@ -9,6 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
+#include "rpc/grpc_security.h"
 
 namespace sluice {
 namespace {
@@ -63,6 +65,38 @@ absl::Status FromGrpcStatus(const grpc::Status& status) {
   return absl::Status(static_cast<absl::StatusCode>(status.error_code()), status.error_message());
 }
 
+namespace {
+
+// Adds the cluster secret to every call of a channel.
+class SecretInterceptor : public grpc::experimental::Interceptor {
+ public:
+  explicit SecretInterceptor(const std::string* secret) : secret_(secret) {}
+  void Intercept(grpc::experimental::InterceptorBatchMethods* methods) override {
+    if (methods->QueryInterceptionHookPoint(
+            grpc::experimental::InterceptionHookPoints::PRE_SEND_INITIAL_METADATA)) {
+      methods->GetSendInitialMetadata()->insert({kClusterSecretMetadataKey, *secret_});
+    }
+    methods->Proceed();
+  }
+
+ private:
+  const std::string* secret_;
+};
+
+class SecretInterceptorFactory : public grpc::experimental::ClientInterceptorFactoryInterface {
+ public:
+  explicit SecretInterceptorFactory(std::string secret) : secret_(std::move(secret)) {}
+  grpc::experimental::Interceptor* CreateClientInterceptor(
+      grpc::experimental::ClientRpcInfo*) override {
+    return new SecretInterceptor(&secret_);
+  }
+
+ private:
+  const std::string secret_;  // Outlives the channel's interceptors: the channel owns this.
+};
+
+}  // namespace
+
 std::shared_ptr<grpc::Channel> NewGrpcChannel(const std::string& address) {
   KeepGrpcInitialized();
   grpc::ChannelArguments args;
@@ -78,7 +112,13 @@ std::shared_ptr<grpc::Channel> NewGrpcChannel(const std::string& address) {
   // A long step sends no data for a while; keep pinging all the same.
   args.SetInt(GRPC_ARG_HTTP2_MAX_PINGS_WITHOUT_DATA, 0);
   args.SetInt(GRPC_ARG_HTTP2_MIN_SENT_PING_INTERVAL_WITHOUT_DATA_MS, kKeepaliveIntervalMs);
-  return grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(), args);
+  const GrpcSecurity& security = ProcessGrpcSecurity();
+  std::vector<std::unique_ptr<grpc::experimental::ClientInterceptorFactoryInterface>> interceptors;
+  if (!security.secret.empty()) {
+    interceptors.push_back(std::make_unique<SecretInterceptorFactory>(security.secret));
+  }
+  return grpc::experimental::CreateCustomChannelWithInterceptors(
+      address, ChannelCredentials(security), args, std::move(interceptors));
 }
 
 void ConfigureGrpcServer(grpc::ServerBuilder* builder, int64_t max_request_bytes) {

@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "framework/status.h"
+#include "rpc/grpc_security.h"
 #include "rpc/grpc_util.h"
 #include "rpc/same_host_transfer.h"
 #include "rpc/tensor_coding.h"
@@ -44,8 +45,11 @@ class OnceReactor : public grpc::ServerUnaryReactor {
 
 }  // namespace
 
-grpc::Status GrpcWorkerService::GetStatus(grpc::ServerContext*, const rpc::GetStatusRequest*,
+grpc::Status GrpcWorkerService::GetStatus(grpc::ServerContext* context, const rpc::GetStatusRequest*,
                                           rpc::GetStatusResponse* response) {
+  if (absl::Status s = AuthenticateCaller(*context, cluster_secret_); !s.ok()) {
+    return ToGrpcStatus(s);
+  }
   std::vector<DeviceAttributes> devices;
   absl::Status s = worker_->GetStatus(&devices);
   for (auto& d : devices) *response->add_device_attributes() = std::move(d);
@@ -53,21 +57,30 @@ grpc::Status GrpcWorkerService::GetStatus(grpc::ServerContext*, const rpc::GetSt
 }
 
 // Sluice keeps no per-session state on workers beyond registered graphs.
-grpc::Status GrpcWorkerService::CreateWorkerSession(grpc::ServerContext*,
+grpc::Status GrpcWorkerService::CreateWorkerSession(grpc::ServerContext* context,
                                                     const rpc::CreateWorkerSessionRequest*,
                                                     rpc::CreateWorkerSessionResponse*) {
+  if (absl::Status s = AuthenticateCaller(*context, cluster_secret_); !s.ok()) {
+    return ToGrpcStatus(s);
+  }
   return grpc::Status::OK;
 }
 
-grpc::Status GrpcWorkerService::DeleteWorkerSession(grpc::ServerContext*,
+grpc::Status GrpcWorkerService::DeleteWorkerSession(grpc::ServerContext* context,
                                                     const rpc::DeleteWorkerSessionRequest*,
                                                     rpc::DeleteWorkerSessionResponse*) {
+  if (absl::Status s = AuthenticateCaller(*context, cluster_secret_); !s.ok()) {
+    return ToGrpcStatus(s);
+  }
   return grpc::Status::OK;
 }
 
-grpc::Status GrpcWorkerService::RegisterGraph(grpc::ServerContext*,
+grpc::Status GrpcWorkerService::RegisterGraph(grpc::ServerContext* context,
                                               const rpc::RegisterGraphRequest* request,
                                               rpc::RegisterGraphResponse* response) {
+  if (absl::Status s = AuthenticateCaller(*context, cluster_secret_); !s.ok()) {
+    return ToGrpcStatus(s);
+  }
   RegisterGraphRequest req;
   req.session_handle = request->session_handle();
   req.graph_def = request->graph_def();
@@ -77,15 +90,21 @@ grpc::Status GrpcWorkerService::RegisterGraph(grpc::ServerContext*,
   return ToGrpcStatus(s);
 }
 
-grpc::Status GrpcWorkerService::DeregisterGraph(grpc::ServerContext*,
+grpc::Status GrpcWorkerService::DeregisterGraph(grpc::ServerContext* context,
                                                 const rpc::DeregisterGraphRequest* request,
                                                 rpc::DeregisterGraphResponse*) {
+  if (absl::Status s = AuthenticateCaller(*context, cluster_secret_); !s.ok()) {
+    return ToGrpcStatus(s);
+  }
   return ToGrpcStatus(worker_->DeregisterGraph(request->graph_handle()));
 }
 
-grpc::Status GrpcWorkerService::CleanupGraph(grpc::ServerContext*,
+grpc::Status GrpcWorkerService::CleanupGraph(grpc::ServerContext* context,
                                              const rpc::CleanupGraphRequest* request,
                                              rpc::CleanupGraphResponse*) {
+  if (absl::Status s = AuthenticateCaller(*context, cluster_secret_); !s.ok()) {
+    return ToGrpcStatus(s);
+  }
   worker_->CleanupGraph(request->step_id());
   DropTransfers(request->step_id());
   return grpc::Status::OK;
@@ -162,15 +181,23 @@ grpc::Status GrpcWorkerService::EndSameHost(const rpc::RecvTensorRequest& reques
 }
 
 // Variables are the only state that outlives sessions on a worker.
-grpc::Status GrpcWorkerService::CleanupAll(grpc::ServerContext*, const rpc::CleanupAllRequest*,
+grpc::Status GrpcWorkerService::CleanupAll(grpc::ServerContext* context, const rpc::CleanupAllRequest*,
                                            rpc::CleanupAllResponse*) {
+  if (absl::Status s = AuthenticateCaller(*context, cluster_secret_); !s.ok()) {
+    return ToGrpcStatus(s);
+  }
   worker_->ClearVariables();
   return grpc::Status::OK;
 }
 
-grpc::ServerUnaryReactor* GrpcWorkerService::RunGraph(grpc::CallbackServerContext*,
+grpc::ServerUnaryReactor* GrpcWorkerService::RunGraph(grpc::CallbackServerContext* context,
                                                       const rpc::RunGraphRequest* request,
                                                       rpc::RunGraphResponse* response) {
+  if (absl::Status s = AuthenticateCaller(*context, cluster_secret_); !s.ok()) {
+    grpc::ServerUnaryReactor* refused = context->DefaultReactor();
+    refused->Finish(ToGrpcStatus(s));
+    return refused;
+  }
   class Reactor : public OnceReactor {
    public:
     Reactor(GrpcWorkerService* service, int64_t step_id) : service_(service), step_id_(step_id) {}
@@ -223,9 +250,14 @@ grpc::ServerUnaryReactor* GrpcWorkerService::RunGraph(grpc::CallbackServerContex
   return reactor;
 }
 
-grpc::ServerUnaryReactor* GrpcWorkerService::RecvTensor(grpc::CallbackServerContext*,
+grpc::ServerUnaryReactor* GrpcWorkerService::RecvTensor(grpc::CallbackServerContext* context,
                                                         const grpc::ByteBuffer* request,
                                                         grpc::ByteBuffer* response) {
+  if (absl::Status s = AuthenticateCaller(*context, cluster_secret_); !s.ok()) {
+    grpc::ServerUnaryReactor* refused = context->DefaultReactor();
+    refused->Finish(ToGrpcStatus(s));
+    return refused;
+  }
   class Reactor : public OnceReactor {
    public:
     // A cancelled call (the receiver's step failed, or it went away) answers at once; the

@@ -64,7 +64,11 @@ class GrpcWorkerService : public GrpcWorkerServiceBase {
   // receiver), for tests.
   size_t NumTransfersUnderWay();
 
+  // Every call must carry this secret (rpc/grpc_security.h); empty: none is asked.
+  void set_cluster_secret(std::string secret) { cluster_secret_ = std::move(secret); }
+
  private:
+  std::string cluster_secret_;
   // A tensor taken from the rendezvous and not yet wholly sent.
   struct Transfer {
     RecvTensorResponse response;

@@ -202,6 +202,25 @@ check "unreachable target: exit 1 with UNAVAILABLE naming it, within 20 s" \
   bash -c "[ $code = 1 ] && grep -q UNAVAILABLE '$work/bad.txt' && grep -q '$bad' '$work/bad.txt' &&
            [ $(( $(date +%s) - start )) -le 20 ]"
 
+# Authentication: the tasks share this test's SLUICE_CLUSTER_SECRET (tests/test_lib.sh); a
+# client with another secret, or none, is refused on every call, and `serve` refuses to start
+# without credentials unless told --insecure.
+
+SLUICE_CLUSTER_SECRET=wrong-secret-of-enough-bytes run run "$mlp" --target "$t0" > "$work/wrong.txt" 2>&1
+code=$?
+cat "$work/wrong.txt"
+check "a client with the wrong secret: exit 1 with UNAUTHENTICATED" \
+  bash -c "[ $code = 1 ] && grep -q UNAUTHENTICATED '$work/wrong.txt'"
+env -u SLUICE_CLUSTER_SECRET "$sluice" run "$mlp" --target "$t0" > "$work/none.txt" 2>&1
+code=$?
+check "a client without a secret: exit 1 with UNAUTHENTICATED" \
+  bash -c "[ $code = 1 ] && grep -q UNAUTHENTICATED '$work/none.txt'"
+env -u SLUICE_CLUSTER_SECRET "$sluice" serve --port 0 --job solo --task 0 > "$work/nocreds.txt" 2>&1
+code=$?
+cat "$work/nocreds.txt"
+check "serve without credentials refuses to start (FAILED_PRECONDITION)" \
+  bash -c "[ $code = 1 ] && grep -q FAILED_PRECONDITION '$work/nocreds.txt' && grep -q -- --insecure '$work/nocreds.txt'"
+
 # Faults. A task that hangs (SIGSTOP) during a long bench: the client fails within 20 s,
 # naming the task. Then the same for a task killed with -9, and after a restart of that task
 # the same command works again with the other task untouched.

@@ -20,7 +20,11 @@
 #   restart_task DIR JOB I [serve options...]
 #                                  starts that task again on its old port; waits until ready
 #   pids+=($!)                     processes in `pids` get SIGTERM, then SIGKILL, at exit
+#
+# Every `sluice serve` a test starts, and every client it runs, shares one cluster secret
+# (SLUICE_CLUSTER_SECRET, new for each test run), as a real cluster would.
 python=${python:-/usr/bin/python3}
+export SLUICE_CLUSTER_SECRET=${SLUICE_CLUSTER_SECRET:-$(head -c 24 /dev/urandom | base64)}
 fail=0
 pids=()
 

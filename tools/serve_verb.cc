@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "framework/status.h"
+#include "rpc/grpc_security.h"
 #include "rpc/grpc_server.h"
 #include "tools/json.h"
 #include "tools/verbs.h"
@@ -39,6 +40,13 @@ that SPEC gives it the address it listens on and prints its ready line; calls th
 task before then wait for it. A task restarted later with --port P (its old port) and the same
 FILE reads FILE at once.
 
+Every call must be authenticated. Give every task and client the same cluster secret (a file
+of 16 bytes or more: --cluster-secret-file FILE here, SLUICE_CLUSTER_SECRET_FILE=FILE or
+SLUICE_CLUSTER_SECRET=VALUE in the environment of tasks and clients), or TLS with client
+certificates signed by one CA (--tls-cert/--tls-key/--tls-ca here, SLUICE_TLS_CERT/KEY/CA in
+the environment), or both. Calls without them get UNAUTHENTICATED. --insecure serves without
+any, and says so.
+
 options:
   --cluster SPEC   every job's tasks: worker=host:port,host:port;ps=host:port
   --job NAME       this task's job
@@ -54,6 +62,12 @@ options:
   --max-request-mb N
                    largest request accepted, in MiB (default 1024); larger RunStep feeds
                    and RunGraph sends are refused with RESOURCE_EXHAUSTED
+  --cluster-secret-file FILE
+                   the cluster secret every call must carry
+  --tls-cert FILE, --tls-key FILE, --tls-ca FILE
+                   TLS: this task's certificate and key (PEM), and the CA its peers' and
+                   clients' certificates must be signed by
+  --insecure       serve without authentication (anyone who reaches the port may call)
   --json           print the three lines as JSON objects, one per line:
                      {"event": "listening", "task": ..., "address": "HOST:PORT"}
                      {"event": "ready", "task": ..., "address": ..., "devices": N, "cluster": SPEC}
@@ -140,6 +154,10 @@ int ServeVerb(Args& args) {
   const std::string wait_s = args.Take("--cluster-wait", "60");
   const std::string threads_s = args.Take("--threads", "0");
   const std::string max_request_s = args.Take("--max-request-mb", "1024");
+  const std::string secret_file = args.Take("--cluster-secret-file");
+  const std::string tls_cert = args.Take("--tls-cert"), tls_key = args.Take("--tls-key");
+  const std::string tls_ca = args.Take("--tls-ca");
+  const bool insecure = args.Has("--insecure");
   Announcer announce;
   announce.json = args.Has("--json");
   int task = -1, devices = 0, threads = -1, port = -1, wait_seconds = 0;
@@ -168,6 +186,30 @@ int ServeVerb(Args& args) {
     std::fprintf(stderr, "sluice serve: %s\n", StatusToString(s).c_str());
     return 1;
   };
+  // Who may call: the flags, else the environment (rpc/grpc_security.h); nothing only when
+  // asked for with --insecure.
+  auto security = GrpcSecurityFromEnvironment();
+  if (!security.ok()) return fail(security.status());
+  if (!secret_file.empty()) {
+    auto secret = ReadSecretFile(secret_file);
+    if (!secret.ok()) return fail(secret.status());
+    security->secret = *secret;
+  }
+  if (!tls_cert.empty() || !tls_key.empty() || !tls_ca.empty()) {
+    absl::Status tls = LoadTls(tls_cert, tls_key, tls_ca, &*security);
+    if (!tls.ok()) return fail(tls);
+  }
+  if (security->insecure() && !insecure) {
+    return fail(absl::FailedPreconditionError(
+        "refusing to serve without credentials: give --cluster-secret-file FILE (or set "
+        "SLUICE_CLUSTER_SECRET or SLUICE_CLUSTER_SECRET_FILE), or --tls-cert, --tls-key and "
+        "--tls-ca; --insecure serves anyone who reaches the port"));
+  }
+  if (insecure && security->insecure()) {
+    std::fprintf(stderr,
+                 "sluice serve: WARNING: --insecure: anyone who reaches this port can run graphs "
+                 "and read their results\n");
+  }
   ClusterDef cluster;
   if (!spec.empty()) {
     auto parsed = ParseClusterSpec(spec);
@@ -198,6 +240,7 @@ int ServeVerb(Args& args) {
   options.intra_op_threads = threads;
   options.max_request_bytes = max_request_mb << 20;
   options.complete_cluster_later = !cluster_file.empty();
+  options.security = *security;
   auto server = GrpcServer::Create(def, options);
   if (!server.ok()) return fail(server.status());
   announce.task = (*server)->task_name();

@@ -1,0 +1,142 @@
+#include "rpc/grpc_security.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
+#include "absl/synchronization/mutex.h"
+#include "framework/status.h"
+
+namespace sluice {
+namespace {
+
+absl::StatusOr<std::string> ReadFile(const std::string& path, absl::string_view what) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return absl::NotFoundError(absl::StrCat(what, " '", path, "' cannot be read"));
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+struct ProcessSecurity {
+  absl::Mutex mu;
+  bool set ABSL_GUARDED_BY(mu) = false;
+  GrpcSecurity security ABSL_GUARDED_BY(mu);
+};
+
+ProcessSecurity& Process() {
+  static ProcessSecurity* p = new ProcessSecurity;  // Never destroyed: channels live to exit.
+  return *p;
+}
+
+}  // namespace
+
+absl::StatusOr<std::string> ReadSecretFile(const std::string& path) {
+  SL_ASSIGN_OR_RETURN(std::string secret, ReadFile(path, "cluster secret file"));
+  absl::string_view trimmed = secret;
+  absl::ConsumeSuffix(&trimmed, "\n");
+  absl::ConsumeSuffix(&trimmed, "\r");
+  if (trimmed.size() < 16) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "cluster secret file '", path, "' holds ", trimmed.size(),
+        " bytes; a secret needs at least 16 (e.g. head -c 32 /dev/urandom | base64 > FILE)"));
+  }
+  return std::string(trimmed);
+}
+
+absl::Status LoadTls(const std::string& cert_file, const std::string& key_file,
+                     const std::string& ca_file, GrpcSecurity* security) {
+  if (cert_file.empty() || key_file.empty() || ca_file.empty()) {
+    return absl::InvalidArgumentError(
+        "TLS needs a certificate, its key and the cluster's CA (all three)");
+  }
+  SL_ASSIGN_OR_RETURN(security->tls_cert_pem, ReadFile(cert_file, "TLS certificate"));
+  SL_ASSIGN_OR_RETURN(security->tls_key_pem, ReadFile(key_file, "TLS key"));
+  SL_ASSIGN_OR_RETURN(security->tls_ca_pem, ReadFile(ca_file, "TLS CA"));
+  return absl::OkStatus();
+}
+
+absl::StatusOr<GrpcSecurity> GrpcSecurityFromEnvironment() {
+  auto env = [](const char* name) {
+    const char* v = std::getenv(name);
+    return std::string(v == nullptr ? "" : v);
+  };
+  GrpcSecurity s;
+  s.secret = env("SLUICE_CLUSTER_SECRET");
+  if (s.secret.empty() && !env("SLUICE_CLUSTER_SECRET_FILE").empty()) {
+    SL_ASSIGN_OR_RETURN(s.secret, ReadSecretFile(env("SLUICE_CLUSTER_SECRET_FILE")),
+                        "SLUICE_CLUSTER_SECRET_FILE");
+  }
+  const std::string cert = env("SLUICE_TLS_CERT"), key = env("SLUICE_TLS_KEY"),
+                    ca = env("SLUICE_TLS_CA");
+  if (!cert.empty() || !key.empty() || !ca.empty()) {
+    SL_RETURN_IF_ERROR(LoadTls(cert, key, ca, &s), "SLUICE_TLS_CERT, SLUICE_TLS_KEY, SLUICE_TLS_CA");
+  }
+  return s;
+}
+
+void SetProcessGrpcSecurity(GrpcSecurity security) {
+  ProcessSecurity& p = Process();
+  absl::MutexLock lock(&p.mu);
+  p.security = std::move(security);
+  p.set = true;
+}
+
+const GrpcSecurity& ProcessGrpcSecurity() {
+  ProcessSecurity& p = Process();
+  absl::MutexLock lock(&p.mu);
+  if (!p.set) {
+    auto env = GrpcSecurityFromEnvironment();
+    if (env.ok()) {
+      p.security = *std::move(env);
+    } else {
+      // Calls then go without credentials, and a secured server refuses them.
+      std::fprintf(stderr, "sluice: %s\n", StatusToString(env.status()).c_str());
+    }
+    p.set = true;
+  }
+  return p.security;
+}
+
+std::shared_ptr<grpc::ChannelCredentials> ChannelCredentials(const GrpcSecurity& security) {
+  if (!security.tls()) return grpc::InsecureChannelCredentials();
+  grpc::SslCredentialsOptions options;
+  options.pem_root_certs = security.tls_ca_pem;
+  options.pem_private_key = security.tls_key_pem;
+  options.pem_cert_chain = security.tls_cert_pem;
+  return grpc::SslCredentials(options);
+}
+
+std::shared_ptr<grpc::ServerCredentials> ServerCredentials(const GrpcSecurity& security) {
+  if (!security.tls()) return grpc::InsecureServerCredentials();
+  grpc::SslServerCredentialsOptions options(
+      GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY);
+  options.pem_root_certs = security.tls_ca_pem;
+  options.pem_key_cert_pairs.push_back({security.tls_key_pem, security.tls_cert_pem});
+  return grpc::SslServerCredentials(options);
+}
+
+absl::Status AuthenticateCaller(const grpc::ServerContextBase& context, const std::string& secret) {
+  if (secret.empty()) return absl::OkStatus();
+  const auto& metadata = context.client_metadata();
+  auto it = metadata.find(kClusterSecretMetadataKey);
+  if (it == metadata.end()) {
+    return absl::UnauthenticatedError(
+        "this server requires the cluster secret (set SLUICE_CLUSTER_SECRET or "
+        "SLUICE_CLUSTER_SECRET_FILE where the client runs)");
+  }
+  const grpc::string_ref presented = it->second;
+  // Every byte is compared, whatever the first difference.
+  unsigned char diff = presented.size() == secret.size() ? 0 : 1;
+  for (size_t i = 0; i < secret.size(); ++i) {
+    const unsigned char p = i < presented.size() ? static_cast<unsigned char>(presented.data()[i]) : 0;
+    diff |= p ^ static_cast<unsigned char>(secret[i]);
+  }
+  if (diff != 0) return absl::UnauthenticatedError("wrong cluster secret");
+  return absl::OkStatus();
+}
+
+}  // namespace sluice
