@@ -54,6 +54,7 @@ struct Sender {
                                               grpc_only);
     GrpcWorkerOptions same_host;
     same_host.same_host_recv_tensor = true;
+    same_host.peer_address = server->address();
     clients[1] = std::make_unique<GrpcWorker>(server->task_name(), NewGrpcChannel(server->address()),
                                               same_host);
     std::vector<DeviceAttributes> devices;

@@ -160,7 +160,8 @@ void GrpcWorker::RecvTensorAsync(const RecvTensorRequest* request, RecvTensorRes
   transfer->request.set_rendezvous_key(request->rendezvous_key);
   transfer->request.set_request_id(request->request_id != 0 ? request->request_id
                                                             : NewRequestId());
-  if (options_.same_host_recv_tensor && !same_host_refused_.load(std::memory_order_relaxed)) {
+  if (options_.same_host_recv_tensor && !options_.peer_address.empty() &&
+      !same_host_refused_.load(std::memory_order_relaxed)) {
     transfer->request.set_same_host_id(SameHostId());
   }
   transfer->response = response;
@@ -220,8 +221,13 @@ void GrpcWorker::OnRecvTensorAnswer(std::shared_ptr<Transfer> transfer, absl::St
 void GrpcWorker::ReadFromSender(std::shared_ptr<Transfer> transfer) {
   const rpc::SameHostSource source = *transfer->decoder.same_host_source();
   Tensor& tensor = transfer->decoder.response().tensor;
-  absl::Status read = options_.same_host_read(source.pid(), source.address(), tensor.raw_data(),
-                                              tensor.AllocatedBytes());
+  // The pid comes from the answer: read only from the process that listens on the task's
+  // address, whatever the answer claims.
+  absl::Status read = VerifySameHostListener(source.pid(), options_.peer_address);
+  if (read.ok()) {
+    read = options_.same_host_read(source.pid(), source.address(), tensor.raw_data(),
+                                   tensor.AllocatedBytes());
+  }
   rpc::RecvTensorRequest request = transfer->request;
   request.set_same_host_lease(source.lease());
   if (read.ok()) {

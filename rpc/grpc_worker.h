@@ -42,6 +42,9 @@ struct GrpcWorkerOptions {
   // fallback to gRPC.
   std::function<absl::Status(int64_t pid, uint64_t address, void* dst, uint64_t bytes)>
       same_host_read = ReadFromSameHost;
+  // The task's "host:port". Same-host answers are read only from the process the kernel says
+  // listens there (VerifySameHostListener); without it, same-host transfers are not offered.
+  std::string peer_address;
 };
 
 class GrpcWorker : public WorkerInterface {

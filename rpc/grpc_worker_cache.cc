@@ -10,7 +10,9 @@ GrpcWorkerCache::GrpcWorkerCache(const ClusterDef& cluster, std::string local_ta
     : local_task_(std::move(local_task)), local_(local) {
   for (const auto& [task, address] : TaskAddresses(cluster)) {
     if (task == local_task_ && local_ != nullptr) continue;
-    remote_[task] = std::make_unique<GrpcWorker>(task, NewGrpcChannel(address), options);
+    GrpcWorkerOptions task_options = options;
+    task_options.peer_address = address;
+    remote_[task] = std::make_unique<GrpcWorker>(task, NewGrpcChannel(address), task_options);
   }
 }
 

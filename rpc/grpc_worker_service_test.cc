@@ -75,6 +75,7 @@ class GrpcWorkerServiceTest : public ::testing::Test {
   std::unique_ptr<GrpcWorker> Client(bool same_host) {
     GrpcWorkerOptions options;
     options.same_host_recv_tensor = same_host;
+    options.peer_address = address_;
     return std::make_unique<GrpcWorker>(worker_.task_name(), NewGrpcChannel(address_), options);
   }
 
@@ -218,6 +219,7 @@ TEST_F(GrpcWorkerServiceTest, AReceiverThatCannotReadGetsTheBytesOverGrpc) {
     ++reads;
     return absl::PermissionDeniedError("not allowed here");
   };
+  options.peer_address = address_;
   GrpcWorker client(worker_.task_name(), NewGrpcChannel(address_), options);
   for (int i = 0; i < 2; ++i) {
     const Tensor t = Iota((3 << 20) / 4);  // Chunked over gRPC once the read fails.
@@ -239,6 +241,7 @@ TEST_F(GrpcWorkerServiceTest, ACopyTheSenderDroppedMeanwhileIsAnError) {
     CleanupGraph(11);  // The step ends on the sender while the receiver copies.
     return ReadFromSameHost(pid, address, dst, bytes);
   };
+  options.peer_address = address_;
   GrpcWorker client(worker_.task_name(), NewGrpcChannel(address_), options);
   const std::string key = Send(11, Iota(kSameHostMinBytes));
   Tensor got;
@@ -246,6 +249,42 @@ TEST_F(GrpcWorkerServiceTest, ACopyTheSenderDroppedMeanwhileIsAnError) {
   EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition) << s;
   EXPECT_THAT(std::string(s.message()), HasSubstr("cleaned up"));
   EXPECT_EQ(service_.NumTransfersUnderWay(), 0u);
+}
+
+// An answer names a pid and an address in it; a process that took over a task's address could
+// name any process of the user. The receiver reads only from the process the kernel says listens
+// on the task's address: here none does, so the pid in the answer (this process, which holds
+// the tensor) is not read, and the bytes come over gRPC.
+TEST_F(GrpcWorkerServiceTest, SameHostReadsOnlyFromTheProcessListeningOnTheTasksAddress) {
+  EXPECT_OK(VerifySameHostListener(getpid(), address_));
+  EXPECT_EQ(VerifySameHostListener(getppid(), address_).code(), absl::StatusCode::kPermissionDenied);
+  EXPECT_EQ(VerifySameHostListener(getpid(), "127.0.0.1").code(), absl::StatusCode::kPermissionDenied);
+
+  GrpcWorkerOptions options;
+  options.same_host_recv_tensor = true;
+  int reads = 0;
+  options.same_host_read = [&](int64_t pid, uint64_t address, void* dst, uint64_t bytes) {
+    ++reads;
+    return ReadFromSameHost(pid, address, dst, bytes);
+  };
+  options.peer_address = "127.0.0.1:1";  // Where the client believes the task is: nobody there.
+  GrpcWorker client(worker_.task_name(), NewGrpcChannel(address_), options);
+  const Tensor t = Iota(kSameHostMinBytes);
+  const std::string key = Send(12, t);
+  Tensor got;
+  ASSERT_OK(Recv(&client, 12, key, &got));
+  ASSERT_EQ(got.AllocatedBytes(), t.AllocatedBytes());
+  EXPECT_EQ(0, std::memcmp(got.raw_data(), t.raw_data(), t.AllocatedBytes()));
+  EXPECT_EQ(reads, 0) << "read the memory of a process that does not listen on the task's address";
+
+  // The task's real address: the kernel confirms this process listens there, and the bytes
+  // are copied from its memory.
+  options.peer_address = address_;
+  GrpcWorker verified(worker_.task_name(), NewGrpcChannel(address_), options);
+  const std::string key2 = Send(13, t);
+  ASSERT_OK(Recv(&verified, 13, key2, &got));
+  EXPECT_EQ(0, std::memcmp(got.raw_data(), t.raw_data(), t.AllocatedBytes()));
+  EXPECT_EQ(reads, 1);
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 
 #include <sys/stat.h>
 #include <sys/uio.h>
+#include <dirent.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -9,7 +10,11 @@
 #include <cstring>
 #include <fstream>
 
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 
 namespace sluice {
 
@@ -61,6 +66,69 @@ absl::Status ReadFromSameHost(int64_t pid, uint64_t address, void* dst, uint64_t
     }
   }
   return absl::OkStatus();
+}
+
+namespace {
+
+// Socket inodes listening on TCP `port` in this network namespace.
+absl::flat_hash_set<uint64_t> ListeningInodes(int port) {
+  absl::flat_hash_set<uint64_t> inodes;
+  for (const char* table : {"/proc/net/tcp", "/proc/net/tcp6"}) {
+    std::ifstream in(table);
+    std::string line;
+    std::getline(in, line);  // The header.
+    while (std::getline(in, line)) {
+      // "sl local_address rem_address st tx_queue:rx_queue tr:tm->when retrnsmt uid timeout inode"
+      std::vector<absl::string_view> f = absl::StrSplit(line, ' ', absl::SkipEmpty());
+      if (f.size() < 10 || f[3] != "0A") continue;  // 0A: LISTEN.
+      const size_t colon = f[1].rfind(':');
+      int local_port = 0;
+      uint64_t inode = 0;
+      if (colon == absl::string_view::npos ||
+          !absl::SimpleHexAtoi(f[1].substr(colon + 1), &local_port) || local_port != port ||
+          !absl::SimpleAtoi(f[9], &inode) || inode == 0) {
+        continue;
+      }
+      inodes.insert(inode);
+    }
+  }
+  return inodes;
+}
+
+}  // namespace
+
+absl::Status VerifySameHostListener(int64_t pid, const std::string& address) {
+  const size_t colon = address.rfind(':');
+  int port = 0;
+  if (colon == std::string::npos || !absl::SimpleAtoi(address.substr(colon + 1), &port) ||
+      port <= 0 || pid <= 0) {
+    return absl::PermissionDeniedError(
+        absl::StrCat("cannot tell who listens on '", address, "': not reading process ", pid));
+  }
+  const absl::flat_hash_set<uint64_t> inodes = ListeningInodes(port);
+  const std::string fd_dir = absl::StrCat("/proc/", pid, "/fd");
+  if (!inodes.empty()) {
+    if (DIR* dir = opendir(fd_dir.c_str())) {
+      bool found = false;
+      while (dirent* e = readdir(dir)) {
+        char target[64];
+        const std::string link = absl::StrCat(fd_dir, "/", e->d_name);
+        const ssize_t n = readlink(link.c_str(), target, sizeof(target) - 1);
+        if (n <= 0) continue;
+        absl::string_view t(target, static_cast<size_t>(n));
+        uint64_t inode = 0;
+        if (absl::ConsumePrefix(&t, "socket:[") && absl::ConsumeSuffix(&t, "]") &&
+            absl::SimpleAtoi(t, &inode) && inodes.contains(inode)) {
+          found = true;
+          break;
+        }
+      }
+      closedir(dir);
+      if (found) return absl::OkStatus();
+    }
+  }
+  return absl::PermissionDeniedError(absl::StrCat(
+      "process ", pid, " does not listen on ", address, ": not reading its memory"));
 }
 
 }  // namespace sluice

@@ -40,6 +40,13 @@ bool SameHostTransfersEnabledByDefault();
 // the process is gone, DATA_LOSS when the range is not mapped there.
 absl::Status ReadFromSameHost(int64_t pid, uint64_t address, void* dst, uint64_t bytes);
 
+// Whether process `pid` is the one listening on `address`'s TCP port in this network
+// namespace, as the kernel tells (/proc/net/tcp{,6} and /proc/PID/fd), not as any message
+// claims. A receiver reads a sender's memory only after this: a process that took over a dead
+// task's address can then only make it read that process's own memory. PERMISSION_DENIED
+// otherwise (and for an address without a port).
+absl::Status VerifySameHostListener(int64_t pid, const std::string& address);
+
 }  // namespace sluice
 
 #endif  // SLUICE_RPC_SAME_HOST_TRANSFER_H_
