@@ -489,8 +489,8 @@ class RawRpcTest : public GrpcClusterTest {
   void SetUp() override {
     GrpcClusterTest::SetUp();
     channel_ = NewGrpcChannel(servers_[0]->address());
-    master_ = rpc::MasterService::NewStub(channel_);
-    worker_ = rpc::WorkerService::NewStub(channel_);
+    master_ = ::tensorflow::grpc::MasterService::NewStub(channel_);
+    worker_ = ::tensorflow::grpc::WorkerService::NewStub(channel_);
   }
 
   // Creates a session on task 0's master holding `graph`; returns its handle.
@@ -510,7 +510,7 @@ class RawRpcTest : public GrpcClusterTest {
     return FromGrpcStatus(master_->RunStep(&context, request, &response));
   }
 
-  // Sends `bytes` as the whole request of `method` ("/sluice.rpc.WorkerService/RunGraph").
+  // Sends `bytes` as the whole request of `method` ("/tensorflow.grpc.WorkerService/RunGraph").
   grpc::Status SendRaw(const std::string& method, const std::string& bytes) {
     grpc::GenericStub generic(channel_);
     grpc::ClientContext context;
@@ -529,8 +529,8 @@ class RawRpcTest : public GrpcClusterTest {
   }
 
   std::shared_ptr<grpc::Channel> channel_;
-  std::unique_ptr<rpc::MasterService::Stub> master_;
-  std::unique_ptr<rpc::WorkerService::Stub> worker_;
+  std::unique_ptr<::tensorflow::grpc::MasterService::Stub> master_;
+  std::unique_ptr<::tensorflow::grpc::WorkerService::Stub> worker_;
 };
 
 constexpr char kConstGraph[] = R"(
@@ -592,9 +592,9 @@ TEST_F(RawRpcTest, ARetriedRecvTensorIsRefused) {
   // time for being a repeat.
   request.set_rendezvous_key(Rendezvous::CreateKey(absl::StrCat(kTask0, "/device:CPU:0"), 12345,
                                                    kClientDevice, "x:0", FrameAndIter{}));
-  grpc::Status first = SendRaw("/sluice.rpc.WorkerService/RecvTensor", request.SerializeAsString());
+  grpc::Status first = SendRaw("/tensorflow.grpc.WorkerService/RecvTensor", request.SerializeAsString());
   EXPECT_THAT(first.error_message(), HasSubstr("another incarnation"));
-  grpc::Status again = SendRaw("/sluice.rpc.WorkerService/RecvTensor", request.SerializeAsString());
+  grpc::Status again = SendRaw("/tensorflow.grpc.WorkerService/RecvTensor", request.SerializeAsString());
   EXPECT_EQ(again.error_code(), grpc::StatusCode::ABORTED);
   EXPECT_THAT(again.error_message(), HasSubstr("request id 9 of RecvTensor"));
 }
@@ -643,9 +643,9 @@ TEST_F(RawRpcTest, AStepWhoseMasterWentAwayIsCleanedUp) {
 TEST_F(RawRpcTest, GarbagePayloadsGetErrorsAndTheServerGoesOn) {
   const std::string garbage = "\xff\xff\xff\xff\x0f not a protobuf \x01\x02";
   for (const char* method :
-       {"/sluice.rpc.WorkerService/RunGraph", "/sluice.rpc.WorkerService/RecvTensor",
-        "/sluice.rpc.WorkerService/RegisterGraph", "/sluice.rpc.MasterService/RunStep",
-        "/sluice.rpc.MasterService/CreateSession"}) {
+       {"/tensorflow.grpc.WorkerService/RunGraph", "/tensorflow.grpc.WorkerService/RecvTensor",
+        "/tensorflow.grpc.WorkerService/RegisterGraph", "/tensorflow.grpc.MasterService/RunStep",
+        "/tensorflow.grpc.MasterService/CreateSession"}) {
     grpc::Status s = SendRaw(method, garbage);
     EXPECT_FALSE(s.ok()) << method;
     EXPECT_NE(s.error_code(), grpc::StatusCode::UNAVAILABLE) << method << ": " << s.error_message();

@@ -15,7 +15,7 @@
 
 namespace sluice {
 
-class GrpcMasterService : public rpc::MasterService::Service {
+class GrpcMasterService : public ::tensorflow::grpc::MasterService::Service {
  public:
   // `master` is not owned and must outlive the service. ListDevices reports the devices of
   // `local_task` as local.

@@ -63,8 +63,8 @@ class GrpcSecurityTest : public ::testing::Test {
 
   // Every method of both services, called with `secret` ("" presents none); their codes.
   std::vector<std::pair<std::string, grpc::StatusCode>> CallEverything(const std::string& secret) {
-    auto master = rpc::MasterService::NewStub(bare_);
-    auto worker = rpc::WorkerService::NewStub(bare_);
+    auto master = ::tensorflow::grpc::MasterService::NewStub(bare_);
+    auto worker = ::tensorflow::grpc::WorkerService::NewStub(bare_);
     std::vector<std::pair<std::string, grpc::StatusCode>> codes;
     auto call = [&](const char* name, auto&& method) {
       grpc::ClientContext context;

@@ -15,7 +15,7 @@ namespace {
 class GrpcSession : public Session {
  public:
   GrpcSession(const SessionOptions& options, std::shared_ptr<grpc::Channel> channel)
-      : target_(options.target), config_(options.config), stub_(rpc::MasterService::NewStub(channel)) {}
+      : target_(options.target), config_(options.config), stub_(::tensorflow::grpc::MasterService::NewStub(channel)) {}
 
   ~GrpcSession() override { Close().IgnoreError(); }
 
@@ -142,7 +142,7 @@ class GrpcSession : public Session {
 
   const std::string target_;
   const ConfigProto config_;
-  std::unique_ptr<rpc::MasterService::Stub> stub_;
+  std::unique_ptr<::tensorflow::grpc::MasterService::Stub> stub_;
   absl::Mutex mu_;
   std::string handle_ ABSL_GUARDED_BY(mu_);
   bool closed_ ABSL_GUARDED_BY(mu_) = false;

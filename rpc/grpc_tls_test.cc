@@ -40,7 +40,7 @@ class GrpcTlsTest : public ::testing::Test {
 
   grpc::StatusCode ListDevices(std::shared_ptr<grpc::ChannelCredentials> credentials) {
     auto channel = grpc::CreateChannel(server_->address(), credentials);
-    auto stub = rpc::MasterService::NewStub(channel);
+    auto stub = ::tensorflow::grpc::MasterService::NewStub(channel);
     grpc::ClientContext context;
     SetTimeout(&context, absl::Seconds(20));
     rpc::ListDevicesRequest request;

@@ -9,7 +9,7 @@
 namespace sluice {
 namespace {
 
-constexpr char kRecvTensorMethod[] = "/sluice.rpc.WorkerService/RecvTensor";
+constexpr char kRecvTensorMethod[] = "/tensorflow.grpc.WorkerService/RecvTensor";
 // The step of calls that belong to none (AbortStep never names it).
 constexpr int64_t kNoStep = -1;
 
@@ -19,7 +19,7 @@ GrpcWorker::GrpcWorker(std::string task, std::shared_ptr<grpc::Channel> channel,
                        GrpcWorkerOptions options)
     : task_(std::move(task)),
       options_(options),
-      stub_(rpc::WorkerService::NewStub(channel)),
+      stub_(::tensorflow::grpc::WorkerService::NewStub(channel)),
       generic_stub_(channel) {}
 
 GrpcWorker::~GrpcWorker() {

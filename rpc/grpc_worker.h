@@ -93,7 +93,7 @@ class GrpcWorker : public WorkerInterface {
 
   const std::string task_;
   const GrpcWorkerOptions options_;
-  std::unique_ptr<rpc::WorkerService::Stub> stub_;
+  std::unique_ptr<::tensorflow::grpc::WorkerService::Stub> stub_;
   grpc::GenericStub generic_stub_;  // RecvTensor, whose answer is decoded by hand.
 
   absl::Mutex mu_;

@@ -23,8 +23,8 @@
 
 namespace sluice {
 
-using GrpcWorkerServiceBase = rpc::WorkerService::WithCallbackMethod_RunGraph<
-    rpc::WorkerService::WithRawCallbackMethod_RecvTensor<rpc::WorkerService::Service>>;
+using GrpcWorkerServiceBase = ::tensorflow::grpc::WorkerService::WithCallbackMethod_RunGraph<
+    ::tensorflow::grpc::WorkerService::WithRawCallbackMethod_RecvTensor<::tensorflow::grpc::WorkerService::Service>>;
 
 class GrpcWorkerService : public GrpcWorkerServiceBase {
  public:

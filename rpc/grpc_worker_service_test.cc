@@ -87,7 +87,7 @@ class GrpcWorkerServiceTest : public ::testing::Test {
     grpc::ByteBuffer bytes(&slice, 1);
     absl::Notification done;
     grpc::Status status;
-    stub.UnaryCall(&context, "/sluice.rpc.WorkerService/RecvTensor", grpc::StubOptions(), &bytes,
+    stub.UnaryCall(&context, "/tensorflow.grpc.WorkerService/RecvTensor", grpc::StubOptions(), &bytes,
                    answer, [&](grpc::Status s) {
                      status = s;
                      done.Notify();
