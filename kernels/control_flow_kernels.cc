@@ -1,6 +1,9 @@
 // _Arg/_Retval and the functional control-flow kernels If, Loop and Scan. Bodies are
-// instantiated once (in Init) through the graph's FunctionRuntime and run synchronously.
+// instantiated once (in Init) through the graph's FunctionRuntime and run synchronously, with
+// the step's cancellation: a body stops between nodes, and Loop and Scan between iterations,
+// once the step is cancelled (a deadline, a client gone, another task failed).
 #include <cstring>
+#include <limits>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -96,7 +99,7 @@ class IfOp : public OpKernel {
     std::vector<Tensor> args(ctx->num_inputs() - 1);
     for (int i = 1; i < ctx->num_inputs(); ++i) args[i - 1] = ctx->input(i);
     std::vector<Tensor> rets;
-    SL_RETURN_IF_ERROR(functions_->Run(cond ? then_ : else_, args, &rets));
+    SL_RETURN_IF_ERROR(functions_->Run(cond ? then_ : else_, args, &rets, ctx->cancellation()));
     if (static_cast<int>(rets.size()) != ctx->num_outputs()) {
       return absl::InvalidArgumentError(absl::StrCat("the ", cond ? "then" : "else", " branch returned ",
                                                      rets.size(), " values, If has ", ctx->num_outputs(), " outputs"));
@@ -184,7 +187,10 @@ class LoopOp : public OpKernel {
 
   absl::Status Compute(OpKernelContext* ctx) const override {
     int next = 0;
-    int64_t max_trips = -1;
+    // ONNX: the loop runs while `iteration < M && cond`, so a negative M runs no iteration
+    // (ONNX Runtime agrees) and the outputs are the initial values. Without M only cond, and
+    // the step's deadline, end it.
+    int64_t max_trips = std::numeric_limits<int64_t>::max();
     bool cond = true;
     if (has_max_) {
       const Tensor& m = ctx->input(next++);
@@ -200,7 +206,8 @@ class LoopOp : public OpKernel {
     for (int i = 0; i < num_captured_; ++i) captured[i] = ctx->input(next++);
     const size_t ns = out_types_.size() - nv;
     std::vector<std::vector<Tensor>> scans(ns);
-    for (int64_t it = 0; (max_trips < 0 || it < max_trips) && cond; ++it) {
+    for (int64_t it = 0; it < max_trips && cond; ++it) {
+      SL_RETURN_IF_ERROR(ctx->CheckCancelled(), "Loop iteration ", it);
       std::vector<Tensor> args;
       args.reserve(2 + nv + captured.size());
       args.push_back(Tensor::Scalar<int64_t>(it));
@@ -208,7 +215,7 @@ class LoopOp : public OpKernel {
       args.insert(args.end(), vars.begin(), vars.end());
       args.insert(args.end(), captured.begin(), captured.end());
       std::vector<Tensor> rets;
-      SL_RETURN_IF_ERROR(functions_->Run(body_, args, &rets));
+      SL_RETURN_IF_ERROR(functions_->Run(body_, args, &rets, ctx->cancellation()));
       if (rets.size() != 1 + nv + ns) {
         return absl::InvalidArgumentError(absl::StrCat("Loop body returned ", rets.size(), " values, expected ", 1 + nv + ns));
       }
@@ -265,7 +272,7 @@ class ScanOp : public OpKernel {
     for (int i = 0; i < ctx->num_inputs(); ++i) inputs[i] = ctx->input(i);
     std::vector<Tensor> outputs;
     if (!batch_major_) {
-      SL_RETURN_IF_ERROR(ScanOne(inputs, &outputs));
+      SL_RETURN_IF_ERROR(ScanOne(ctx, inputs, &outputs));
     } else {
       // Scan each batch entry on its own, then stack the results along the batch axis.
       const int64_t batch = inputs.empty() || inputs[0].dims() == 0 ? 0 : inputs[0].dim_size(0);
@@ -280,7 +287,7 @@ class ScanOp : public OpKernel {
         }
         for (size_t i = num_inputs_; i < inputs.size(); ++i) slice[i] = inputs[i];
         std::vector<Tensor> outs;
-        SL_RETURN_IF_ERROR(ScanOne(slice, &outs));
+        SL_RETURN_IF_ERROR(ScanOne(ctx, slice, &outs));
         for (size_t k = 0; k < outs.size(); ++k) per_output[k].push_back(outs[k]);
       }
       for (size_t k = 0; k < per_output.size(); ++k) {
@@ -293,7 +300,8 @@ class ScanOp : public OpKernel {
   }
 
  private:
-  absl::Status ScanOne(const std::vector<Tensor>& inputs, std::vector<Tensor>* outputs) const {
+  absl::Status ScanOne(OpKernelContext* ctx, const std::vector<Tensor>& inputs,
+                       std::vector<Tensor>* outputs) const {
     const int ns = num_states_, nscan = static_cast<int>(num_scan_);
     const int nout = static_cast<int>(out_types_.size()) - ns;
     std::vector<Tensor> states(ns);
@@ -314,6 +322,7 @@ class ScanOp : public OpKernel {
     if (length < 0) length = 0;
     std::vector<std::vector<Tensor>> outs(nout);
     for (int64_t step = 0; step < length; ++step) {
+      SL_RETURN_IF_ERROR(ctx->CheckCancelled(), "Scan iteration ", step);
       std::vector<Tensor> args = states;
       for (int j = 0; j < nscan; ++j) {
         const bool reverse = j < static_cast<int>(in_dirs_.size()) && in_dirs_[j] == 1;
@@ -322,7 +331,7 @@ class ScanOp : public OpKernel {
       }
       for (int c = 0; c < num_captured_; ++c) args.push_back(inputs[num_inputs_ + c]);
       std::vector<Tensor> rets;
-      SL_RETURN_IF_ERROR(functions_->Run(body_, args, &rets));
+      SL_RETURN_IF_ERROR(functions_->Run(body_, args, &rets, ctx->cancellation()));
       if (static_cast<int>(rets.size()) != ns + nout) {
         return absl::InvalidArgumentError(absl::StrCat("Scan body returned ", rets.size(), " values, expected ", ns + nout));
       }

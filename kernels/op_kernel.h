@@ -23,6 +23,7 @@
 #include "absl/container/inlined_vector.h"
 #include "absl/status/status.h"
 #include "absl/types/span.h"
+#include "framework/cancellation.h"
 #include "framework/device.h"
 #include "framework/node_attr.h"
 #include "framework/rendezvous.h"
@@ -44,7 +45,8 @@ class CallFrameInterface {
 
 // Runs functions of the graph's library on the kernel's device (for If, Loop, Scan). The
 // runtime outlives the kernels built with it. Run is thread-safe and synchronous; the body
-// runs on the calling thread.
+// runs on the calling thread, and stops scheduling nodes once `cancellation` (the calling
+// step's; may be null) is cancelled.
 class FunctionRuntime {
  public:
   using Handle = int;
@@ -52,7 +54,8 @@ class FunctionRuntime {
   // Builds the function's kernels once; errors name the function.
   virtual absl::StatusOr<Handle> Instantiate(const std::string& function_name) = 0;
   virtual absl::Status Run(Handle handle, const std::vector<Tensor>& args,
-                           std::vector<Tensor>* rets) const = 0;
+                           std::vector<Tensor>* rets,
+                           const CancellationManager* cancellation) const = 0;
   // Number of results the function returns.
   virtual int NumRets(Handle handle) const = 0;
 };
@@ -138,6 +141,8 @@ class OpKernelContext {
     const OpKernel* kernel = nullptr;
     absl::Span<const Tensor> inputs;
     CallFrameInterface* call_frame = nullptr;  // Set when running a function body.
+    // The step's; null when run outside a step (kernel tests). Not owned.
+    const CancellationManager* cancellation = nullptr;
   };
 
   explicit OpKernelContext(const Params& params)
@@ -172,6 +177,15 @@ class OpKernelContext {
   int64_t step_id() const { return params_.step_id; }
   const FrameAndIter& frame_iter() const { return params_.frame_iter; }
   CallFrameInterface* call_frame() const { return params_.call_frame; }
+  // Null outside a step. Long kernels check it between iterations or chunks of work.
+  const CancellationManager* cancellation() const { return params_.cancellation; }
+  // OK, or the step's cancellation status: one atomic load while not cancelled.
+  absl::Status CheckCancelled() const {
+    if (params_.cancellation == nullptr || !params_.cancellation->IsCancelled()) {
+      return absl::OkStatus();
+    }
+    return params_.cancellation->status();
+  }
 
  private:
   Params params_;

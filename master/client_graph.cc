@@ -5,7 +5,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
+#include "absl/time/clock.h"
+#include "framework/cancellation.h"
 #include "framework/status.h"
+#include "master/deadline_timer.h"
 
 namespace sluice {
 
@@ -128,8 +131,38 @@ absl::Status ClientGraph::RunStep(const Step& step,
     (*calls)[fetch.part].request.recv_key.push_back(fetch.key);
   }
 
+  // Cancelling the step (its deadline, or the caller's cancellation) aborts it on every part:
+  // their executors start no further node and their receives fail.
+  auto workers = std::make_shared<std::vector<WorkerInterface*>>();
+  for (const Part& p : parts_) workers->push_back(p.worker);
+  const int64_t step_id = step.step_id;
+  CancellationManager step_cancel;
+  CancellationManager::Token unused;
+  step_cancel.RegisterCallback(
+      [workers, step_id](const absl::Status& s) {
+        for (WorkerInterface* w : *workers) w->AbortStep(step_id, s);
+      },
+      &unused);
+  CancellationManager::Token caller_token = 0;
+  const bool watching_caller =
+      step.cancellation != nullptr &&
+      step.cancellation->RegisterCallback(
+          [&step_cancel](const absl::Status& s) { step_cancel.StartCancel(s); }, &caller_token);
+  if (step.cancellation != nullptr && !watching_caller) {
+    return AddContext(step.cancellation->status(), absl::StrCat("step ", step_id));
+  }
+  // Armed before any part starts: a part may run to its end inside RunGraphAsync.
+  DeadlineTimer::Id deadline = 0;
+  if (step.timeout_ms > 0) {
+    deadline = DeadlineTimer::Global()->Schedule(
+        absl::Now() + absl::Milliseconds(step.timeout_ms), [&step_cancel, &step] {
+          step_cancel.StartCancel(absl::DeadlineExceededError(absl::StrCat(
+              "step ", step.step_id, " did not finish within ", step.timeout_ms, " ms")));
+        });
+  }
+
   // Run every part at once; the first failure aborts the step on the others. The callbacks
-  // share ownership of what they touch: on a deadline this returns before they all ran.
+  // share ownership of what they touch.
   struct Sync {
     absl::Mutex mu;
     int remaining ABSL_GUARDED_BY(mu) = 0;
@@ -142,9 +175,6 @@ absl::Status ClientGraph::RunStep(const Step& step,
     sync->remaining = static_cast<int>(calls->size());
   }
   if (calls->empty()) sync->done.Notify();
-  auto workers = std::make_shared<std::vector<WorkerInterface*>>();
-  for (const Part& p : parts_) workers->push_back(p.worker);
-  const int64_t step_id = step.step_id;
   for (size_t i = 0; i < calls->size(); ++i) {
     Call* c = &(*calls)[i];
     (*workers)[i]->RunGraphAsync(
@@ -170,23 +200,23 @@ absl::Status ClientGraph::RunStep(const Step& step,
           if (last) sync->done.Notify();
         });
   }
-  if (step.timeout_ms > 0) {
-    if (!sync->done.WaitForNotificationWithTimeout(absl::Milliseconds(step.timeout_ms))) {
-      absl::Status s = absl::DeadlineExceededError(
-          absl::StrCat("step did not finish within ", step.timeout_ms, " ms"));
-      for (WorkerInterface* w : *workers) w->AbortStep(step_id, s);
-      sync->done.WaitForNotification();
-      for (WorkerInterface* w : *workers) w->CleanupGraph(step_id);
-      return s;
-    }
-  } else {
-    sync->done.WaitForNotification();
-  }
+  // Cancelled parts stop at their next node or loop iteration, so this wait is short.
+  sync->done.WaitForNotification();
+  if (deadline != 0) DeadlineTimer::Global()->Cancel(deadline);
+  if (watching_caller) step.cancellation->DeregisterCallback(caller_token);
   // Every part is done; what they left in their rendezvous can go.
   for (WorkerInterface* w : *workers) w->CleanupGraph(step_id);
   {
     absl::MutexLock lock(&sync->mu);
-    if (!sync->first_error.ok()) return sync->first_error;
+    if (!sync->first_error.ok()) {
+      // A part's error names the node where it stopped; but a remote part that was cancelled
+      // only says its call was, and then the step's reason is the better answer.
+      if (step_cancel.IsCancelled() &&
+          sync->first_error.code() != step_cancel.status().code()) {
+        return step_cancel.status();
+      }
+      return sync->first_error;
+    }
   }
 
   absl::flat_hash_map<std::string, Tensor> by_key;

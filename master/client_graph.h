@@ -16,6 +16,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
+#include "framework/cancellation.h"
 #include "framework/tensor.h"
 #include "framework/tensor_shape.h"
 #include "proto/config.pb.h"
@@ -50,7 +51,11 @@ class ClientGraph {
     int64_t step_id = 0;
     const absl::flat_hash_map<std::string, const Tensor*>* feeds = nullptr;
     const RunOptions* options = nullptr;
-    int64_t timeout_ms = 0;  // 0: none.
+    // Past it the step is cancelled everywhere with DEADLINE_EXCEEDED. 0: none.
+    int64_t timeout_ms = 0;
+    // The caller's (a gRPC call that may be cancelled); cancelling it cancels the step with
+    // its status. Not owned; null: none.
+    CancellationManager* cancellation = nullptr;
   };
 
   ClientGraph(std::string session_handle, std::vector<Part> parts,
@@ -69,7 +74,8 @@ class ClientGraph {
 
   // Checks the feeds against what the graph expects, runs every part at once (the first
   // failure aborts the step on the others) and returns the fetched values by fetch name.
-  // Needs EnsureRegistered() to have succeeded.
+  // A deadline or the caller's cancellation aborts the step on every part, which stop at
+  // their next node or loop iteration. Needs EnsureRegistered() to have succeeded.
   absl::Status RunStep(const Step& step, absl::flat_hash_map<std::string, Tensor>* fetched,
                        RunMetadata* metadata) const;
 

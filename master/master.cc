@@ -1,6 +1,7 @@
 #include "master/master.h"
 
 #include "absl/strings/str_cat.h"
+#include "framework/random_ids.h"
 #include "framework/status.h"
 #include "master/master_session.h"
 
@@ -27,11 +28,7 @@ absl::Status Master::ListDevices(std::vector<DeviceAttributes>* devices) {
 absl::StatusOr<std::string> Master::CreateSession(const GraphDef& graph, const ConfigProto& config) {
   std::vector<DeviceAttributes> devices;
   SL_RETURN_IF_ERROR(ListDevices(&devices));
-  std::string handle;
-  {
-    absl::MutexLock lock(&mu_);
-    handle = absl::StrCat("session_", next_session_++);
-  }
+  const std::string handle = NewRandomHandle("session");
   auto session = std::make_shared<MasterSession>(handle, workers_, std::move(devices), config);
   SL_RETURN_IF_ERROR(session->Create(graph));
   absl::MutexLock lock(&mu_);

@@ -18,6 +18,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
+#include "framework/cancellation.h"
 #include "framework/tensor.h"
 #include "master/worker_cache.h"
 #include "proto/config.pb.h"
@@ -33,6 +34,9 @@ struct RunStepRequest {
   std::vector<std::string> fetches;
   std::vector<std::string> targets;
   int64_t request_id = 0;  // Non-zero: a retry with the same id is refused.
+  // Cancelling it (a gRPC call cancelled, its client gone or past its deadline) cancels the
+  // step on every worker with its status. Not owned; null: none.
+  CancellationManager* cancellation = nullptr;
 };
 
 struct RunStepResponse {
@@ -66,7 +70,8 @@ class Master {
   const WorkerCache* workers_;
   RecentRequestIds request_ids_;  // Of RunStep: a retried step is refused, not run twice.
   absl::Mutex mu_;
-  int64_t next_session_ ABSL_GUARDED_BY(mu_) = 0;
+  // By handle: 128 random bits, so that a client cannot reach another's session, nor a stale
+  // handle a new session after a restart.
   absl::flat_hash_map<std::string, std::shared_ptr<MasterSession>> sessions_ ABSL_GUARDED_BY(mu_);
 };
 

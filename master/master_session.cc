@@ -4,11 +4,11 @@
 #include <map>
 
 #include "absl/container/flat_hash_set.h"
-#include "absl/random/random.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "framework/device_name.h"
+#include "framework/random_ids.h"
 #include "framework/rendezvous.h"
 #include "framework/status.h"
 #include "master/partition.h"
@@ -160,11 +160,7 @@ MasterSession::MasterSession(std::string handle, const WorkerCache* workers,
     : handle_(std::move(handle)),
       workers_(workers),
       config_(std::move(config)),
-      devices_(std::move(devices)) {
-  // Random start: step ids from different masters sharing workers do not collide.
-  absl::BitGen gen;
-  next_step_id_.store(absl::Uniform<int64_t>(gen, 1, int64_t{1} << 48));
-}
+      devices_(std::move(devices)) {}
 
 MasterSession::~MasterSession() { Close().IgnoreError(); }
 
@@ -381,11 +377,14 @@ absl::Status MasterSession::Run(const RunStepRequest& req, RunStepResponse* resp
   }
 
   ClientGraph::Step step;
-  step.step_id = next_step_id_.fetch_add(1);
+  // Random: a step's id is what RecvTensor asks a worker for, so it must not be guessable
+  // from another step, session or master sharing the workers.
+  step.step_id = NewRandomStepId();
   step.feeds = &fed;
   step.options = &req.options;
   step.timeout_ms = req.options.timeout_in_ms() > 0 ? req.options.timeout_in_ms()
                                                     : config_.operation_timeout_in_ms();
+  step.cancellation = req.cancellation;
   absl::flat_hash_map<std::string, Tensor> fetched;
   absl::Status s = graph->RunStep(step, &fetched, &resp->metadata);
   if (!s.ok()) {

@@ -12,7 +12,6 @@
 #ifndef SLUICE_MASTER_MASTER_SESSION_H_
 #define SLUICE_MASTER_MASTER_SESSION_H_
 
-#include <atomic>
 #include <memory>
 #include <string>
 #include <vector>
@@ -66,7 +65,6 @@ class MasterSession {
   const std::string handle_;
   const WorkerCache* const workers_;
   const ConfigProto config_;
-  std::atomic<int64_t> next_step_id_;
 
   absl::Mutex mu_;
   bool closed_ ABSL_GUARDED_BY(mu_) = false;

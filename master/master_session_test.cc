@@ -231,5 +231,36 @@ TEST_F(MasterSessionTest, FailedRegistrationLeavesNothingRegisteredAndIsRetried)
   EXPECT_EQ(w1_.live_graphs(), 0);
 }
 
+// Handles are 128 random bits: another client cannot guess one, and a master started anew
+// (handles used to restart at "session_0") never hands out a stale client's handle again.
+TEST(MasterTest, SessionHandlesAreRandomAndNotReusedByANewMaster) {
+  Worker worker({});
+  LocalWorkerCache cache;
+  cache.Add(worker.task_name(), &worker);
+  std::string old_handle;
+  {
+    Master master(&cache);
+    auto a = master.CreateSession(GraphDef(), ConfigProto());
+    auto b = master.CreateSession(GraphDef(), ConfigProto());
+    ASSERT_OK(a);
+    ASSERT_OK(b);
+    EXPECT_NE(*a, *b);
+    for (const std::string& h : {*a, *b}) {
+      ASSERT_EQ(h.size(), std::string("session_").size() + 32) << h;
+      EXPECT_EQ(h.find_first_not_of("0123456789abcdef", 8), std::string::npos) << h;
+    }
+    old_handle = *a;
+  }
+  Master restarted(&cache);
+  auto fresh = restarted.CreateSession(GraphDef(), ConfigProto());
+  ASSERT_OK(fresh);
+  EXPECT_NE(*fresh, old_handle);
+  RunStepRequest req;
+  req.session_handle = old_handle;
+  RunStepResponse resp;
+  EXPECT_EQ(restarted.RunStep(req, &resp).code(), absl::StatusCode::kAborted);
+  EXPECT_EQ(restarted.CloseSession(old_handle).code(), absl::StatusCode::kNotFound);
+}
+
 }  // namespace
 }  // namespace sluice

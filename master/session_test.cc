@@ -1,10 +1,14 @@
 #include "master/session.h"
 
+#include <limits>
+
+#include "absl/time/clock.h"
 #include "framework/node_attr.h"
 #include "framework/status_matchers.h"
 #include "gmock/gmock.h"
 #include "google/protobuf/text_format.h"
 #include "gtest/gtest.h"
+#include "master/test_graphs.h"
 
 namespace sluice {
 namespace {
@@ -287,6 +291,60 @@ TEST(EmbeddedSessionTest, VariablesKeepTheirValuesAcrossRuns) {
   ASSERT_OK(session->Run({}, {}, {"destroy"}, &out));
   EXPECT_EQ(session->Run({}, {"read"}, {}, &out).code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_EQ(session->Run({}, {}, {"destroy"}, &out).code(), absl::StatusCode::kNotFound);
+}
+
+Tensor TripCount(int64_t m) { return Tensor::Scalar<int64_t>(m); }
+
+// Before deadlines reached the kernels, the Loop ran inline in Run and the step returned OK
+// once it had finished: hours here.
+TEST(EmbeddedSessionTest, ADeadlineStopsALoopThatWouldRunForHours) {
+  auto session = MakeSession();
+  ASSERT_OK(session->Create(CountingLoopGraph("", "")));
+  RunOptions options;
+  options.set_timeout_in_ms(2000);
+  std::vector<Tensor> out;
+  const absl::Time start = absl::Now();
+  absl::Status s = session->Run(options, {{"m", TripCount(int64_t{1} << 40)}}, {"out"}, {}, &out,
+                                nullptr);
+  const absl::Duration took = absl::Now() - start;
+  EXPECT_EQ(s.code(), absl::StatusCode::kDeadlineExceeded) << s;
+  EXPECT_THAT(std::string(s.message()), HasSubstr("node 'loop'"));
+  EXPECT_THAT(std::string(s.message()), HasSubstr("did not finish within 2000 ms"));
+  EXPECT_LT(took, absl::Seconds(3));
+  // The session goes on: the next step of the same signature runs.
+  ASSERT_OK(session->Run(options, {{"m", TripCount(3)}}, {"out"}, {}, &out, nullptr));
+  EXPECT_EQ(out[0].scalar<float>(), -3.0f);
+}
+
+TEST(EmbeddedSessionTest, TheConfigsOperationTimeoutBoundsEveryStep) {
+  SessionOptions options;
+  options.config.set_operation_timeout_in_ms(300);
+  auto session = NewSession(options);
+  ASSERT_OK(session);
+  ASSERT_OK((*session)->Create(CountingLoopGraph("", "")));
+  std::vector<Tensor> out;
+  const absl::Time start = absl::Now();
+  absl::Status s = (*session)->Run({{"m", TripCount(int64_t{1} << 40)}}, {"out"}, {}, &out);
+  EXPECT_EQ(s.code(), absl::StatusCode::kDeadlineExceeded) << s;
+  EXPECT_LT(absl::Now() - start, absl::Seconds(3));
+}
+
+// ONNX runs the body while iteration < M: a negative M runs it never (so does ONNX Runtime),
+// where it used to mean "no M" and ran forever.
+TEST(EmbeddedSessionTest, ALoopWithANegativeTripCountRunsNoIteration) {
+  auto session = MakeSession();
+  ASSERT_OK(session->Create(CountingLoopGraph("", "")));
+  RunOptions options;
+  options.set_timeout_in_ms(60000);  // Only so that a regression fails instead of hanging.
+  std::vector<Tensor> out;
+  for (int64_t m : {int64_t{-1}, int64_t{-5}, std::numeric_limits<int64_t>::min()}) {
+    ASSERT_OK(session->Run(options, {{"m", TripCount(m)}}, {"out"}, {}, &out, nullptr));
+    EXPECT_EQ(out[0].scalar<float>(), 0.0f) << m;
+  }
+  ASSERT_OK(session->Run(options, {{"m", TripCount(0)}}, {"out"}, {}, &out, nullptr));
+  EXPECT_EQ(out[0].scalar<float>(), 0.0f);
+  ASSERT_OK(session->Run(options, {{"m", TripCount(4)}}, {"out"}, {}, &out, nullptr));
+  EXPECT_EQ(out[0].scalar<float>(), -4.0f);
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <functional>
 #include <thread>
 
 #include "absl/strings/match.h"
@@ -20,6 +21,7 @@
 #include "gtest/gtest.h"
 #include "rpc/grpc_server.h"
 #include "master/session.h"
+#include "master/test_graphs.h"
 #include "proto/master_service.grpc.pb.h"
 #include "proto/worker_service.grpc.pb.h"
 #include "rpc/cluster_spec.h"
@@ -135,6 +137,19 @@ class GrpcClusterTest : public ::testing::Test {
     auto s = NewSession(options);
     EXPECT_OK(s);
     return std::move(*s);
+  }
+
+  // Waits (at most `limit`) until no RunGraph call runs on either task.
+  bool NoGraphRunsWithin(absl::Duration limit) {
+    const absl::Time end = absl::Now() + limit;
+    while (absl::Now() < end) {
+      if (servers_[0]->worker()->NumRunningGraphs() == 0 &&
+          servers_[1]->worker()->NumRunningGraphs() == 0) {
+        return true;
+      }
+      absl::SleepFor(absl::Milliseconds(10));
+    }
+    return false;
   }
 
   std::vector<std::unique_ptr<GrpcServer>> servers_;
@@ -483,6 +498,27 @@ TEST_F(GrpcClusterTest, StatefulNodesStayWhereTheyWereFirstPut) {
   EXPECT_EQ(device_of_r(session.get(), true), last_stage);
 }
 
+// The Loop runs on task 1, its consumer on task 0 waits for it: the deadline must stop the
+// executor of one and the receive of the other. Before, the master aborted only the
+// rendezvous, the Loop ran on, and the client saw DEADLINE_EXCEEDED only from its own call's
+// deadline, 10 s later.
+TEST_F(GrpcClusterTest, ADeadlineStopsTheStepOnEveryTask) {
+  auto session = Connect(0);
+  ASSERT_OK(session->Create(CountingLoopGraph("/job:worker/task:1", "/job:worker/task:0")));
+  RunOptions options;
+  options.set_timeout_in_ms(2000);
+  std::vector<Tensor> out;
+  const absl::Time start = absl::Now();
+  absl::Status s = session->Run(options, {{"m", Tensor::Scalar<int64_t>(int64_t{1} << 40)}},
+                                {"out"}, {}, &out, nullptr);
+  EXPECT_EQ(s.code(), absl::StatusCode::kDeadlineExceeded) << s;
+  EXPECT_LT(absl::Now() - start, absl::Seconds(3));
+  EXPECT_TRUE(NoGraphRunsWithin(absl::Seconds(1)));
+  ASSERT_OK(session->Run(options, {{"m", Tensor::Scalar<int64_t>(5)}}, {"out"}, {}, &out,
+                         nullptr));
+  EXPECT_EQ(out[0].scalar<float>(), -5.0f);
+}
+
 // Calls to task 0's services with requests made by hand, as a retrying or broken client would.
 class RawRpcTest : public GrpcClusterTest {
  protected:
@@ -494,10 +530,11 @@ class RawRpcTest : public GrpcClusterTest {
   }
 
   // Creates a session on task 0's master holding `graph`; returns its handle.
-  std::string CreateSession(const std::string& graph) {
+  std::string CreateSession(const std::string& graph) { return CreateSession(Parse(graph)); }
+  std::string CreateSession(const GraphDef& graph) {
     grpc::ClientContext context;
     rpc::CreateSessionRequest request;
-    *request.mutable_graph_def() = Parse(graph);
+    *request.mutable_graph_def() = graph;
     rpc::CreateSessionResponse response;
     grpc::Status s = master_->CreateSession(&context, request, &response);
     EXPECT_OK(s) << s.error_message();
@@ -532,6 +569,53 @@ class RawRpcTest : public GrpcClusterTest {
   std::unique_ptr<::tensorflow::grpc::MasterService::Stub> master_;
   std::unique_ptr<::tensorflow::grpc::WorkerService::Stub> worker_;
 };
+
+// A RunStep call that ends early, by its deadline or by the client, without a RunOptions
+// timeout: the master sees the call cancelled and cancels the step on every task. Before, the
+// server computed on after the client had gone.
+class CancelledCallTest : public RawRpcTest {
+ protected:
+  // Starts a step that would run for hours, waits until task 1 runs it, lets `end` end the
+  // call, and returns the call's status.
+  absl::Status RunUntilEnded(const std::function<void(grpc::ClientContext*)>& end,
+                             absl::Duration call_deadline) {
+    rpc::RunStepRequest request;
+    request.set_session_handle(
+        CreateSession(CountingLoopGraph("/job:worker/task:1", "/job:worker/task:0")));
+    NamedTensorProto* m = request.add_feed();
+    m->set_name("m:0");
+    Tensor::Scalar<int64_t>(int64_t{1} << 40).AsProtoTensorContent(m->mutable_tensor());
+    request.add_fetch("out:0");
+    grpc::ClientContext context;
+    SetTimeout(&context, call_deadline);
+    absl::Status status;
+    std::thread call([&] {
+      rpc::RunStepResponse response;
+      status = FromGrpcStatus(master_->RunStep(&context, request, &response));
+    });
+    const absl::Time give_up = absl::Now() + absl::Seconds(30);
+    while (servers_[1]->worker()->NumRunningGraphs() == 0 && absl::Now() < give_up) {
+      absl::SleepFor(absl::Milliseconds(5));
+    }
+    EXPECT_EQ(servers_[1]->worker()->NumRunningGraphs(), 1) << "the step never started";
+    end(&context);
+    call.join();
+    return status;
+  }
+};
+
+TEST_F(CancelledCallTest, AClientWhoseDeadlinePassesCancelsTheServersStep) {
+  absl::Status s = RunUntilEnded([](grpc::ClientContext*) {}, absl::Seconds(1));
+  EXPECT_EQ(s.code(), absl::StatusCode::kDeadlineExceeded) << s;
+  EXPECT_TRUE(NoGraphRunsWithin(absl::Seconds(2)));
+}
+
+TEST_F(CancelledCallTest, AClientThatCancelsCancelsTheServersStep) {
+  absl::Status s = RunUntilEnded([](grpc::ClientContext* c) { c->TryCancel(); },
+                                 absl::Seconds(60));
+  EXPECT_EQ(s.code(), absl::StatusCode::kCancelled) << s;
+  EXPECT_TRUE(NoGraphRunsWithin(absl::Seconds(2)));
+}
 
 constexpr char kConstGraph[] = R"(
   node { name: "c" op: "Const" attr { key: "dtype" value { type: DT_FLOAT } }

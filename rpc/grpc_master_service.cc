@@ -1,5 +1,8 @@
 #include "rpc/grpc_master_service.h"
 
+#include <chrono>
+#include <thread>
+
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "framework/status.h"
@@ -31,11 +34,45 @@ grpc::Status GrpcMasterService::ExtendSession(grpc::ServerContext* context,
   return ToGrpcStatus(master_->ExtendSession(request->session_handle(), request->graph_def()));
 }
 
-grpc::Status GrpcMasterService::RunStep(grpc::ServerContext* context, const rpc::RunStepRequest* request,
-                                        rpc::RunStepResponse* response) {
+grpc::ServerUnaryReactor* GrpcMasterService::RunStep(grpc::CallbackServerContext* context,
+                                                     const rpc::RunStepRequest* request,
+                                                     rpc::RunStepResponse* response) {
   if (absl::Status s = AuthenticateCaller(*context, cluster_secret_); !s.ok()) {
-    return ToGrpcStatus(s);
+    grpc::ServerUnaryReactor* refused = context->DefaultReactor();
+    refused->Finish(ToGrpcStatus(s));
+    return refused;
   }
+  class Reactor : public grpc::ServerUnaryReactor {
+   public:
+    explicit Reactor(grpc::CallbackServerContext* context) : context_(context) {}
+    // gRPC does not say why; a passed deadline is the likelier reason when it has passed.
+    void OnCancel() override {
+      const bool past_deadline = context_->deadline() <= std::chrono::system_clock::now();
+      cancellation->StartCancel(
+          past_deadline ? absl::DeadlineExceededError("the RunStep call's deadline passed")
+                        : absl::CancelledError("the client cancelled the RunStep call or went away"));
+    }
+    void OnDone() override { delete this; }
+    // Shared with the step's thread, which may outlive the reactor by its last instructions.
+    const std::shared_ptr<CancellationManager> cancellation =
+        std::make_shared<CancellationManager>();
+
+   private:
+    grpc::CallbackServerContext* const context_;
+  };
+  auto* reactor = new Reactor(context);
+  // A thread per step rather than a pool: steps block until their workers finish, and a
+  // bounded pool would make one client's long steps queue another's.
+  std::thread([this, reactor, request, response, cancellation = reactor->cancellation] {
+    grpc::Status s = RunStepNow(request, response, cancellation.get());
+    reactor->Finish(s);  // Last use of the service, the request and the reactor.
+  }).detach();
+  return reactor;
+}
+
+grpc::Status GrpcMasterService::RunStepNow(const rpc::RunStepRequest* request,
+                                           rpc::RunStepResponse* response,
+                                           CancellationManager* cancellation) {
   if (!request->partial_run_handle().empty()) {
     return grpc::Status(grpc::StatusCode::UNIMPLEMENTED, "partial runs are not supported");
   }
@@ -43,6 +80,7 @@ grpc::Status GrpcMasterService::RunStep(grpc::ServerContext* context, const rpc:
   req.session_handle = request->session_handle();
   req.options = request->options();
   req.request_id = request->request_id();
+  req.cancellation = cancellation;
   for (const NamedTensorProto& named : request->feed()) {
     auto t = Tensor::FromWireProto(named.tensor());
     if (!t.ok()) return ToGrpcStatus(AddContext(t.status(), absl::StrCat("feed '", named.name(), "'")));

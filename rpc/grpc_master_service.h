@@ -1,6 +1,8 @@
-// MasterService over a Master: converts requests, responses and statuses, nothing more. Calls
-// block a gRPC thread each (a step waits for its workers), so the service uses gRPC's
-// synchronous API.
+// MasterService over a Master: converts requests, responses and statuses, nothing more. Control
+// calls block a gRPC thread each, through gRPC's synchronous API. RunStep is a callback
+// method instead, so that it learns when its call is cancelled (the client cancelled it, went
+// away or let its deadline pass) and cancels the step on every worker; the step itself runs
+// on a thread of its own.
 //
 //   Master master(&worker_cache);
 //   GrpcMasterService service(&master, "/job:worker/replica:0/task:0");
@@ -10,12 +12,15 @@
 
 #include <string>
 
+#include "framework/cancellation.h"
 #include "master/master.h"
 #include "proto/master_service.grpc.pb.h"
 
 namespace sluice {
 
-class GrpcMasterService : public ::tensorflow::grpc::MasterService::Service {
+using GrpcMasterServiceBase = ::tensorflow::grpc::MasterService::WithCallbackMethod_RunStep<::tensorflow::grpc::MasterService::Service>;
+
+class GrpcMasterService : public GrpcMasterServiceBase {
  public:
   // `master` is not owned and must outlive the service. ListDevices reports the devices of
   // `local_task` as local.
@@ -26,8 +31,9 @@ class GrpcMasterService : public ::tensorflow::grpc::MasterService::Service {
                              rpc::CreateSessionResponse* response) override;
   grpc::Status ExtendSession(grpc::ServerContext* context, const rpc::ExtendSessionRequest* request,
                              rpc::ExtendSessionResponse* response) override;
-  grpc::Status RunStep(grpc::ServerContext* context, const rpc::RunStepRequest* request,
-                       rpc::RunStepResponse* response) override;
+  grpc::ServerUnaryReactor* RunStep(grpc::CallbackServerContext* context,
+                                    const rpc::RunStepRequest* request,
+                                    rpc::RunStepResponse* response) override;
   grpc::Status CloseSession(grpc::ServerContext* context, const rpc::CloseSessionRequest* request,
                             rpc::CloseSessionResponse* response) override;
   grpc::Status ListDevices(grpc::ServerContext* context, const rpc::ListDevicesRequest* request,
@@ -39,6 +45,10 @@ class GrpcMasterService : public ::tensorflow::grpc::MasterService::Service {
   void set_cluster_secret(std::string secret) { cluster_secret_ = std::move(secret); }
 
  private:
+  // Runs the step on the calling thread; `cancellation` is the call's.
+  grpc::Status RunStepNow(const rpc::RunStepRequest* request, rpc::RunStepResponse* response,
+                          CancellationManager* cancellation);
+
   Master* const master_;
   std::string cluster_secret_;
   const std::string local_task_;

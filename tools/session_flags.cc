@@ -1,9 +1,11 @@
 #include "tools/session_flags.h"
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "framework/status.h"
 #include "master/placement_policy.h"
@@ -15,6 +17,18 @@ absl::Status TakeSessionFlags(Args& args, SessionOptions* options) {
   if (!options->target.empty() && !absl::StartsWith(options->target, "grpc://")) {
     return absl::InvalidArgumentError(
         absl::StrCat("--target '", options->target, "': expected grpc://HOST:PORT"));
+  }
+  std::string timeout = args.Take("--timeout");
+  if (!timeout.empty()) {
+    double seconds = 0;
+    if (!absl::SimpleAtod(timeout, &seconds) || !(seconds > 0) || seconds > 1e9) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--timeout '", timeout, "': expected a positive number of seconds"));
+    }
+    // The session's default for every step (the trainer's included), as RunOptions'
+    // timeout_in_ms would be for one.
+    options->config.set_operation_timeout_in_ms(
+        std::max<int64_t>(1, static_cast<int64_t>(seconds * 1000)));
   }
   PlacementOptions* placement = options->config.mutable_placement();
   std::string policy = args.Take("--placement");

@@ -19,10 +19,12 @@ inline constexpr char kSessionFlagsHelp[] =
                               estimated cost, one per device of job "worker"
   --device-map FILE           lines "PATTERN DEVICE": nodes whose name matches the glob go to
                               DEVICE (full or partial, e.g. /job:worker/task:1); before --placement
+  --timeout SECONDS           each step that runs longer is cancelled on every task and fails
+                              with DEADLINE_EXCEEDED (default: none)
 )";
 
-// Sets options->target and options->config.placement; INVALID_ARGUMENT for a bad value or an
-// unreadable device map.
+// Sets options->target, options->config.placement and (--timeout) the config's
+// operation_timeout_in_ms; INVALID_ARGUMENT for a bad value or an unreadable device map.
 absl::Status TakeSessionFlags(Args& args, SessionOptions* options);
 
 }  // namespace sluice

@@ -74,6 +74,10 @@ class Executor::RunState {
       Complete(id, absl::OkStatus(), nullptr, 0, queue);
       return;
     }
+    if (args_.cancellation != nullptr && args_.cancellation->IsCancelled()) {
+      Complete(id, args_.cancellation->status(), nullptr, 0, queue);  // Names this node.
+      return;
+    }
     OpKernelContext::Params params;
     params.step_id = args_.step_id;
     params.device = exec_->device_;
@@ -81,6 +85,7 @@ class Executor::RunState {
     params.kernel = item.kernel.get();
     params.inputs = absl::Span<const Tensor>(inputs_.data() + item.input_start, item.num_inputs);
     params.call_frame = args_.call_frame;
+    params.cancellation = args_.cancellation;
     const int64_t start = args_.stats ? absl::GetCurrentTimeNanos() : 0;
     if (!item.is_async) {
       OpKernelContext ctx(params);
@@ -229,8 +234,8 @@ class LibraryRuntime : public FunctionRuntime {
     return static_cast<Handle>(functions_.size() - 1);
   }
 
-  absl::Status Run(Handle handle, const std::vector<Tensor>& args,
-                   std::vector<Tensor>* rets) const override {
+  absl::Status Run(Handle handle, const std::vector<Tensor>& args, std::vector<Tensor>* rets,
+                   const CancellationManager* cancellation) const override {
     const Executor* exec;
     int num_rets;
     std::string name;
@@ -243,6 +248,7 @@ class LibraryRuntime : public FunctionRuntime {
     CallFrame frame(args, num_rets);
     Executor::Args run;
     run.call_frame = &frame;  // No runner: the body runs on this thread.
+    run.cancellation = cancellation;
     SL_RETURN_IF_ERROR(exec->Run(run), "in function '", name, "'");
     for (int i = 0; i < num_rets; ++i) {
       if (!frame.rets()[i].IsInitialized()) {

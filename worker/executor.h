@@ -2,7 +2,8 @@
 // the executor is created; each run keeps its values in a flat vector indexed by input slot.
 // Ready nodes run inline on the calling thread when cheap and go to the thread pool when
 // expensive; asynchronous kernels (_Recv) wait without holding a thread. The first error
-// aborts the step's rendezvous, so no node waits forever, and is what the run returns.
+// aborts the step's rendezvous, so no node waits forever, and is what the run returns. A
+// cancelled step (Args::cancellation) starts no further node.
 //
 //   SL_ASSIGN_OR_RETURN(auto exec, Executor::Create(graph_def, device));
 //   Executor::Args args{.step_id = 1, .rendezvous = &rendezvous, .runner = &pool};
@@ -16,6 +17,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "framework/cancellation.h"
 #include "framework/device.h"
 #include "framework/rendezvous.h"
 #include "framework/thread_pool.h"
@@ -33,6 +35,9 @@ class Executor {
     ThreadPool* runner = nullptr;      // Where expensive ready nodes go; null runs all inline.
     DeviceStepStats* stats = nullptr;  // When set, one NodeExecStats per node is appended.
     CallFrameInterface* call_frame = nullptr;  // Args and results when running a function.
+    // The step's; once cancelled no further node starts and the run returns its status,
+    // naming the first node that did not run. Not owned; null: not cancellable.
+    const CancellationManager* cancellation = nullptr;
   };
   using DoneCallback = std::function<void(const absl::Status&)>;
 

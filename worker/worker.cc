@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "framework/device_name.h"
+#include "framework/random_ids.h"
 #include "kernels/threading.h"
 
 namespace sluice {
@@ -33,8 +34,11 @@ Worker::Worker(const WorkerOptions& options) : rendezvous_factory_(options.rende
 }
 
 Worker::~Worker() {
+  AbortAllSteps(absl::CancelledError(absl::StrCat(task_name_, " is shutting down")));
+  // Executors still use the pools and devices destroyed next.
   absl::MutexLock lock(&mu_);
-  for (auto& [id, r] : steps_) r->StartAbort(absl::CancelledError("worker shutting down"));
+  mu_.Await(absl::Condition(
+      +[](int* running) { return *running == 0; }, &running_graphs_));
 }
 
 absl::Status Worker::GetStatus(std::vector<DeviceAttributes>* devices) {
@@ -70,7 +74,7 @@ absl::Status Worker::RegisterGraph(const RegisterGraphRequest& request,
     item->executors.push_back(std::move(exec));
   }
   absl::MutexLock lock(&mu_);
-  response->graph_handle = absl::StrCat("graph_", next_graph_id_++);
+  response->graph_handle = NewRandomHandle("graph");
   graphs_[response->graph_handle] = std::move(item);
   return absl::OkStatus();
 }
@@ -84,18 +88,39 @@ absl::Status Worker::DeregisterGraph(const std::string& graph_handle) {
   return absl::OkStatus();
 }
 
-std::shared_ptr<LocalRendezvous> Worker::StepRendezvous(int64_t step_id) {
-  absl::MutexLock lock(&mu_);
-  auto& r = steps_[step_id];
-  if (r == nullptr) {
-    r = rendezvous_factory_ ? rendezvous_factory_(step_id) : std::make_shared<LocalRendezvous>();
-    // A step cleaned up already gets nothing more: fail at once rather than wait forever.
-    if (cleaned_steps_.contains(step_id)) {
-      r->StartAbort(absl::AbortedError(absl::StrCat("step ", step_id, " already finished on ",
-                                                    task_name_)));
+Worker::Step Worker::FindOrCreateStep(int64_t step_id) {
+  Step step;
+  {
+    absl::MutexLock lock(&mu_);
+    Step& s = steps_[step_id];
+    if (s.rendezvous == nullptr) {
+      s.rendezvous = rendezvous_factory_ ? rendezvous_factory_(step_id)
+                                         : std::make_shared<LocalRendezvous>();
+      s.cancellation = std::make_shared<CancellationManager>();
+      step = s;
+      if (!cleaned_steps_.contains(step_id)) return step;
+    } else {
+      return s;
     }
   }
-  return r;
+  // A step cleaned up already gets nothing more: fail at once rather than wait forever.
+  Abort(step, absl::AbortedError(absl::StrCat("step ", step_id, " already finished on ",
+                                              task_name_)));
+  return step;
+}
+
+std::shared_ptr<LocalRendezvous> Worker::StepRendezvous(int64_t step_id) {
+  return FindOrCreateStep(step_id).rendezvous;
+}
+
+void Worker::Abort(const Step& step, const absl::Status& status) {
+  step.cancellation->StartCancel(status);
+  step.rendezvous->StartAbort(status);
+}
+
+int Worker::NumRunningGraphs() {
+  absl::MutexLock lock(&mu_);
+  return running_graphs_;
 }
 
 void Worker::ClearVariables() {
@@ -108,11 +133,11 @@ size_t Worker::NumSteps() {
 }
 
 void Worker::CleanupGraph(int64_t step_id) {
-  std::shared_ptr<LocalRendezvous> r;
+  Step step;
   absl::MutexLock lock(&mu_);
   auto it = steps_.find(step_id);
   if (it != steps_.end()) {
-    r = std::move(it->second);  // Destroyed after the lock is released.
+    step = std::move(it->second);  // Destroyed after the lock is released.
     steps_.erase(it);
   }
   if (cleaned_steps_.insert(step_id).second) {
@@ -161,28 +186,23 @@ void Worker::RecvTensorAsync(const RecvTensorRequest* request, RecvTensorRespons
 }
 
 void Worker::AbortStep(int64_t step_id, const absl::Status& status) {
-  std::shared_ptr<LocalRendezvous> r;
   {
     absl::MutexLock lock(&mu_);
-    auto it = steps_.find(step_id);
-    if (it != steps_.end()) {
-      r = it->second;
-    } else if (cleaned_steps_.contains(step_id)) {
+    if (!steps_.contains(step_id) && cleaned_steps_.contains(step_id)) {
       return;  // Finished and cleaned up already.
     }
   }
   // A part that has not started yet fails as soon as it does (CleanupGraph drops it).
-  if (r == nullptr) r = StepRendezvous(step_id);
-  r->StartAbort(status);
+  Abort(FindOrCreateStep(step_id), status);
 }
 
 void Worker::AbortAllSteps(const absl::Status& status) {
-  std::vector<std::shared_ptr<LocalRendezvous>> steps;
+  std::vector<Step> steps;
   {
     absl::MutexLock lock(&mu_);
-    for (auto& [id, r] : steps_) steps.push_back(r);
+    for (auto& [id, step] : steps_) steps.push_back(step);
   }
-  for (auto& r : steps) r->StartAbort(status);
+  for (const Step& step : steps) Abort(step, status);
 }
 
 void Worker::RunGraphAsync(const RunGraphRequest* request, RunGraphResponse* response,
@@ -203,7 +223,8 @@ void Worker::RunGraphAsync(const RunGraphRequest* request, RunGraphResponse* res
                                           "' is not registered on ", task_name_)));
     return;
   }
-  std::shared_ptr<LocalRendezvous> rendezvous = StepRendezvous(request->step_id);
+  const Step step = FindOrCreateStep(request->step_id);
+  const std::shared_ptr<LocalRendezvous>& rendezvous = step.rendezvous;
   for (const auto& [key, tensor] : request->send) {
     auto parsed = Rendezvous::ParseKey(key);
     absl::Status s = parsed.ok() ? rendezvous->Send(*parsed, tensor) : parsed.status();
@@ -226,7 +247,12 @@ void Worker::RunGraphAsync(const RunGraphRequest* request, RunGraphResponse* res
   state->remaining.store(n);
   state->stats.resize(request->collect_stats ? n : 0);
 
-  auto finish = [this, request, response, rendezvous, item, state, done]() {
+  {
+    absl::MutexLock lock(&mu_);
+    ++running_graphs_;
+  }
+  auto finish = [this, request, response, step, item, state, done]() {
+    const std::shared_ptr<LocalRendezvous>& rendezvous = step.rendezvous;
     absl::Status status;
     {
       absl::MutexLock lock(&state->mu);
@@ -247,6 +273,10 @@ void Worker::RunGraphAsync(const RunGraphRequest* request, RunGraphResponse* res
       state->stats[i].set_device(item->executors[i]->device()->name());
       *response->step_stats.add_dev_stats() = std::move(state->stats[i]);
     }
+    {
+      absl::MutexLock lock(&mu_);
+      --running_graphs_;
+    }
     // The rendezvous stays until CleanupGraph: other tasks may still fetch sent values.
     done(status);
   };
@@ -259,6 +289,7 @@ void Worker::RunGraphAsync(const RunGraphRequest* request, RunGraphResponse* res
     args.step_id = request->step_id;
     args.rendezvous = rendezvous.get();
     args.runner = inter_op_pool_.get();
+    args.cancellation = step.cancellation.get();
     args.stats = request->collect_stats ? &state->stats[i] : nullptr;
     item->executors[i]->RunAsync(args, [state, finish](const absl::Status& s) {
       if (!s.ok()) {

@@ -16,6 +16,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/synchronization/mutex.h"
+#include "framework/cancellation.h"
 #include "framework/device.h"
 #include "framework/thread_pool.h"
 #include "worker/executor.h"
@@ -41,6 +42,7 @@ struct WorkerOptions {
 class Worker : public WorkerInterface {
  public:
   explicit Worker(const WorkerOptions& options);
+  // Cancels the steps under way and waits for their executors to stop.
   ~Worker() override;
 
   absl::Status GetStatus(std::vector<DeviceAttributes>* devices) override;
@@ -49,6 +51,8 @@ class Worker : public WorkerInterface {
   absl::Status DeregisterGraph(const std::string& graph_handle) override;
   void RunGraphAsync(const RunGraphRequest* request, RunGraphResponse* response,
                      StatusCallback done) override;
+  // Cancels the step's executors (no further node starts; Loop and Scan stop between
+  // iterations) and fails its pending receives, all with `status`.
   void AbortStep(int64_t step_id, const absl::Status& status) override;
   // Aborts every step under way (a server shutting down).
   void AbortAllSteps(const absl::Status& status);
@@ -65,6 +69,8 @@ class Worker : public WorkerInterface {
   std::shared_ptr<LocalRendezvous> StepRendezvous(int64_t step_id);
   // Steps whose rendezvous is held: running, or finished and awaiting CleanupGraph.
   size_t NumSteps();
+  // RunGraph calls whose executors have not all finished.
+  int NumRunningGraphs();
   // Forgets the variables of every device (WorkerService's CleanupAll).
   void ClearVariables();
 
@@ -72,6 +78,14 @@ class Worker : public WorkerInterface {
   struct GraphItem {
     std::vector<std::unique_ptr<Executor>> executors;  // One per device.
   };
+  // What one step holds on this worker; both are shared with whoever uses them meanwhile.
+  struct Step {
+    std::shared_ptr<LocalRendezvous> rendezvous;
+    std::shared_ptr<CancellationManager> cancellation;
+  };
+  // Created on first use, aborted at once if the step was cleaned up already.
+  Step FindOrCreateStep(int64_t step_id) ABSL_LOCKS_EXCLUDED(mu_);
+  static void Abort(const Step& step, const absl::Status& status);
 
   std::string task_name_;
   std::function<std::shared_ptr<LocalRendezvous>(int64_t step_id)> rendezvous_factory_;
@@ -82,9 +96,10 @@ class Worker : public WorkerInterface {
   RecentRequestIds request_ids_;
 
   absl::Mutex mu_;
-  int64_t next_graph_id_ ABSL_GUARDED_BY(mu_) = 0;
+  // By handle: 128 random bits, so a client cannot run or drop another session's graphs.
   absl::flat_hash_map<std::string, std::shared_ptr<GraphItem>> graphs_ ABSL_GUARDED_BY(mu_);
-  absl::flat_hash_map<int64_t, std::shared_ptr<LocalRendezvous>> steps_ ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_map<int64_t, Step> steps_ ABSL_GUARDED_BY(mu_);
+  int running_graphs_ ABSL_GUARDED_BY(mu_) = 0;
   // Recently cleaned-up steps, so that a late RecvTensor or RunGraph for one fails at once
   // instead of waiting for values that will never be sent. Enough for the steps of the last
   // seconds of even a fast loop; older ones are forgotten.

@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# `--timeout SECONDS`: a step that would run for hours (a Loop of 2^40 trips) ends with
+# DEADLINE_EXCEEDED within a generous bound, embedded and on a two-task `sluice serve` cluster,
+# whose tasks then go on serving.
+set -uo pipefail
+sluice=tools/sluice
+out=$(mktemp -d)
+source tests/test_lib.sh
+trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done; rm -rf "$out"' EXIT
+
+# x = 0; Loop M times: x = x + 1; out = Neg(x). LOOP_DEVICE/OUT_DEVICE filled in below.
+loop_graph() {
+  sed -e "s|LOOP_DEVICE|$1|" -e "s|OUT_DEVICE|$2|" -e "s|TRIPS|$3|" <<'PBTXT'
+node { name: "m" op: "Const" attr { key: "dtype" value { type: DT_INT64 } }
+       attr { key: "value" value { tensor { dtype: DT_INT64 int64_val: TRIPS } } } }
+node { name: "x0" op: "Const" attr { key: "dtype" value { type: DT_FLOAT } }
+       attr { key: "value" value { tensor { dtype: DT_FLOAT float_val: 0 } } } }
+node { name: "loop" op: "Loop" input: "m" input: "x0" device: "LOOP_DEVICE"
+       attr { key: "Tm" value { list { type: DT_INT64 } } } attr { key: "Tc" value { list { } } }
+       attr { key: "Tloop" value { list { type: DT_FLOAT } } } attr { key: "Tcap" value { list { } } }
+       attr { key: "Tout" value { list { type: DT_FLOAT } } }
+       attr { key: "body" value { func { name: "count" } } } }
+node { name: "out" op: "Neg" input: "loop" device: "OUT_DEVICE" attr { key: "T" value { type: DT_FLOAT } } }
+library { function {
+  signature { name: "count" input_arg { name: "i" type: DT_INT64 } input_arg { name: "c" type: DT_BOOL }
+              input_arg { name: "x" type: DT_FLOAT }
+              output_arg { name: "rc" type: DT_BOOL } output_arg { name: "rx" type: DT_FLOAT } }
+  node_def { name: "i" op: "_Arg" attr { key: "T" value { type: DT_INT64 } } attr { key: "index" value { i: 0 } } }
+  node_def { name: "c" op: "_Arg" attr { key: "T" value { type: DT_BOOL } } attr { key: "index" value { i: 1 } } }
+  node_def { name: "x" op: "_Arg" attr { key: "T" value { type: DT_FLOAT } } attr { key: "index" value { i: 2 } } }
+  node_def { name: "one" op: "Const" attr { key: "dtype" value { type: DT_FLOAT } }
+             attr { key: "value" value { tensor { dtype: DT_FLOAT float_val: 1 } } } }
+  node_def { name: "next" op: "Add" input: "x" input: "one" attr { key: "T" value { type: DT_FLOAT } } }
+  node_def { name: "rc" op: "_Retval" input: "c" attr { key: "T" value { type: DT_BOOL } } attr { key: "index" value { i: 0 } } }
+  node_def { name: "rx" op: "_Retval" input: "next" attr { key: "T" value { type: DT_FLOAT } } attr { key: "index" value { i: 1 } } }
+} }
+PBTXT
+}
+
+# Runs `sluice run GRAPH --timeout 1 ARGS...`; passes when it fails with DEADLINE_EXCEEDED
+# within 10 s (it would run for hours otherwise).
+times_out() {
+  local graph=$1; shift
+  local start=$SECONDS
+  if timeout 60 $sluice run "$graph" --output out --timeout 1 "$@" > "$out/run.txt" 2>&1; then
+    echo "exit status 0: $(cat "$out/run.txt")"; return 1
+  fi
+  grep -q "DEADLINE_EXCEEDED\|did not finish within 1000 ms" "$out/run.txt" ||
+    { echo "no deadline error: $(cat "$out/run.txt")"; return 1; }
+  (( SECONDS - start <= 10 )) || { echo "took $((SECONDS - start)) s"; return 1; }
+}
+
+loop_graph "" "" 1099511627776 > "$out/forever.pbtxt"
+loop_graph "" "" 3 > "$out/three.pbtxt"
+check "embedded: --timeout ends the step" times_out "$out/forever.pbtxt"
+check "embedded: a short step within --timeout" bash -c \
+  "$sluice run $out/three.pbtxt --output out --timeout 30 --json > $out/three.json"
+check "its value" json_is "$out/three.json" "d['outputs'][0]['values'] == [-3]"
+check "a bad --timeout is refused" bash -c "! $sluice run $out/three.pbtxt --timeout -2 2> $out/bad.txt"
+check "naming the flag" grep -q -- "--timeout" "$out/bad.txt"
+
+start_cluster "$out/cluster" "worker=2" || { echo "FAIL: cluster did not start"; exit 1; }
+target="grpc://${task_address[worker:0]}"
+loop_graph "/job:worker/task:1" "/job:worker/task:0" 1099511627776 > "$out/forever2.pbtxt"
+loop_graph "/job:worker/task:1" "/job:worker/task:0" 3 > "$out/three2.pbtxt"
+check "cluster: --timeout ends the step on both tasks" times_out "$out/forever2.pbtxt" --target "$target"
+check "cluster: the tasks go on serving" bash -c \
+  "timeout 60 $sluice run $out/three2.pbtxt --output out --target $target --timeout 30 --json > $out/three2.json"
+check "its value" json_is "$out/three2.json" "d['outputs'][0]['values'] == [-3]"
+
+[ "$fail" = 0 ] && echo "PASS" || { echo "FAIL"; exit 1; }
