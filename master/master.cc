@@ -7,11 +7,28 @@
 
 namespace sluice {
 
-Master::Master(const WorkerCache* workers) : workers_(workers) {}
+Master::Master(const WorkerCache* workers, MasterOptions options)
+    : workers_(workers), options_(std::move(options)) {}
 
 Master::~Master() {
   absl::MutexLock lock(&mu_);
-  for (auto& [handle, session] : sessions_) session->Close().IgnoreError();
+  for (auto& [handle, entry] : sessions_) entry.session->Close().IgnoreError();
+}
+
+std::vector<std::shared_ptr<MasterSession>> Master::TakeIdleSessions() {
+  std::vector<std::shared_ptr<MasterSession>> idle;
+  if (options_.session_idle_timeout == absl::InfiniteDuration()) return idle;
+  const absl::Time now = options_.now();
+  for (auto it = sessions_.begin(); it != sessions_.end();) {
+    const SessionEntry& e = it->second;
+    if (e.calls_under_way == 0 && now - e.last_used > options_.session_idle_timeout) {
+      idle.push_back(e.session);
+      sessions_.erase(it++);
+    } else {
+      ++it;
+    }
+  }
+  return idle;
 }
 
 absl::Status Master::ListDevices(std::vector<DeviceAttributes>* devices) {
@@ -31,28 +48,71 @@ absl::StatusOr<std::string> Master::CreateSession(const GraphDef& graph, const C
   const std::string handle = NewRandomHandle("session");
   auto session = std::make_shared<MasterSession>(handle, workers_, std::move(devices), config);
   SL_RETURN_IF_ERROR(session->Create(graph));
-  absl::MutexLock lock(&mu_);
-  sessions_[handle] = std::move(session);
+  std::vector<std::shared_ptr<MasterSession>> idle;
+  absl::Status full;
+  {
+    absl::MutexLock lock(&mu_);
+    idle = TakeIdleSessions();
+    if (static_cast<int64_t>(sessions_.size()) >= options_.max_sessions) {
+      full = absl::ResourceExhaustedError(absl::StrCat(
+          "the master holds ", sessions_.size(), " sessions, its limit; close sessions no longer "
+          "in use (TF_CloseSession, Session.close)"));
+    } else {
+      sessions_[handle] = SessionEntry{std::move(session), options_.now(), 0};
+    }
+  }
+  for (auto& s : idle) s->Close().IgnoreError();  // Outside mu_: closing calls the workers.
+  if (!full.ok()) return full;
   return handle;
 }
 
-absl::StatusOr<std::shared_ptr<MasterSession>> Master::FindSession(const std::string& handle) {
+class Master::InUse {
+ public:
+  InUse(Master* master, std::string handle) : master_(master), handle_(std::move(handle)) {}
+  ~InUse() {
+    if (master_ != nullptr) master_->DoneWithSession(handle_);
+  }
+  InUse(const InUse&) = delete;
+  InUse& operator=(const InUse&) = delete;
+
+ private:
+  Master* master_;
+  std::string handle_;
+};
+
+absl::Status Master::UseSession(const std::string& handle, std::shared_ptr<MasterSession>* session) {
   absl::MutexLock lock(&mu_);
   auto it = sessions_.find(handle);
   if (it == sessions_.end()) {
-    return absl::AbortedError(absl::StrCat("session '", handle, "' is not found (closed, or the master restarted)"));
+    return absl::AbortedError(absl::StrCat(
+        "session '", handle, "' is not found (closed, idle too long, or the master restarted)"));
   }
-  return it->second;
+  ++it->second.calls_under_way;
+  it->second.last_used = options_.now();
+  *session = it->second.session;
+  return absl::OkStatus();
+}
+
+void Master::DoneWithSession(const std::string& handle) {
+  absl::MutexLock lock(&mu_);
+  auto it = sessions_.find(handle);
+  if (it == sessions_.end()) return;  // Closed meanwhile.
+  --it->second.calls_under_way;
+  it->second.last_used = options_.now();
 }
 
 absl::Status Master::ExtendSession(const std::string& handle, const GraphDef& graph) {
-  SL_ASSIGN_OR_RETURN(auto session, FindSession(handle));
+  std::shared_ptr<MasterSession> session;
+  SL_RETURN_IF_ERROR(UseSession(handle, &session));
+  InUse in_use(this, handle);
   return session->Extend(graph);
 }
 
 absl::Status Master::RunStep(const RunStepRequest& request, RunStepResponse* response) {
   SL_RETURN_IF_ERROR(request_ids_.TrackUnique(request.request_id, "RunStep", "the master"));
-  SL_ASSIGN_OR_RETURN(auto session, FindSession(request.session_handle));
+  std::shared_ptr<MasterSession> session;
+  SL_RETURN_IF_ERROR(UseSession(request.session_handle, &session));
+  InUse in_use(this, request.session_handle);
   return session->Run(request, response);
 }
 
@@ -64,20 +124,20 @@ absl::Status Master::CloseSession(const std::string& handle) {
     if (it == sessions_.end()) {
       return absl::NotFoundError(absl::StrCat("session '", handle, "' is not found"));
     }
-    session = std::move(it->second);
+    session = std::move(it->second.session);
     sessions_.erase(it);
   }
   return session->Close();
 }
 
 absl::Status Master::Reset() {
-  absl::flat_hash_map<std::string, std::shared_ptr<MasterSession>> sessions;
+  absl::flat_hash_map<std::string, SessionEntry> sessions;
   {
     absl::MutexLock lock(&mu_);
     sessions.swap(sessions_);
   }
   absl::Status status;
-  for (auto& [handle, session] : sessions) status.Update(session->Close());
+  for (auto& [handle, entry] : sessions) status.Update(entry.session->Close());
   return status;
 }
 

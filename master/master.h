@@ -10,6 +10,7 @@
 #ifndef SLUICE_MASTER_MASTER_H_
 #define SLUICE_MASTER_MASTER_H_
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <utility>
@@ -18,6 +19,8 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "framework/cancellation.h"
 #include "framework/tensor.h"
 #include "master/worker_cache.h"
@@ -50,10 +53,21 @@ inline constexpr uint64_t kClientIncarnation = 1;
 
 class MasterSession;
 
+// Bounds on what clients can make a master hold.
+struct MasterOptions {
+  // Sessions open at once; CreateSession beyond them fails with RESOURCE_EXHAUSTED.
+  int max_sessions = 10000;
+  // A session that no call has used for this long is closed, its graphs deregistered, when
+  // the next session is created. Infinite: sessions live until closed.
+  absl::Duration session_idle_timeout = absl::InfiniteDuration();
+  // The clock idle times are measured with (tests set their own).
+  std::function<absl::Time()> now = [] { return absl::Now(); };
+};
+
 class Master {
  public:
   // `workers` is not owned and must outlive the master.
-  explicit Master(const WorkerCache* workers);
+  explicit Master(const WorkerCache* workers, MasterOptions options = MasterOptions());
   ~Master();
 
   absl::StatusOr<std::string> CreateSession(const GraphDef& graph, const ConfigProto& config);
@@ -65,14 +79,25 @@ class Master {
   absl::Status Reset();
 
  private:
-  absl::StatusOr<std::shared_ptr<MasterSession>> FindSession(const std::string& handle);
+  struct SessionEntry {
+    std::shared_ptr<MasterSession> session;
+    absl::Time last_used;
+    int calls_under_way = 0;  // Not idle while a call runs, however long.
+  };
+  // Marks the session in use until the returned guard goes.
+  class InUse;
+  absl::Status UseSession(const std::string& handle, std::shared_ptr<MasterSession>* session);
+  void DoneWithSession(const std::string& handle);
+  // Takes the sessions idle beyond the timeout out of `sessions_`; the caller closes them.
+  std::vector<std::shared_ptr<MasterSession>> TakeIdleSessions() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const WorkerCache* workers_;
+  const MasterOptions options_;
   RecentRequestIds request_ids_;  // Of RunStep: a retried step is refused, not run twice.
   absl::Mutex mu_;
   // By handle: 128 random bits, so that a client cannot reach another's session, nor a stale
   // handle a new session after a restart.
-  absl::flat_hash_map<std::string, std::shared_ptr<MasterSession>> sessions_ ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_map<std::string, SessionEntry> sessions_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace sluice

@@ -262,5 +262,55 @@ TEST(MasterTest, SessionHandlesAreRandomAndNotReusedByANewMaster) {
   EXPECT_EQ(restarted.CloseSession(old_handle).code(), absl::StatusCode::kNotFound);
 }
 
+// Clients that never close their sessions cannot make a master hold them forever: there is a
+// limit on open sessions, and sessions idle beyond the timeout are closed (their graphs
+// deregistered) when the next one is created. A session in use is never idle.
+TEST(MasterTest, SessionsAreBoundedAndIdleOnesExpire) {
+  GatedWorker worker(0);
+  LocalWorkerCache cache;
+  cache.Add(worker.task_name(), &worker);
+  absl::Time now = absl::FromUnixSeconds(1000);
+  MasterOptions options;
+  options.max_sessions = 2;
+  options.session_idle_timeout = absl::Seconds(60);
+  options.now = [&now] { return now; };
+  Master master(&cache, options);
+  GraphDef def;
+  ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(kTwoTasks, &def));
+  def.mutable_node()->DeleteSubrange(1, 1);  // Task 0's nodes only: a0 and b0.
+  def.mutable_node()->DeleteSubrange(2, 1);
+
+  SL_ASSERT_OK_AND_ASSIGN(std::string a, master.CreateSession(def, ConfigProto()));
+  SL_ASSERT_OK_AND_ASSIGN(std::string b, master.CreateSession(def, ConfigProto()));
+  RunStepRequest run;
+  run.session_handle = a;
+  run.fetches = {"a0"};
+  RunStepResponse resp;
+  ASSERT_OK(master.RunStep(run, &resp));
+  EXPECT_EQ(worker.live_graphs(), 1);
+
+  absl::Status full = master.CreateSession(def, ConfigProto()).status();
+  EXPECT_EQ(full.code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_THAT(std::string(full.message()), HasSubstr("2 sessions"));
+
+  // b is used at 1040; at 1090 only a (last used at 1000) has been idle for over 60 s.
+  now += absl::Seconds(40);
+  run.session_handle = b;
+  run.fetches = {"b0"};
+  ASSERT_OK(master.RunStep(run, &resp));
+  now += absl::Seconds(50);
+  SL_ASSERT_OK_AND_ASSIGN(std::string c, master.CreateSession(def, ConfigProto()));
+  EXPECT_EQ(worker.live_graphs(), 1) << "a's graph was not deregistered";
+  run.session_handle = a;
+  run.fetches = {"a0"};
+  absl::Status expired = master.RunStep(run, &resp);
+  EXPECT_EQ(expired.code(), absl::StatusCode::kAborted);
+  EXPECT_THAT(std::string(expired.message()), HasSubstr("idle too long"));
+  run.session_handle = b;
+  run.fetches = {"b0"};
+  EXPECT_OK(master.RunStep(run, &resp));
+  EXPECT_OK(master.CloseSession(c));
+}
+
 }  // namespace
 }  // namespace sluice

@@ -79,7 +79,7 @@ absl::StatusOr<std::unique_ptr<GrpcServer>> GrpcServer::Create(const ServerDef& 
     server->cache_->Set(std::make_unique<GrpcWorkerCache>(server_def.cluster(), task_name,
                                                           server->worker_.get(), server->worker_rpc_));
   }
-  server->master_ = std::make_unique<Master>(server->cache_.get());
+  server->master_ = std::make_unique<Master>(server->cache_.get(), options.master);
   server->worker_service_ =
       std::make_unique<GrpcWorkerService>(server->worker_.get(), options.recv_tensor_chunk_bytes,
                                           options.same_host_recv_tensor);

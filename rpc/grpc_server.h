@@ -52,6 +52,8 @@ struct GrpcServerOptions {
   // for anything, this process's channels to other tasks present the same. Default: nothing
   // (`sluice serve` refuses that unless told --insecure).
   GrpcSecurity security;
+  // Bounds on the sessions clients can open (master/master.h).
+  MasterOptions master;
 };
 
 class PendingWorkerCache;

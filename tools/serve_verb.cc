@@ -68,6 +68,9 @@ options:
                    TLS: this task's certificate and key (PEM), and the CA its peers' and
                    clients' certificates must be signed by
   --insecure       serve without authentication (anyone who reaches the port may call)
+  --max-sessions N sessions open at once (default 1000); more: RESOURCE_EXHAUSTED
+  --session-idle-timeout SECONDS
+                   close sessions no call has used for this long (default 3600; 0: never)
   --json           print the three lines as JSON objects, one per line:
                      {"event": "listening", "task": ..., "address": "HOST:PORT"}
                      {"event": "ready", "task": ..., "address": ..., "devices": N, "cluster": SPEC}
@@ -158,10 +161,13 @@ int ServeVerb(Args& args) {
   const std::string tls_cert = args.Take("--tls-cert"), tls_key = args.Take("--tls-key");
   const std::string tls_ca = args.Take("--tls-ca");
   const bool insecure = args.Has("--insecure");
+  const std::string max_sessions_s = args.Take("--max-sessions", "1000");
+  const std::string idle_s = args.Take("--session-idle-timeout", "3600");
   Announcer announce;
   announce.json = args.Has("--json");
   int task = -1, devices = 0, threads = -1, port = -1, wait_seconds = 0;
   int64_t max_request_mb = 0;
+  int max_sessions = 0, idle_seconds = 0;
   auto positional = args.Positional(0);
   std::string usage_error;
   if (!positional.ok()) usage_error = std::string(positional.status().message());
@@ -177,6 +183,12 @@ int ServeVerb(Args& args) {
   else if (!absl::SimpleAtoi(threads_s, &threads) || threads < 0) usage_error = "bad --threads '" + threads_s + "'";
   else if (!absl::SimpleAtoi(max_request_s, &max_request_mb) || max_request_mb < 1 || max_request_mb > 2047) {
     usage_error = "bad --max-request-mb '" + max_request_s + "' (1 to 2047)";
+  }
+  else if (!absl::SimpleAtoi(max_sessions_s, &max_sessions) || max_sessions < 1) {
+    usage_error = "bad --max-sessions '" + max_sessions_s + "'";
+  }
+  else if (!absl::SimpleAtoi(idle_s, &idle_seconds) || idle_seconds < 0) {
+    usage_error = "bad --session-idle-timeout '" + idle_s + "' (seconds; 0: never)";
   }
   if (!usage_error.empty()) {
     std::fprintf(stderr, "sluice serve: %s\n%s", usage_error.c_str(), kHelp);
@@ -241,6 +253,9 @@ int ServeVerb(Args& args) {
   options.max_request_bytes = max_request_mb << 20;
   options.complete_cluster_later = !cluster_file.empty();
   options.security = *security;
+  options.master.max_sessions = max_sessions;
+  options.master.session_idle_timeout =
+      idle_seconds == 0 ? absl::InfiniteDuration() : absl::Seconds(idle_seconds);
   auto server = GrpcServer::Create(def, options);
   if (!server.ok()) return fail(server.status());
   announce.task = (*server)->task_name();

@@ -88,25 +88,61 @@ absl::Status Worker::DeregisterGraph(const std::string& graph_handle) {
   return absl::OkStatus();
 }
 
-Worker::Step Worker::FindOrCreateStep(int64_t step_id) {
+Worker::Step Worker::FindOrCreateStep(int64_t step_id, bool run_graph) {
   Step step;
+  std::vector<Step> stale;
+  bool cleaned = false;
   {
     absl::MutexLock lock(&mu_);
     Step& s = steps_[step_id];
+    if (run_graph) s.ran = true;
     if (s.rendezvous == nullptr) {
       s.rendezvous = rendezvous_factory_ ? rendezvous_factory_(step_id)
                                          : std::make_shared<LocalRendezvous>();
       s.cancellation = std::make_shared<CancellationManager>();
-      step = s;
-      if (!cleaned_steps_.contains(step_id)) return step;
-    } else {
-      return s;
+      cleaned = cleaned_steps_.contains(step_id);
+      if (!run_graph) {
+        unstarted_order_.emplace_back(step_id, absl::Now());
+        TakeStaleUnstartedSteps(&stale);
+      }
     }
+    step = s;
+  }
+  for (const Step& old : stale) {
+    Abort(old, absl::AbortedError(absl::StrCat("no step ran on ", task_name_,
+                                               " for a value asked of it")));
   }
   // A step cleaned up already gets nothing more: fail at once rather than wait forever.
-  Abort(step, absl::AbortedError(absl::StrCat("step ", step_id, " already finished on ",
-                                              task_name_)));
+  if (cleaned) {
+    Abort(step, absl::AbortedError(absl::StrCat("step ", step_id, " already finished on ",
+                                                task_name_)));
+  }
   return step;
+}
+
+void Worker::TakeStaleUnstartedSteps(std::vector<Step>* stale) {
+  const absl::Time now = absl::Now();
+  while (!unstarted_order_.empty() &&
+         (unstarted_order_.size() > kMaxUnstartedSteps ||
+          now - unstarted_order_.front().second > kUnstartedStepTimeout)) {
+    const int64_t id = unstarted_order_.front().first;
+    unstarted_order_.pop_front();
+    auto it = steps_.find(id);
+    if (it == steps_.end() || it->second.ran) continue;  // Cleaned up, or it ran after all.
+    stale->push_back(std::move(it->second));
+    steps_.erase(it);
+    RememberCleaned(id);
+  }
+}
+
+void Worker::RememberCleaned(int64_t step_id) {
+  if (cleaned_steps_.insert(step_id).second) {
+    cleaned_order_.push_back(step_id);
+    if (cleaned_order_.size() > kRememberedCleanedSteps) {
+      cleaned_steps_.erase(cleaned_order_.front());
+      cleaned_order_.pop_front();
+    }
+  }
 }
 
 std::shared_ptr<LocalRendezvous> Worker::StepRendezvous(int64_t step_id) {
@@ -140,13 +176,7 @@ void Worker::CleanupGraph(int64_t step_id) {
     step = std::move(it->second);  // Destroyed after the lock is released.
     steps_.erase(it);
   }
-  if (cleaned_steps_.insert(step_id).second) {
-    cleaned_order_.push_back(step_id);
-    if (cleaned_order_.size() > kRememberedCleanedSteps) {
-      cleaned_steps_.erase(cleaned_order_.front());
-      cleaned_order_.pop_front();
-    }
-  }
+  RememberCleaned(step_id);
 }
 
 void Worker::RecvTensorAsync(const RecvTensorRequest* request, RecvTensorResponse* response,
@@ -223,7 +253,7 @@ void Worker::RunGraphAsync(const RunGraphRequest* request, RunGraphResponse* res
                                           "' is not registered on ", task_name_)));
     return;
   }
-  const Step step = FindOrCreateStep(request->step_id);
+  const Step step = FindOrCreateStep(request->step_id, /*run_graph=*/true);
   const std::shared_ptr<LocalRendezvous>& rendezvous = step.rendezvous;
   for (const auto& [key, tensor] : request->send) {
     auto parsed = Rendezvous::ParseKey(key);

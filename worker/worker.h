@@ -16,6 +16,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
 #include "framework/cancellation.h"
 #include "framework/device.h"
 #include "framework/thread_pool.h"
@@ -82,9 +83,15 @@ class Worker : public WorkerInterface {
   struct Step {
     std::shared_ptr<LocalRendezvous> rendezvous;
     std::shared_ptr<CancellationManager> cancellation;
+    bool ran = false;  // A RunGraph of this step came; otherwise only RecvTensor or AbortStep.
   };
   // Created on first use, aborted at once if the step was cleaned up already.
-  Step FindOrCreateStep(int64_t step_id) ABSL_LOCKS_EXCLUDED(mu_);
+  // `run_graph`: for a RunGraph of the step (which makes it a step that ran).
+  Step FindOrCreateStep(int64_t step_id, bool run_graph = false) ABSL_LOCKS_EXCLUDED(mu_);
+  // Steps that only RecvTensor or AbortStep made (any client can name any step id) are
+  // dropped once there are too many or they are too old: their waiters fail with ABORTED.
+  void TakeStaleUnstartedSteps(std::vector<Step>* stale) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void RememberCleaned(int64_t step_id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   static void Abort(const Step& step, const absl::Status& status);
 
   std::string task_name_;
@@ -104,6 +111,11 @@ class Worker : public WorkerInterface {
   // instead of waiting for values that will never be sent. Enough for the steps of the last
   // seconds of even a fast loop; older ones are forgotten.
   static constexpr size_t kRememberedCleanedSteps = 4096;
+  // A RecvTensor may come before the RunGraph of its step, but not by minutes, and not for
+  // thousands of steps at once.
+  static constexpr size_t kMaxUnstartedSteps = 1024;
+  static constexpr absl::Duration kUnstartedStepTimeout = absl::Seconds(120);
+  std::deque<std::pair<int64_t, absl::Time>> unstarted_order_ ABSL_GUARDED_BY(mu_);
   absl::flat_hash_set<int64_t> cleaned_steps_ ABSL_GUARDED_BY(mu_);
   std::deque<int64_t> cleaned_order_ ABSL_GUARDED_BY(mu_);
 };
