@@ -50,7 +50,10 @@ onnx::ModelProto WindowModel(const std::string& op) {
   node->add_output("y");
   auto* y = g->add_output();
   y->set_name("y");
-  y->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
+  auto* yt = y->mutable_type()->mutable_tensor_type();
+  yt->set_elem_type(onnx::TensorProto::FLOAT);
+  // Symbolic dims: the checker wants a shape; shape inference is what must not see the attrs.
+  for (const char* d : {"n", "c", "h", "w"}) yt->mutable_shape()->add_dim()->set_dim_param(d);
   return m;
 }
 
