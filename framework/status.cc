@@ -1,5 +1,9 @@
 #include "framework/status.h"
 
+#include <exception>
+#include <new>
+#include <stdexcept>
+
 namespace sluice {
 
 absl::Status AddContext(const absl::Status& status, absl::string_view context) {
@@ -14,6 +18,20 @@ absl::Status AddContext(const absl::Status& status, absl::string_view context) {
 std::string StatusToString(const absl::Status& status) {
   if (status.ok()) return "OK";
   return absl::StrCat(absl::StatusCodeToString(status.code()), ": ", status.message());
+}
+
+absl::Status StatusFromCurrentException() {
+  try {
+    throw;
+  } catch (const std::bad_alloc& e) {
+    return absl::ResourceExhaustedError(absl::StrCat("out of memory (", e.what(), ")"));
+  } catch (const std::length_error& e) {
+    return absl::ResourceExhaustedError(absl::StrCat("size too large (", e.what(), ")"));
+  } catch (const std::exception& e) {
+    return absl::InternalError(absl::StrCat("exception: ", e.what()));
+  } catch (...) {
+    return absl::InternalError("exception of unknown type");
+  }
 }
 
 }  // namespace sluice

@@ -26,6 +26,26 @@ absl::Status AddContext(const absl::Status& status, absl::string_view context);
 // The message of an error status together with its code name, for logs and the command line.
 std::string StatusToString(const absl::Status& status);
 
+// The exception now being handled, as a status (call it only inside a catch block):
+// RESOURCE_EXHAUSTED for std::bad_alloc and std::length_error (sizes, usually from input data,
+// that no allocation can meet), INTERNAL for anything else, with the exception's message.
+absl::Status StatusFromCurrentException();
+
+// Runs `fn` (which returns absl::Status) and turns an exception escaping it into a status, as
+// StatusFromCurrentException does. The boundary between code that may throw (the standard
+// library, oneDNN) and Sluice's callers: the executor's call to a kernel, the importer's call
+// to a converter. Costs nothing unless something throws.
+//
+//   absl::Status s = CatchExceptions([&] { return kernel->Compute(&ctx); });
+template <typename Fn>
+absl::Status CatchExceptions(Fn&& fn) {
+  try {
+    return fn();
+  } catch (...) {
+    return StatusFromCurrentException();
+  }
+}
+
 namespace status_internal {
 
 inline const absl::Status& AsStatus(const absl::Status& s) { return s; }

@@ -1,5 +1,10 @@
 #include "framework/status.h"
 
+#include <new>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
 #include "framework/status_matchers.h"
 #include "gtest/gtest.h"
 
@@ -73,6 +78,23 @@ TEST(StatusTest, MatchersAcceptOkAndPrintErrors) {
   ::testing::AssertionResult r = status_internal::IsOk("Value(false)", Value(false));
   EXPECT_FALSE(r);
   EXPECT_EQ(std::string(r.message()), "Value(false) is OUT_OF_RANGE: no value");
+}
+
+TEST(StatusTest, CatchExceptionsTurnsThrowsIntoStatuses) {
+  EXPECT_OK(CatchExceptions([] { return absl::OkStatus(); }));
+  absl::Status s = CatchExceptions([]() -> absl::Status { throw std::bad_alloc(); });
+  EXPECT_EQ(s.code(), absl::StatusCode::kResourceExhausted) << s;
+  s = CatchExceptions([]() -> absl::Status {
+    std::vector<int> v;
+    v.reserve(v.max_size() + 1);  // length_error
+    return absl::OkStatus();
+  });
+  EXPECT_EQ(s.code(), absl::StatusCode::kResourceExhausted) << s;
+  s = CatchExceptions([]() -> absl::Status { throw std::runtime_error("dnnl says no"); });
+  EXPECT_EQ(s.code(), absl::StatusCode::kInternal) << s;
+  EXPECT_NE(s.message().find("dnnl says no"), std::string::npos) << s;
+  s = CatchExceptions([]() -> absl::Status { throw 42; });
+  EXPECT_EQ(s.code(), absl::StatusCode::kInternal) << s;
 }
 
 }  // namespace

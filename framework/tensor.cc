@@ -7,6 +7,7 @@
 #include <new>
 
 #include "absl/strings/str_cat.h"
+#include "framework/checked_size.h"
 #include "framework/status.h"
 #include "framework/tensor_sequence.h"
 
@@ -19,9 +20,12 @@ constexpr size_t kHugePageBytes = size_t{2} << 20;
 }  // namespace
 
 std::shared_ptr<TensorBuffer> TensorBuffer::Allocate(DataType dt, int64_t num_elements) {
+  // Checked: a count times the element size that wraps would give a small buffer that
+  // kernels then write past.
+  absl::StatusOr<uint64_t> checked = TensorBytes(dt, num_elements);
+  if (!checked.ok()) return nullptr;
+  const size_t bytes = static_cast<size_t>(*checked);
   auto buf = std::shared_ptr<TensorBuffer>(new TensorBuffer());
-  size_t elem = dt == DT_STRING ? sizeof(tstring) : dt == DT_VARIANT ? sizeof(Variant) : DataTypeSize(dt);
-  size_t bytes = static_cast<size_t>(num_elements) * elem;
   buf->bytes_ = bytes;
   if (bytes >= kHugePageBytes) {
     // First writes to fresh memory fault one page at a time, and faults dominate the cost
@@ -75,6 +79,11 @@ Tensor::Tensor(DataType dt, const TensorShape& shape)
 }
 
 absl::StatusOr<Tensor> Tensor::Allocate(DataType dt, const TensorShape& shape) {
+  // Names the shape when it is too big to ever allocate; the buffer then reports plain OOM.
+  SL_RETURN_IF_ERROR(ShapeElements(shape.dim_sizes()).status(), "allocating a ",
+                     DataTypeString(dt), " tensor");
+  SL_RETURN_IF_ERROR(TensorBytes(dt, shape.num_elements(), absl::StrCat("shape ", shape.DebugString()))
+                         .status());
   Tensor t(dt, shape);
   if (t.buf_ == nullptr && t.num_elements_ > 0) {
     return absl::ResourceExhaustedError(absl::StrCat(
@@ -197,14 +206,17 @@ absl::StatusOr<Tensor> Tensor::FromProto(const TensorProto& proto) {
   }
   SL_ASSIGN_OR_RETURN(TensorShape shape, TensorShape::FromProto(proto.tensor_shape()));
   if (dt == DT_VARIANT) return VariantFromProto(proto, shape);
+  // Sizes are checked before anything is allocated.
+  SL_ASSIGN_OR_RETURN(uint64_t bytes, TensorBytes(dt, shape.num_elements(),
+                                                  absl::StrCat("TensorProto of shape ", shape.DebugString())));
+  if (dt != DT_STRING && !proto.tensor_content().empty() && proto.tensor_content().size() != bytes) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "TensorProto of ", DataTypeString(dt), " ", shape.DebugString(), " needs ", bytes,
+        " bytes of tensor_content but has ", proto.tensor_content().size()));
+  }
   SL_ASSIGN_OR_RETURN(Tensor t, Tensor::Allocate(dt, shape));
   const int64_t n = t.NumElements();
   if (dt != DT_STRING && !proto.tensor_content().empty()) {
-    if (proto.tensor_content().size() != t.AllocatedBytes()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "TensorProto of ", DataTypeString(dt), " ", shape.DebugString(), " needs ",
-          t.AllocatedBytes(), " bytes of tensor_content but has ", proto.tensor_content().size()));
-    }
     std::memcpy(t.raw_data(), proto.tensor_content().data(), t.AllocatedBytes());
     return t;
   }

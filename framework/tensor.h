@@ -31,7 +31,8 @@ class TensorBuffer {
 
   // Aligned storage for `num_elements` of `dt`; DT_STRING and DT_VARIANT elements are
   // constructed empty.
-  // Numeric contents are left uninitialized. Returns null when memory runs out.
+  // Numeric contents are left uninitialized. Returns null when memory runs out or the size
+  // overflows or exceeds kMaxTensorBytes (checked_size.h).
   static std::shared_ptr<TensorBuffer> Allocate(DataType dt, int64_t num_elements);
   // Borrows caller memory; `release` runs when the last Tensor referring to it goes away.
   static std::shared_ptr<TensorBuffer> Wrap(void* data, size_t bytes, Release release);
@@ -57,7 +58,8 @@ class Tensor {
   Tensor() = default;  // Uninitialized: dtype DT_INVALID, no buffer.
   // Allocates; on allocation failure the tensor is left uninitialized (see Allocate).
   Tensor(DataType dt, const TensorShape& shape);
-  // Allocates, or RESOURCE_EXHAUSTED: for sizes that come from user input.
+  // Allocates, or INVALID_ARGUMENT (negative dims, an element count that overflows) or
+  // RESOURCE_EXHAUSTED (over kMaxTensorBytes, or out of memory): for sizes from user input.
   static absl::StatusOr<Tensor> Allocate(DataType dt, const TensorShape& shape);
   Tensor(DataType dt, const TensorShape& shape, std::shared_ptr<TensorBuffer> buffer);
 

@@ -2,22 +2,13 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "framework/checked_size.h"
+#include "framework/status.h"
 
 namespace sluice {
 
 absl::StatusOr<TensorShape> TensorShape::FromDims(absl::Span<const int64_t> dims) {
-  int64_t n = 1;
-  for (int64_t d : dims) {
-    if (d < 0) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("shape [", absl::StrJoin(dims, ","), "] has a negative dimension"));
-    }
-    if (d != 0 && n > INT64_MAX / d) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("shape [", absl::StrJoin(dims, ","), "] has too many elements"));
-    }
-    n *= d;
-  }
+  SL_RETURN_IF_ERROR(ShapeElements(dims).status());
   return TensorShape(dims);
 }
 
@@ -30,8 +21,12 @@ absl::StatusOr<TensorShape> TensorShape::FromProto(const TensorShapeProto& proto
 
 int64_t TensorShape::num_elements() const {
   int64_t n = 1;
-  for (int64_t d : dims_) n *= d;
-  return n;
+  bool overflow = false;
+  for (int64_t d : dims_) {
+    if (d == 0) return 0;
+    if (!overflow && !CheckedMul(n, d, &n)) overflow = true;
+  }
+  return overflow ? INT64_MAX : n;
 }
 
 void TensorShape::AsProto(TensorShapeProto* proto) const {

@@ -33,6 +33,8 @@ class TensorShape {
   int dims() const { return static_cast<int>(dims_.size()); }
   int64_t dim_size(int i) const { return dims_[i]; }
   absl::Span<const int64_t> dim_sizes() const { return dims_; }
+  // The product of the dims; INT64_MAX when it overflows (a shape built from unchecked dims),
+  // which no allocation accepts, so such a tensor fails to allocate instead of wrapping.
   int64_t num_elements() const;
   bool IsScalar() const { return dims_.empty(); }
 

@@ -152,6 +152,35 @@ TEST(TensorTest, MalformedProtosAreRejected) {
   EXPECT_FALSE(Tensor::FromProto(bad_type).ok());
 }
 
+// One float_val filling 2^62 + 16 elements: the byte count wraps to 64 in 64 bits, and the
+// fill loop then ran past a 64-byte buffer.
+TEST(TensorTest, ProtoWhoseByteSizeOverflowsIsRefused) {
+  TensorProto p;
+  p.set_dtype(DT_FLOAT);
+  p.mutable_tensor_shape()->add_dim()->set_size((int64_t{1} << 62) + 16);
+  p.add_float_val(1.0f);
+  auto t = Tensor::FromProto(p);
+  EXPECT_EQ(t.status().code(), absl::StatusCode::kResourceExhausted) << t.status();
+
+  // Dims whose product overflows int64.
+  TensorProto q;
+  q.set_dtype(DT_FLOAT);
+  for (int i = 0; i < 2; ++i) q.mutable_tensor_shape()->add_dim()->set_size(int64_t{1} << 40);
+  q.add_float_val(1.0f);
+  EXPECT_EQ(Tensor::FromProto(q).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST(TensorTest, HugeAllocationsFailCleanly) {
+  EXPECT_EQ(TensorBuffer::Allocate(DT_FLOAT, (int64_t{1} << 62) + 16), nullptr);
+  auto t = Tensor::Allocate(DT_FLOAT, TensorShape({int64_t{1} << 40, int64_t{1} << 40}));
+  EXPECT_EQ(t.status().code(), absl::StatusCode::kInvalidArgument) << t.status();
+  EXPECT_EQ(TensorShape({int64_t{1} << 40, int64_t{1} << 40}).num_elements(), INT64_MAX);
+  EXPECT_EQ(TensorShape({int64_t{1} << 40, int64_t{1} << 40, 0}).num_elements(), 0);
+  auto big = Tensor::Allocate(DT_FLOAT, TensorShape({int64_t{1} << 39}));
+  EXPECT_EQ(big.status().code(), absl::StatusCode::kResourceExhausted) << big.status();
+  EXPECT_NE(big.status().message().find("[549755813888]"), std::string::npos) << big.status();
+}
+
 TEST(TensorTest, HalfAndBfloat16Conversions) {
   EXPECT_EQ(half(1.0f).bits, 0x3c00);
   EXPECT_EQ(half(-2.0f).bits, 0xc000);

@@ -2,6 +2,7 @@
 // Split, Slice, Expand, Tile, DepthToSpace, SpaceToDepth, Trilu, ReverseSequence, Compress.
 #include <algorithm>
 
+#include "framework/checked_size.h"
 #include "kernels/array_kernel_util.h"
 #include "kernels/kernel_registry.h"
 
@@ -253,7 +254,12 @@ class TileOp : public OpKernel {
       view_dims.push_back(in.dim_size(d));
       strides.push_back(0);
       strides.push_back(in_strides[d]);
-      out_dims.push_back(repeats[d] * in.dim_size(d));
+      int64_t out_dim;
+      if (!CheckedMul(repeats[d], in.dim_size(d), &out_dim)) {
+        return absl::InvalidArgumentError(absl::StrCat("Tile: repeats ", DimsString(repeats), " of ",
+                                                       in.shape().DebugString(), " overflow int64"));
+      }
+      out_dims.push_back(out_dim);
     }
     SL_ASSIGN_OR_RETURN(TensorShape out_shape, TensorShape::FromDims(out_dims));
     Tensor* out;

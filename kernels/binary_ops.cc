@@ -22,33 +22,51 @@ struct MulFn : ElementwiseFn {
   template <typename C> C operator()(C a, C b) const { return C(a * b); }
 };
 
-// Integer division or remainder by zero is an error rather than a crash.
-template <typename T>
-absl::Status CheckNoIntegerZero(const Tensor& divisor) {
-  if constexpr (std::is_integral_v<T>) {
-    for (T v : divisor.flat<T>()) {
-      if (v == 0) return absl::InvalidArgumentError("Integer division by zero");
-    }
+// Integer division and remainder are defined for every input, as numpy defines them (ONNX
+// Runtime leaves these cases to the CPU, which traps with SIGFPE): x / 0 == 0, x % 0 == 0,
+// INT_MIN / -1 wraps to INT_MIN and x % -1 == 0. The branches cost far less than the
+// division itself, and no pass over the divisor is needed.
+template <typename C>
+constexpr bool kIsInteger = std::is_integral_v<C> && !std::is_same_v<C, bool>;
+
+template <typename C>
+C IntegerQuotient(C a, C b) {
+  if (b == C(0)) return C(0);
+  if constexpr (std::is_signed_v<C>) {
+    using U = std::make_unsigned_t<C>;
+    if (b == C(-1)) return C(U(0) - U(a));  // Negation that wraps instead of trapping.
   }
-  return absl::OkStatus();
+  return C(a / b);
+}
+
+template <typename C>
+C IntegerRemainder(C a, C b) {
+  if constexpr (std::is_signed_v<C>) {
+    if (b == C(-1)) return C(0);
+  }
+  return b == C(0) ? C(0) : C(a % b);
 }
 
 struct DivFn : ElementwiseFn {
-  template <typename T>
-  absl::Status Check(const Tensor& divisor) const { return CheckNoIntegerZero<T>(divisor); }
-  template <typename C> C operator()(C a, C b) const { return C(a / b); }
+  template <typename C> C operator()(C a, C b) const {
+    if constexpr (kIsInteger<C>) {
+      return IntegerQuotient(a, b);
+    } else {
+      return C(a / b);
+    }
+  }
 };
 
 // fmod=0: the remainder takes the divisor's sign (Python's %); fmod=1: the dividend's (C's).
 struct ModFn : ElementwiseFn {
   bool fmod;
   absl::Status Init(OpKernelConstruction* ctx) { return ctx->GetAttr("fmod", &fmod); }
-  template <typename T>
-  absl::Status Check(const Tensor& divisor) const { return CheckNoIntegerZero<T>(divisor); }
   template <typename C> C operator()(C a, C b) const {
     C r;
     if constexpr (std::is_floating_point_v<C>) {
       r = std::fmod(a, b);
+    } else if constexpr (kIsInteger<C>) {
+      r = IntegerRemainder(a, b);
     } else {
       r = C(a % b);
     }

@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "framework/checked_size.h"
 #include "kernels/blas.h"
 #include "kernels/conv_util.h"
 #include "kernels/dnnl_conv.h"
@@ -79,7 +80,8 @@ class ConvOp : public OpKernel {
     for (size_t i = 0; i < in.size(); ++i) {
       direct = direct && g.strides[i] == 1 && g.pad_begin[i] == 0 && g.pad_end[i] == 0;
     }
-    std::vector<T> columns(direct ? 0 : cg * k_size * out_size);
+    SL_ASSIGN_OR_RETURN(int64_t column_elements, ScratchElements({cg, k_size, out_size}, "Conv columns"));
+    std::vector<T> columns(direct ? 0 : column_elements);
     const T* xd = x_nchw.data<T>();
     const T* wd = w.data<T>();
     T* yd = y_nchw.data<T>();
@@ -195,12 +197,28 @@ class ConvTransposeOp : public OpKernel {
       explicit_out.assign(output_shape_.end() - nd, output_shape_.end());
     }
     for (size_t i = 0; i < nd; ++i) {
-      const int64_t dk = (kernel[i] - 1) * g.dilations[i] + 1;
-      const int64_t full = g.strides[i] * (in[i] - 1) + out_pad[i] + dk;
+      // Checked: attributes near 2^62 must not wrap into a small output and a large scatter.
+      const auto overflow = absl::InvalidArgumentError(absl::StrCat(
+          "ConvTranspose geometry overflows in spatial dimension ", i));
+      if (kernel[i] <= 0 || out_pad[i] < 0 || (!explicit_out.empty() && explicit_out[i] < 0)) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "ConvTranspose: kernel must be positive and output_padding and output_shape not negative in spatial dimension ", i));
+      }
+      int64_t dk, full;  // (kernel - 1) * dilation + 1; stride * (in - 1) + output_padding + dk
+      if (!CheckedMul(kernel[i] - 1, g.dilations[i], &dk) || !CheckedAdd(dk, int64_t{1}, &dk) ||
+          !CheckedMul(g.strides[i], in[i] - 1, &full) || !CheckedAdd(full, out_pad[i], &full) ||
+          !CheckedAdd(full, dk, &full)) {
+        return overflow;
+      }
       const bool same = window_.auto_pad == "SAME_UPPER" || window_.auto_pad == "SAME_LOWER";
       if (!explicit_out.empty() || same) {
-        out[i] = !explicit_out.empty() ? explicit_out[i] : in[i] * g.strides[i];
-        const int64_t total = full - out[i];
+        if (!explicit_out.empty()) {
+          out[i] = explicit_out[i];
+        } else if (!CheckedMul(in[i], g.strides[i], &out[i])) {
+          return overflow;
+        }
+        int64_t total;  // full - out, out >= 0
+        if (out[i] < 0 || !CheckedAdd(full, -out[i], &total)) return overflow;
         const int64_t half = total / 2;
         if (total < 0) {  // Asked for more than the kernel covers: zeros at the end.
           g.pad_begin[i] = 0;
@@ -217,7 +235,9 @@ class ConvTransposeOp : public OpKernel {
           g.pad_begin[i] = window_.pads[i];
           g.pad_end[i] = window_.pads[i + nd];
         }
-        out[i] = full - g.pad_begin[i] - g.pad_end[i];
+        if (!CheckedAdd(full, -g.pad_begin[i], &out[i]) || !CheckedAdd(out[i], -g.pad_end[i], &out[i])) {
+          return overflow;
+        }
       }
       if (out[i] <= 0) return absl::InvalidArgumentError("ConvTranspose output would be empty");
     }
@@ -226,7 +246,9 @@ class ConvTransposeOp : public OpKernel {
     Tensor* y;
     SL_RETURN_IF_ERROR(ctx->allocate_output(0, TensorShape(out_dims), &y));
     const int64_t in_size = Product(in), out_size = Product(out), k_size = Product(kernel);
-    std::vector<float> columns(mg * k_size * in_size), image(mg * out_size);
+    SL_ASSIGN_OR_RETURN(int64_t column_elements, ScratchElements({mg, k_size, in_size}, "ConvTranspose columns"));
+    SL_ASSIGN_OR_RETURN(int64_t image_elements, ScratchElements({mg, out_size}, "ConvTranspose image"));
+    std::vector<float> columns(column_elements), image(image_elements);
     std::vector<T> typed_columns(std::is_same_v<T, float> ? 0 : columns.size());
     const T* xd = x.data<T>();
     const T* wd = w.data<T>();

@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "framework/checked_size.h"
 
 namespace sluice {
 
@@ -11,6 +12,12 @@ int64_t Product(const std::vector<int64_t>& v) {
   int64_t p = 1;
   for (int64_t x : v) p *= x;
   return p;
+}
+
+absl::StatusOr<int64_t> ScratchElements(std::initializer_list<int64_t> factors, absl::string_view what) {
+  SL_ASSIGN_OR_RETURN(int64_t n, ShapeElements(absl::Span<const int64_t>(factors.begin(), factors.size())), what);
+  SL_RETURN_IF_ERROR(TensorBytes(DT_DOUBLE, n, what).status());
+  return n;
 }
 
 std::vector<int64_t> SpatialDims(const TensorShape& shape) {
@@ -70,12 +77,32 @@ absl::StatusOr<WindowGeometry> ComputeWindowGeometry(const std::vector<int64_t>&
   g.pad_begin.assign(n, 0);
   g.pad_end.assign(n, 0);
   g.out.resize(n);
+  // Every value below comes from attributes or input shapes: checked, so that pads or
+  // dilations near 2^62 give an error instead of a wrapped size that oneDNN or im2col trust.
+  auto overflow = [&](size_t i) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "window geometry overflows in spatial dimension ", i, ": input ", in[i], ", kernel ",
+        g.kernel[i], ", stride ", g.strides[i], ", dilation ", g.dilations[i], ", pads ",
+        g.pad_begin[i], "/", g.pad_end[i]));
+  };
   for (size_t i = 0; i < n; ++i) {
-    const int64_t dk = (g.kernel[i] - 1) * g.dilations[i] + 1;
+    if (g.kernel[i] <= 0 || g.strides[i] <= 0 || g.dilations[i] <= 0 || in[i] < 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "kernel (", g.kernel[i], "), stride (", g.strides[i], ") and dilation (", g.dilations[i],
+          ") must be positive in spatial dimension ", i));
+    }
+    int64_t dk;  // (kernel - 1) * dilation + 1
+    if (!CheckedMul(g.kernel[i] - 1, g.dilations[i], &dk) || !CheckedAdd(dk, int64_t{1}, &dk)) {
+      return overflow(i);
+    }
     const int64_t s = g.strides[i];
     if (a.auto_pad == "SAME_UPPER" || a.auto_pad == "SAME_LOWER") {
-      g.out[i] = (in[i] + s - 1) / s;
-      int64_t total = std::max<int64_t>(0, (g.out[i] - 1) * s + dk - in[i]);
+      g.out[i] = in[i] / s + (in[i] % s != 0 ? 1 : 0);  // ceil(in / s) without in + s - 1.
+      int64_t total;
+      if (!CheckedMul(std::max<int64_t>(g.out[i] - 1, 0), s, &total) || !CheckedAdd(total, dk, &total)) {
+        return overflow(i);
+      }
+      total = std::max<int64_t>(0, total - in[i]);
       int64_t small = total / 2;
       g.pad_begin[i] = a.auto_pad == "SAME_UPPER" ? small : total - small;
       g.pad_end[i] = total - g.pad_begin[i];
@@ -84,14 +111,28 @@ absl::StatusOr<WindowGeometry> ComputeWindowGeometry(const std::vector<int64_t>&
     if (a.auto_pad == "NOTSET" && !a.pads.empty()) {
       g.pad_begin[i] = a.pads[i];
       g.pad_end[i] = a.pads[i + n];
+      if (g.pad_begin[i] < 0 || g.pad_end[i] < 0) {
+        return absl::InvalidArgumentError(absl::StrCat("pads must not be negative, got ",
+                                                       absl::StrJoin(a.pads, ",")));
+      }
     }
-    const int64_t span = in[i] + g.pad_begin[i] + g.pad_end[i] - dk;
+    int64_t padded;
+    if (!CheckedAdd(in[i], g.pad_begin[i], &padded) || !CheckedAdd(padded, g.pad_end[i], &padded)) {
+      return overflow(i);
+    }
+    const int64_t span = padded - dk;
     if (span < 0) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "the window (", dk, " after dilation) is larger than the padded input (",
-          in[i] + g.pad_begin[i] + g.pad_end[i], ") in spatial dimension ", i));
+          "the window (", dk, " after dilation) is larger than the padded input (", padded,
+          ") in spatial dimension ", i));
     }
-    g.out[i] = (ceil_mode ? (span + s - 1) / s : span / s) + 1;
+    g.out[i] = (ceil_mode ? span / s + (span % s != 0 ? 1 : 0) : span / s) + 1;
+  }
+  // The kernels index kernel and output positions as one flat int64.
+  if (ShapeElementsOrMinusOne(g.out) < 0 || ShapeElementsOrMinusOne(g.kernel) < 0) {
+    return absl::InvalidArgumentError(absl::StrCat("window output [", absl::StrJoin(g.out, ","),
+                                                   "] or kernel [", absl::StrJoin(g.kernel, ","),
+                                                   "] has more elements than fit in int64"));
   }
   return g;
 }

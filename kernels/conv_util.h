@@ -8,6 +8,7 @@
 #define SLUICE_KERNELS_CONV_UTIL_H_
 
 #include <algorithm>
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -52,6 +53,11 @@ void Col2Im(const double* columns, int64_t channels, const std::vector<int64_t>&
             const WindowGeometry& g, double* image);
 
 int64_t Product(const std::vector<int64_t>& v);
+
+// The product of `factors`, the element count of a scratch buffer (im2col columns) of up to
+// 8-byte elements; INVALID_ARGUMENT on overflow, RESOURCE_EXHAUSTED over kMaxTensorBytes,
+// naming `what`. Checked once per Compute, before the buffer is sized.
+absl::StatusOr<int64_t> ScratchElements(std::initializer_list<int64_t> factors, absl::string_view what);
 
 // The spatial dims of an N x C x spatial... shape (dims 2 and on).
 std::vector<int64_t> SpatialDims(const TensorShape& shape);

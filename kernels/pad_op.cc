@@ -1,6 +1,7 @@
 // ONNX Pad: constant, reflect and edge modes, negative pads crop, optional axes.
 #include <algorithm>
 
+#include "framework/checked_size.h"
 #include "kernels/array_kernel_util.h"
 #include "kernels/kernel_registry.h"
 
@@ -82,7 +83,12 @@ class PadOp : public OpKernel {
     }
     TensorShape out_shape;
     for (int d = 0; d < rank; ++d) {
-      const int64_t n = in.dim_size(d), o = n + before[d] + after[d];
+      const int64_t n = in.dim_size(d);
+      int64_t o;
+      if (!CheckedAdd(n, before[d], &o) || !CheckedAdd(o, after[d], &o)) {
+        return absl::InvalidArgumentError(absl::StrCat("Pad: pads ", before[d], " and ", after[d],
+                                                       " overflow dim ", d, " of ", in.shape().DebugString()));
+      }
       if (o < 0) {
         return absl::InvalidArgumentError(absl::StrCat("Pad: pads crop dim ", d, " of ",
                                                        in.shape().DebugString(), " below 0"));

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "framework/checked_size.h"
 #include "kernels/kernel_registry.h"
 
 namespace sluice {
@@ -82,9 +83,25 @@ class ResizeOp : public OpKernel {
       sizes.resize(rank);
       for (int d = 0; d < rank; ++d) {
         if (!(scales[d] > 0)) return absl::InvalidArgumentError("Resize scales must be positive");
-        sizes[d] = static_cast<int64_t>(std::floor(x.dim_size(d) * scales[d]));
+        const double size = std::floor(x.dim_size(d) * scales[d]);
+        // Checked before the cast: a double beyond int64 converts to anything.
+        if (!(size < 0x1p62)) {
+          return absl::InvalidArgumentError(absl::StrCat("Resize: scale ", scales[d], " makes dim ", d,
+                                                         " of ", x.shape().DebugString(), " too large"));
+        }
+        sizes[d] = static_cast<int64_t>(size);
       }
     }
+    for (int d = 0; d < rank; ++d) {
+      if (sizes[d] < 0) return absl::InvalidArgumentError(absl::StrCat("Resize: negative size ", sizes[d]));
+    }
+    // Allocated before the taps (one per output coordinate), so that sizes no machine holds
+    // fail here, as RESOURCE_EXHAUSTED, instead of as bad_alloc building the taps.
+    DimVector out_dims(sizes.begin(), sizes.end());
+    SL_ASSIGN_OR_RETURN(TensorShape out_shape, TensorShape::FromDims(out_dims), "Resize");
+    Tensor* y;
+    SL_RETURN_IF_ERROR(ctx->allocate_output(0, out_shape, &y));
+    if (y->NumElements() == 0) return absl::OkStatus();
     if (transform_ == "tf_crop_and_resize" && static_cast<int>(roi.size()) != 2 * rank) {
       return absl::InvalidArgumentError("tf_crop_and_resize needs roi with 2 * rank values");
     }
@@ -94,9 +111,6 @@ class ResizeOp : public OpKernel {
       taps[d].resize(sizes[d]);
       for (int64_t o = 0; o < sizes[d]; ++o) taps[d][o] = TapsFor(d, o, x.dim_size(d), sizes[d], scales[d], roi, rank);
     }
-    DimVector out_dims(sizes.begin(), sizes.end());
-    Tensor* y;
-    SL_RETURN_IF_ERROR(ctx->allocate_output(0, TensorShape(out_dims), &y));
     std::vector<int64_t> in_strides(rank, 1);
     for (int d = rank - 2; d >= 0; --d) in_strides[d] = in_strides[d + 1] * x.dim_size(d + 1);
     const T* xd = x.data<T>();

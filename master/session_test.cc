@@ -115,13 +115,15 @@ TEST(EmbeddedSessionTest, KernelErrorsNameTheNode) {
   ASSERT_TRUE(session->Create(Parse(R"(
     node { name: "n" op: "Placeholder" attr { key: "dtype" value { type: DT_INT32 } } }
     node { name: "d" op: "Placeholder" attr { key: "dtype" value { type: DT_INT32 } } }
-    node { name: "q" op: "Div" input: "n" input: "d" attr { key: "T" value { type: DT_INT32 } } }
+    node { name: "q" op: "Add" input: "n" input: "d" attr { key: "T" value { type: DT_INT32 } } }
   )")).ok());
   std::vector<Tensor> out;
-  absl::Status s = session->Run({{"n", Tensor::Scalar<int32_t>(4)}, {"d", Tensor::Scalar<int32_t>(0)}},
+  const std::vector<int32_t> two = {1, 2}, three = {1, 2, 3};
+  absl::Status s = session->Run({{"n", Tensor::FromVector<int32_t>(two, TensorShape({2}))},
+                                 {"d", Tensor::FromVector<int32_t>(three, TensorShape({3}))}},
                                 {"q"}, {}, &out);
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(s.message(), HasSubstr("node 'q' (op 'Div')"));
+  EXPECT_THAT(s.message(), HasSubstr("node 'q' (op 'Add')"));
 }
 
 TEST(EmbeddedSessionTest, InvalidGraphIsRejectedAtCreate) {

@@ -8,6 +8,7 @@
 #include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
 #include "framework/graph.h"
+#include "framework/status.h"
 #include "kernels/kernel_registry.h"
 #include "ops/op_registry.h"
 
@@ -89,7 +90,9 @@ class Executor::RunState {
     const int64_t start = args_.stats ? absl::GetCurrentTimeNanos() : 0;
     if (!item.is_async) {
       OpKernelContext ctx(params);
-      absl::Status s = item.kernel->Compute(&ctx);
+      // No exception escapes a kernel: one thrown by the library it calls (bad_alloc for a
+      // size from input data, dnnl::error) fails this node like any other error.
+      absl::Status s = CatchExceptions([&] { return item.kernel->Compute(&ctx); });
       Complete(id, s, &ctx, start, queue);
       return;
     }

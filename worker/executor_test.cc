@@ -100,15 +100,15 @@ TEST_F(ExecutorTest, StatsAreRecordedPerNode) {
   EXPECT_EQ(stats.node_stats_size(), 4);
 }
 
-// One branch fails (integer division by zero) while another waits on a _Recv that nobody
-// will ever send: the run must end with the division error, not hang.
+// One branch fails (Add of incompatible shapes) while another waits on a _Recv that nobody
+// will ever send: the run must end with that error, not hang.
 TEST_F(ExecutorTest, FirstErrorAbortsTheRunAndNamesTheNode) {
   auto exec = Build(R"(
     node { name: "x" op: "Const" attr { key: "dtype" value { type: DT_INT32 } }
-           attr { key: "value" value { tensor { dtype: DT_INT32 tensor_shape { } int_val: 4 } } } }
-    node { name: "zero" op: "Const" attr { key: "dtype" value { type: DT_INT32 } }
-           attr { key: "value" value { tensor { dtype: DT_INT32 tensor_shape { } int_val: 0 } } } }
-    node { name: "bad_div" op: "Div" input: "x" input: "zero" attr { key: "T" value { type: DT_INT32 } } }
+           attr { key: "value" value { tensor { dtype: DT_INT32 tensor_shape { dim { size: 2 } } int_val: 4 } } } }
+    node { name: "y" op: "Const" attr { key: "dtype" value { type: DT_INT32 } }
+           attr { key: "value" value { tensor { dtype: DT_INT32 tensor_shape { dim { size: 3 } } int_val: 0 } } } }
+    node { name: "bad_add" op: "Add" input: "x" input: "y" attr { key: "T" value { type: DT_INT32 } } }
     node { name: "wait" op: "_Recv"
            attr { key: "tensor_type" value { type: DT_FLOAT } }
            attr { key: "tensor_name" value { s: "never:0" } }
@@ -124,8 +124,8 @@ TEST_F(ExecutorTest, FirstErrorAbortsTheRunAndNamesTheNode) {
   args.runner = &pool_;
   absl::Status s = (*exec)->Run(args);
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(s.message(), HasSubstr("node 'bad_div' (op 'Div')"));
-  EXPECT_THAT(s.message(), HasSubstr("Integer division by zero"));
+  EXPECT_THAT(s.message(), HasSubstr("node 'bad_add' (op 'Add')"));
+  EXPECT_THAT(s.message(), HasSubstr("Incompatible shapes"));
 }
 
 TEST_F(ExecutorTest, ControlEdgesOrderExecution) {

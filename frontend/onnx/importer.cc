@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "framework/node_def_util.h"
 #include "framework/status.h"
+#include "frontend/onnx/attr_checks.h"
 #include "frontend/onnx/model_loader.h"
 #include "frontend/onnx/onnx_errors.h"
 #include "frontend/onnx/optimize.h"
@@ -374,7 +375,8 @@ absl::Status OnnxImporter::ConvertNode(const onnx::NodeProto& node,
 
   if (const OnnxConverterEntry* entry = OnnxConverterRegistry::Global()->Find(domain, node.op_type(), since)) {
     OnnxNodeContext ctx(this, node, since, UniqueNodeName(base));
-    absl::Status s = entry->fn(&ctx);
+    // A converter that throws (bad_alloc for a size taken from the model) fails this node.
+    absl::Status s = CatchExceptions([&] { return entry->fn(&ctx); });
     SL_RETURN_IF_ERROR(s, label, ", version ", since);
     for (int i = 0; i < node.output_size(); ++i) {
       if (node.output(i).empty()) continue;
@@ -511,6 +513,8 @@ absl::StatusOr<OnnxGraph> ImportOnnxModel(onnx::ModelProto model, const OnnxImpo
     return absl::UnimplementedError(absl::StrCat("the model needs ai.onnx opset ", onnx_opset->second,
                                                  "; Sluice supports opsets up to ", kMaxOpset));
   }
+  // Before the ONNX library: it divides by some attributes unchecked (a stride of 0 is SIGFPE).
+  SL_RETURN_IF_ERROR(CheckAttrsBeforeOnnx(model));
   if (options.check) {
     SL_RETURN_IF_ERROR(CallOnnx("the ONNX checker rejects the model",
                                 [&] { onnx::checker::check_model(model); }));

@@ -1,6 +1,9 @@
 #include "frontend/onnx/importer.h"
 
+#include <new>
+
 #include "framework/status_matchers.h"
+#include "frontend/onnx/converter.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "master/session.h"
@@ -95,6 +98,30 @@ TEST(OnnxImporterTest, IfBranchesBecomeLibraryFunctionsReadingOuterValues) {
   auto else_out = RunGraph(*g, {{g->inputs[0].tensor, Tensor::Scalar<bool>(false)}, {g->inputs[1].tensor, x}});
   EXPECT_FLOAT_EQ(else_out[0].flat<float>()[0], 6.0f);   // x * 2
   EXPECT_FLOAT_EQ(else_out[0].flat<float>()[1], -8.0f);
+}
+
+// A converter that throws, as one sizing a vector from model data may.
+absl::Status ThrowingConverter(OnnxNodeContext*) { throw std::bad_alloc(); }
+REGISTER_ONNX_CONVERTER("com.sluice.test", "Throw", 1, 1000, ThrowingConverter);
+
+TEST(OnnxImporterTest, AThrowingConverterFailsItsNode) {
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  m.add_opset_import()->set_version(17);
+  auto* test_domain = m.add_opset_import();
+  test_domain->set_domain("com.sluice.test");
+  test_domain->set_version(1);
+  auto* node = m.mutable_graph()->add_node();
+  node->set_name("thrower");
+  node->set_op_type("Throw");
+  node->set_domain("com.sluice.test");
+  node->add_output("y");
+  OnnxImportOptions options;
+  options.check = false;
+  options.infer_shapes = false;
+  absl::Status s = ImportOnnxModel(m, options).status();
+  EXPECT_EQ(s.code(), absl::StatusCode::kResourceExhausted) << s;
+  EXPECT_THAT(s.message(), HasSubstr("'thrower'")) << s;
 }
 
 }  // namespace

@@ -1,11 +1,18 @@
 #include "frontend/onnx/model_loader.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "framework/checked_size.h"
 #include "framework/status.h"
 #include "google/protobuf/io/coded_stream.h"
 #include "google/protobuf/io/zero_copy_stream_impl_lite.h"
@@ -44,18 +51,34 @@ absl::Status ReadExternal(const fs::path& base, onnx::TensorProto* t) {
     std::error_code ec;
     if (fs::is_symlink(fs::symlink_status(walk, ec))) return refuse("is a symbolic link");
   }
-  std::ifstream in(walk, std::ios::binary);
-  if (!in) return refuse("does not exist");
-  in.seekg(0, std::ios::end);
-  const int64_t size = in.tellg();
+  // Regular files only: O_NONBLOCK so that opening a FIFO returns at once (it would block
+  // until a writer came), then fstat on what was opened, so nothing changes in between.
+  const int fd = open(walk.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) {
+    return refuse(errno == ENOENT ? std::string("does not exist")
+                                  : absl::StrCat("cannot be opened: ", std::strerror(errno)));
+  }
+  struct FdCloser {
+    int fd;
+    ~FdCloser() { close(fd); }
+  } closer{fd};
+  struct stat st;
+  if (fstat(fd, &st) != 0) return refuse(absl::StrCat("cannot be read: ", std::strerror(errno)));
+  if (!S_ISREG(st.st_mode)) return refuse("is not a regular file");
+  const int64_t size = st.st_size;
   if (offset < 0 || offset > size) return refuse(absl::StrCat("has offset ", offset, " past its size ", size));
   if (length < 0) length = size - offset;
-  if (offset + length > size) {
+  int64_t end;
+  if (!CheckedAdd(offset, length, &end) || end > size) {
     return refuse(absl::StrCat("is ", size, " bytes, too short for offset ", offset, " + length ", length));
   }
-  std::string data(length, '\0');
-  in.seekg(offset);
-  in.read(data.data(), length);
+  std::string data(static_cast<size_t>(length), '\0');
+  for (int64_t done = 0; done < length;) {
+    const ssize_t got = pread(fd, data.data() + done, static_cast<size_t>(length - done), offset + done);
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) return refuse(absl::StrCat("could not be read at offset ", offset + done));
+    done += got;
+  }
   t->set_raw_data(std::move(data));
   t->clear_external_data();
   t->clear_data_location();  // As if the data had always been inline.

@@ -1,5 +1,6 @@
 #include "frontend/onnx/model_loader.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -26,7 +27,8 @@ class ModelLoaderTest : public ::testing::Test {
   void TearDown() override { fs::remove_all(dir_); }
 
   // A model whose one initializer "w" (4 floats) lives in external data at `location`.
-  std::string WriteModel(const std::string& location, int64_t offset = 0) {
+  std::string WriteModel(const std::string& location, int64_t offset = 0,
+                         const std::string& length = "16") {
     onnx::ModelProto m;
     m.set_ir_version(8);
     m.add_opset_import()->set_version(13);
@@ -45,7 +47,7 @@ class ModelLoaderTest : public ::testing::Test {
     off->set_value(std::to_string(offset));
     auto* len = w->add_external_data();
     len->set_key("length");
-    len->set_value("16");
+    len->set_value(length);
     fs::path path = dir_ / "models" / "model.onnx";
     std::ofstream out(path, std::ios::binary);
     m.SerializeToOstream(&out);
@@ -103,6 +105,26 @@ TEST_F(ModelLoaderTest, RefusesMissingOrShortData) {
   }
   s = LoadOnnxModel(WriteModel("short.bin")).status();
   EXPECT_THAT(s.message(), HasSubstr("too short"));
+}
+
+// Each of these aborted (an uncaught length_error from a negative or wrapped size) or, for
+// the FIFO, blocked forever in open.
+TEST_F(ModelLoaderTest, RefusesOverflowingRangesAndFilesThatAreNotRegular) {
+  WriteData(dir_ / "models" / "weights.bin");
+  auto s = LoadOnnxModel(WriteModel("weights.bin", 8, std::to_string(INT64_MAX))).status();
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.message(), HasSubstr("too short for offset 8"));
+  EXPECT_THAT(s.message(), HasSubstr("tensor 'w'"));
+
+  fs::create_directory(dir_ / "models" / "folder");
+  s = LoadOnnxModel(WriteModel("folder")).status();
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.message(), HasSubstr("not a regular file"));
+
+  ASSERT_EQ(mkfifo((dir_ / "models" / "fifo").c_str(), 0600), 0);
+  s = LoadOnnxModel(WriteModel("fifo")).status();
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.message(), HasSubstr("not a regular file"));
 }
 
 TEST_F(ModelLoaderTest, BuffersCannotUseExternalData) {

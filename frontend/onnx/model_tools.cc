@@ -17,6 +17,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "framework/status.h"
+#include "frontend/onnx/attr_checks.h"
 #include "frontend/onnx/onnx_errors.h"
 #include "frontend/onnx/onnx_tensor.h"
 #include "onnx/checker.h"
@@ -180,6 +181,7 @@ absl::Status WriteAll(std::ofstream& out, const std::string& data, const fs::pat
 }  // namespace
 
 absl::Status CheckOnnxModel(const onnx::ModelProto& model, bool full) {
+  SL_RETURN_IF_ERROR(CheckAttrsBeforeOnnx(model));
   SL_RETURN_IF_ERROR(CallOnnx("ONNX checker", [&] { onnx::checker::check_model(model); }));
   if (full) {
     onnx::ModelProto copy = model;
@@ -189,6 +191,7 @@ absl::Status CheckOnnxModel(const onnx::ModelProto& model, bool full) {
 }
 
 absl::Status InferOnnxShapes(onnx::ModelProto* model, bool strict) {
+  SL_RETURN_IF_ERROR(CheckAttrsBeforeOnnx(*model));
   onnx::ShapeInferenceOptions options(/*check_type_val=*/strict, /*strict_mode_val=*/strict ? 1 : 0);
   return CallOnnx("ONNX shape inference", [&] {
     onnx::shape_inference::InferShapes(*model, onnx::OpSchemaRegistry::Instance(), options);

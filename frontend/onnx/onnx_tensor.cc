@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
+#include "framework/checked_size.h"
 #include "framework/status.h"
 
 namespace sluice {
@@ -87,13 +88,16 @@ absl::StatusOr<Tensor> TensorFromOnnx(const onnx::TensorProto& p) {
   std::vector<int64_t> dims(p.dims().begin(), p.dims().end());
   auto shape = TensorShape::FromDims(dims);
   SL_RETURN_IF_ERROR(shape.status(), "tensor '", p.name(), "'");
-  SL_ASSIGN_OR_RETURN(Tensor t, Tensor::Allocate(*dt, *shape));
+  // The size is checked before anything is allocated: a few bytes of model must not claim a
+  // buffer of terabytes.
+  SL_ASSIGN_OR_RETURN(uint64_t bytes, TensorBytes(*dt, shape->num_elements(), absl::StrCat("tensor '", p.name(), "'")));
+  if (p.has_raw_data() && *dt != DT_STRING && p.raw_data().size() != bytes) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "tensor '", p.name(), "' of ", DataTypeString(*dt), " ", shape->DebugString(), " needs ",
+        bytes, " bytes of raw_data but has ", p.raw_data().size()));
+  }
+  SL_ASSIGN_OR_RETURN(Tensor t, Tensor::Allocate(*dt, *shape), "tensor '", p.name(), "'");
   if (p.has_raw_data() && *dt != DT_STRING) {
-    if (p.raw_data().size() != t.AllocatedBytes()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "tensor '", p.name(), "' of ", DataTypeString(*dt), " ", shape->DebugString(), " needs ",
-          t.AllocatedBytes(), " bytes of raw_data but has ", p.raw_data().size()));
-    }
     if (t.AllocatedBytes() > 0) std::memcpy(t.raw_data(), p.raw_data().data(), t.AllocatedBytes());
     return t;
   }

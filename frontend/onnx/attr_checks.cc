@@ -1,0 +1,94 @@
+#include "frontend/onnx/attr_checks.h"
+
+#include <cmath>
+#include <string>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "framework/status.h"
+
+namespace sluice {
+namespace {
+
+// Ops whose shape inference computes window geometry from these attributes.
+bool IsWindowOp(const std::string& op) {
+  static const auto* ops = new absl::flat_hash_set<std::string>{
+      "Conv",    "ConvTranspose", "ConvInteger", "QLinearConv", "MaxPool", "AveragePool",
+      "LpPool",  "MaxUnpool",     "DeformConv",  "Col2Im",      "MaxRoiPool"};
+  return ops->contains(op);
+}
+
+std::string NodeLabel(const onnx::NodeProto& node) {
+  const std::string& name = !node.name().empty() ? node.name() : node.output_size() > 0 ? node.output(0) : node.op_type();
+  return absl::StrCat("ONNX node '", name, "' (", node.op_type(), ")");
+}
+
+absl::Status CheckInts(const onnx::NodeProto& node, const onnx::AttributeProto& a, int64_t lo, int64_t hi) {
+  for (int64_t v : a.ints()) {
+    if (v < lo || v > hi) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          NodeLabel(node), ": attribute ", a.name(), " [", absl::StrJoin(a.ints(), ","),
+          "] must have values in [", lo, ", ", hi, "]"));
+    }
+  }
+  if (a.has_i() && (a.i() < lo || a.i() > hi)) {
+    return absl::InvalidArgumentError(absl::StrCat(NodeLabel(node), ": attribute ", a.name(), " ",
+                                                   a.i(), " must be in [", lo, ", ", hi, "]"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckNode(const onnx::NodeProto& node) {
+  const std::string& op = node.op_type();
+  for (const auto& a : node.attribute()) {
+    const std::string& name = a.name();
+    if (IsWindowOp(op)) {
+      if (name == "strides" || name == "dilations" || name == "kernel_shape") {
+        SL_RETURN_IF_ERROR(CheckInts(node, a, 1, kMaxWindowAttr));
+      } else if (name == "pads" || name == "output_padding") {
+        SL_RETURN_IF_ERROR(CheckInts(node, a, 0, kMaxWindowAttr));
+      } else if (name == "group") {
+        SL_RETURN_IF_ERROR(CheckInts(node, a, 1, kMaxWindowAttr));
+      }
+    } else if ((op == "SpaceToDepth" || op == "DepthToSpace") && name == "blocksize") {
+      SL_RETURN_IF_ERROR(CheckInts(node, a, 1, kMaxWindowAttr));
+    } else if (op == "Split" && name == "num_outputs") {
+      SL_RETURN_IF_ERROR(CheckInts(node, a, 1, kMaxWindowAttr));
+    } else if (op == "GroupNormalization" && name == "num_groups") {
+      SL_RETURN_IF_ERROR(CheckInts(node, a, 1, kMaxWindowAttr));
+    } else if (op == "Upsample" && name == "scales") {
+      // Upsample-7's scales multiply the input dims into output dims.
+      for (float s : a.floats()) {
+        if (!std::isfinite(s) || s <= 0 || s > kMaxWindowAttr) {
+          return absl::InvalidArgumentError(absl::StrCat(NodeLabel(node), ": scale ", s,
+                                                         " must be positive and at most ", kMaxWindowAttr));
+        }
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckGraph(const onnx::GraphProto& g) {
+  for (const auto& node : g.node()) {
+    SL_RETURN_IF_ERROR(CheckNode(node));
+    for (const auto& a : node.attribute()) {
+      if (a.has_g()) SL_RETURN_IF_ERROR(CheckGraph(a.g()));
+      for (const auto& sub : a.graphs()) SL_RETURN_IF_ERROR(CheckGraph(sub));
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status CheckAttrsBeforeOnnx(const onnx::ModelProto& model) {
+  SL_RETURN_IF_ERROR(CheckGraph(model.graph()));
+  for (const auto& f : model.functions()) {
+    for (const auto& node : f.node()) SL_RETURN_IF_ERROR(CheckNode(node), "function '", f.name(), "'");
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace sluice

@@ -1,0 +1,108 @@
+#include "frontend/onnx/attr_checks.h"
+
+#include <string>
+#include <vector>
+
+#include "framework/status_matchers.h"
+#include "frontend/onnx/importer.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace sluice {
+namespace {
+
+using ::testing::AllOf;
+using ::testing::HasSubstr;
+
+void AddInts(onnx::NodeProto* node, const std::string& name, const std::vector<int64_t>& values) {
+  auto* a = node->add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::INTS);
+  for (int64_t v : values) a->add_ints(v);
+}
+
+// x [1,1,4,4] -> `op` (node "bad") -> y; Conv-like ops get a 1x1 weight "w".
+onnx::ModelProto WindowModel(const std::string& op) {
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  m.add_opset_import()->set_version(17);
+  auto* g = m.mutable_graph();
+  g->set_name("g");
+  auto* x = g->add_input();
+  x->set_name("x");
+  auto* xt = x->mutable_type()->mutable_tensor_type();
+  xt->set_elem_type(onnx::TensorProto::FLOAT);
+  for (int d : {1, 1, 4, 4}) xt->mutable_shape()->add_dim()->set_dim_value(d);
+  auto* node = g->add_node();
+  node->set_name("bad");
+  node->set_op_type(op);
+  node->add_input("x");
+  if (op == "Conv" || op == "ConvTranspose") {
+    node->add_input("w");
+    auto* w = g->add_initializer();
+    w->set_name("w");
+    w->set_data_type(onnx::TensorProto::FLOAT);
+    for (int d : {1, 1, 1, 1}) w->add_dims(d);
+    w->add_float_data(1.0f);
+  } else {
+    AddInts(node, "kernel_shape", {1, 1});
+  }
+  node->add_output("y");
+  auto* y = g->add_output();
+  y->set_name("y");
+  auto* yt = y->mutable_type()->mutable_tensor_type();
+  yt->set_elem_type(onnx::TensorProto::FLOAT);
+  // Symbolic dims: the checker wants a shape; shape inference is what must not see the attrs.
+  for (const char* d : {"n", "c", "h", "w"}) yt->mutable_shape()->add_dim()->set_dim_param(d);
+  return m;
+}
+
+// Each of these killed the process with SIGFPE inside the ONNX library's shape inference
+// (strides of 0), or overflowed window arithmetic (pads near 2^62).
+TEST(AttrChecksTest, WindowAttrsAreCheckedBeforeTheOnnxLibrary) {
+  for (const std::string op : {"Conv", "ConvTranspose", "MaxPool", "AveragePool", "LpPool"}) {
+    onnx::ModelProto m = WindowModel(op);
+    AddInts(m.mutable_graph()->mutable_node(0), "strides", {0, 0});
+    absl::Status s = ImportOnnxModel(m).status();
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << op << ": " << s;
+    EXPECT_THAT(s.message(), AllOf(HasSubstr("'bad'"), HasSubstr(op), HasSubstr("strides"))) << s;
+  }
+  onnx::ModelProto m = WindowModel("Conv");
+  AddInts(m.mutable_graph()->mutable_node(0), "pads", {int64_t{1} << 62, 0, 0, 0});
+  absl::Status s = ImportOnnxModel(m).status();
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+  EXPECT_THAT(s.message(), AllOf(HasSubstr("'bad'"), HasSubstr("pads"))) << s;
+
+  m = WindowModel("MaxPool");
+  AddInts(m.mutable_graph()->mutable_node(0), "dilations", {1, -1});
+  EXPECT_EQ(CheckAttrsBeforeOnnx(m).code(), absl::StatusCode::kInvalidArgument);
+
+  m = WindowModel("MaxPool");
+  m.mutable_graph()->mutable_node(0)->mutable_attribute(0)->set_ints(0, 0);  // kernel_shape
+  EXPECT_EQ(CheckAttrsBeforeOnnx(m).code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST(AttrChecksTest, SubgraphsAndOtherDivisorsAreChecked) {
+  onnx::ModelProto inner = WindowModel("AveragePool");
+  AddInts(inner.mutable_graph()->mutable_node(0), "strides", {1, 0});
+  onnx::ModelProto m = WindowModel("MaxPool");
+  auto* branch = m.mutable_graph()->mutable_node(0)->add_attribute();
+  branch->set_name("then_branch");
+  branch->set_type(onnx::AttributeProto::GRAPH);
+  *branch->mutable_g() = inner.graph();
+  EXPECT_EQ(CheckAttrsBeforeOnnx(m).code(), absl::StatusCode::kInvalidArgument);
+
+  m = WindowModel("SpaceToDepth");
+  auto* block = m.mutable_graph()->mutable_node(0)->add_attribute();
+  block->set_name("blocksize");
+  block->set_type(onnx::AttributeProto::INT);
+  block->set_i(0);
+  absl::Status s = CheckAttrsBeforeOnnx(m);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.message(), HasSubstr("blocksize"));
+
+  EXPECT_OK(CheckAttrsBeforeOnnx(WindowModel("Conv")));
+}
+
+}  // namespace
+}  // namespace sluice
