@@ -257,12 +257,19 @@ absl::StatusOr<Tensor> Tensor::FromWireProto(const TensorProto& proto) {
   }
   int64_t count = dt == DT_VARIANT ? proto.variant_val_size() : 0;
   VisitDataType(dt, [&](auto tag) { count = ProtoField<typename decltype(tag)::type>::Count(proto); });
-  if (count != n) {
-    return absl::InvalidArgumentError(absl::StrCat("TensorProto of ", DataTypeString(dt), " ",
-                                                   shape.DebugString(), " carries ", count,
-                                                   " values for ", n, " elements"));
+  if (count == n) return FromProto(proto);
+  // TensorFlow's compact form: the last value fills the rest, up to a bound.
+  if (count >= 1 && count < n && dt != DT_VARIANT) {
+    SL_ASSIGN_OR_RETURN(uint64_t bytes, TensorBytes(dt, n, "a compact TensorProto"));
+    if (bytes <= kMaxCompactWireTensorBytes) return FromProto(proto);
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "TensorProto of ", DataTypeString(dt), " ", shape.DebugString(), " carries ", count,
+        " values for ", n, " elements; a compact tensor from the network may fill at most ",
+        kMaxCompactWireTensorBytes >> 20, " MiB (send tensor_content instead)"));
   }
-  return FromProto(proto);
+  return absl::InvalidArgumentError(absl::StrCat("TensorProto of ", DataTypeString(dt), " ",
+                                                 shape.DebugString(), " carries ", count,
+                                                 " values for ", n, " elements"));
 }
 
 void Tensor::AsProtoTensorContent(TensorProto* proto) const {

@@ -53,6 +53,9 @@ class TensorBuffer {
   Release release_;
 };
 
+// The largest tensor a compact TensorProto from the network may expand to (Tensor::FromWireProto).
+inline constexpr uint64_t kMaxCompactWireTensorBytes = uint64_t{256} << 20;
+
 class Tensor {
  public:
   Tensor() = default;  // Uninitialized: dtype DT_INVALID, no buffer.
@@ -81,9 +84,10 @@ class Tensor {
   // Parses a TensorProto: tensor_content, or a typed *_val field where fewer values than
   // elements repeat the last one. Errors name what is inconsistent.
   static absl::StatusOr<Tensor> FromProto(const TensorProto& proto);
-  // FromProto for tensors that came over the network: the proto must carry every element
-  // (tensor_content of the exact size, or one value per element), so that a message of a
-  // few bytes cannot claim a shape of terabytes.
+  // FromProto for tensors that came over the network: tensor_content of the exact size, one
+  // value per element, or TensorFlow's compact form (fewer values, the last one repeated:
+  // "one value fills the shape") for tensors of at most kMaxCompactWireTensorBytes, so that a
+  // message of a few bytes cannot claim a shape of terabytes.
   static absl::StatusOr<Tensor> FromWireProto(const TensorProto& proto);
   // Writes raw bytes into tensor_content (strings go to string_val).
   void AsProtoTensorContent(TensorProto* proto) const;

@@ -752,9 +752,39 @@ TEST_F(RawRpcTest, AFeedClaimingAHugeShapeIsRefusedBeforeAllocating) {
   t->mutable_tensor_shape()->add_dim()->set_size(int64_t{1} << 40);  // 4 TiB of floats ...
   t->add_float_val(1);                                               // ... in 5 bytes.
   absl::Status s = RunStep(request);
-  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+  EXPECT_EQ(s.code(), absl::StatusCode::kResourceExhausted) << s;
   EXPECT_THAT(std::string(s.message()), HasSubstr("feed 'x:0'"));
-  EXPECT_THAT(std::string(s.message()), HasSubstr("carries 1 values"));
+
+  // Below the 1 TiB any tensor may hold, a compact feed still may not fill more than
+  // kMaxCompactWireTensorBytes; one that carries every value is the way to send more.
+  t->mutable_tensor_shape()->mutable_dim(0)->set_size(int64_t{1} << 27);  // 512 MiB of floats.
+  s = RunStep(request);
+  EXPECT_EQ(s.code(), absl::StatusCode::kResourceExhausted) << s;
+  EXPECT_THAT(std::string(s.message()), HasSubstr("compact"));
+}
+
+// TensorFlow's clients send "one value fills the shape" tensors (make_tensor_proto of a
+// scalar with a shape): the last value repeats.
+TEST_F(RawRpcTest, TensorFlowsCompactFeedsAreAccepted) {
+  rpc::RunStepRequest request;
+  request.set_session_handle(CreateSession(kConstGraph));
+  request.add_fetch("y:0");
+  NamedTensorProto* feed = request.add_feed();
+  feed->set_name("x:0");
+  TensorProto* t = feed->mutable_tensor();
+  t->set_dtype(DT_FLOAT);
+  t->mutable_tensor_shape()->add_dim()->set_size(2);
+  t->mutable_tensor_shape()->add_dim()->set_size(3);
+  t->add_float_val(1);
+  t->add_float_val(4);  // [1, 4, 4, 4, 4, 4]
+  grpc::ClientContext context;
+  rpc::RunStepResponse response;
+  ASSERT_OK(master_->RunStep(&context, request, &response));
+  ASSERT_EQ(response.tensor_size(), 1);
+  SL_ASSERT_OK_AND_ASSIGN(Tensor y, Tensor::FromProto(response.tensor(0).tensor()));
+  ASSERT_EQ(y.shape(), TensorShape({2, 3}));
+  const std::vector<float> want = {-1, -4, -4, -4, -4, -4};
+  for (int i = 0; i < 6; ++i) EXPECT_EQ(y.flat<float>()[i], want[i]) << i;
 }
 
 class SmallRequestLimitTest : public GrpcClusterTest {

@@ -169,14 +169,22 @@ size_t Worker::NumSteps() {
 }
 
 void Worker::CleanupGraph(int64_t step_id) {
-  Step step;
-  absl::MutexLock lock(&mu_);
-  auto it = steps_.find(step_id);
-  if (it != steps_.end()) {
-    step = std::move(it->second);  // Destroyed after the lock is released.
-    steps_.erase(it);
+  Step step;  // Destroyed after the lock is released.
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = steps_.find(step_id);
+    if (it != steps_.end()) {
+      step = std::move(it->second);
+      steps_.erase(it);
+    }
+    RememberCleaned(step_id);
   }
-  RememberCleaned(step_id);
+  // Normally every part has finished by now. After a deadline the master cleans up without
+  // waiting, and a later AbortStep finds the step gone: whatever still runs stops here.
+  if (step.cancellation != nullptr) {
+    step.cancellation->StartCancel(absl::AbortedError(
+        absl::StrCat("step ", step_id, " was cleaned up on ", task_name_)));
+  }
 }
 
 void Worker::RecvTensorAsync(const RecvTensorRequest* request, RecvTensorResponse* response,
