@@ -3,6 +3,8 @@
 // graphs across tasks (their channels to each other present it).
 #include "rpc/grpc_security.h"
 
+#include <sys/stat.h>
+
 #include <cstdio>
 #include <fstream>
 
@@ -144,6 +146,12 @@ TEST(GrpcSecurityFilesTest, SecretFilesMustHoldEnoughBytes) {
 
   GrpcSecurity tls;
   EXPECT_EQ(LoadTls(good_file, "", good_file, &tls).code(), absl::StatusCode::kInvalidArgument);
+
+  // A FIFO (or a directory) named as the secret is refused at once instead of blocking start.
+  const std::string fifo = dir + "/secret_fifo";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  EXPECT_EQ(ReadSecretFile(fifo).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(ReadSecretFile(dir).status().code(), absl::StatusCode::kInvalidArgument);
 }
 
 }  // namespace
