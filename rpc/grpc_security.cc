@@ -103,7 +103,7 @@ void SetProcessGrpcSecurity(GrpcSecurity security) {
   p.set = true;
 }
 
-const GrpcSecurity& ProcessGrpcSecurity() {
+GrpcSecurity ProcessGrpcSecurity() {
   ProcessSecurity& p = Process();
   absl::MutexLock lock(&p.mu);
   if (!p.set) {

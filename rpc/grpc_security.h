@@ -49,7 +49,7 @@ absl::StatusOr<GrpcSecurity> GrpcSecurityFromEnvironment();
 // What this process's channels present. Until set, the environment's (an error reading it
 // shows as UNAUTHENTICATED on the first call, naming the variable).
 void SetProcessGrpcSecurity(GrpcSecurity security);
-const GrpcSecurity& ProcessGrpcSecurity();
+GrpcSecurity ProcessGrpcSecurity();  // A copy: a server may set it meanwhile.
 
 std::shared_ptr<grpc::ChannelCredentials> ChannelCredentials(const GrpcSecurity& security);
 // With TLS, clients must present a certificate signed by the CA.

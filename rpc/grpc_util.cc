@@ -112,7 +112,7 @@ std::shared_ptr<grpc::Channel> NewGrpcChannel(const std::string& address) {
   // A long step sends no data for a while; keep pinging all the same.
   args.SetInt(GRPC_ARG_HTTP2_MAX_PINGS_WITHOUT_DATA, 0);
   args.SetInt(GRPC_ARG_HTTP2_MIN_SENT_PING_INTERVAL_WITHOUT_DATA_MS, kKeepaliveIntervalMs);
-  const GrpcSecurity& security = ProcessGrpcSecurity();
+  const GrpcSecurity security = ProcessGrpcSecurity();
   std::vector<std::unique_ptr<grpc::experimental::ClientInterceptorFactoryInterface>> interceptors;
   if (!security.secret.empty()) {
     interceptors.push_back(std::make_unique<SecretInterceptorFactory>(security.secret));
