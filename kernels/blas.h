@@ -14,9 +14,11 @@
 
 #include "oneapi/dnnl/dnnl.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <type_traits>
 
+#include "framework/cancellation.h"
 #include "kernels/threading.h"
 
 namespace sluice {
@@ -48,6 +50,28 @@ void GemmRowMajor(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, T
       }
     }
   }
+}
+
+// Multiply-adds between two cancellation checks of a large product (a few tenths of a second).
+inline constexpr int64_t kGemmSliceMultiplyAdds = int64_t{1} << 32;
+
+// GemmRowMajor in slices of rows of C, checking `cancellation` (may be null) between slices,
+// so a deadline ends a product of minutes promptly. Returns false when it stopped early (C is
+// then partly computed; the caller fails with the step's status).
+template <typename T>
+bool CancellableGemmRowMajor(const CancellationManager* cancellation, bool trans_a, bool trans_b,
+                             int64_t m, int64_t n, int64_t k, T alpha, const T* a, int64_t lda,
+                             const T* b, int64_t ldb, T beta, T* c, int64_t ldc, int threads) {
+  // n * k is at most the element count of B, so it cannot overflow.
+  const int64_t rows = std::max<int64_t>(1, kGemmSliceMultiplyAdds / std::max<int64_t>(1, n * k));
+  for (int64_t i = 0; i < m;) {
+    if (i > 0 && cancellation != nullptr && cancellation->IsCancelled()) return false;
+    const int64_t count = std::min(rows, m - i);
+    GemmRowMajor<T>(trans_a, trans_b, count, n, k, alpha, trans_a ? a + i : a + i * lda, lda, b, ldb, beta,
+                    c + i * ldc, ldc, threads);
+    i += count;
+  }
+  return true;
 }
 
 }  // namespace sluice

@@ -52,8 +52,11 @@ class GemmOp : public OpKernel {
       for (int64_t i = 0; i < m * n; ++i) yd[i] = T(beta * yd[i]);
       return absl::OkStatus();
     }
-    GemmRowMajor<T>(trans_a_ != 0, trans_b_ != 0, m, n, k, T(alpha_), a.data<T>(), a.dim_size(1),
-                    b.data<T>(), b.dim_size(1), beta, yd, n, ctx->intra_op_threads());
+    if (!CancellableGemmRowMajor<T>(ctx->cancellation(), trans_a_ != 0, trans_b_ != 0, m, n, k, T(alpha_),
+                                    a.data<T>(), a.dim_size(1), b.data<T>(), b.dim_size(1), beta, yd, n,
+                                    ctx->intra_op_threads())) {
+      return ctx->CheckCancelled();
+    }
     return absl::OkStatus();
   }
 

@@ -1,7 +1,5 @@
 // MatMul: float through oneDNN and double through OpenBLAS (see GemmRowMajor); half and
 // bfloat16 widened to float for the product; integers with a cache-friendly loop (no BLAS for them).
-#include <cblas.h>
-
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -12,29 +10,35 @@
 namespace sluice {
 namespace {
 
+// C (m x n, dense) = op(A) * op(B). Returns false when the step was cancelled part-way.
 template <typename T>
-void Gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* a, const T* b, T* c, int threads) {
+bool Gemm(const OpKernelContext* ctx, bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* a,
+          const T* b, T* c) {
   const int64_t lda = ta ? m : k, ldb = tb ? k : n;
-  if constexpr (std::is_same_v<T, float>) {
-    GemmRowMajor<float>(ta, tb, m, n, k, 1.0f, a, lda, b, ldb, 0.0f, c, n, threads);
-  } else if constexpr (std::is_same_v<T, double>) {
-    cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, m,
-                n, k, 1.0, a, lda, b, ldb, 0.0, c, n);
+  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+    return CancellableGemmRowMajor<T>(ctx->cancellation(), ta, tb, m, n, k, T(1), a, lda, b, ldb, T(0), c, n,
+                                      ctx->intra_op_threads());
   } else if constexpr (std::is_same_v<T, half> || std::is_same_v<T, bfloat16>) {
     std::vector<float> fa(m * k), fb(k * n), fc(m * n);
     for (int64_t i = 0; i < m * k; ++i) fa[i] = static_cast<float>(a[i]);
     for (int64_t i = 0; i < k * n; ++i) fb[i] = static_cast<float>(b[i]);
-    Gemm<float>(ta, tb, m, n, k, fa.data(), fb.data(), fc.data(), threads);
+    if (!Gemm<float>(ctx, ta, tb, m, n, k, fa.data(), fb.data(), fc.data())) return false;
     for (int64_t i = 0; i < m * n; ++i) c[i] = T(fc[i]);
+    return true;
   } else {
     for (int64_t i = 0; i < m * n; ++i) c[i] = T(0);
-    for (int64_t i = 0; i < m; ++i) {
-      for (int64_t p = 0; p < k; ++p) {
-        const T av = ta ? a[p * lda + i] : a[i * lda + p];
-        T* crow = c + i * n;
-        for (int64_t j = 0; j < n; ++j) crow[j] += av * (tb ? b[j * ldb + p] : b[p * ldb + j]);
+    bool done = true;
+    ForEachCancellableSlice(ctx, m, n * k, [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i) {
+        for (int64_t p = 0; p < k; ++p) {
+          const T av = ta ? a[p * lda + i] : a[i * lda + p];
+          T* crow = c + i * n;
+          for (int64_t j = 0; j < n; ++j) crow[j] += av * (tb ? b[j * ldb + p] : b[p * ldb + j]);
+        }
       }
-    }
+      done = end == m;
+    });
+    return done;
   }
 }
 
@@ -71,8 +75,9 @@ class MatMulOp : public OpKernel {
       for (T& v : out->flat<T>()) v = T(0);
       return absl::OkStatus();
     }
-    Gemm<T>(transpose_a_, transpose_b_, m, n, k, a.data<T>(), b.data<T>(), out->data<T>(),
-            ctx->intra_op_threads());
+    if (!Gemm<T>(ctx, transpose_a_, transpose_b_, m, n, k, a.data<T>(), b.data<T>(), out->data<T>())) {
+      return ctx->CheckCancelled();
+    }
     return absl::OkStatus();
   }
 
@@ -127,13 +132,14 @@ class BatchMatMulOp : public OpKernel {
       for (int64_t i = 0; i < out->NumElements(); ++i) po[i] = T(0);
       return absl::OkStatus();
     }
+    bool done = true;
     ForEachBroadcastRun(plan, [&](int64_t o, int64_t ao, int64_t bo, int64_t len, int64_t as, int64_t bs) {
-      for (int64_t i = 0; i < len; ++i) {
-        Gemm<T>(adj_x_, adj_y_, m, n, k, pa + (ao + i * as) * a_mat, pb + (bo + i * bs) * b_mat,
-                po + (o + i) * o_mat, ctx->intra_op_threads());
+      for (int64_t i = 0; i < len && done; ++i) {
+        done = Gemm<T>(ctx, adj_x_, adj_y_, m, n, k, pa + (ao + i * as) * a_mat, pb + (bo + i * bs) * b_mat,
+                       po + (o + i) * o_mat);
       }
     });
-    return absl::OkStatus();
+    return done ? absl::OkStatus() : ctx->CheckCancelled();
   }
 
  private:

@@ -15,6 +15,7 @@
 #ifndef SLUICE_KERNELS_OP_KERNEL_H_
 #define SLUICE_KERNELS_OP_KERNEL_H_
 
+#include <algorithm>
 #include <functional>
 #include <memory>
 #include <string>
@@ -191,6 +192,25 @@ class OpKernelContext {
   Params params_;
   absl::InlinedVector<Tensor, 4> outputs_;
 };
+
+// Work done between two cancellation checks of a long kernel: tens of milliseconds of simple
+// element work, so a deadline ends even one huge node promptly.
+inline constexpr int64_t kCancellationSliceCost = int64_t{1} << 25;
+
+// Calls slice(begin, end) over [0, n) in consecutive slices of about kCancellationSliceCost
+// (each item costing `cost_per_item`), and stops early once the step is cancelled. The
+// executor then fails the node with the step's status, so a partial output is never used.
+template <typename Fn>
+void ForEachCancellableSlice(const OpKernelContext* ctx, int64_t n, int64_t cost_per_item, Fn&& slice) {
+  const int64_t per = std::max<int64_t>(1, kCancellationSliceCost / std::max<int64_t>(1, cost_per_item));
+  const CancellationManager* cm = ctx != nullptr ? ctx->cancellation() : nullptr;
+  for (int64_t begin = 0; begin < n;) {
+    if (begin > 0 && cm != nullptr && cm->IsCancelled()) return;
+    const int64_t end = per >= n - begin ? n : begin + per;
+    slice(begin, end);
+    begin = end;
+  }
+}
 
 }  // namespace sluice
 

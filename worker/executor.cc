@@ -93,6 +93,11 @@ class Executor::RunState {
       // No exception escapes a kernel: one thrown by the library it calls (bad_alloc for a
       // size from input data, dnnl::error) fails this node like any other error.
       absl::Status s = CatchExceptions([&] { return item.kernel->Compute(&ctx); });
+      // A long kernel stops between slices of work once the step is cancelled, leaving its
+      // outputs partial: the node fails with the step's status instead.
+      if (s.ok() && args_.cancellation != nullptr && args_.cancellation->IsCancelled()) {
+        s = args_.cancellation->status();
+      }
       Complete(id, s, &ctx, start, queue);
       return;
     }
