@@ -10,33 +10,18 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
 #include "absl/synchronization/mutex.h"
+#include "framework/file_util.h"
 #include "framework/status.h"
 
 namespace sluice {
 namespace {
 
 // Secrets, certificates and keys are a few KiB; anything larger is not one.
-constexpr off_t kMaxCredentialFileBytes = 1 << 20;
+constexpr uint64_t kMaxCredentialFileBytes = 1 << 20;
 
 
 absl::StatusOr<std::string> ReadFile(const std::string& path, absl::string_view what) {
-  // Regular files only, opened without blocking: a FIFO or a device named here would hang
-  // the server at start.
-  const int fd = open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-  if (fd < 0) return absl::NotFoundError(absl::StrCat(what, " '", path, "' cannot be read"));
-  struct stat st;
-  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size > kMaxCredentialFileBytes) {
-    close(fd);
-    return absl::InvalidArgumentError(absl::StrCat(
-        what, " '", path, "' is not a regular file of at most ", kMaxCredentialFileBytes, " bytes"));
-  }
-  std::string data(static_cast<size_t>(st.st_size), '\0');
-  const ssize_t n = data.empty() ? 0 : pread(fd, data.data(), data.size(), 0);
-  close(fd);
-  if (n != static_cast<ssize_t>(data.size())) {
-    return absl::DataLossError(absl::StrCat(what, " '", path, "' could not be read whole"));
-  }
-  return data;
+  return ReadRegularFile(path, what, kMaxCredentialFileBytes);
 }
 
 struct ProcessSecurity {

@@ -41,6 +41,8 @@ def external(name, location, offset, length):
 
 def cases(out):
     w = h.make_tensor("w", T.FLOAT, [1, 1, 1, 1], [1.0])
+    # A plain model whose input is named by a hostile --input (a FIFO).
+    yield "identity", model([h.make_node("Identity", ["x"], ["y"], name="id")], [x4()], [y()])
     yield "conv_stride0", model(
         [h.make_node("Conv", ["x", "w"], ["y"], name="conv_stride0", strides=[0, 0])], [x4()], [y()], [w])
     yield "maxpool_stride0", model(
@@ -67,8 +69,9 @@ def cases(out):
     with open(os.path.join(out, "data.bin"), "wb") as f:
         f.write(b"\0" * 32)
     os.makedirs(os.path.join(out, "folder"), exist_ok=True)
-    if not os.path.exists(os.path.join(out, "fifo")):
-        os.mkfifo(os.path.join(out, "fifo"))
+    for fifo in ("fifo", "fifo.pbtxt"):  # Also named as a model, a graph and an input.
+        if not os.path.exists(os.path.join(out, fifo)):
+            os.mkfifo(os.path.join(out, fifo))
     # Defined, not a crash: numpy's answers for INT64_MIN / -1 and % -1, and for / 0.
     ints = lambda name, v: h.make_tensor(name, T.INT64, [len(v)], v)
     yield "int_div_edges", model(

@@ -32,6 +32,9 @@ expect_error resize_scales_1e9 "INVALID_ARGUMENT\|RESOURCE_EXHAUSTED" "resize_sc
 expect_error external_overflow INVALID_ARGUMENT "tensor 'e'" "$dir/external_overflow.onnx"
 expect_error external_directory INVALID_ARGUMENT "not a regular file" "$dir/external_directory.onnx"
 expect_error external_fifo INVALID_ARGUMENT "not a regular file" "$dir/external_fifo.onnx"
+expect_error model_fifo INVALID_ARGUMENT "not a regular file" "$dir/fifo"
+expect_error input_fifo INVALID_ARGUMENT "not a regular file" "$dir/identity.onnx" --input "x=$dir/fifo"
+expect_error graph_fifo INVALID_ARGUMENT "not a regular file" "$dir/fifo.pbtxt"
 expect_error const_huge RESOURCE_EXHAUSTED "const_huge" "$dir/const_huge.pbtxt" --output const_huge
 
 # Integer division edges have numpy's answers: INT64_MIN / -1 wraps, x / 0 and x % -1 are 0.

@@ -1,10 +1,10 @@
 #include "tools/cli.h"
 
-#include <fstream>
-#include <sstream>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "framework/file_util.h"
+#include "framework/status.h"
 #include "google/protobuf/text_format.h"
 
 namespace sluice {
@@ -66,16 +66,13 @@ absl::StatusOr<std::vector<std::string>> Args::Positional(size_t max_positional)
 }
 
 absl::StatusOr<GraphDef> ReadGraphDef(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::NotFoundError(absl::StrCat("cannot open '", path, "'"));
-  std::stringstream buf;
-  buf << in.rdbuf();
+  SL_ASSIGN_OR_RETURN(std::string bytes, ReadRegularFile(path, "graph"));
   GraphDef def;
   if (absl::EndsWith(path, ".pbtxt") || absl::EndsWith(path, ".txt")) {
-    if (!google::protobuf::TextFormat::ParseFromString(buf.str(), &def)) {
+    if (!google::protobuf::TextFormat::ParseFromString(bytes, &def)) {
       return absl::InvalidArgumentError(absl::StrCat("'", path, "' is not a text-format GraphDef"));
     }
-  } else if (!def.ParseFromString(buf.str()) ||
+  } else if (!def.ParseFromString(bytes) ||
              !def.GetReflection()->GetUnknownFields(def).empty()) {
     // Fields a GraphDef does not have mean this is some other message (protobuf would
     // otherwise accept it as an empty graph).

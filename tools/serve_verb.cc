@@ -3,13 +3,12 @@
 #include <signal.h>
 
 #include <cstdio>
-#include <fstream>
-#include <sstream>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "framework/file_util.h"
 #include "framework/status.h"
 #include "rpc/grpc_security.h"
 #include "rpc/grpc_server.h"
@@ -124,12 +123,12 @@ absl::StatusOr<ClusterDef> AwaitClusterFile(const std::string& path, absl::Durat
   const absl::Time deadline = absl::Now() + wait;
   constexpr timespec kPoll = {0, 100 * 1000 * 1000};  // A person's or a script's pace.
   for (;;) {
-    std::ifstream in(path);
-    if (in) {
-      std::stringstream text;
-      text << in.rdbuf();
-      const std::string spec(absl::StripAsciiWhitespace(text.str()));
+    absl::StatusOr<std::string> text = ReadRegularFile(path, "--cluster-file");
+    if (text.ok()) {
+      const std::string spec(absl::StripAsciiWhitespace(*text));
       if (!spec.empty()) return ParseClusterSpec(spec);
+    } else if (!absl::IsNotFound(text.status())) {
+      return text.status();  // A FIFO or a folder never becomes a cluster spec.
     }
     if (absl::Now() >= deadline) {
       return absl::DeadlineExceededError(

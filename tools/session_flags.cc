@@ -1,12 +1,11 @@
 #include "tools/session_flags.h"
 
 #include <algorithm>
-#include <fstream>
-#include <sstream>
 
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "framework/file_util.h"
 #include "framework/status.h"
 #include "master/placement_policy.h"
 
@@ -41,11 +40,8 @@ absl::Status TakeSessionFlags(Args& args, SessionOptions* options) {
   }
   std::string map_file = args.Take("--device-map");
   if (!map_file.empty()) {
-    std::ifstream in(map_file);
-    if (!in) return absl::InvalidArgumentError(absl::StrCat("cannot read --device-map ", map_file));
-    std::stringstream text;
-    text << in.rdbuf();
-    auto rules = ParseDeviceMap(text.str());
+    SL_ASSIGN_OR_RETURN(std::string text, ReadRegularFile(map_file, "--device-map"));
+    auto rules = ParseDeviceMap(text);
     SL_RETURN_IF_ERROR(rules.status(), map_file);
     for (auto& r : *rules) *placement->add_device_map() = std::move(r);
   }

@@ -127,6 +127,33 @@ TEST_F(ModelLoaderTest, RefusesOverflowingRangesAndFilesThatAreNotRegular) {
   EXPECT_THAT(s.message(), HasSubstr("not a regular file"));
 }
 
+// A hard link looks like any file; before, one to a file outside the model's folder (a
+// private key, say) was read as weights.
+TEST_F(ModelLoaderTest, RefusesHardLinksToFilesOutsideTheFolder) {
+  WriteData(dir_ / "outside.bin");
+  fs::create_hard_link(dir_ / "outside.bin", dir_ / "models" / "hard.bin");
+  auto s = LoadOnnxModel(WriteModel("hard.bin")).status();
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.message(), HasSubstr("hard link to a file outside the model's folder"));
+  EXPECT_THAT(s.message(), HasSubstr("tensor 'w'"));
+
+  // Two names, both inside the folder: fine.
+  WriteData(dir_ / "models" / "weights.bin");
+  fs::create_directory(dir_ / "models" / "sub");
+  fs::create_hard_link(dir_ / "models" / "weights.bin", dir_ / "models" / "sub" / "same.bin");
+  EXPECT_OK(LoadOnnxModel(WriteModel("sub/same.bin")).status());
+}
+
+TEST_F(ModelLoaderTest, RefusesAModelPathThatIsNotAFile) {
+  // Before, opening a FIFO named as the model waited for a writer forever.
+  ASSERT_EQ(mkfifo((dir_ / "model_fifo.onnx").c_str(), 0600), 0);
+  auto s = LoadOnnxModel((dir_ / "model_fifo.onnx").string()).status();
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.message(), HasSubstr("is not a regular file"));
+  EXPECT_EQ(LoadOnnxModel((dir_ / "models").string()).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(LoadOnnxModel((dir_ / "none.onnx").string()).status().code(), absl::StatusCode::kNotFound);
+}
+
 TEST_F(ModelLoaderTest, BuffersCannotUseExternalData) {
   WriteData(dir_ / "models" / "weights.bin");
   std::ifstream in(WriteModel("weights.bin"), std::ios::binary);

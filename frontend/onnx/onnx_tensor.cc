@@ -2,10 +2,10 @@
 
 #include <cstring>
 #include <fstream>
-#include <sstream>
 
 #include "absl/strings/str_cat.h"
 #include "framework/checked_size.h"
+#include "framework/file_util.h"
 #include "framework/status.h"
 
 namespace sluice {
@@ -125,12 +125,9 @@ absl::Status TensorToOnnx(const Tensor& t, const std::string& name, onnx::Tensor
 }
 
 absl::StatusOr<Tensor> ReadOnnxTensorFile(const std::string& path, std::string* name) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::NotFoundError(absl::StrCat("cannot open tensor file '", path, "'"));
-  std::stringstream buf;
-  buf << in.rdbuf();
+  SL_ASSIGN_OR_RETURN(std::string bytes, ReadRegularFile(path, "tensor file"));
   onnx::TensorProto proto;
-  if (!proto.ParseFromString(buf.str())) {
+  if (!proto.ParseFromString(bytes)) {
     return absl::InvalidArgumentError(absl::StrCat("'", path, "' is not a serialized ONNX TensorProto"));
   }
   if (name != nullptr) *name = proto.name();
@@ -279,21 +276,18 @@ absl::Status OptionalToOnnx(const Tensor& t, const std::string& name, onnx::Opti
 
 absl::StatusOr<Tensor> ReadOnnxValueFile(const std::string& path, const onnx::TypeProto& type, std::string* name) {
   if (!type.has_sequence_type() && !type.has_optional_type()) return ReadOnnxTensorFile(path, name);
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::NotFoundError(absl::StrCat("cannot open value file '", path, "'"));
-  std::stringstream buf;
-  buf << in.rdbuf();
+  SL_ASSIGN_OR_RETURN(std::string bytes, ReadRegularFile(path, "value file"));
   absl::StatusOr<Tensor> t;
   if (type.has_sequence_type()) {
     onnx::SequenceProto proto;
-    if (!proto.ParseFromString(buf.str())) {
+    if (!proto.ParseFromString(bytes)) {
       return absl::InvalidArgumentError(absl::StrCat("'", path, "' is not a serialized ONNX SequenceProto"));
     }
     if (name != nullptr) *name = proto.name();
     t = SequenceFromOnnx(proto, &type);
   } else {
     onnx::OptionalProto proto;
-    if (!proto.ParseFromString(buf.str())) {
+    if (!proto.ParseFromString(bytes)) {
       return absl::InvalidArgumentError(absl::StrCat("'", path, "' is not a serialized ONNX OptionalProto"));
     }
     if (name != nullptr) *name = proto.name();
