@@ -210,4 +210,15 @@ void Graph::ToGraphDef(GraphDef* def) const {
   }
 }
 
+absl::Status CheckGraphSize(const GraphDef& graph, int64_t max_nodes) {
+  if (max_nodes <= 0) return absl::OkStatus();
+  int64_t nodes = graph.node_size();
+  for (const FunctionDef& f : graph.library().function()) nodes += f.node_def_size();
+  if (nodes > max_nodes) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "the graph has ", nodes, " nodes (function bodies included), over the limit of ", max_nodes));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace sluice

@@ -70,6 +70,15 @@ class Node {
   std::string assigned_device_;
 };
 
+// Nodes a session's graph may have unless a server says otherwise, function bodies included:
+// far beyond real models (a large transformer has tens of thousands), and a bound on what one
+// client can make a master or worker hold and process.
+inline constexpr int64_t kDefaultMaxGraphNodes = 1000000;
+
+// RESOURCE_EXHAUSTED when `graph` has more than `max_nodes` nodes, counting those of its
+// function library (`max_nodes` <= 0: no limit).
+absl::Status CheckGraphSize(const GraphDef& graph, int64_t max_nodes);
+
 class Graph {
  public:
   explicit Graph(const OpDefLookup* ops) : ops_(ops) {}

@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "framework/checked_size.h"
+#include "framework/memory_budget.h"
 #include "framework/status.h"
 #include "framework/tensor_sequence.h"
 
@@ -20,6 +21,18 @@ constexpr size_t kHugePageBytes = size_t{2} << 20;
 }  // namespace
 
 std::shared_ptr<TensorBuffer> TensorBuffer::Allocate(DataType dt, int64_t num_elements) {
+  std::shared_ptr<TensorBuffer> buf = AllocateUncharged(dt, num_elements);
+  // Charged even past the limit: this form cannot fail for the budget, so the executor checks
+  // the budget after the kernel that allocated (Tensor::Allocate fails at once instead).
+  const std::shared_ptr<MemoryBudget>& budget = MemoryBudget::Current();
+  if (buf != nullptr && budget != nullptr && buf->bytes_ > 0) {
+    budget->Charge(buf->bytes_);
+    buf->budget_ = budget;
+  }
+  return buf;
+}
+
+std::shared_ptr<TensorBuffer> TensorBuffer::AllocateUncharged(DataType dt, int64_t num_elements) {
   // Checked: a count times the element size that wraps would give a small buffer that
   // kernels then write past.
   absl::StatusOr<uint64_t> checked = TensorBytes(dt, num_elements);
@@ -62,6 +75,7 @@ std::shared_ptr<TensorBuffer> TensorBuffer::Wrap(void* data, size_t bytes, Relea
 }
 
 TensorBuffer::~TensorBuffer() {
+  if (budget_ != nullptr) budget_->Release(bytes_);
   if (release_) {
     release_(data_, bytes_);
     return;
@@ -84,11 +98,21 @@ absl::StatusOr<Tensor> Tensor::Allocate(DataType dt, const TensorShape& shape) {
                      DataTypeString(dt), " tensor");
   SL_RETURN_IF_ERROR(TensorBytes(dt, shape.num_elements(), absl::StrCat("shape ", shape.DebugString()))
                          .status());
-  Tensor t(dt, shape);
+  const std::shared_ptr<MemoryBudget>& budget = MemoryBudget::Current();
+  const uint64_t bytes = static_cast<uint64_t>(shape.num_elements()) * DataTypeSize(dt);  // Checked above.
+  if (budget != nullptr && bytes > 0 && !budget->TryCharge(bytes)) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "a ", DataTypeString(dt), " tensor of shape ", shape.DebugString(), " needs ", bytes,
+        " bytes, over the session's memory limit of ", budget->limit(), " bytes (", budget->used(),
+        " in use)"));
+  }
+  Tensor t(dt, shape, TensorBuffer::AllocateUncharged(dt, shape.num_elements()));
   if (t.buf_ == nullptr && t.num_elements_ > 0) {
+    if (budget != nullptr) budget->Release(bytes);
     return absl::ResourceExhaustedError(absl::StrCat(
         "out of memory allocating a ", DataTypeString(dt), " tensor of shape ", shape.DebugString()));
   }
+  if (budget != nullptr && t.buf_ != nullptr && bytes > 0) t.buf_->budget_ = budget;
   return t;
 }
 

@@ -15,6 +15,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
+#include "framework/memory_budget.h"
 #include "framework/tensor_shape.h"
 #include "framework/types.h"
 #include "proto/tensor.pb.h"
@@ -32,7 +33,8 @@ class TensorBuffer {
   // Aligned storage for `num_elements` of `dt`; DT_STRING and DT_VARIANT elements are
   // constructed empty.
   // Numeric contents are left uninitialized. Returns null when memory runs out or the size
-  // overflows or exceeds kMaxTensorBytes (checked_size.h).
+  // overflows or exceeds kMaxTensorBytes (checked_size.h). Charged to the current memory
+  // budget (memory_budget.h), if any, even past its limit.
   static std::shared_ptr<TensorBuffer> Allocate(DataType dt, int64_t num_elements);
   // Borrows caller memory; `release` runs when the last Tensor referring to it goes away.
   static std::shared_ptr<TensorBuffer> Wrap(void* data, size_t bytes, Release release);
@@ -45,12 +47,16 @@ class TensorBuffer {
   size_t size() const { return bytes_; }
 
  private:
+  friend class Tensor;
   TensorBuffer() = default;
+  static std::shared_ptr<TensorBuffer> AllocateUncharged(DataType dt, int64_t num_elements);
+
   void* data_ = nullptr;
   size_t bytes_ = 0;
   int64_t num_strings_ = 0;   // DT_STRING buffers destroy their elements,
   int64_t num_variants_ = 0;  // and so do DT_VARIANT ones.
   Release release_;
+  std::shared_ptr<MemoryBudget> budget_;  // What the bytes are charged to; null: nothing.
 };
 
 // The largest tensor a compact TensorProto from the network may expand to (Tensor::FromWireProto).
@@ -62,7 +68,8 @@ class Tensor {
   // Allocates; on allocation failure the tensor is left uninitialized (see Allocate).
   Tensor(DataType dt, const TensorShape& shape);
   // Allocates, or INVALID_ARGUMENT (negative dims, an element count that overflows) or
-  // RESOURCE_EXHAUSTED (over kMaxTensorBytes, or out of memory): for sizes from user input.
+  // RESOURCE_EXHAUSTED (over kMaxTensorBytes, over the current memory budget's limit, or out
+  // of memory): for sizes from user input.
   static absl::StatusOr<Tensor> Allocate(DataType dt, const TensorShape& shape);
   Tensor(DataType dt, const TensorShape& shape, std::shared_ptr<TensorBuffer> buffer);
 

@@ -12,10 +12,11 @@
 
 namespace sluice {
 
-ClientGraph::ClientGraph(std::string session_handle, std::vector<Part> parts,
+ClientGraph::ClientGraph(std::string session_handle, ConfigProto config, std::vector<Part> parts,
                          absl::flat_hash_map<std::string, Feed> feeds,
                          absl::flat_hash_map<std::string, Fetch> fetches)
     : session_handle_(std::move(session_handle)),
+      config_(std::move(config)),
       parts_(std::move(parts)),
       feeds_(std::move(feeds)),
       fetches_(std::move(fetches)) {}
@@ -36,6 +37,7 @@ absl::Status ClientGraph::EnsureRegistered() {
   auto register_part = [&](size_t i) {
     RegisterGraphRequest req;
     req.session_handle = session_handle_;
+    req.config = config_;
     req.graph_def = parts_[i].graph_def;
     RegisterGraphResponse resp;
     statuses[i] = parts_[i].worker->RegisterGraph(req, &resp);

@@ -58,7 +58,8 @@ class ClientGraph {
     CancellationManager* cancellation = nullptr;
   };
 
-  ClientGraph(std::string session_handle, std::vector<Part> parts,
+  // `config`: the session's, sent with each part (workers read its resource limits).
+  ClientGraph(std::string session_handle, ConfigProto config, std::vector<Part> parts,
               absl::flat_hash_map<std::string, Feed> feeds,
               absl::flat_hash_map<std::string, Fetch> fetches);
 
@@ -83,6 +84,7 @@ class ClientGraph {
 
  private:
   const std::string session_handle_;
+  const ConfigProto config_;
   const std::vector<Part> parts_;
   const absl::flat_hash_map<std::string, Feed> feeds_;
   const absl::flat_hash_map<std::string, Fetch> fetches_;

@@ -46,7 +46,13 @@ absl::StatusOr<std::string> Master::CreateSession(const GraphDef& graph, const C
   std::vector<DeviceAttributes> devices;
   SL_RETURN_IF_ERROR(ListDevices(&devices));
   const std::string handle = NewRandomHandle("session");
-  auto session = std::make_shared<MasterSession>(handle, workers_, std::move(devices), config);
+  // The session keeps the smaller node limit, and sends it to the workers with its graphs.
+  ConfigProto limited = config;
+  ResourceLimits* limits = limited.mutable_resource_limits();
+  if (limits->max_graph_nodes() <= 0 || limits->max_graph_nodes() > options_.max_graph_nodes) {
+    limits->set_max_graph_nodes(options_.max_graph_nodes);
+  }
+  auto session = std::make_shared<MasterSession>(handle, workers_, std::move(devices), limited);
   SL_RETURN_IF_ERROR(session->Create(graph));
   std::vector<std::shared_ptr<MasterSession>> idle;
   absl::Status full;

@@ -22,6 +22,7 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "framework/cancellation.h"
+#include "framework/graph.h"
 #include "framework/tensor.h"
 #include "master/worker_cache.h"
 #include "proto/config.pb.h"
@@ -60,6 +61,10 @@ struct MasterOptions {
   // A session that no call has used for this long is closed, its graphs deregistered, when
   // the next session is created. Infinite: sessions live until closed.
   absl::Duration session_idle_timeout = absl::InfiniteDuration();
+  // Nodes one session's graph may have, function bodies included; a session's ConfigProto
+  // (resource_limits.max_graph_nodes) may ask for fewer. Beyond it CreateSession and
+  // ExtendSession fail with RESOURCE_EXHAUSTED.
+  int64_t max_graph_nodes = kDefaultMaxGraphNodes;
   // The clock idle times are measured with (tests set their own).
   std::function<absl::Time()> now = [] { return absl::Now(); };
 };

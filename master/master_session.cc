@@ -165,6 +165,7 @@ MasterSession::MasterSession(std::string handle, const WorkerCache* workers,
 MasterSession::~MasterSession() { Close().IgnoreError(); }
 
 absl::Status MasterSession::Create(const GraphDef& graph) {
+  SL_RETURN_IF_ERROR(CheckGraphSize(graph, config_.resource_limits().max_graph_nodes()));
   SL_RETURN_IF_ERROR(Graph::FromGraphDef(graph, *OpRegistry::Global()).status());
   absl::MutexLock lock(&mu_);
   graph_def_ = graph;
@@ -178,6 +179,7 @@ absl::Status MasterSession::Extend(const GraphDef& graph) {
   for (const NodeDef& n : graph.node()) *merged.add_node() = n;
   for (const auto& f : graph.library().function()) *merged.mutable_library()->add_function() = f;
   if (graph.has_versions()) *merged.mutable_versions() = graph.versions();
+  SL_RETURN_IF_ERROR(CheckGraphSize(merged, config_.resource_limits().max_graph_nodes()));
   SL_RETURN_IF_ERROR(Graph::FromGraphDef(merged, *OpRegistry::Global()).status());
   graph_def_ = std::move(merged);
   return absl::OkStatus();
@@ -316,7 +318,7 @@ absl::StatusOr<std::shared_ptr<ClientGraph>> MasterSession::BuildClientGraph(
         Rendezvous::CreateKey(device, incarnation_of(device), kClientDevice, name, FrameAndIter{}),
         part_of(device)};
   }
-  return std::make_shared<ClientGraph>(handle_, std::move(parts), std::move(rw.feeds),
+  return std::make_shared<ClientGraph>(handle_, config_, std::move(parts), std::move(rw.feeds),
                                        std::move(fetches));
 }
 

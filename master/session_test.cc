@@ -349,5 +349,48 @@ TEST(EmbeddedSessionTest, ALoopWithANegativeTripCountRunsNoIteration) {
   EXPECT_EQ(out[0].scalar<float>(), -4.0f);
 }
 
+// y = -fill(shape): a tensor as large as the fed shape says.
+constexpr char kFill[] = R"(
+  node { name: "shape" op: "Placeholder" attr { key: "dtype" value { type: DT_INT64 } } }
+  node { name: "fill" op: "ConstantOfShape" input: "shape" attr { key: "dtype" value { type: DT_FLOAT } }
+         attr { key: "value" value { tensor { dtype: DT_FLOAT tensor_shape { dim { size: 1 } } float_val: 2 } } } }
+  node { name: "y" op: "Neg" input: "fill" attr { key: "T" value { type: DT_FLOAT } } }
+)";
+
+Tensor Shape2(int64_t rows, int64_t cols) { return Tensor::FromVector<int64_t>({rows, cols}, TensorShape({2})); }
+
+// Before, a session could allocate until the process ran out of memory.
+TEST(EmbeddedSessionTest, AMemoryLimitFailsTheNodeThatAllocatesPastIt) {
+  SessionOptions options;
+  options.config.mutable_resource_limits()->set_memory_limit_bytes(1 << 20);
+  auto session = NewSession(options);
+  ASSERT_OK(session);
+  ASSERT_OK((*session)->Create(Parse(kFill)));
+  std::vector<Tensor> out;
+  ASSERT_OK((*session)->Run({{"shape", Shape2(128, 128)}}, {"y"}, {}, &out));  // 64 KiB twice.
+  EXPECT_EQ(out[0].flat<float>()[0], -2.0f);
+  absl::Status s = (*session)->Run({{"shape", Shape2(1024, 1024)}}, {"y"}, {}, &out);  // 4 MiB.
+  EXPECT_EQ(s.code(), absl::StatusCode::kResourceExhausted) << s;
+  EXPECT_THAT(std::string(s.message()), HasSubstr("node 'fill'"));
+  EXPECT_THAT(std::string(s.message()), HasSubstr("memory limit of 1048576 bytes"));
+  // What the failed step held was given back: the session goes on.
+  ASSERT_OK((*session)->Run({{"shape", Shape2(256, 256)}}, {"y"}, {}, &out));
+  EXPECT_EQ(out[0].NumElements(), 256 * 256);
+}
+
+TEST(EmbeddedSessionTest, AGraphOverTheNodeLimitIsRefused) {
+  SessionOptions options;
+  options.config.mutable_resource_limits()->set_max_graph_nodes(4);
+  auto session = NewSession(options);
+  ASSERT_OK(session);
+  absl::Status s = (*session)->Create(Parse(kMlp));  // 6 nodes.
+  EXPECT_EQ(s.code(), absl::StatusCode::kResourceExhausted) << s;
+  EXPECT_THAT(std::string(s.message()), HasSubstr("6 nodes"));
+  ASSERT_OK((*session)->Create(Parse(kFill)));  // 3 nodes.
+  s = (*session)->Extend(Parse(R"(node { name: "z1" op: "Neg" input: "y" attr { key: "T" value { type: DT_FLOAT } } }
+                                 node { name: "z2" op: "Neg" input: "z1" attr { key: "T" value { type: DT_FLOAT } } })"));
+  EXPECT_EQ(s.code(), absl::StatusCode::kResourceExhausted) << s;
+}
+
 }  // namespace
 }  // namespace sluice

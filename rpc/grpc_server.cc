@@ -66,6 +66,8 @@ absl::StatusOr<std::unique_ptr<GrpcServer>> GrpcServer::Create(const ServerDef& 
   w.num_cpu_devices = options.num_cpu_devices;
   w.inter_op_threads = options.inter_op_threads;
   w.intra_op_threads = options.intra_op_threads;
+  w.session_memory_limit_bytes = options.session_memory_limit_bytes;
+  w.max_graph_nodes = options.master.max_graph_nodes;
   w.rendezvous_factory = [self, task_name](int64_t step_id) {
     return std::make_shared<RemoteRendezvous>(
         task_name, step_id, [self](const std::string& task) { return self->cache_->GetWorker(task); });

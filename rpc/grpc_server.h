@@ -52,8 +52,12 @@ struct GrpcServerOptions {
   // for anything, this process's channels to other tasks present the same. Default: nothing
   // (`sluice serve` refuses that unless told --insecure).
   GrpcSecurity security;
-  // Bounds on the sessions clients can open (master/master.h).
+  // Bounds on the sessions clients can open (master/master.h); master.max_graph_nodes also
+  // bounds the graphs registered on this task's worker.
   MasterOptions master;
+  // Bytes of tensors one session may hold at once on this task (0: only the session's own
+  // ConfigProto limit, if any).
+  int64_t session_memory_limit_bytes = 0;
 };
 
 class PendingWorkerCache;

@@ -71,6 +71,7 @@ absl::Status GrpcWorker::RegisterGraph(const RegisterGraphRequest& request,
   rpc::RegisterGraphRequest req;
   req.set_session_handle(request.session_handle);
   *req.mutable_graph_def() = request.graph_def;
+  *req.mutable_config_proto() = request.config;
   rpc::RegisterGraphResponse resp;
   SL_RETURN_IF_ERROR(Annotate(stub_->RegisterGraph(&context, req, &resp), "RegisterGraph"));
   response->graph_handle = resp.graph_handle();

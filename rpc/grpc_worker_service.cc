@@ -84,6 +84,7 @@ grpc::Status GrpcWorkerService::RegisterGraph(grpc::ServerContext* context,
   RegisterGraphRequest req;
   req.session_handle = request->session_handle();
   req.graph_def = request->graph_def();
+  req.config = request->config_proto();
   RegisterGraphResponse resp;
   absl::Status s = worker_->RegisterGraph(req, &resp);
   response->set_graph_handle(resp.graph_handle);

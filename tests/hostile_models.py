@@ -43,6 +43,11 @@ def cases(out):
     w = h.make_tensor("w", T.FLOAT, [1, 1, 1, 1], [1.0])
     # A plain model whose input is named by a hostile --input (a FIFO).
     yield "identity", model([h.make_node("Identity", ["x"], ["y"], name="id")], [x4()], [y()])
+    # 4 MiB of floats: over a --memory-limit of 1M.
+    yield "fill_4m", model(
+        [h.make_node("ConstantOfShape", ["s"], ["y"], name="fill_4m",
+                     value=h.make_tensor("v", T.FLOAT, [1], [1.0]))],
+        [], [y(rank=2)], [h.make_tensor("s", T.INT64, [2], [1024, 1024])])
     yield "conv_stride0", model(
         [h.make_node("Conv", ["x", "w"], ["y"], name="conv_stride0", strides=[0, 0])], [x4()], [y()], [w])
     yield "maxpool_stride0", model(

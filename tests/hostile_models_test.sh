@@ -53,5 +53,13 @@ else
   echo "$out" > "$dir/min.json"
   check int_min_div json_is "$dir/min.json" "d['outputs'][0]['values'] == [-2**63]"
 fi
+# A session's memory limit, set by the client or by the server: the node that allocates past
+# it fails, naming itself; within it the same model runs.
+expect_error memory_limit RESOURCE_EXHAUSTED "'fill_4m'" "$dir/fill_4m.onnx" --memory-limit 1M
+check "within the memory limit" timeout 60 "$sluice" run "$dir/fill_4m.onnx" --memory-limit 64M
+start_cluster "$dir/cluster" "worker=1" --session-memory-limit 1M || { echo "FAIL: cluster did not start"; exit 1; }
+expect_error server_memory_limit RESOURCE_EXHAUSTED "'fill_4m'" "$dir/fill_4m.onnx" \
+  --target "grpc://${task_address[worker:0]}"
+
 [ "$fail" -eq 0 ] && echo PASS
 exit "$fail"

@@ -1,8 +1,9 @@
 #include "tools/cli.h"
 
-
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
 #include "framework/file_util.h"
 #include "framework/status.h"
 #include "google/protobuf/text_format.h"
@@ -82,6 +83,28 @@ absl::StatusOr<GraphDef> ReadGraphDef(const std::string& path) {
     return absl::InvalidArgumentError(absl::StrCat("GraphDef '", path, "' has no nodes"));
   }
   return def;
+}
+
+absl::StatusOr<int64_t> ParseByteSize(const std::string& text, const std::string& flag) {
+  absl::string_view digits = text;
+  absl::ConsumeSuffix(&digits, "iB") || absl::ConsumeSuffix(&digits, "B");
+  int shift = 0;
+  if (!digits.empty()) {
+    switch (digits.back()) {
+      case 'K': case 'k': shift = 10; break;
+      case 'M': case 'm': shift = 20; break;
+      case 'G': case 'g': shift = 30; break;
+      case 'T': case 't': shift = 40; break;
+      default: break;
+    }
+    if (shift > 0) digits.remove_suffix(1);
+  }
+  int64_t value = 0;
+  if (!absl::SimpleAtoi(digits, &value) || value <= 0 || value > (INT64_MAX >> shift)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(flag, " '", text, "': expected a size in bytes such as 1048576, 512M or 2G"));
+  }
+  return value << shift;
 }
 
 }  // namespace sluice

@@ -33,6 +33,10 @@ class Args {
 // Binary GraphDef, or text format for .pbtxt/.txt files.
 absl::StatusOr<GraphDef> ReadGraphDef(const std::string& path);
 
+// "1048576", "512K", "64M", "2G", "1T" (also "2GiB", "2GB": powers of 1024) as bytes, > 0;
+// INVALID_ARGUMENT naming `flag` otherwise.
+absl::StatusOr<int64_t> ParseByteSize(const std::string& text, const std::string& flag);
+
 }  // namespace sluice
 
 #endif  // SLUICE_TOOLS_CLI_H_

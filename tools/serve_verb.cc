@@ -70,6 +70,11 @@ options:
   --max-sessions N sessions open at once (default 1000); more: RESOURCE_EXHAUSTED
   --session-idle-timeout SECONDS
                    close sessions no call has used for this long (default 3600; 0: never)
+  --session-memory-limit SIZE
+                   bytes of tensors one session may hold at once on this task, e.g. 4G
+                   (default: no limit beyond the session's own --memory-limit)
+  --max-graph-nodes N
+                   nodes one session's graph may have (default 1000000)
   --json           print the three lines as JSON objects, one per line:
                      {"event": "listening", "task": ..., "address": "HOST:PORT"}
                      {"event": "ready", "task": ..., "address": ..., "devices": N, "cluster": SPEC}
@@ -162,6 +167,9 @@ int ServeVerb(Args& args) {
   const bool insecure = args.Has("--insecure");
   const std::string max_sessions_s = args.Take("--max-sessions", "1000");
   const std::string idle_s = args.Take("--session-idle-timeout", "3600");
+  const std::string memory_limit_s = args.Take("--session-memory-limit");
+  const std::string max_nodes_s = args.Take("--max-graph-nodes", std::to_string(kDefaultMaxGraphNodes));
+  int64_t session_memory_limit = 0, max_graph_nodes = 0;
   Announcer announce;
   announce.json = args.Has("--json");
   int task = -1, devices = 0, threads = -1, port = -1, wait_seconds = 0;
@@ -188,6 +196,14 @@ int ServeVerb(Args& args) {
   }
   else if (!absl::SimpleAtoi(idle_s, &idle_seconds) || idle_seconds < 0) {
     usage_error = "bad --session-idle-timeout '" + idle_s + "' (seconds; 0: never)";
+  }
+  else if (!absl::SimpleAtoi(max_nodes_s, &max_graph_nodes) || max_graph_nodes < 1) {
+    usage_error = "bad --max-graph-nodes '" + max_nodes_s + "'";
+  }
+  if (usage_error.empty() && !memory_limit_s.empty()) {
+    absl::StatusOr<int64_t> bytes = ParseByteSize(memory_limit_s, "--session-memory-limit");
+    if (bytes.ok()) session_memory_limit = *bytes;
+    else usage_error = std::string(bytes.status().message());
   }
   if (!usage_error.empty()) {
     std::fprintf(stderr, "sluice serve: %s\n%s", usage_error.c_str(), kHelp);
@@ -253,6 +269,8 @@ int ServeVerb(Args& args) {
   options.complete_cluster_later = !cluster_file.empty();
   options.security = *security;
   options.master.max_sessions = max_sessions;
+  options.master.max_graph_nodes = max_graph_nodes;
+  options.session_memory_limit_bytes = session_memory_limit;
   options.master.session_idle_timeout =
       idle_seconds == 0 ? absl::InfiniteDuration() : absl::Seconds(idle_seconds);
   auto server = GrpcServer::Create(def, options);

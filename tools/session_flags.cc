@@ -29,6 +29,11 @@ absl::Status TakeSessionFlags(Args& args, SessionOptions* options) {
     options->config.set_operation_timeout_in_ms(
         std::max<int64_t>(1, static_cast<int64_t>(seconds * 1000)));
   }
+  std::string memory_limit = args.Take("--memory-limit");
+  if (!memory_limit.empty()) {
+    SL_ASSIGN_OR_RETURN(int64_t bytes, ParseByteSize(memory_limit, "--memory-limit"));
+    options->config.mutable_resource_limits()->set_memory_limit_bytes(bytes);
+  }
   PlacementOptions* placement = options->config.mutable_placement();
   std::string policy = args.Take("--placement");
   if (!policy.empty()) {

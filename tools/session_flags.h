@@ -21,10 +21,13 @@ inline constexpr char kSessionFlagsHelp[] =
                               DEVICE (full or partial, e.g. /job:worker/task:1); before --placement
   --timeout SECONDS           each step that runs longer is cancelled on every task and fails
                               with DEADLINE_EXCEEDED (default: none)
+  --memory-limit SIZE         bytes of tensors the session may hold at once on each task, e.g.
+                              512M or 2G; a node that needs more fails with RESOURCE_EXHAUSTED
 )";
 
-// Sets options->target, options->config.placement and (--timeout) the config's
-// operation_timeout_in_ms; INVALID_ARGUMENT for a bad value or an unreadable device map.
+// Sets options->target, options->config.placement, (--timeout) the config's
+// operation_timeout_in_ms and (--memory-limit) its resource_limits; INVALID_ARGUMENT for a
+// bad value or an unreadable device map.
 absl::Status TakeSessionFlags(Args& args, SessionOptions* options);
 
 }  // namespace sluice

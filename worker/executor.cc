@@ -88,6 +88,7 @@ class Executor::RunState {
     params.call_frame = args_.call_frame;
     params.cancellation = args_.cancellation;
     const int64_t start = args_.stats ? absl::GetCurrentTimeNanos() : 0;
+    MemoryBudget::Scope budget_scope(args_.memory_budget);
     if (!item.is_async) {
       OpKernelContext ctx(params);
       // No exception escapes a kernel: one thrown by the library it calls (bad_alloc for a
@@ -97,6 +98,13 @@ class Executor::RunState {
       // outputs partial: the node fails with the step's status instead.
       if (s.ok() && args_.cancellation != nullptr && args_.cancellation->IsCancelled()) {
         s = args_.cancellation->status();
+      }
+      // Allocations that cannot fail where they happen are charged past the limit; the node
+      // that made them fails here instead.
+      const std::shared_ptr<MemoryBudget>& budget = MemoryBudget::Current();
+      if (s.ok() && budget != nullptr && budget->Exceeded()) {
+        s = absl::ResourceExhaustedError(absl::StrCat("the session's memory limit of ", budget->limit(),
+                                                      " bytes is exceeded (", budget->used(), " in use)"));
       }
       Complete(id, s, &ctx, start, queue);
       return;

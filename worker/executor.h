@@ -19,6 +19,7 @@
 #include "absl/status/statusor.h"
 #include "framework/cancellation.h"
 #include "framework/device.h"
+#include "framework/memory_budget.h"
 #include "framework/rendezvous.h"
 #include "framework/thread_pool.h"
 #include "kernels/op_kernel.h"
@@ -38,6 +39,10 @@ class Executor {
     // The step's; once cancelled no further node starts and the run returns its status,
     // naming the first node that did not run. Not owned; null: not cancellable.
     const CancellationManager* cancellation = nullptr;
+    // The session's: kernels allocate against it, and a node whose allocations take it past
+    // its limit fails with RESOURCE_EXHAUSTED. Null: no limit (a function body run inside a
+    // kernel keeps its caller's).
+    std::shared_ptr<MemoryBudget> memory_budget;
   };
   using DoneCallback = std::function<void(const absl::Status&)>;
 

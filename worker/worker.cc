@@ -3,6 +3,7 @@
 #include <atomic>
 #include <map>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/random/random.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
@@ -12,7 +13,21 @@
 
 namespace sluice {
 
-Worker::Worker(const WorkerOptions& options) : rendezvous_factory_(options.rendezvous_factory) {
+namespace {
+
+// The tighter of two limits where <= 0 means none.
+int64_t Smaller(int64_t a, int64_t b) {
+  if (a <= 0) return b;
+  if (b <= 0) return a;
+  return std::min(a, b);
+}
+
+}  // namespace
+
+Worker::Worker(const WorkerOptions& options)
+    : session_memory_limit_bytes_(options.session_memory_limit_bytes),
+      max_graph_nodes_(options.max_graph_nodes),
+      rendezvous_factory_(options.rendezvous_factory) {
   task_name_ = absl::StrCat("/job:", options.job, "/replica:0/task:", options.task);
   int inter = options.inter_op_threads > 0 ? options.inter_op_threads : ThreadPool::DefaultThreads();
   int intra = options.intra_op_threads > 0 ? options.intra_op_threads : ThreadPool::DefaultThreads();
@@ -56,6 +71,9 @@ Device* Worker::FindDevice(absl::string_view name) const {
 
 absl::Status Worker::RegisterGraph(const RegisterGraphRequest& request,
                                    RegisterGraphResponse* response) {
+  const ResourceLimits& limits = request.config.resource_limits();
+  SL_RETURN_IF_ERROR(CheckGraphSize(request.graph_def, Smaller(max_graph_nodes_, limits.max_graph_nodes())),
+                     "registering on ", task_name_);
   // Split by device: the master already cut every cross-device edge.
   std::map<std::string, GraphDef> by_device;
   for (const NodeDef& node : request.graph_def.node()) {
@@ -74,9 +92,24 @@ absl::Status Worker::RegisterGraph(const RegisterGraphRequest& request,
     item->executors.push_back(std::move(exec));
   }
   absl::MutexLock lock(&mu_);
+  item->memory_budget = SessionBudget(
+      request.session_handle, Smaller(session_memory_limit_bytes_, limits.memory_limit_bytes()));
   response->graph_handle = NewRandomHandle("graph");
   graphs_[response->graph_handle] = std::move(item);
   return absl::OkStatus();
+}
+
+std::shared_ptr<MemoryBudget> Worker::SessionBudget(const std::string& session_handle, int64_t limit) {
+  if (limit <= 0) return nullptr;
+  // Forget the budgets of sessions whose graphs are all gone (their last tensors may still
+  // hold the budget object; that is fine).
+  absl::erase_if(session_budgets_, [](const auto& kv) { return kv.second.expired(); });
+  std::shared_ptr<MemoryBudget> budget = session_budgets_[session_handle].lock();
+  if (budget == nullptr || budget->limit() != static_cast<uint64_t>(limit)) {
+    budget = std::make_shared<MemoryBudget>(static_cast<uint64_t>(limit));
+    session_budgets_[session_handle] = budget;
+  }
+  return budget;
 }
 
 absl::Status Worker::DeregisterGraph(const std::string& graph_handle) {
@@ -328,6 +361,7 @@ void Worker::RunGraphAsync(const RunGraphRequest* request, RunGraphResponse* res
     args.rendezvous = rendezvous.get();
     args.runner = inter_op_pool_.get();
     args.cancellation = step.cancellation.get();
+    args.memory_budget = item->memory_budget;
     args.stats = request->collect_stats ? &state->stats[i] : nullptr;
     item->executors[i]->RunAsync(args, [state, finish](const absl::Status& s) {
       if (!s.ok()) {

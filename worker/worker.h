@@ -19,6 +19,8 @@
 #include "absl/time/time.h"
 #include "framework/cancellation.h"
 #include "framework/device.h"
+#include "framework/graph.h"
+#include "framework/memory_budget.h"
 #include "framework/thread_pool.h"
 #include "worker/executor.h"
 #include "worker/local_rendezvous.h"
@@ -38,6 +40,11 @@ struct WorkerOptions {
   // Makes each step's rendezvous; null: a LocalRendezvous. The distributed runtime passes
   // one that fetches values sent on other tasks (worker/remote_rendezvous.h).
   std::function<std::shared_ptr<LocalRendezvous>(int64_t step_id)> rendezvous_factory;
+  // Bytes of tensors one session's kernels may hold at once on this worker (0: no limit but
+  // the session's own, ConfigProto.resource_limits); the smaller limit wins.
+  int64_t session_memory_limit_bytes = 0;
+  // Nodes a registered graph may have (with a session's own limit, the smaller wins).
+  int64_t max_graph_nodes = kDefaultMaxGraphNodes;
 };
 
 class Worker : public WorkerInterface {
@@ -78,6 +85,7 @@ class Worker : public WorkerInterface {
  private:
   struct GraphItem {
     std::vector<std::unique_ptr<Executor>> executors;  // One per device.
+    std::shared_ptr<MemoryBudget> memory_budget;       // The session's; null: unlimited.
   };
   // What one step holds on this worker; both are shared with whoever uses them meanwhile.
   struct Step {
@@ -92,9 +100,14 @@ class Worker : public WorkerInterface {
   // dropped once there are too many or they are too old: their waiters fail with ABORTED.
   void TakeStaleUnstartedSteps(std::vector<Step>* stale) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void RememberCleaned(int64_t step_id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The budget the graphs of `session_handle` share, made on first use; null when unlimited.
+  std::shared_ptr<MemoryBudget> SessionBudget(const std::string& session_handle, int64_t limit)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   static void Abort(const Step& step, const absl::Status& status);
 
   std::string task_name_;
+  const int64_t session_memory_limit_bytes_;
+  const int64_t max_graph_nodes_;
   std::function<std::shared_ptr<LocalRendezvous>(int64_t step_id)> rendezvous_factory_;
   std::unique_ptr<ThreadPool> inter_op_pool_;
   std::unique_ptr<ThreadPool> intra_op_pool_;
@@ -106,6 +119,8 @@ class Worker : public WorkerInterface {
   // By handle: 128 random bits, so a client cannot run or drop another session's graphs.
   absl::flat_hash_map<std::string, std::shared_ptr<GraphItem>> graphs_ ABSL_GUARDED_BY(mu_);
   absl::flat_hash_map<int64_t, Step> steps_ ABSL_GUARDED_BY(mu_);
+  // Each session's memory budget, shared by its graphs while any is registered.
+  absl::flat_hash_map<std::string, std::weak_ptr<MemoryBudget>> session_budgets_ ABSL_GUARDED_BY(mu_);
   int running_graphs_ ABSL_GUARDED_BY(mu_) = 0;
   // Recently cleaned-up steps, so that a late RecvTensor or RunGraph for one fails at once
   // instead of waiting for values that will never be sent. Enough for the steps of the last

@@ -15,6 +15,7 @@
 
 #include "absl/status/status.h"
 #include "framework/tensor.h"
+#include "proto/config.pb.h"
 #include "proto/device_attributes.pb.h"
 #include "proto/graph.pb.h"
 #include "proto/step_stats.pb.h"
@@ -25,6 +26,8 @@ struct RegisterGraphRequest {
   std::string session_handle;
   // Every node carries the full name of a device of this worker.
   GraphDef graph_def;
+  // The session's; the worker reads its resource_limits.
+  ConfigProto config;
 };
 
 struct RegisterGraphResponse {

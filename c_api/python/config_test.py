@@ -53,6 +53,7 @@ VALUES = {
     "log_device_placement": True,
     "use_per_session_threads": True,
     "operation_timeout_in_ms": 2**40 + 17,  # Beyond 32 bits: the field is an int64.
+    "resource_limits": {"memory_limit_bytes": 2**33 + 19, "max_graph_nodes": 23},
 }
 
 
@@ -62,6 +63,8 @@ def _decoded_value(message, name):
         return dict(value)
     if name == "device_filters":
         return list(value)
+    if name == "resource_limits":
+        return {f.name: v for f, v in value.ListFields()}
     return value
 
 

@@ -16,6 +16,13 @@ FIELDS = {
     "log_device_placement": (8, "int"),
     "use_per_session_threads": (9, "int"),
     "operation_timeout_in_ms": (11, "int"),
+    # A nested ResourceLimits: {"memory_limit_bytes": 1 << 30, "max_graph_nodes": 100000}.
+    "resource_limits": (1002, "message"),
+}
+
+# Fields of the nested messages, by the ConfigProto field that holds them.
+SUBFIELDS = {
+    "resource_limits": {"memory_limit_bytes": 1, "max_graph_nodes": 2},
 }
 
 
@@ -50,6 +57,14 @@ def encode_config(config):
         number, kind = FIELDS[name]
         if kind == "int":
             out += _field(number, 0) + _varint(int(value))
+        elif kind == "message":
+            payload = b""
+            for sub_name, sub_value in value.items():
+                if sub_name not in SUBFIELDS[name]:
+                    raise ValueError("unknown %s field %r (known: %s)"
+                                     % (name, sub_name, ", ".join(sorted(SUBFIELDS[name]))))
+                payload += _field(SUBFIELDS[name][sub_name], 0) + _varint(int(sub_value))
+            out += _length_delimited(number, payload)
         elif kind == "repeated string":
             for s in value:
                 out += _length_delimited(number, s.encode())
