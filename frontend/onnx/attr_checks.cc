@@ -7,6 +7,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "framework/checked_size.h"
 #include "framework/status.h"
 
 namespace sluice {
@@ -110,23 +111,53 @@ absl::Status CheckConvRanks(const onnx::NodeProto& node, const absl::flat_hash_m
   return absl::OkStatus();
 }
 
-// ONNX's shape inference takes an initializer's dims as its shape; a negative one sent
-// GatherND's inference past the data's dims (SIGSEGV).
-absl::Status CheckInitializerDims(const onnx::GraphProto& g) {
+// Bytes per element of the fixed-size ONNX element types; 0 for the others.
+int64_t OnnxElementBytes(int type) {
+  switch (type) {
+    case onnx::TensorProto::UINT8: case onnx::TensorProto::INT8: case onnx::TensorProto::BOOL:
+      return 1;
+    case onnx::TensorProto::UINT16: case onnx::TensorProto::INT16:
+    case onnx::TensorProto::FLOAT16: case onnx::TensorProto::BFLOAT16:
+      return 2;
+    case onnx::TensorProto::FLOAT: case onnx::TensorProto::INT32: case onnx::TensorProto::UINT32:
+      return 4;
+    case onnx::TensorProto::DOUBLE: case onnx::TensorProto::INT64: case onnx::TensorProto::UINT64:
+    case onnx::TensorProto::COMPLEX64:
+      return 8;
+    case onnx::TensorProto::COMPLEX128:
+      return 16;
+    default:
+      return 0;
+  }
+}
+
+// ONNX's shape inference trusts initializers: it took a negative dim as GatherND's shape and
+// read past the data's dims (SIGSEGV), and copied raw_data of 11 bytes into a vector of two
+// int64s (a heap overflow, reading Slice's starts).
+absl::Status CheckInitializers(const onnx::GraphProto& g) {
   for (const auto& t : g.initializer()) {
+    int64_t elements = 1;
     for (int64_t d : t.dims()) {
-      if (d < 0) {
+      if (d < 0 || !CheckedMul(elements, d, &elements)) {
         return absl::InvalidArgumentError(absl::StrCat("initializer '", t.name(), "' has dims [",
                                                        absl::StrJoin(t.dims(), ","),
-                                                       "]: a dim is negative"));
+                                                       "]: negative, or too many elements"));
       }
+    }
+    const int64_t element_bytes = OnnxElementBytes(t.data_type());
+    int64_t bytes = 0;
+    if (t.has_raw_data() && element_bytes > 0 &&
+        (!CheckedMul(elements, element_bytes, &bytes) || static_cast<int64_t>(t.raw_data().size()) != bytes)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "initializer '", t.name(), "' of ", elements, " elements needs ", bytes,
+          " bytes of raw_data but has ", t.raw_data().size()));
     }
   }
   return absl::OkStatus();
 }
 
 absl::Status CheckGraph(const onnx::GraphProto& g) {
-  SL_RETURN_IF_ERROR(CheckInitializerDims(g));
+  SL_RETURN_IF_ERROR(CheckInitializers(g));
   const absl::flat_hash_map<std::string, int> ranks = DeclaredRanks(g);
   for (const auto& node : g.node()) {
     SL_RETURN_IF_ERROR(CheckNode(node));

@@ -129,5 +129,17 @@ TEST(AttrChecksTest, NegativeInitializerDimsAreRefusedBeforeInference) {
   EXPECT_THAT(s.message(), AllOf(HasSubstr("initializer 'w'"), HasSubstr("negative"))) << s;
 }
 
+// Found by fuzzing: ONNX's inference copied 11 bytes of raw_data into a vector of two int64s
+// (a heap overflow reading Slice's starts).
+TEST(AttrChecksTest, RawDataOfTheWrongSizeIsRefusedBeforeInference) {
+  onnx::ModelProto m = WindowModel("Conv");
+  auto* w = m.mutable_graph()->mutable_initializer(0);
+  w->clear_float_data();
+  w->set_raw_data(std::string(11, '\1'));
+  absl::Status s = ImportOnnxModel(m).status();
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+  EXPECT_THAT(s.message(), AllOf(HasSubstr("initializer 'w'"), HasSubstr("needs 4 bytes of raw_data but has 11"))) << s;
+}
+
 }  // namespace
 }  // namespace sluice
