@@ -37,6 +37,7 @@ bin=$(bazel --output_base="$output_base" info --config=fuzz bazel-bin 2>/dev/nul
 # Allocations above 1 GiB fail (RESOURCE_EXHAUSTED in Sluice, as on a machine without the
 # memory) instead of being reported as out-of-memory; anything else over the RSS limit is.
 export ASAN_OPTIONS=${ASAN_OPTIONS:-allocator_may_return_null=1:max_allocation_size_mb=1024:detect_leaks=1:handle_abort=1}
+export LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$PWD/fuzz/lsan_suppressions.txt}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 
 found_any=0
