@@ -49,3 +49,44 @@ def sl_package_targets():
         name = "tests",
         visibility = ["//:__pkg__"],
     )
+
+def sl_fuzz_target(name, srcs, deps = [], corpus = None, seconds = 10, max_len = 65536, size = "medium"):
+    """A fuzz target (LLVMFuzzerTestOneInput in `srcs`) in both of its forms.
+
+    name: under --config=fuzz a libFuzzer binary (scripts/fuzz.sh runs it on its corpus); in
+    other builds the same code with //fuzz:fuzz_driver as its main.
+    name + "_test": the target under fuzz_driver on corpus/<corpus>/ (default: the name),
+    then on random mutations of it for `seconds`, in the ordinary suite. `max_len` bounds the
+    driver's mutated inputs.
+    """
+    native.cc_library(
+        name = name + "_lib",
+        srcs = srcs,
+        deps = deps,
+        alwayslink = 1,
+    )
+    native.cc_binary(
+        name = name,
+        deps = [":" + name + "_lib"] + select({
+            "//fuzz:libfuzzer": [],
+            "//conditions:default": ["//fuzz:fuzz_driver"],
+        }),
+        linkopts = select({
+            "//fuzz:libfuzzer": ["-fsanitize=fuzzer"],
+            "//conditions:default": [],
+        }),
+    )
+    corpus = "corpus/" + (corpus or name)
+    native.cc_test(
+        name = name + "_test",
+        size = size,
+        deps = [":" + name + "_lib", "//fuzz:fuzz_driver"],
+        data = native.glob([corpus + "/**"]),
+        args = [
+            native.package_name() + "/" + corpus,
+            # A fixed seed: the suite runs the same mutations every time (scripts/fuzz.sh explores).
+            "--seed=1",
+            "--seconds=%d" % seconds,
+            "--max_len=%d" % max_len,
+        ],
+    )

@@ -151,6 +151,7 @@ void TruncateOperationsLocked(TF_Graph* graph, size_t num_ops)
 absl::Status FinishOperationLocked(TF_OperationDescription* desc, TF_Operation** result)
     ABSL_EXCLUSIVE_LOCKS_REQUIRED(desc->graph->mu) {
   TF_Graph* graph = desc->graph;
+  graph->mu.AssertHeld();  // Tells clang's thread-safety analysis that the alias is locked.
   NodeDef& node = desc->node_def;
   if (graph->OperationByName(node.name()) != nullptr) {
     return absl::InvalidArgumentError(

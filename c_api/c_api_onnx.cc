@@ -39,6 +39,7 @@ absl::StatusOr<SL_ONNXImport*> Import(TF_Graph* graph, const char* path, const v
   SL_RETURN_IF_ERROR(sluice::ImportGraphDefLocked(graph, imported.graph, p));
   auto* result = new SL_ONNXImport;
   auto resolve = [&](const sluice::OnnxValue& v) -> SL_ONNXImport::Value {
+    graph->mu.AssertHeld();  // Called only below, under the lock; clang's analysis needs telling.
     auto id = sluice::ParseTensorName(v.tensor);
     TF_Operation* op = graph->OperationByName(p + id->node);
     return {v.name, TF_Output{op, id->index}};

@@ -253,6 +253,12 @@ TEST(SplitTest, EqualAndExplicitParts) {
     t.Attr("num_outputs", int64_t{2}).Input<float>({3}, {1, 2, 3}).Input<int64_t>({2}, {1, 1});
     ExpectInvalid(t, "sum to the axis dim");
   }
+  {  // Found by fuzzing: the sum wrapped to the axis dim (1) and the sizes were trusted.
+    KernelTester t("Split");
+    const int64_t big = std::numeric_limits<int64_t>::max();
+    t.Attr("num_outputs", int64_t{3}).Input<float>({1}, {1}).Input<int64_t>({3}, {big, big, 3});
+    ExpectInvalid(t, "overflows int64");
+  }
 }
 
 TEST(SliceTest, StepsClampingAndNegativeSteps) {

@@ -132,7 +132,11 @@ class SplitOp : public OpKernel {
       int64_t sum = 0;
       for (int64_t s : sizes) {
         if (s < 0) return absl::InvalidArgumentError("Split: negative split size");
-        sum += s;
+        // Wrapped, sizes such as {INT64_MAX, INT64_MAX, 3} would pass as summing to 1.
+        if (!CheckedAdd(sum, s, &sum)) {
+          return absl::InvalidArgumentError(
+              absl::StrCat("Split: split ", DimsString(sizes), " overflows int64"));
+        }
       }
       if (static_cast<int>(sizes.size()) != n || sum != dim) {
         return absl::InvalidArgumentError(absl::StrCat(

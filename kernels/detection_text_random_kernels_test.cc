@@ -90,6 +90,16 @@ std::vector<float> Ramp4x4() {
   return v;
 }
 
+// Found by fuzzing: an empty plane (width 0) was sampled at offset -1. It has nothing to
+// sample, so every bin is 0.
+TEST(RoiAlignTest, EmptyPlaneGivesZeros) {
+  KernelTester t("RoiAlign");
+  t.Attr("sampling_ratio", int64_t{2});
+  t.Input<float>({1, 1, 4, 0}, {}).Input<float>({1, 4}, {0, 0, 3, 3}).Input<int64_t>({1}, {0});
+  ASSERT_OK(t.Run());
+  t.ExpectOutput<float>(0, {1, 1, 1, 1}, {0.0f});
+}
+
 TEST(RoiAlignTest, CoordinateModesAndScale) {
   {
     // half_pixel: roi [0, 2] shifts to [-0.5, 1.5]; samples at 0 and 1 on each axis:

@@ -19,6 +19,8 @@ struct BilinearTaps {
 
 BilinearTaps Taps(double y, double x, int64_t height, int64_t width) {
   BilinearTaps t;
+  // An empty plane has nothing to sample: its corners would be at offset -1.
+  if (height <= 0 || width <= 0) return t;
   if (!(y >= -1.0 && y <= height && x >= -1.0 && x <= width)) return t;  // NaN too.
   y = std::max(y, 0.0);
   x = std::max(x, 0.0);

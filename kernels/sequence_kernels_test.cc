@@ -1,4 +1,6 @@
 // The sequence and optional kernels (kernels/sequence_ops.cc).
+#include <limits>
+
 #include "framework/tensor_sequence.h"
 #include "kernels/kernel_test_util.h"
 #include "framework/status_matchers.h"
@@ -146,6 +148,12 @@ TEST(SequenceKernelsTest, SplitBySizesOrByAScalarChunk) {
   KernelTester bad("SplitToSequence");
   bad.Input(Floats({5}, {1, 2, 3, 4, 5})).Input<int64_t>({2}, {1, 2});
   ExpectInvalid(bad, "split sizes [1,2] add up to 3, not to the size 5 of axis 0");
+
+  // Found by fuzzing Split: sizes whose sum wraps to the axis size.
+  KernelTester wraps("SplitToSequence");
+  const int64_t big = std::numeric_limits<int64_t>::max();
+  wraps.Input(Floats({1}, {1})).Input<int64_t>({3}, {big, big, 3});
+  ExpectInvalid(wraps, "overflow int64");
 }
 
 TEST(SequenceKernelsTest, ConcatAlongAnAxisOrANewOne) {

@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "framework/checked_size.h"
 #include "framework/tensor_sequence.h"
 #include "kernels/array_kernel_util.h"
 #include "kernels/kernel_registry.h"
@@ -162,7 +163,9 @@ class SplitToSequenceOp : public OpKernel {
         int64_t total = 0;
         for (int64_t s : v) {
           if (s < 0) return absl::InvalidArgumentError(absl::StrCat("split has a negative size ", s));
-          total += s;
+          if (!CheckedAdd(total, s, &total)) {
+            return absl::InvalidArgumentError(absl::StrCat("split sizes ", DimsString(v), " overflow int64"));
+          }
         }
         if (total != dim) {
           return absl::InvalidArgumentError(absl::StrCat("split sizes ", DimsString(v), " add up to ", total,

@@ -5,7 +5,7 @@ Usage: check_layers.py ROOT
 
 Layers, lowest first: proto; framework; ops; kernels; worker; master; rpc. The ONNX frontend
 sits on ops (it makes GraphDefs and never runs them); training sits on the frontend and the
-master's Session; c_api, tools, bench, examples and tests may use everything. Test code (files
+master's Session; c_api, tools, bench, examples, fuzz and tests may use everything. Test code (files
 named *_test*, *test_util*, and testonly BUILD rules) may reach up to any layer: tests
 are clients. Checked: every `#include "pkg/..."` of a project source, and every `//pkg`
 label in the deps of a non-test BUILD rule.
@@ -26,7 +26,7 @@ ALLOWED = {
     "frontend": {"proto", "framework", "ops"},
     "training": {"proto", "framework", "ops", "frontend", "master"},
 }
-TOP = {"c_api", "tools", "bench", "examples", "tests"}  # May use any layer.
+TOP = {"c_api", "tools", "bench", "examples", "tests", "fuzz"}  # May use any layer.
 PACKAGES = set(ALLOWED) | TOP
 
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([a-z_]+)/')

@@ -3,9 +3,11 @@
 #include <cmath>
 #include <string>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "framework/checked_size.h"
 #include "framework/status.h"
 
 namespace sluice {
@@ -70,9 +72,96 @@ absl::Status CheckNode(const onnx::NodeProto& node) {
   return absl::OkStatus();
 }
 
+// Ranks of the values whose type the graph declares (inputs, initializers, value_info).
+absl::flat_hash_map<std::string, int> DeclaredRanks(const onnx::GraphProto& g) {
+  absl::flat_hash_map<std::string, int> ranks;
+  for (const auto* values : {&g.input(), &g.value_info()}) {
+    for (const auto& v : *values) {
+      if (v.type().has_tensor_type() && v.type().tensor_type().has_shape()) {
+        ranks[v.name()] = v.type().tensor_type().shape().dim_size();
+      }
+    }
+  }
+  for (const auto& t : g.initializer()) ranks[t.name()] = t.dims_size();
+  return ranks;
+}
+
+// ONNX 1.12's Conv and ConvTranspose shape inference index the weight's dims and the spatial
+// attributes by the data's rank unchecked: a weight of rank 1 read past its dims (SIGSEGV).
+absl::Status CheckConvRanks(const onnx::NodeProto& node, const absl::flat_hash_map<std::string, int>& ranks) {
+  if (node.op_type() != "Conv" && node.op_type() != "ConvTranspose") return absl::OkStatus();
+  auto rank_of = [&](int input) {
+    if (node.input_size() <= input) return -1;
+    auto it = ranks.find(node.input(input));
+    return it == ranks.end() ? -1 : it->second;
+  };
+  const int x_rank = rank_of(0), w_rank = rank_of(1);
+  if (w_rank >= 0 && w_rank < 3) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(NodeLabel(node), ": the weight has rank ", w_rank, "; it needs at least 3"));
+  }
+  if (x_rank >= 0 && x_rank < 3) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(NodeLabel(node), ": the input has rank ", x_rank, "; it needs at least 3"));
+  }
+  if (x_rank >= 0 && w_rank >= 0 && x_rank != w_rank) {
+    return absl::InvalidArgumentError(absl::StrCat(NodeLabel(node), ": the input has rank ", x_rank,
+                                                   " but the weight rank ", w_rank));
+  }
+  return absl::OkStatus();
+}
+
+// Bytes per element of the fixed-size ONNX element types; 0 for the others.
+int64_t OnnxElementBytes(int type) {
+  switch (type) {
+    case onnx::TensorProto::UINT8: case onnx::TensorProto::INT8: case onnx::TensorProto::BOOL:
+      return 1;
+    case onnx::TensorProto::UINT16: case onnx::TensorProto::INT16:
+    case onnx::TensorProto::FLOAT16: case onnx::TensorProto::BFLOAT16:
+      return 2;
+    case onnx::TensorProto::FLOAT: case onnx::TensorProto::INT32: case onnx::TensorProto::UINT32:
+      return 4;
+    case onnx::TensorProto::DOUBLE: case onnx::TensorProto::INT64: case onnx::TensorProto::UINT64:
+    case onnx::TensorProto::COMPLEX64:
+      return 8;
+    case onnx::TensorProto::COMPLEX128:
+      return 16;
+    default:
+      return 0;
+  }
+}
+
+// ONNX's shape inference trusts initializers: it took a negative dim as GatherND's shape and
+// read past the data's dims (SIGSEGV), and copied raw_data of 11 bytes into a vector of two
+// int64s (a heap overflow, reading Slice's starts).
+absl::Status CheckInitializers(const onnx::GraphProto& g) {
+  for (const auto& t : g.initializer()) {
+    int64_t elements = 1;
+    for (int64_t d : t.dims()) {
+      if (d < 0 || !CheckedMul(elements, d, &elements)) {
+        return absl::InvalidArgumentError(absl::StrCat("initializer '", t.name(), "' has dims [",
+                                                       absl::StrJoin(t.dims(), ","),
+                                                       "]: negative, or too many elements"));
+      }
+    }
+    const int64_t element_bytes = OnnxElementBytes(t.data_type());
+    int64_t bytes = 0;
+    if (t.has_raw_data() && element_bytes > 0 &&
+        (!CheckedMul(elements, element_bytes, &bytes) || static_cast<int64_t>(t.raw_data().size()) != bytes)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "initializer '", t.name(), "' of ", elements, " elements needs ", bytes,
+          " bytes of raw_data but has ", t.raw_data().size()));
+    }
+  }
+  return absl::OkStatus();
+}
+
 absl::Status CheckGraph(const onnx::GraphProto& g) {
+  SL_RETURN_IF_ERROR(CheckInitializers(g));
+  const absl::flat_hash_map<std::string, int> ranks = DeclaredRanks(g);
   for (const auto& node : g.node()) {
     SL_RETURN_IF_ERROR(CheckNode(node));
+    SL_RETURN_IF_ERROR(CheckConvRanks(node, ranks));
     for (const auto& a : node.attribute()) {
       if (a.has_g()) SL_RETURN_IF_ERROR(CheckGraph(a.g()));
       for (const auto& sub : a.graphs()) SL_RETURN_IF_ERROR(CheckGraph(sub));

@@ -104,5 +104,42 @@ TEST(AttrChecksTest, SubgraphsAndOtherDivisorsAreChecked) {
   EXPECT_OK(CheckAttrsBeforeOnnx(WindowModel("Conv")));
 }
 
+// Found by fuzzing: ONNX's ConvTranspose inference read the weight's dim 1 past a rank-1
+// weight's dims and crashed (SIGSEGV); Conv indexes the weight the same way.
+TEST(AttrChecksTest, ConvWeightOfTooLowRankIsRefusedBeforeInference) {
+  for (const char* op : {"Conv", "ConvTranspose"}) {
+    onnx::ModelProto m = WindowModel(op);
+    auto* w = m.mutable_graph()->mutable_initializer(0);
+    w->clear_dims();
+    w->add_dims(1);
+    absl::Status s = ImportOnnxModel(m).status();
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << op << ": " << s;
+    EXPECT_THAT(s.message(), AllOf(HasSubstr("'bad'"), HasSubstr("weight has rank 1"))) << s;
+  }
+}
+
+// Found by fuzzing: GatherND's inference took an initializer's dim of -7 as its shape and read
+// past the data's dims (SIGSEGV inside the ONNX library).
+TEST(AttrChecksTest, NegativeInitializerDimsAreRefusedBeforeInference) {
+  onnx::ModelProto m = WindowModel("Conv");
+  auto* w = m.mutable_graph()->mutable_initializer(0);
+  w->set_dims(0, -7);
+  absl::Status s = ImportOnnxModel(m).status();
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+  EXPECT_THAT(s.message(), AllOf(HasSubstr("initializer 'w'"), HasSubstr("negative"))) << s;
+}
+
+// Found by fuzzing: ONNX's inference copied 11 bytes of raw_data into a vector of two int64s
+// (a heap overflow reading Slice's starts).
+TEST(AttrChecksTest, RawDataOfTheWrongSizeIsRefusedBeforeInference) {
+  onnx::ModelProto m = WindowModel("Conv");
+  auto* w = m.mutable_graph()->mutable_initializer(0);
+  w->clear_float_data();
+  w->set_raw_data(std::string(11, '\1'));
+  absl::Status s = ImportOnnxModel(m).status();
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+  EXPECT_THAT(s.message(), AllOf(HasSubstr("initializer 'w'"), HasSubstr("needs 4 bytes of raw_data but has 11"))) << s;
+}
+
 }  // namespace
 }  // namespace sluice
