@@ -2,6 +2,8 @@
 // BitShift, PRelu, logic and comparisons, variadic Min/Max/Sum/Mean, Where and Clip.
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <functional>
 #include <limits>
 #include <string>
 #include <tuple>
@@ -12,22 +14,36 @@
 namespace sluice {
 namespace {
 
+
+template <typename C>
+constexpr bool kIsInteger = std::is_integral_v<C> && !std::is_same_v<C, bool>;
+
+// Integer sums, differences and products wrap around, as numpy's do: computed in 64-bit
+// unsigned arithmetic, where wrapping is defined, and truncated (signed overflow, and the int
+// promotion of 16-bit unsigned products, are undefined behaviour in C++).
+template <typename C, typename Op>
+C Wrapping(C a, C b, Op op) {
+  if constexpr (kIsInteger<C>) {
+    return static_cast<C>(op(static_cast<uint64_t>(a), static_cast<uint64_t>(b)));
+  } else {
+    return C(op(a, b));
+  }
+}
+
 struct AddFn : ElementwiseFn {
-  template <typename C> C operator()(C a, C b) const { return C(a + b); }
+  template <typename C> C operator()(C a, C b) const { return Wrapping(a, b, std::plus<>()); }
 };
 struct SubFn : ElementwiseFn {
-  template <typename C> C operator()(C a, C b) const { return C(a - b); }
+  template <typename C> C operator()(C a, C b) const { return Wrapping(a, b, std::minus<>()); }
 };
 struct MulFn : ElementwiseFn {
-  template <typename C> C operator()(C a, C b) const { return C(a * b); }
+  template <typename C> C operator()(C a, C b) const { return Wrapping(a, b, std::multiplies<>()); }
 };
 
 // Integer division and remainder are defined for every input, as numpy defines them (ONNX
 // Runtime leaves these cases to the CPU, which traps with SIGFPE): x / 0 == 0, x % 0 == 0,
 // INT_MIN / -1 wraps to INT_MIN and x % -1 == 0. The branches cost far less than the
 // division itself, and no pass over the divisor is needed.
-template <typename C>
-constexpr bool kIsInteger = std::is_integral_v<C> && !std::is_same_v<C, bool>;
 
 template <typename C>
 C IntegerQuotient(C a, C b) {

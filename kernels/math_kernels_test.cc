@@ -339,6 +339,35 @@ TEST(BinaryMathTest, ModFollowsDivisorOrDividendSign) {
   }
 }
 
+// Integer overflow wraps, as numpy's does (found by the structured ONNX fuzzer: UBSan flagged
+// INT64_MIN * -1, which is undefined behaviour in C++).
+TEST(BinaryMathTest, IntegerOverflowWrapsAround) {
+  {
+    KernelTester t("Mul");
+    t.Input<int64_t>({3}, {INT64_MIN, INT64_MAX, 3}).Input<int64_t>({3}, {-1, 2, -4});
+    ASSERT_OK(t.Run());
+    t.ExpectOutput<int64_t>(0, {3}, {INT64_MIN, -2, -12});
+  }
+  {
+    KernelTester t("Add");
+    t.Input<int32_t>({2}, {INT32_MAX, INT32_MIN}).Input<int32_t>({2}, {1, -1});
+    ASSERT_OK(t.Run());
+    t.ExpectOutput<int32_t>(0, {2}, {INT32_MIN, INT32_MAX});
+  }
+  {
+    KernelTester t("Sub");
+    t.Input<int64_t>({1}, {INT64_MIN}).Input<int64_t>({1}, {1});
+    ASSERT_OK(t.Run());
+    t.ExpectOutput<int64_t>(0, {1}, {INT64_MAX});
+  }
+  {
+    KernelTester t("Mul");  // 65535 * 65535 = 2^32 - 2^17 + 1: 1 modulo 2^16.
+    t.Input<uint16_t>({1}, {65535}).Input<uint16_t>({1}, {65535});
+    ASSERT_OK(t.Run());
+    t.ExpectOutput<uint16_t>(0, {1}, {1});
+  }
+}
+
 TEST(BinaryMathTest, BitShiftBothDirections) {
   {
     KernelTester t("BitShift");

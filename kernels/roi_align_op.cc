@@ -124,7 +124,8 @@ class RoiAlignOp : public OpKernel {
         return absl::InvalidArgumentError(absl::StrCat("RoiAlign: roi ", r, " is not finite"));
       }
       // With sampling_ratio 0 the grid adapts to the bin size (ceil(bin) samples per axis).
-      const double adaptive_h = std::ceil(bin_h), adaptive_w = std::ceil(bin_w);
+      // A reversed roi (legacy half_pixel mode keeps its negative extent) still takes one sample.
+      const double adaptive_h = std::max(std::ceil(bin_h), 1.0), adaptive_w = std::max(std::ceil(bin_w), 1.0);
       if (sampling_ratio_ == 0 && (adaptive_h > kMaxAdaptiveSamples || adaptive_w > kMaxAdaptiveSamples)) {
         return absl::InvalidArgumentError(absl::StrCat(
             "RoiAlign: roi ", r, " needs ", adaptive_h, " x ", adaptive_w,

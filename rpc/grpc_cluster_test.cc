@@ -26,6 +26,7 @@
 #include "proto/worker_service.grpc.pb.h"
 #include "rpc/cluster_spec.h"
 #include "rpc/grpc_util.h"
+#include "rpc/grpc_worker.h"
 
 namespace sluice {
 namespace {
@@ -683,8 +684,8 @@ TEST_F(RawRpcTest, ARetriedRecvTensorIsRefused) {
   EXPECT_THAT(again.error_message(), HasSubstr("request id 9 of RecvTensor"));
 }
 
-TEST_F(RawRpcTest, AStepWhoseMasterWentAwayIsCleanedUp) {
-  // A partition waiting for a value its master will never send.
+// A partition waiting for a value its master will never send.
+NodeDef NeverSentRecv() {
   NodeDef recv;
   recv.set_name("wait");
   recv.set_op("_Recv");
@@ -695,8 +696,12 @@ TEST_F(RawRpcTest, AStepWhoseMasterWentAwayIsCleanedUp) {
   AddNodeAttr("send_device_incarnation", static_cast<int64_t>(kClientIncarnation), &recv);
   AddNodeAttr("recv_device", recv.device(), &recv);
   AddNodeAttr("client_terminated", true, &recv);
+  return recv;
+}
+
+TEST_F(RawRpcTest, AStepWhoseMasterWentAwayIsCleanedUp) {
   rpc::RegisterGraphRequest reg;
-  *reg.mutable_graph_def()->add_node() = recv;
+  *reg.mutable_graph_def()->add_node() = NeverSentRecv();
   rpc::RegisterGraphResponse reg_response;
   {
     grpc::ClientContext context;
@@ -722,6 +727,36 @@ TEST_F(RawRpcTest, AStepWhoseMasterWentAwayIsCleanedUp) {
   EXPECT_EQ(status.error_code(), grpc::StatusCode::CANCELLED);
   for (int i = 0; i < 500 && worker->NumSteps() != 0; ++i) absl::SleepFor(absl::Milliseconds(10));
   EXPECT_EQ(worker->NumSteps(), 0u);
+}
+
+// A step's abort can come before its RunGraph is sent (a deadline or a client gone at that
+// very moment). Before, the abort found no call to cancel and was lost: the partition then ran
+// for as long as it liked (in a soak run, Loops of hours that took a task's CPU).
+TEST_F(RawRpcTest, AnAbortBeforeTheRunGraphIsNotLost) {
+  rpc::RegisterGraphRequest reg;
+  *reg.mutable_graph_def()->add_node() = NeverSentRecv();
+  rpc::RegisterGraphResponse reg_response;
+  {
+    grpc::ClientContext context;
+    ASSERT_OK(worker_->RegisterGraph(&context, reg, &reg_response));
+  }
+  GrpcWorker client(kTask0, channel_);
+  client.AbortStep(4343, absl::DeadlineExceededError("step 4343 did not finish within 1 ms"));
+  RunGraphRequest request;
+  request.graph_handle = reg_response.graph_handle();
+  request.step_id = 4343;
+  RunGraphResponse response;
+  absl::Notification done;
+  absl::Status status;
+  client.RunGraphAsync(&request, &response, [&](const absl::Status& s) {
+    status = s;
+    done.Notify();
+  });
+  ASSERT_TRUE(done.WaitForNotificationWithTimeout(absl::Seconds(10))) << "the aborted step ran";
+  EXPECT_EQ(status.code(), absl::StatusCode::kCancelled) << status;
+  Worker* worker = servers_[0]->worker();
+  for (int i = 0; i < 500 && worker->NumRunningGraphs() != 0; ++i) absl::SleepFor(absl::Milliseconds(10));
+  EXPECT_EQ(worker->NumRunningGraphs(), 0);
 }
 
 TEST_F(RawRpcTest, GarbagePayloadsGetErrorsAndTheServerGoesOn) {

@@ -35,10 +35,11 @@ absl::Status GrpcWorker::Annotate(const grpc::Status& status, absl::string_view 
   return AddContext(FromGrpcStatus(status), absl::StrCat(task_, " (", method, ")"));
 }
 
-bool GrpcWorker::Started(grpc::ClientContext* context, int64_t step_id) {
+bool GrpcWorker::Started(grpc::ClientContext* context, int64_t step_id, bool run_graph) {
   absl::MutexLock lock(&mu_);
   if (shutting_down_) return false;
   in_flight_[context] = step_id;
+  if (run_graph && aborted_steps_.contains(step_id)) context->TryCancel();  // Fails as it starts.
   return true;
 }
 
@@ -114,7 +115,7 @@ void GrpcWorker::RunGraphAsync(const RunGraphRequest* request, RunGraphResponse*
   }
   for (const std::string& key : request->recv_key) req.add_recv_key(key);
   SetTimeout(&call->context, options_.step_timeout);
-  if (!Started(&call->context, request->step_id)) {
+  if (!Started(&call->context, request->step_id, /*run_graph=*/true)) {
     done(absl::CancelledError(absl::StrCat("the client of ", task_, " is shutting down")));
     return;
   }
@@ -144,6 +145,13 @@ void GrpcWorker::AbortStep(int64_t step_id, const absl::Status& status) {
   absl::MutexLock lock(&mu_);
   for (auto& [context, step] : in_flight_) {
     if (step == step_id) context->TryCancel();
+  }
+  if (aborted_steps_.insert(step_id).second) {
+    aborted_order_.push_back(step_id);
+    if (aborted_order_.size() > kRememberedAbortedSteps) {
+      aborted_steps_.erase(aborted_order_.front());
+      aborted_order_.pop_front();
+    }
   }
 }
 

@@ -12,11 +12,13 @@
 #include <grpcpp/grpcpp.h>
 
 #include <atomic>
+#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
 #include <string>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "proto/worker_service.grpc.pb.h"
@@ -74,8 +76,9 @@ class GrpcWorker : public WorkerInterface {
   // Errors name the task and the call: "/job:worker/replica:0/task:1 (RunGraph): ...".
   absl::Status Annotate(const grpc::Status& status, absl::string_view method) const;
   // Bookkeeping of asynchronous calls, for AbortStep and the destructor. Started returns
-  // false once the destructor runs (the call must not start).
-  bool Started(grpc::ClientContext* context, int64_t step_id);
+  // false once the destructor runs (the call must not start). A RunGraph (`run_graph`) of a
+  // step aborted already is cancelled as it starts: an abort that came first must not be lost.
+  bool Started(grpc::ClientContext* context, int64_t step_id, bool run_graph = false);
   void Finished(grpc::ClientContext* context);
   // One RecvTensor call, registered for AbortStep and the destructor; `on_answer` runs with
   // its status and answer, before the call counts as finished.
@@ -99,6 +102,11 @@ class GrpcWorker : public WorkerInterface {
   absl::Mutex mu_;
   std::map<grpc::ClientContext*, int64_t> in_flight_ ABSL_GUARDED_BY(mu_);  // -> step id
   bool shutting_down_ ABSL_GUARDED_BY(mu_) = false;
+  // Steps aborted lately, oldest first: a step's abort can come before its RunGraph starts
+  // (a deadline or a client gone at that moment), and then the RunGraph must not run.
+  static constexpr size_t kRememberedAbortedSteps = 4096;
+  absl::flat_hash_set<int64_t> aborted_steps_ ABSL_GUARDED_BY(mu_);
+  std::deque<int64_t> aborted_order_ ABSL_GUARDED_BY(mu_);
   // Set once this process may not read the server's memory (ptrace rules, seccomp): later
   // transfers go over gRPC without trying again.
   std::atomic<bool> same_host_refused_{false};

@@ -99,6 +99,14 @@ while (( SECONDS < end )); do
   s1=$(sample "${task_pid[worker:1]}") || { echo "soak: task 1 died" >> "$errors"; break; }
   echo "$((SECONDS - start)) $s0 $s1" >> "$samples"
   printf "%8s %14s %10s %14s %10s\n" $((SECONDS - start)) $s0 $s1
+  if [ -s "$errors" ] && [ -z "${backtraces:-}" ] && command -v gdb > /dev/null; then
+    backtraces=${SOAK_BACKTRACES:-/tmp/soak_backtraces.txt}  # What each task was doing.
+    for t in 0 1; do
+      echo "== task $t" >> "$backtraces"
+      gdb -p "${task_pid[worker:$t]}" -batch -ex "thread apply all bt 12" >> "$backtraces" 2>&1
+    done
+    echo "soak: first failure; thread backtraces in $backtraces"
+  fi
   sleep "$sample_every"
 done
 wait "$c1" "$c2"
