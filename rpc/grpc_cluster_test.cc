@@ -759,6 +759,58 @@ TEST_F(RawRpcTest, AnAbortBeforeTheRunGraphIsNotLost) {
   EXPECT_EQ(worker->NumRunningGraphs(), 0);
 }
 
+// RunGraph comes on one of gRPC's callback threads. Before, the worker ran the step's first
+// expensive node there: a Loop of hours held the thread, and with a few such steps no thread
+// was left to deliver their cancellation, or any other call (a soak run saw the task stop
+// answering). Now RunGraphAsync returns at once and the nodes run on the worker's pool.
+TEST_F(GrpcClusterTest, RunGraphReturnsBeforeItsNodesRun) {
+  Worker* worker = servers_[1]->worker();
+  GraphDef graph = CountingLoopGraph("", "");
+  const std::string device = absl::StrCat(kTask1, "/device:CPU:0");
+  for (NodeDef& node : *graph.mutable_node()) {
+    node.set_device(device);
+    if (node.name() == "m") {  // The trip count, as a constant: 2^40.
+      node.set_op("Const");
+      node.clear_attr();
+      AddNodeAttr("dtype", DT_INT64, &node);
+      AddNodeAttr("value", Tensor::Scalar<int64_t>(int64_t{1} << 40), &node);
+    }
+  }
+  RegisterGraphRequest reg;
+  reg.graph_def = graph;
+  RegisterGraphResponse reg_response;
+  ASSERT_OK(worker->RegisterGraph(reg, &reg_response));
+  RunGraphRequest request;
+  request.graph_handle = reg_response.graph_handle;
+  request.step_id = 5151;
+  RunGraphResponse response;
+  absl::Notification done;
+  absl::Status status;
+  std::thread caller([&] {
+    worker->RunGraphAsync(&request, &response, [&](const absl::Status& s) {
+      status = s;
+      done.Notify();
+    });
+  });
+  const absl::Time give_up = absl::Now() + absl::Seconds(10);
+  while (worker->NumRunningGraphs() == 0 && absl::Now() < give_up) absl::SleepFor(absl::Milliseconds(5));
+  absl::SleepFor(absl::Milliseconds(200));  // The Loop is under way by now.
+  EXPECT_FALSE(done.HasBeenNotified());
+  absl::Notification joined;
+  std::thread stopper([&] {  // Whatever happens below, the step ends.
+    joined.WaitForNotificationWithTimeout(absl::Seconds(3));
+    worker->AbortStep(5151, absl::CancelledError("test over"));
+  });
+  caller.join();  // Before, this waited for the Loop: until the stopper aborted it.
+  const bool returned_while_running = !done.HasBeenNotified();
+  joined.Notify();
+  stopper.join();
+  EXPECT_TRUE(returned_while_running) << "RunGraphAsync returned only when the step was over";
+  ASSERT_TRUE(done.WaitForNotificationWithTimeout(absl::Seconds(10)));
+  EXPECT_EQ(status.code(), absl::StatusCode::kCancelled) << status;
+  worker->CleanupGraph(5151);
+}
+
 TEST_F(RawRpcTest, GarbagePayloadsGetErrorsAndTheServerGoesOn) {
   const std::string garbage = "\xff\xff\xff\xff\x0f not a protobuf \x01\x02";
   for (const char* method :

@@ -68,6 +68,9 @@ absl::StatusOr<std::unique_ptr<GrpcServer>> GrpcServer::Create(const ServerDef& 
   w.intra_op_threads = options.intra_op_threads;
   w.session_memory_limit_bytes = options.session_memory_limit_bytes;
   w.max_graph_nodes = options.master.max_graph_nodes;
+  // RunGraph comes on a gRPC callback thread: a long node held there would starve the server
+  // of the threads that deliver its cancellation (and every other call).
+  w.return_before_running_nodes = true;
   w.rendezvous_factory = [self, task_name](int64_t step_id) {
     return std::make_shared<RemoteRendezvous>(
         task_name, step_id, [self](const std::string& task) { return self->cache_->GetWorker(task); });

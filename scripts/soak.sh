@@ -73,7 +73,7 @@ client_loop() {
       fi
     fi
     if (( i % 11 == 0 )); then  # A client that dies mid-step: its session is left to expire.
-      timeout -s KILL 0.7 "$sluice" run "$work/forever.pbtxt" --output out --target "$target" > /dev/null 2>&1
+      ( timeout -s KILL 0.7 "$sluice" run "$work/forever.pbtxt" --output out --target "$target" > /dev/null 2>&1 ) 2> /dev/null
     fi
   done
   echo "$i" > "$work/client$id.steps"

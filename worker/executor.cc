@@ -34,6 +34,15 @@ class Executor::RunState {
       return;
     }
     outstanding_.store(static_cast<int>(roots.size()), std::memory_order_relaxed);
+    if (!args_.caller_runs_nodes && args_.runner != nullptr) {
+      // The caller must not run nodes (nor the nodes they make ready): all go to the runner.
+      args_.runner->Schedule([this] {
+        ReadyQueue queue;
+        Schedule(exec_->roots_.begin(), exec_->roots_.end(), &queue);
+        Drain(&queue);
+      });
+      return;
+    }
     ReadyQueue queue;
     Schedule(roots.begin(), roots.end(), &queue);
     Drain(&queue);
@@ -115,7 +124,18 @@ class Executor::RunState {
           ReadyQueue q;
           Complete(id, s, ctx, start, &q);
           delete ctx;
-          Drain(&q);
+          if (args_.caller_runs_nodes || args_.runner == nullptr) {
+            Drain(&q);
+            return;
+          }
+          // This may be an RPC system's thread (a RecvTensor answer): what became ready runs on
+          // the runner (a Loop fed by a _Recv held such a thread for hours).
+          for (int ready : q) {
+            args_.runner->Schedule([this, ready] {
+              ReadyQueue one{ready};
+              Drain(&one);
+            });
+          }
         });
   }
 

@@ -43,6 +43,12 @@ class Executor {
     // its limit fails with RESOURCE_EXHAUSTED. Null: no limit (a function body run inside a
     // kernel keeps its caller's).
     std::shared_ptr<MemoryBudget> memory_budget;
+    // Whether RunAsync's caller, and whoever completes an asynchronous node (a _Recv's value
+    // arriving), may run the nodes that are ready then. False: every node runs on `runner`,
+    // for callers on an RPC system's threads, which must return at once: a gRPC callback
+    // thread that runs a Loop of hours starves the server of the threads that would deliver
+    // its cancellation, and every other call.
+    bool caller_runs_nodes = true;
   };
   using DoneCallback = std::function<void(const absl::Status&)>;
 

@@ -27,6 +27,7 @@ int64_t Smaller(int64_t a, int64_t b) {
 Worker::Worker(const WorkerOptions& options)
     : session_memory_limit_bytes_(options.session_memory_limit_bytes),
       max_graph_nodes_(options.max_graph_nodes),
+      return_before_running_nodes_(options.return_before_running_nodes),
       rendezvous_factory_(options.rendezvous_factory) {
   task_name_ = absl::StrCat("/job:", options.job, "/replica:0/task:", options.task);
   int inter = options.inter_op_threads > 0 ? options.inter_op_threads : ThreadPool::DefaultThreads();
@@ -362,6 +363,7 @@ void Worker::RunGraphAsync(const RunGraphRequest* request, RunGraphResponse* res
     args.runner = inter_op_pool_.get();
     args.cancellation = step.cancellation.get();
     args.memory_budget = item->memory_budget;
+    args.caller_runs_nodes = !return_before_running_nodes_;
     args.stats = request->collect_stats ? &state->stats[i] : nullptr;
     item->executors[i]->RunAsync(args, [state, finish](const absl::Status& s) {
       if (!s.ok()) {

@@ -45,6 +45,9 @@ struct WorkerOptions {
   int64_t session_memory_limit_bytes = 0;
   // Nodes a registered graph may have (with a session's own limit, the smaller wins).
   int64_t max_graph_nodes = kDefaultMaxGraphNodes;
+  // RunGraphAsync returns before any node runs (all go to the inter-op pool): for callers on
+  // an RPC system's threads, which a long node would otherwise hold.
+  bool return_before_running_nodes = false;
 };
 
 class Worker : public WorkerInterface {
@@ -108,6 +111,7 @@ class Worker : public WorkerInterface {
   std::string task_name_;
   const int64_t session_memory_limit_bytes_;
   const int64_t max_graph_nodes_;
+  const bool return_before_running_nodes_;
   std::function<std::shared_ptr<LocalRendezvous>(int64_t step_id)> rendezvous_factory_;
   std::unique_ptr<ThreadPool> inter_op_pool_;
   std::unique_ptr<ThreadPool> intra_op_pool_;
