@@ -563,5 +563,19 @@ TEST(OneHotTest, AxisAndOutOfRange) {
   t.ExpectOutput<int32_t>(0, {3, 3}, {1, 0, 0, 0, 0, 0, 0, 1, 0});
 }
 
+// Found by fuzzing: an index or depth beyond int64's range was cast to int64 (undefined
+// behaviour). Such an index is out of range (all off); such a depth is refused.
+TEST(OneHotTest, IndicesAndDepthBeyondInt64) {
+  KernelTester t("OneHot");
+  t.Attr("axis", int64_t{-1}).Input<float>({3}, {1e30f, std::nanf(""), 1}).Input<float>({}, {2});
+  t.Input<int32_t>({2}, {0, 1});
+  ASSERT_OK(t.Run());
+  t.ExpectOutput<int32_t>(0, {3, 2}, {0, 0, 0, 0, 0, 1});
+  KernelTester bad("OneHot");
+  bad.Attr("axis", int64_t{-1}).Input<int64_t>({1}, {0}).Input<float>({}, {1e30f});
+  bad.Input<int32_t>({2}, {0, 1});
+  ExpectInvalid(bad, "depth");
+}
+
 }  // namespace
 }  // namespace sluice

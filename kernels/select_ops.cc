@@ -190,6 +190,14 @@ absl::StatusOr<std::vector<double>> RealValues(const Tensor& t, absl::string_vie
   return out;
 }
 
+// `v` truncated toward zero, or false when it is NaN or outside int64's range (where a plain
+// cast is undefined behaviour).
+bool TruncateToInt64(double v, int64_t* out) {
+  if (!(v >= -9223372036854775808.0 && v < 9223372036854775808.0)) return false;
+  *out = static_cast<int64_t>(v);
+  return true;
+}
+
 class OneHotOp : public OpKernel {
  public:
   absl::Status Init(OpKernelConstruction* ctx) override { return ctx->GetAttr("axis", &axis_); }
@@ -199,8 +207,10 @@ class OneHotOp : public OpKernel {
     const Tensor& values = ctx->input(2);
     SL_ASSIGN_OR_RETURN(std::vector<double> depth_v, RealValues(ctx->input(1), "OneHot: depth"));
     if (depth_v.size() != 1) return absl::InvalidArgumentError("OneHot: depth must have one element");
-    const int64_t depth = static_cast<int64_t>(depth_v[0]);
-    if (depth < 1) return absl::InvalidArgumentError(absl::StrCat("OneHot: depth ", depth, " < 1"));
+    int64_t depth = 0;
+    if (!TruncateToInt64(depth_v[0], &depth) || depth < 1) {
+      return absl::InvalidArgumentError(absl::StrCat("OneHot: depth ", depth_v[0], " is not a count >= 1"));
+    }
     if (values.NumElements() != 2) {
       return absl::InvalidArgumentError(absl::StrCat(
           "OneHot: values must be [off_value, on_value], got ", values.shape().DebugString()));
@@ -224,7 +234,8 @@ class OneHotOp : public OpKernel {
       std::fill(o, o + out->NumElements(), off);
       for (int64_t a = 0; a < outer; ++a) {
         for (int64_t i = 0; i < inner; ++i) {
-          int64_t k = static_cast<int64_t>(idx[a * inner + i]);
+          int64_t k = -1;  // Out of int64's range (or NaN): out of [-depth, depth), so all off.
+          if (!TruncateToInt64(idx[a * inner + i], &k)) continue;
           if (k < 0) k += depth;
           if (k >= 0 && k < depth) o[(a * depth + k) * inner + i] = on;  // Others stay off.
         }

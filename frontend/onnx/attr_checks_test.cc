@@ -118,6 +118,55 @@ TEST(AttrChecksTest, ConvWeightOfTooLowRankIsRefusedBeforeInference) {
   }
 }
 
+// Found by fuzzing: ONNX's RNN inference read dims of an X of rank 1 (SIGSEGV).
+TEST(AttrChecksTest, RecurrentInputsOfTheWrongRankAreRefusedBeforeInference) {
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  m.add_opset_import()->set_version(6);
+  auto* g = m.mutable_graph();
+  g->set_name("g");
+  for (auto [name, rank] : {std::pair<const char*, int>{"x", 1}, {"w", 3}, {"r", 3}}) {
+    auto* v = g->add_input();
+    v->set_name(name);
+    v->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
+    for (int d = 0; d < rank; ++d) v->mutable_type()->mutable_tensor_type()->mutable_shape()->add_dim()->set_dim_value(2);
+  }
+  auto* n = g->add_node();
+  n->set_op_type("RNN");
+  n->set_name("rnn");
+  for (const char* in : {"x", "w", "r"}) n->add_input(in);
+  n->add_output("y");
+  auto* hidden = n->add_attribute();
+  hidden->set_name("hidden_size");
+  hidden->set_type(onnx::AttributeProto::INT);
+  hidden->set_i(2);
+  g->add_output()->set_name("y");
+  absl::Status s = ImportOnnxModel(m).status();
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+  EXPECT_THAT(s.message(), AllOf(HasSubstr("'rnn'"), HasSubstr("input X has rank 1"))) << s;
+  // STFT's signal, declared by an initializer of rank 1.
+  n->set_op_type("STFT");
+  n->set_name("stft");
+  n->clear_attribute();
+  m.mutable_opset_import(0)->set_version(17);
+  g->clear_input();
+  auto* sig = g->add_initializer();
+  sig->set_name("x");
+  sig->set_data_type(onnx::TensorProto::FLOAT);
+  sig->add_dims(1);
+  sig->add_float_data(1);
+  n->clear_input();
+  n->add_input("x");
+  n->add_input("w");
+  auto* step = g->add_initializer();
+  step->set_name("w");
+  step->set_data_type(onnx::TensorProto::INT64);
+  step->add_int64_data(1);
+  s = ImportOnnxModel(m).status();
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+  EXPECT_THAT(s.message(), AllOf(HasSubstr("'stft'"), HasSubstr("input signal has rank 1"))) << s;
+}
+
 // Found by fuzzing: GatherND's inference took an initializer's dim of -7 as its shape and read
 // past the data's dims (SIGSEGV inside the ONNX library).
 TEST(AttrChecksTest, NegativeInitializerDimsAreRefusedBeforeInference) {
