@@ -1,7 +1,9 @@
 #include "kernels/dnnl_conv.h"
 
+#include <cstdlib>
 #include <list>
 #include <optional>
+#include <unordered_map>
 #include <vector>
 
 #include "absl/synchronization/mutex.h"
@@ -21,6 +23,44 @@ dnnl::engine& Engine() {
 
 memory::dims Dims(const Tensor& t) {
   return memory::dims(t.shape().dim_sizes().begin(), t.shape().dim_sizes().end());
+}
+
+// Primitives are made on one thread and run on others (whichever runs the kernel), so they
+// take their scratchpad from the caller ("user" mode) instead of oneDNN's own, which is kept
+// per thread and was missing on the thread that ran: a grouped convolution that needs one
+// (gemm:jit) wrote through a null pointer. Each thread has one buffer, grown as needed; the
+// stream runs in order on the calling thread, so the primitives of one Run share it.
+dnnl::primitive_attr UserScratchpad() {
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  return attr;
+}
+
+memory ThreadScratchpad(const memory::desc& md, const dnnl::engine& eng) {
+  struct Buffer {
+    void* data = nullptr;
+    size_t bytes = 0;
+    ~Buffer() { std::free(data); }
+  };
+  thread_local Buffer buffer;
+  const size_t need = md.get_size();
+  if (need > buffer.bytes) {
+    std::free(buffer.data);
+    buffer.bytes = (need + 4095) / 4096 * 4096;
+    buffer.data = std::aligned_alloc(64, buffer.bytes);
+    if (buffer.data == nullptr) {
+      buffer.bytes = 0;
+      throw dnnl::error(dnnl_out_of_memory, "no memory for a oneDNN scratchpad");
+    }
+  }
+  return memory(md, eng, buffer.data);
+}
+
+// Runs `prim` with `args` plus this thread's scratchpad, when `pd` needs one.
+void ExecuteWithScratchpad(const dnnl::primitive& prim, const memory::desc& scratchpad, dnnl::stream& stream,
+                           std::unordered_map<int, memory> args) {
+  if (scratchpad.get_size() > 0) args[DNNL_ARG_SCRATCHPAD] = ThreadScratchpad(scratchpad, stream.get_engine());
+  prim.execute(stream, args);
 }
 
 tag DataTag(int spatial) { return spatial == 1 ? tag::ncw : spatial == 2 ? tag::nchw : tag::ncdhw; }
@@ -45,6 +85,7 @@ struct DnnlConv::Impl {
     memory weights;  // In pd.weights_desc() layout.
     // Built once: creating a primitive costs far more than running a small one.
     std::optional<dnnl::reorder> to_src, from_dst;
+    memory::desc to_src_scratchpad, from_dst_scratchpad;  // Empty when none is needed.
   };
   // A few shapes per kernel; the most recently used first.
   static constexpr size_t kMaxEntries = 8;
@@ -132,7 +173,7 @@ absl::StatusOr<bool> DnnlConv::Run(const Tensor& x, const Tensor& w, const Tenso
       dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
                                            x_nhwc ? nhwc(x_dims) : any(x_dims), any(wd), bias_md,
                                            y_nhwc ? nhwc(y_dims) : any(y_dims), strides, dilates, pad_l, pad_r);
-      dnnl::primitive_attr attr;
+      dnnl::primitive_attr attr = UserScratchpad();
       if (post != ConvPostOp::kNone) {
         dnnl::post_ops ops;
         if (post == ConvPostOp::kRelu) {
@@ -157,10 +198,14 @@ absl::StatusOr<bool> DnnlConv::Run(const Tensor& x, const Tensor& w, const Tenso
       const memory::desc user_x_md(x_dims, memory::data_type::f32, x_nhwc ? tag::nhwc : DataTag(spatial));
       const memory::desc user_y_md(y_dims, memory::data_type::f32, y_nhwc ? tag::nhwc : DataTag(spatial));
       if (e->pd.src_desc() != user_x_md) {
-        e->to_src = dnnl::reorder(dnnl::reorder::primitive_desc(eng, user_x_md, eng, e->pd.src_desc()));
+        dnnl::reorder::primitive_desc rpd(eng, user_x_md, eng, e->pd.src_desc(), UserScratchpad());
+        e->to_src = dnnl::reorder(rpd);
+        e->to_src_scratchpad = rpd.scratchpad_desc();
       }
       if (e->pd.dst_desc() != user_y_md) {
-        e->from_dst = dnnl::reorder(dnnl::reorder::primitive_desc(eng, e->pd.dst_desc(), eng, user_y_md));
+        dnnl::reorder::primitive_desc rpd(eng, e->pd.dst_desc(), eng, user_y_md, UserScratchpad());
+        e->from_dst = dnnl::reorder(rpd);
+        e->from_dst_scratchpad = rpd.scratchpad_desc();
       }
       entry = e;
       absl::MutexLock lock(&impl_->mu);
@@ -177,7 +222,8 @@ absl::StatusOr<bool> DnnlConv::Run(const Tensor& x, const Tensor& w, const Tenso
     memory src = user_x, dst = user_y;
     if (entry->to_src) {
       src = memory(entry->pd.src_desc(), eng);
-      entry->to_src->execute(stream, user_x, src);
+      ExecuteWithScratchpad(*entry->to_src, entry->to_src_scratchpad, stream,
+                            {{DNNL_ARG_FROM, user_x}, {DNNL_ARG_TO, src}});
     }
     if (entry->from_dst) dst = memory(entry->pd.dst_desc(), eng);
     std::unordered_map<int, memory> args = {
@@ -185,8 +231,11 @@ absl::StatusOr<bool> DnnlConv::Run(const Tensor& x, const Tensor& w, const Tenso
     if (bias) {
       args[DNNL_ARG_BIAS] = memory({{w_dims[0]}, memory::data_type::f32, tag::x}, eng, const_cast<void*>(bias->raw_data()));
     }
-    entry->conv.execute(stream, args);
-    if (entry->from_dst) entry->from_dst->execute(stream, dst, user_y);
+    ExecuteWithScratchpad(entry->conv, entry->pd.scratchpad_desc(), stream, std::move(args));
+    if (entry->from_dst) {
+      ExecuteWithScratchpad(*entry->from_dst, entry->from_dst_scratchpad, stream,
+                            {{DNNL_ARG_FROM, dst}, {DNNL_ARG_TO, user_y}});
+    }
     stream.wait();
   } catch (const dnnl::error& e) {
     return absl::InternalError(std::string("oneDNN convolution failed: ") + e.what());
