@@ -8,7 +8,8 @@
 #   - short sessions: one `sluice run --target` per session (create, run, close), checked;
 #   - large tensors: 64 MiB made on task 1 and reduced on task 0, the sum checked;
 #   - cancelled steps: a Loop that would run for hours, cut by --timeout 0.5 on both tasks;
-#   - abandoned sessions: clients killed mid-step (the server must drop what they left).
+#   - abandoned sessions: clients killed mid-step (the server must drop what they left; the
+#     tasks close sessions idle for a minute).
 # Ends with a table of the samples and fails when, after the first fifth of the run (warm-up),
 # a task's RSS grew by more than 10% + 16 MiB or its descriptor count by more than 8, or when
 # any step's result was wrong.
@@ -23,7 +24,8 @@ sluice=$work/sluice
 source tests/test_lib.sh
 trap '_kill_pids; rm -rf "$work"' EXIT
 
-start_cluster "$work/cluster" "worker=2" || { echo "soak: the cluster did not start"; exit 1; }
+# Sessions of clients killed mid-step are never closed: they expire after a minute of idleness.
+start_cluster "$work/cluster" "worker=2" --session-idle-timeout 60 || { echo "soak: the cluster did not start"; exit 1; }
 target="grpc://${task_address[worker:0]}"
 
 # out = -(c0 + c1): a short step over both tasks.

@@ -6,6 +6,7 @@
 #include "framework/node_def_util.h"
 #include "framework/status.h"
 #include "frontend/onnx/attr_checks.h"
+#include "frontend/onnx/isolated_inference.h"
 #include "frontend/onnx/model_loader.h"
 #include "frontend/onnx/onnx_errors.h"
 #include "frontend/onnx/optimize.h"
@@ -520,8 +521,9 @@ absl::StatusOr<OnnxGraph> ImportOnnxModel(onnx::ModelProto model, const OnnxImpo
                                 [&] { onnx::checker::check_model(model); }));
   }
   if (options.infer_shapes) {
-    SL_RETURN_IF_ERROR(CallOnnx("ONNX shape inference failed",
-                                [&] { onnx::shape_inference::InferShapes(model); }));
+    // In a child process: the ONNX library crashes on some malformed models.
+    SL_RETURN_IF_ERROR(InferShapesIsolated(&model, "ONNX shape inference failed",
+                                           [](onnx::ModelProto& m) { onnx::shape_inference::InferShapes(m); }));
   }
   OnnxImporter importer(std::move(opsets));
   SL_ASSIGN_OR_RETURN(OnnxGraph graph, importer.Import(&model));

@@ -18,6 +18,7 @@
 #include "absl/strings/strip.h"
 #include "framework/status.h"
 #include "frontend/onnx/attr_checks.h"
+#include "frontend/onnx/isolated_inference.h"
 #include "frontend/onnx/onnx_errors.h"
 #include "frontend/onnx/onnx_tensor.h"
 #include "onnx/checker.h"
@@ -193,8 +194,8 @@ absl::Status CheckOnnxModel(const onnx::ModelProto& model, bool full) {
 absl::Status InferOnnxShapes(onnx::ModelProto* model, bool strict) {
   SL_RETURN_IF_ERROR(CheckAttrsBeforeOnnx(*model));
   onnx::ShapeInferenceOptions options(/*check_type_val=*/strict, /*strict_mode_val=*/strict ? 1 : 0);
-  return CallOnnx("ONNX shape inference", [&] {
-    onnx::shape_inference::InferShapes(*model, onnx::OpSchemaRegistry::Instance(), options);
+  return InferShapesIsolated(model, "ONNX shape inference", [options](onnx::ModelProto& m) {
+    onnx::shape_inference::InferShapes(m, onnx::OpSchemaRegistry::Instance(), options);
   });
 }
 

@@ -1,0 +1,97 @@
+#include "frontend/onnx/isolated_inference.h"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <stdexcept>
+
+#include "absl/time/clock.h"
+#include "framework/status_matchers.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "onnx/shape_inference/implementation.h"
+
+namespace sluice {
+namespace {
+
+using ::testing::HasSubstr;
+
+// y = Relu(x + w): x a [2, 3] float input, w a [3] initializer.
+onnx::ModelProto SmallModel() {
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  m.add_opset_import()->set_version(13);
+  auto* g = m.mutable_graph();
+  g->set_name("g");
+  auto* x = g->add_input();
+  x->set_name("x");
+  auto* type = x->mutable_type()->mutable_tensor_type();
+  type->set_elem_type(onnx::TensorProto::FLOAT);
+  type->mutable_shape()->add_dim()->set_dim_value(2);
+  type->mutable_shape()->add_dim()->set_dim_value(3);
+  auto* w = g->add_initializer();
+  w->set_name("w");
+  w->set_data_type(onnx::TensorProto::FLOAT);
+  w->add_dims(3);
+  for (float v : {1.0f, 2.0f, 3.0f}) w->add_float_data(v);
+  auto* add = g->add_node();
+  add->set_op_type("Add");
+  add->add_input("x");
+  add->add_input("w");
+  add->add_output("s");
+  auto* relu = g->add_node();
+  relu->set_op_type("Relu");
+  relu->add_input("s");
+  relu->add_output("y");
+  g->add_output()->set_name("y");
+  return m;
+}
+
+TEST(InferShapesIsolatedTest, WhatInferenceAddsComesBackAndInitializersStay) {
+  onnx::ModelProto m = SmallModel();
+  ASSERT_OK(InferShapesIsolated(&m, "inference", [](onnx::ModelProto& model) {
+    onnx::shape_inference::InferShapes(model);
+  }));
+  const onnx::ValueInfoProto* sum = nullptr;
+  for (const auto& v : m.graph().value_info()) {
+    if (v.name() == "s") sum = &v;
+  }
+  ASSERT_NE(sum, nullptr) << m.graph().DebugString();
+  const auto& s = sum->type().tensor_type();
+  EXPECT_EQ(s.elem_type(), onnx::TensorProto::FLOAT);
+  ASSERT_EQ(s.shape().dim_size(), 2);
+  EXPECT_EQ(s.shape().dim(0).dim_value(), 2);
+  EXPECT_EQ(s.shape().dim(1).dim_value(), 3);
+  ASSERT_EQ(m.graph().initializer_size(), 1);
+  EXPECT_EQ(m.graph().initializer(0).float_data(2), 3.0f);
+}
+
+// Before, a crash inside the ONNX library took the importing process with it.
+TEST(InferShapesIsolatedTest, ACrashFailsTheCallNotTheProcess) {
+  onnx::ModelProto m = SmallModel();
+  absl::Status s = InferShapesIsolated(&m, "inference", [](onnx::ModelProto&) { raise(SIGSEGV); });
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+  EXPECT_THAT(s.message(), HasSubstr("the ONNX library crashed"));
+  EXPECT_EQ(m.graph().initializer_size(), 1);  // The model is as it was.
+  EXPECT_EQ(m.graph().value_info_size(), 0);
+}
+
+TEST(InferShapesIsolatedTest, AnExceptionBecomesInvalidArgumentWithItsMessage) {
+  onnx::ModelProto m = SmallModel();
+  absl::Status s = InferShapesIsolated(&m, "ONNX shape inference failed",
+                                       [](onnx::ModelProto&) { throw std::runtime_error("bad dims"); });
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+  EXPECT_EQ(s.message(), "ONNX shape inference failed: bad dims");
+}
+
+TEST(InferShapesIsolatedTest, AChildThatHangsIsKilledAtTheTimeout) {
+  onnx::ModelProto m = SmallModel();
+  const absl::Time start = absl::Now();
+  absl::Status s = InferShapesIsolated(&m, "inference", [](onnx::ModelProto&) { sleep(60); },
+                                       absl::Milliseconds(200));
+  EXPECT_EQ(s.code(), absl::StatusCode::kDeadlineExceeded) << s;
+  EXPECT_LT(absl::Now() - start, absl::Seconds(10));
+}
+
+}  // namespace
+}  // namespace sluice
