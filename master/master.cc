@@ -42,7 +42,8 @@ absl::Status Master::ListDevices(std::vector<DeviceAttributes>* devices) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::string> Master::CreateSession(const GraphDef& graph, const ConfigProto& config) {
+absl::StatusOr<std::string> Master::CreateSession(const GraphDef& graph, const ConfigProto& config,
+                                                  const std::string& owner) {
   std::vector<DeviceAttributes> devices;
   SL_RETURN_IF_ERROR(ListDevices(&devices));
   const std::string handle = NewRandomHandle("session");
@@ -64,7 +65,7 @@ absl::StatusOr<std::string> Master::CreateSession(const GraphDef& graph, const C
           "the master holds ", sessions_.size(), " sessions, its limit; close sessions no longer "
           "in use (TF_CloseSession, Session.close)"));
     } else {
-      sessions_[handle] = SessionEntry{std::move(session), options_.now(), 0};
+      sessions_[handle] = SessionEntry{std::move(session), owner, options_.now(), 0};
     }
   }
   for (auto& s : idle) s->Close().IgnoreError();  // Outside mu_: closing calls the workers.
@@ -86,10 +87,11 @@ class Master::InUse {
   std::string handle_;
 };
 
-absl::Status Master::UseSession(const std::string& handle, std::shared_ptr<MasterSession>* session) {
+absl::Status Master::UseSession(const std::string& handle, const std::string& owner,
+                                std::shared_ptr<MasterSession>* session) {
   absl::MutexLock lock(&mu_);
   auto it = sessions_.find(handle);
-  if (it == sessions_.end()) {
+  if (it == sessions_.end() || it->second.owner != owner) {  // The same answer either way.
     return absl::AbortedError(absl::StrCat(
         "session '", handle, "' is not found (closed, idle too long, or the master restarted)"));
   }
@@ -107,9 +109,9 @@ void Master::DoneWithSession(const std::string& handle) {
   it->second.last_used = options_.now();
 }
 
-absl::Status Master::ExtendSession(const std::string& handle, const GraphDef& graph) {
+absl::Status Master::ExtendSession(const std::string& handle, const GraphDef& graph, const std::string& owner) {
   std::shared_ptr<MasterSession> session;
-  SL_RETURN_IF_ERROR(UseSession(handle, &session));
+  SL_RETURN_IF_ERROR(UseSession(handle, owner, &session));
   InUse in_use(this, handle);
   return session->Extend(graph);
 }
@@ -117,17 +119,17 @@ absl::Status Master::ExtendSession(const std::string& handle, const GraphDef& gr
 absl::Status Master::RunStep(const RunStepRequest& request, RunStepResponse* response) {
   SL_RETURN_IF_ERROR(request_ids_.TrackUnique(request.request_id, "RunStep", "the master"));
   std::shared_ptr<MasterSession> session;
-  SL_RETURN_IF_ERROR(UseSession(request.session_handle, &session));
+  SL_RETURN_IF_ERROR(UseSession(request.session_handle, request.owner, &session));
   InUse in_use(this, request.session_handle);
   return session->Run(request, response);
 }
 
-absl::Status Master::CloseSession(const std::string& handle) {
+absl::Status Master::CloseSession(const std::string& handle, const std::string& owner) {
   std::shared_ptr<MasterSession> session;
   {
     absl::MutexLock lock(&mu_);
     auto it = sessions_.find(handle);
-    if (it == sessions_.end()) {
+    if (it == sessions_.end() || it->second.owner != owner) {
       return absl::NotFoundError(absl::StrCat("session '", handle, "' is not found"));
     }
     session = std::move(it->second.session);
@@ -136,14 +138,21 @@ absl::Status Master::CloseSession(const std::string& handle) {
   return session->Close();
 }
 
-absl::Status Master::Reset() {
-  absl::flat_hash_map<std::string, SessionEntry> sessions;
+absl::Status Master::Reset(const std::string& owner) {
+  std::vector<std::shared_ptr<MasterSession>> closing;
   {
     absl::MutexLock lock(&mu_);
-    sessions.swap(sessions_);
+    for (auto it = sessions_.begin(); it != sessions_.end();) {
+      if (it->second.owner == owner) {
+        closing.push_back(std::move(it->second.session));
+        sessions_.erase(it++);
+      } else {
+        ++it;
+      }
+    }
   }
   absl::Status status;
-  for (auto& [handle, entry] : sessions) status.Update(entry.session->Close());
+  for (auto& session : closing) status.Update(session->Close());  // Outside mu_: calls workers.
   return status;
 }
 

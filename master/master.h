@@ -38,6 +38,7 @@ struct RunStepRequest {
   std::vector<std::string> fetches;
   std::vector<std::string> targets;
   int64_t request_id = 0;  // Non-zero: a retry with the same id is refused.
+  std::string owner;        // Who calls (see Master); "" for callers without an identity.
   // Cancelling it (a gRPC call cancelled, its client gone or past its deadline) cancels the
   // step on every worker with its status. Not owned; null: none.
   CancellationManager* cancellation = nullptr;
@@ -75,23 +76,31 @@ class Master {
   explicit Master(const WorkerCache* workers, MasterOptions options = MasterOptions());
   ~Master();
 
-  absl::StatusOr<std::string> CreateSession(const GraphDef& graph, const ConfigProto& config);
-  absl::Status ExtendSession(const std::string& handle, const GraphDef& graph);
+  // `owner`: the caller's authenticated identity (the subject of its TLS client certificate),
+  // or "" for callers that have none (a shared cluster secret, an in-process client). A
+  // session is reachable only by calls of the owner that created it: others get the answer
+  // of an unknown handle.
+  absl::StatusOr<std::string> CreateSession(const GraphDef& graph, const ConfigProto& config,
+                                            const std::string& owner = "");
+  absl::Status ExtendSession(const std::string& handle, const GraphDef& graph, const std::string& owner = "");
   absl::Status RunStep(const RunStepRequest& request, RunStepResponse* response);
-  absl::Status CloseSession(const std::string& handle);
+  absl::Status CloseSession(const std::string& handle, const std::string& owner = "");
   absl::Status ListDevices(std::vector<DeviceAttributes>* devices);
-  // Closes every session, deregistering their graphs (TensorFlow's Reset).
-  absl::Status Reset();
+  // Closes every session of `owner`, deregistering their graphs (TensorFlow's Reset, which
+  // closes all: here a client with a certificate of its own cannot close other clients').
+  absl::Status Reset(const std::string& owner = "");
 
  private:
   struct SessionEntry {
     std::shared_ptr<MasterSession> session;
+    std::string owner;
     absl::Time last_used;
     int calls_under_way = 0;  // Not idle while a call runs, however long.
   };
   // Marks the session in use until the returned guard goes.
   class InUse;
-  absl::Status UseSession(const std::string& handle, std::shared_ptr<MasterSession>* session);
+  absl::Status UseSession(const std::string& handle, const std::string& owner,
+                          std::shared_ptr<MasterSession>* session);
   void DoneWithSession(const std::string& handle);
   // Takes the sessions idle beyond the timeout out of `sessions_`; the caller closes them.
   std::vector<std::shared_ptr<MasterSession>> TakeIdleSessions() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

@@ -17,7 +17,7 @@ grpc::Status GrpcMasterService::CreateSession(grpc::ServerContext* context,
   if (absl::Status s = AuthenticateCaller(*context, cluster_secret_); !s.ok()) {
     return ToGrpcStatus(s);
   }
-  auto handle = master_->CreateSession(request->graph_def(), request->config());
+  auto handle = master_->CreateSession(request->graph_def(), request->config(), CallerIdentity(*context));
   if (!handle.ok()) return ToGrpcStatus(handle.status());
   response->set_session_handle(*handle);
   return grpc::Status::OK;
@@ -31,7 +31,8 @@ grpc::Status GrpcMasterService::ExtendSession(grpc::ServerContext* context,
   }
   // Graph versions are not checked: Extend only adds nodes with new names.
   response->set_new_graph_version(request->current_graph_version() + 1);
-  return ToGrpcStatus(master_->ExtendSession(request->session_handle(), request->graph_def()));
+  return ToGrpcStatus(
+      master_->ExtendSession(request->session_handle(), request->graph_def(), CallerIdentity(*context)));
 }
 
 grpc::ServerUnaryReactor* GrpcMasterService::RunStep(grpc::CallbackServerContext* context,
@@ -63,15 +64,16 @@ grpc::ServerUnaryReactor* GrpcMasterService::RunStep(grpc::CallbackServerContext
   auto* reactor = new Reactor(context);
   // A thread per step rather than a pool: steps block until their workers finish, and a
   // bounded pool would make one client's long steps queue another's.
-  std::thread([this, reactor, request, response, cancellation = reactor->cancellation] {
-    grpc::Status s = RunStepNow(request, response, cancellation.get());
+  std::thread([this, reactor, request, response, cancellation = reactor->cancellation,
+               owner = CallerIdentity(*context)] {
+    grpc::Status s = RunStepNow(request, response, owner, cancellation.get());
     reactor->Finish(s);  // Last use of the service, the request and the reactor.
   }).detach();
   return reactor;
 }
 
 grpc::Status GrpcMasterService::RunStepNow(const rpc::RunStepRequest* request,
-                                           rpc::RunStepResponse* response,
+                                           rpc::RunStepResponse* response, const std::string& owner,
                                            CancellationManager* cancellation) {
   if (!request->partial_run_handle().empty()) {
     return grpc::Status(grpc::StatusCode::UNIMPLEMENTED, "partial runs are not supported");
@@ -80,6 +82,7 @@ grpc::Status GrpcMasterService::RunStepNow(const rpc::RunStepRequest* request,
   req.session_handle = request->session_handle();
   req.options = request->options();
   req.request_id = request->request_id();
+  req.owner = owner;
   req.cancellation = cancellation;
   for (const NamedTensorProto& named : request->feed()) {
     auto t = Tensor::FromWireProto(named.tensor());
@@ -106,7 +109,7 @@ grpc::Status GrpcMasterService::CloseSession(grpc::ServerContext* context,
   if (absl::Status s = AuthenticateCaller(*context, cluster_secret_); !s.ok()) {
     return ToGrpcStatus(s);
   }
-  return ToGrpcStatus(master_->CloseSession(request->session_handle()));
+  return ToGrpcStatus(master_->CloseSession(request->session_handle(), CallerIdentity(*context)));
 }
 
 grpc::Status GrpcMasterService::ListDevices(grpc::ServerContext* context, const rpc::ListDevicesRequest*,
@@ -130,7 +133,7 @@ grpc::Status GrpcMasterService::Reset(grpc::ServerContext* context, const rpc::R
   if (absl::Status s = AuthenticateCaller(*context, cluster_secret_); !s.ok()) {
     return ToGrpcStatus(s);
   }
-  return ToGrpcStatus(master_->Reset());
+  return ToGrpcStatus(master_->Reset(CallerIdentity(*context)));
 }
 
 }  // namespace sluice

@@ -45,9 +45,10 @@ class GrpcMasterService : public GrpcMasterServiceBase {
   void set_cluster_secret(std::string secret) { cluster_secret_ = std::move(secret); }
 
  private:
-  // Runs the step on the calling thread; `cancellation` is the call's.
+  // Runs the step on the calling thread for `owner` (CallerIdentity); `cancellation` is the
+  // call's.
   grpc::Status RunStepNow(const rpc::RunStepRequest* request, rpc::RunStepResponse* response,
-                          CancellationManager* cancellation);
+                          const std::string& owner, CancellationManager* cancellation);
 
   Master* const master_;
   std::string cluster_secret_;

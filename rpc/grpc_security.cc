@@ -1,11 +1,9 @@
 #include "rpc/grpc_security.h"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <cstdio>
 #include <cstdlib>
+#include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
@@ -140,6 +138,19 @@ absl::Status AuthenticateCaller(const grpc::ServerContextBase& context, const st
   }
   if (diff != 0) return absl::UnauthenticatedError("wrong cluster secret");
   return absl::OkStatus();
+}
+
+std::string CallerIdentity(const grpc::ServerContextBase& context) {
+  const std::shared_ptr<const grpc::AuthContext> auth = context.auth_context();
+  if (auth == nullptr || !auth->IsPeerAuthenticated()) return "";
+  std::vector<grpc::string_ref> names = auth->FindPropertyValues("x509_subject");
+  if (names.empty()) names = auth->GetPeerIdentity();
+  std::string identity;
+  for (const grpc::string_ref& name : names) {
+    if (!identity.empty()) identity += ",";
+    identity.append(name.data(), name.size());
+  }
+  return identity;
 }
 
 }  // namespace sluice

@@ -59,6 +59,11 @@ std::shared_ptr<grpc::ServerCredentials> ServerCredentials(const GrpcSecurity& s
 // time independent of where the presented value differs.
 absl::Status AuthenticateCaller(const grpc::ServerContextBase& context, const std::string& secret);
 
+// Who calls, as far as the transport proved it: the subject of the caller's TLS client
+// certificate (verified against the server's CA), or "" when there is none (a shared cluster
+// secret says who may call, not who calls). The master keeps each session to its owner.
+std::string CallerIdentity(const grpc::ServerContextBase& context);
+
 }  // namespace sluice
 
 #endif  // SLUICE_RPC_GRPC_SECURITY_H_

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "framework/tensor.h"
 #include "framework/status_matchers.h"
 #include "gtest/gtest.h"
 #include "proto/master_service.grpc.pb.h"
@@ -67,6 +68,62 @@ TEST_F(GrpcTlsTest, OnlyClientsWithTheClustersCertificatesGetThrough) {
   GrpcSecurity stranger;
   ASSERT_OK(LoadTls(File("stranger.pem"), File("stranger.key"), File("ca.pem"), &stranger));
   EXPECT_NE(ListDevices(ChannelCredentials(stranger)), grpc::StatusCode::OK);
+}
+
+// Sessions belong to the certificate that created them. Before, any client could run, close
+// or (with Reset) close every session, its own or not.
+TEST_F(GrpcTlsTest, AClientReachesOnlyItsOwnSessions) {
+  GrpcSecurity client, other;
+  ASSERT_OK(LoadTls(File("client.pem"), File("client.key"), File("ca.pem"), &client));
+  ASSERT_OK(LoadTls(File("other.pem"), File("other.key"), File("ca.pem"), &other));
+  auto stub_of = [&](const GrpcSecurity& security) {
+    return ::tensorflow::grpc::MasterService::NewStub(
+        grpc::CreateChannel(server_->address(), ChannelCredentials(security)));
+  };
+  auto mine = stub_of(client), theirs = stub_of(other);
+  rpc::CreateSessionRequest create;
+  NodeDef* c = create.mutable_graph_def()->add_node();
+  c->set_name("c");
+  c->set_op("Const");
+  (*c->mutable_attr())["dtype"].set_type(DT_FLOAT);
+  Tensor::Scalar<float>(7.0f).AsProtoTensorContent((*c->mutable_attr())["value"].mutable_tensor());
+  rpc::CreateSessionResponse created;
+  {
+    grpc::ClientContext context;
+    ASSERT_TRUE(mine->CreateSession(&context, create, &created).ok());
+  }
+  auto run = [&](::tensorflow::grpc::MasterService::Stub* stub) {
+    rpc::RunStepRequest request;
+    request.set_session_handle(created.session_handle());
+    request.add_fetch("c:0");
+    rpc::RunStepResponse response;
+    grpc::ClientContext context;
+    SetTimeout(&context, absl::Seconds(20));
+    return stub->RunStep(&context, request, &response).error_code();
+  };
+  EXPECT_EQ(run(mine.get()), grpc::StatusCode::OK);
+  EXPECT_EQ(run(theirs.get()), grpc::StatusCode::ABORTED);  // As for an unknown handle.
+  {
+    rpc::CloseSessionRequest close;
+    close.set_session_handle(created.session_handle());
+    rpc::CloseSessionResponse closed;
+    grpc::ClientContext context;
+    EXPECT_EQ(theirs->CloseSession(&context, close, &closed).error_code(), grpc::StatusCode::NOT_FOUND);
+  }
+  {
+    rpc::ResetRequest reset;
+    rpc::ResetResponse done;
+    grpc::ClientContext context;
+    EXPECT_TRUE(theirs->Reset(&context, reset, &done).ok());  // Closes the other's sessions only.
+  }
+  EXPECT_EQ(run(mine.get()), grpc::StatusCode::OK);
+  {
+    rpc::ResetRequest reset;
+    rpc::ResetResponse done;
+    grpc::ClientContext context;
+    EXPECT_TRUE(mine->Reset(&context, reset, &done).ok());
+  }
+  EXPECT_EQ(run(mine.get()), grpc::StatusCode::ABORTED);
 }
 
 }  // namespace

@@ -5,7 +5,7 @@ set -euo pipefail
 dir=$1
 cd "$dir"
 openssl req -x509 -newkey rsa:2048 -nodes -keyout ca.key -out ca.pem -days 2 -subj /CN=sluice-test-ca 2>/dev/null
-for name in server client; do
+for name in server client other; do
   openssl req -newkey rsa:2048 -nodes -keyout $name.key -out $name.csr -subj /CN=$name 2>/dev/null
   printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\n' > $name.ext
   openssl x509 -req -in $name.csr -CA ca.pem -CAkey ca.key -CAcreateserial -out $name.pem -days 2 \
