@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "framework/checked_size.h"
 #include "kernels/kernel_registry.h"
+#include "kernels/numeric_cast.h"
 
 namespace sluice {
 namespace {
@@ -67,7 +68,13 @@ class ResizeOp : public OpKernel {
     if (has_scales_) scales = ToDoubles(ctx->input(next++));
     if (has_sizes_) {
       const Tensor& s = ctx->input(next++);
-      for (int64_t i = 0; i < s.NumElements(); ++i) sizes.push_back(static_cast<int64_t>(Input(s, i)));
+      for (int64_t i = 0; i < s.NumElements(); ++i) {
+        int64_t size = 0;
+        if (!TruncateToInt64(Input(s, i), &size)) {
+          return absl::InvalidArgumentError(absl::StrCat("Resize sizes[", i, "] is not a count"));
+        }
+        sizes.push_back(size);
+      }
     }
     if (!sizes.empty()) {
       if (static_cast<int>(sizes.size()) != rank) {
@@ -173,8 +180,11 @@ class ResizeOp : public OpKernel {
 
   std::vector<Tap> TapsFor(int d, int64_t o, int64_t in_len, int64_t out_len, double scale,
                            const std::vector<double>& roi, int rank) const {
-    const double x = Original(d, o, in_len, out_len, scale, roi, rank);
-    if (transform_ == "tf_crop_and_resize" && (x < 0 || x > in_len - 1)) return {{-1, 1.0}};
+    double x = Original(d, o, in_len, out_len, scale, roi, rank);
+    if (transform_ == "tf_crop_and_resize" && !(x >= 0 && x <= in_len - 1)) return {{-1, 1.0}};  // NaN too.
+    // Far outside the input every tap clamps to an edge anyway; bounded, the casts below are
+    // defined (a roi of 1e30 made them undefined behaviour).
+    x = std::isnan(x) ? 0.0 : std::min(std::max(x, -4.0), in_len + 3.0);
     auto clamp = [&](int64_t i) { return std::min<int64_t>(std::max<int64_t>(i, 0), in_len - 1); };
     if (mode_ == "nearest") {
       int64_t i;

@@ -5,6 +5,7 @@
 
 #include "kernels/array_kernel_util.h"
 #include "kernels/kernel_registry.h"
+#include "kernels/numeric_cast.h"
 
 namespace sluice {
 namespace {
@@ -188,14 +189,6 @@ absl::StatusOr<std::vector<double>> RealValues(const Tensor& t, absl::string_vie
         absl::StrCat(what, " must have a real number type, got ", DataTypeString(t.dtype())));
   }
   return out;
-}
-
-// `v` truncated toward zero, or false when it is NaN or outside int64's range (where a plain
-// cast is undefined behaviour).
-bool TruncateToInt64(double v, int64_t* out) {
-  if (!(v >= -9223372036854775808.0 && v < 9223372036854775808.0)) return false;
-  *out = static_cast<int64_t>(v);
-  return true;
 }
 
 class OneHotOp : public OpKernel {

@@ -4,6 +4,8 @@
 #include <cstdint>
 #include <vector>
 
+#include <cmath>
+
 #include "framework/status_matchers.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -65,6 +67,23 @@ TEST(SizeChecksTest, ResizeWithHugeScales) {
   KernelTester u("Resize");
   u.Input<float>({1, 1, 2, 2}, {1, 2, 3, 4}).Input<float>({4}, {1, 1, 1e30f, 1}).ArgSizes({1, 0, 1, 0});
   ExpectRefused(u);
+}
+
+// Found by fuzzing: a NaN size and a roi of 1e30 reached casts to int64 (undefined behaviour).
+TEST(SizeChecksTest, ResizeWithNanSizesAndHugeRois) {
+  KernelTester t("Resize");
+  t.Input<float>({1, 1, 2, 2}, {1, 2, 3, 4}).Input<float>({4}, {1, 1, std::nanf(""), 2}).ArgSizes({1, 0, 0, 1});
+  ExpectRefused(t);
+  for (const char* mode : {"nearest", "linear", "cubic"}) {
+    KernelTester u("Resize");
+    u.Attr("coordinate_transformation_mode", std::string("tf_crop_and_resize"))
+        .Attr("mode", std::string(mode))
+        .Input<float>({1, 1, 2, 2}, {1, 2, 3, 4})
+        .Input<float>({8}, {0, 0, -1e30f, 0, 1, 1, 1e30f, 1})
+        .Input<float>({4}, {1, 1, 2, 2})
+        .ArgSizes({1, 1, 1, 0});
+    EXPECT_OK(u.Run()) << mode;  // Points outside the input take the extrapolation value.
+  }
 }
 
 TEST(SizeChecksTest, ConvWithPadsNear2To62) {
