@@ -2,6 +2,7 @@
 #include <cmath>
 #include <limits>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "gmock/gmock.h"
@@ -398,6 +399,16 @@ TEST(TriluTest, UpperLowerWithK) {
     t.Attr("upper", int64_t{0}).Input<int64_t>({3, 3}, x).Input<int64_t>({}, {-1});
     ASSERT_OK(t.Run());
     t.ExpectOutput<int64_t>(0, {3, 3}, {0, 0, 0, 4, 0, 0, 7, 8, 0});
+  }
+  // k at int64's ends keeps all or nothing (found by fuzzing: row + k + 1 overflowed).
+  for (auto [upper, k, want] : {std::tuple<int64_t, int64_t, int64_t>{0, INT64_MAX, 45}, {1, INT64_MAX, 0},
+                                {0, INT64_MIN, 0}, {1, INT64_MIN, 45}}) {
+    KernelTester t("Trilu");
+    t.Attr("upper", upper).Input<int64_t>({3, 3}, x).Input<int64_t>({}, {k});
+    ASSERT_OK(t.Run());
+    int64_t sum = 0;
+    for (int64_t v : t.output(0).flat<int64_t>()) sum += v;
+    EXPECT_EQ(sum, want) << "upper " << upper << " k " << k;
   }
 }
 

@@ -362,6 +362,9 @@ class TriluOp : public OpKernel {
     if (out->NumElements() == 0) return absl::OkStatus();
     const int64_t rows = in.dim_size(in.dims() - 2), cols = in.dim_size(in.dims() - 1);
     const int64_t mats = in.NumElements() / (rows * cols);
+    // Beyond the matrix, every k keeps all or nothing: clamped, row + k + 1 cannot overflow
+    // (a k of INT64_MAX did; found by the structured fuzzer).
+    k = std::clamp<int64_t>(k, -rows - 1, cols + 1);
     return VisitElements(in.dtype(), [&](auto tag) {
       using E = typename decltype(tag)::type;
       const E* src = static_cast<const E*>(in.raw_data());
