@@ -163,14 +163,21 @@ T Power(T x, Y y) {
     if constexpr (std::is_signed_v<Y>) {
       if (y < 0) return x == 1 ? T(1) : x == -1 ? T((y % 2 == 0) ? 1 : -1) : T(0);
     }
-    T result = 1, base = x;
+    T result = 1, base = x;  // Wraps on overflow, as numpy's does.
     for (uint64_t e = static_cast<uint64_t>(y); e != 0; e >>= 1) {
-      if (e & 1) result = T(result * base);
-      base = T(base * base);
+      if (e & 1) result = Wrapping(result, base, std::multiplies<>());
+      base = Wrapping(base, base, std::multiplies<>());
     }
     return result;
   } else if constexpr (std::is_integral_v<T>) {
-    return T(std::pow(double(x), double(typename sluice::Compute<Y>::type(y))));
+    const double r = std::pow(double(x), double(typename sluice::Compute<Y>::type(y)));
+    // Out of T's range (or NaN) the cast would be undefined: the lowest value, as x86 gives.
+    // (max + 1.0 is a power of two, exact in a double.)
+    if (!(r >= static_cast<double>(std::numeric_limits<T>::min()) &&
+          r < static_cast<double>(std::numeric_limits<T>::max()) + 1.0)) {
+      return std::numeric_limits<T>::min();
+    }
+    return T(r);
   } else {
     return T(std::pow(C(x), C(typename sluice::Compute<Y>::type(y))));
   }

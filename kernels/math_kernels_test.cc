@@ -366,6 +366,18 @@ TEST(BinaryMathTest, IntegerOverflowWrapsAround) {
     ASSERT_OK(t.Run());
     t.ExpectOutput<uint16_t>(0, {1}, {1});
   }
+  {
+    KernelTester t("Pow");  // (2^32)^2 wraps to 0 in int64; 3^41 wraps as numpy's does.
+    t.Input<int64_t>({2}, {int64_t{1} << 32, 3}).Input<int64_t>({2}, {2, 41});
+    ASSERT_OK(t.Run());
+    t.ExpectOutput<int64_t>(0, {2}, {0, -420491770248316829});  // 3^41 mod 2^64, as signed.
+  }
+  {
+    KernelTester t("Pow");  // A real power beyond int32: the lowest value, never a bad cast.
+    t.Input<int32_t>({2}, {10, 2}).Input<float>({2}, {1e10f, 3});
+    ASSERT_OK(t.Run());
+    t.ExpectOutput<int32_t>(0, {2}, {INT32_MIN, 8});
+  }
 }
 
 TEST(BinaryMathTest, BitShiftBothDirections) {
