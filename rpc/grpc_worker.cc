@@ -39,7 +39,7 @@ bool GrpcWorker::Started(grpc::ClientContext* context, int64_t step_id, bool run
   absl::MutexLock lock(&mu_);
   if (shutting_down_) return false;
   in_flight_[context] = step_id;
-  if (run_graph && aborted_steps_.contains(step_id)) context->TryCancel();  // Fails as it starts.
+  if (run_graph && aborted_steps_.Contains(step_id)) context->TryCancel();  // Fails as it starts.
   return true;
 }
 
@@ -146,13 +146,7 @@ void GrpcWorker::AbortStep(int64_t step_id, const absl::Status& status) {
   for (auto& [context, step] : in_flight_) {
     if (step == step_id) context->TryCancel();
   }
-  if (aborted_steps_.insert(step_id).second) {
-    aborted_order_.push_back(step_id);
-    if (aborted_order_.size() > kRememberedAbortedSteps) {
-      aborted_steps_.erase(aborted_order_.front());
-      aborted_order_.pop_front();
-    }
-  }
+  aborted_steps_.Insert(step_id);
 }
 
 struct GrpcWorker::Transfer {

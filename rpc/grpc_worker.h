@@ -12,17 +12,16 @@
 #include <grpcpp/grpcpp.h>
 
 #include <atomic>
-#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
 #include <string>
 
-#include "absl/container/flat_hash_set.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "proto/worker_service.grpc.pb.h"
 #include "rpc/same_host_transfer.h"
+#include "worker/recent_request_ids.h"
 #include "worker/worker_interface.h"
 
 namespace sluice {
@@ -105,8 +104,7 @@ class GrpcWorker : public WorkerInterface {
   // Steps aborted lately, oldest first: a step's abort can come before its RunGraph starts
   // (a deadline or a client gone at that moment), and then the RunGraph must not run.
   static constexpr size_t kRememberedAbortedSteps = 4096;
-  absl::flat_hash_set<int64_t> aborted_steps_ ABSL_GUARDED_BY(mu_);
-  std::deque<int64_t> aborted_order_ ABSL_GUARDED_BY(mu_);
+  RecentIds aborted_steps_ ABSL_GUARDED_BY(mu_){kRememberedAbortedSteps};
   // Set once this process may not read the server's memory (ptrace rules, seccomp): later
   // transfers go over gRPC without trying again.
   std::atomic<bool> same_host_refused_{false};

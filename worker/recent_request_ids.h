@@ -19,6 +19,24 @@
 
 namespace sluice {
 
+// The last `capacity` distinct ids inserted; older ones are forgotten. For bookkeeping that
+// must stay bounded whatever clients send (steps cleaned up, steps aborted, request ids). Not
+// thread-safe: its owner guards it.
+class RecentIds {
+ public:
+  explicit RecentIds(size_t capacity);
+  // False, changing nothing, when `id` is remembered already.
+  bool Insert(int64_t id);
+  bool Contains(int64_t id) const { return seen_.contains(id); }
+
+ private:
+  // A ring of the last `capacity` ids, oldest at `next_`, and the same ids as a set.
+  std::vector<int64_t> ring_;
+  std::vector<bool> used_;  // Which ring slots hold an id (every id, 0 too, may be one).
+  size_t next_ = 0;
+  absl::flat_hash_set<int64_t> seen_;
+};
+
 class RecentRequestIds {
  public:
   // Enough for several minutes of a fast training loop's RPCs; older ids are forgotten.
@@ -32,10 +50,7 @@ class RecentRequestIds {
 
  private:
   absl::Mutex mu_;
-  // A ring of the last `capacity` ids, oldest at `next_`, and the same ids as a set.
-  std::vector<int64_t> ring_ ABSL_GUARDED_BY(mu_);
-  size_t next_ ABSL_GUARDED_BY(mu_) = 0;
-  absl::flat_hash_set<int64_t> seen_ ABSL_GUARDED_BY(mu_);
+  RecentIds ids_ ABSL_GUARDED_BY(mu_);
 };
 
 // A random non-zero id for a new request.

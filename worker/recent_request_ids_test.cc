@@ -9,6 +9,17 @@ namespace {
 
 using ::testing::HasSubstr;
 
+TEST(RecentIdsTest, RemembersTheLastCapacityIdsZeroIncluded) {
+  RecentIds ids(2);
+  EXPECT_TRUE(ids.Insert(0));
+  EXPECT_TRUE(ids.Insert(7));
+  EXPECT_FALSE(ids.Insert(0));
+  EXPECT_TRUE(ids.Contains(0) && ids.Contains(7));
+  EXPECT_TRUE(ids.Insert(-3));  // Forgets 0, the oldest.
+  EXPECT_FALSE(ids.Contains(0));
+  EXPECT_TRUE(ids.Contains(7) && ids.Contains(-3));
+}
+
 TEST(RecentRequestIdsTest, RefusesARepeatAndNamesIt) {
   RecentRequestIds ids;
   EXPECT_OK(ids.TrackUnique(42, "RunGraph", "/job:w/replica:0/task:1"));

@@ -134,7 +134,7 @@ Worker::Step Worker::FindOrCreateStep(int64_t step_id, bool run_graph) {
       s.rendezvous = rendezvous_factory_ ? rendezvous_factory_(step_id)
                                          : std::make_shared<LocalRendezvous>();
       s.cancellation = std::make_shared<CancellationManager>();
-      cleaned = cleaned_steps_.contains(step_id);
+      cleaned = cleaned_steps_.Contains(step_id);
       if (!run_graph) {
         unstarted_order_.emplace_back(step_id, absl::Now());
         TakeStaleUnstartedSteps(&stale);
@@ -165,17 +165,7 @@ void Worker::TakeStaleUnstartedSteps(std::vector<Step>* stale) {
     if (it == steps_.end() || it->second.ran) continue;  // Cleaned up, or it ran after all.
     stale->push_back(std::move(it->second));
     steps_.erase(it);
-    RememberCleaned(id);
-  }
-}
-
-void Worker::RememberCleaned(int64_t step_id) {
-  if (cleaned_steps_.insert(step_id).second) {
-    cleaned_order_.push_back(step_id);
-    if (cleaned_order_.size() > kRememberedCleanedSteps) {
-      cleaned_steps_.erase(cleaned_order_.front());
-      cleaned_order_.pop_front();
-    }
+    cleaned_steps_.Insert(id);
   }
 }
 
@@ -211,7 +201,7 @@ void Worker::CleanupGraph(int64_t step_id) {
       step = std::move(it->second);
       steps_.erase(it);
     }
-    RememberCleaned(step_id);
+    cleaned_steps_.Insert(step_id);
   }
   // Normally every part has finished by now. After a deadline the master cleans up without
   // waiting, and a later AbortStep finds the step gone: whatever still runs stops here.
@@ -260,7 +250,7 @@ void Worker::RecvTensorAsync(const RecvTensorRequest* request, RecvTensorRespons
 void Worker::AbortStep(int64_t step_id, const absl::Status& status) {
   {
     absl::MutexLock lock(&mu_);
-    if (!steps_.contains(step_id) && cleaned_steps_.contains(step_id)) {
+    if (!steps_.contains(step_id) && cleaned_steps_.Contains(step_id)) {
       return;  // Finished and cleaned up already.
     }
   }

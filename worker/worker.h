@@ -14,7 +14,6 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
-#include "absl/container/flat_hash_set.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "framework/cancellation.h"
@@ -102,7 +101,6 @@ class Worker : public WorkerInterface {
   // Steps that only RecvTensor or AbortStep made (any client can name any step id) are
   // dropped once there are too many or they are too old: their waiters fail with ABORTED.
   void TakeStaleUnstartedSteps(std::vector<Step>* stale) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  void RememberCleaned(int64_t step_id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The budget the graphs of `session_handle` share, made on first use; null when unlimited.
   std::shared_ptr<MemoryBudget> SessionBudget(const std::string& session_handle, int64_t limit)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -135,8 +133,7 @@ class Worker : public WorkerInterface {
   static constexpr size_t kMaxUnstartedSteps = 1024;
   static constexpr absl::Duration kUnstartedStepTimeout = absl::Seconds(120);
   std::deque<std::pair<int64_t, absl::Time>> unstarted_order_ ABSL_GUARDED_BY(mu_);
-  absl::flat_hash_set<int64_t> cleaned_steps_ ABSL_GUARDED_BY(mu_);
-  std::deque<int64_t> cleaned_order_ ABSL_GUARDED_BY(mu_);
+  RecentIds cleaned_steps_ ABSL_GUARDED_BY(mu_){kRememberedCleanedSteps};
 };
 
 }  // namespace sluice
