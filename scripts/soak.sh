@@ -49,8 +49,6 @@ node { name: "out" op: "ReduceSum" input: "y" device: "/job:worker/task:0" attr 
        attr { key: "Taxes" value { list { } } } attr { key: "keepdims" value { b: false } } }
 PBTXT
 # A Loop of 2^40 trips on task 1, its result negated on task 0.
-{ sed -n '/^loop_graph() {/,/^PBTXT$/p' tools/timeout_cli_test.sh; echo "}"; } > "$work/loop_graph.sh"
-source "$work/loop_graph.sh"
 loop_graph "/job:worker/task:1" "/job:worker/task:0" 1099511627776 > "$work/forever.pbtxt"
 
 errors=$work/errors.txt

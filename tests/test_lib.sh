@@ -19,6 +19,8 @@
 #                                  ready, stopped) in LOG once there (30 s at most)
 #   restart_task DIR JOB I [serve options...]
 #                                  starts that task again on its old port; waits until ready
+#   loop_graph LOOP_DEV OUT_DEV M  prints a text GraphDef: x = 0; Loop M times x = x + 1 (on
+#                                  LOOP_DEV); out = Neg(x) (on OUT_DEV); 2^40 runs for hours
 #   pids+=($!)                     processes in `pids` get SIGTERM, then SIGKILL, at exit
 #
 # Every `sluice serve` a test starts, and every client it runs, shares one cluster secret
@@ -121,6 +123,34 @@ restart_task() {
   pids+=($!)
   task_pid[$job:$i]=$!
   serve_event "$dir/${job}_$i.log" ready > /dev/null
+}
+
+loop_graph() {
+  sed -e "s|LOOP_DEVICE|$1|" -e "s|OUT_DEVICE|$2|" -e "s|TRIPS|$3|" <<'PBTXT'
+node { name: "m" op: "Const" attr { key: "dtype" value { type: DT_INT64 } }
+       attr { key: "value" value { tensor { dtype: DT_INT64 int64_val: TRIPS } } } }
+node { name: "x0" op: "Const" attr { key: "dtype" value { type: DT_FLOAT } }
+       attr { key: "value" value { tensor { dtype: DT_FLOAT float_val: 0 } } } }
+node { name: "loop" op: "Loop" input: "m" input: "x0" device: "LOOP_DEVICE"
+       attr { key: "Tm" value { list { type: DT_INT64 } } } attr { key: "Tc" value { list { } } }
+       attr { key: "Tloop" value { list { type: DT_FLOAT } } } attr { key: "Tcap" value { list { } } }
+       attr { key: "Tout" value { list { type: DT_FLOAT } } }
+       attr { key: "body" value { func { name: "count" } } } }
+node { name: "out" op: "Neg" input: "loop" device: "OUT_DEVICE" attr { key: "T" value { type: DT_FLOAT } } }
+library { function {
+  signature { name: "count" input_arg { name: "i" type: DT_INT64 } input_arg { name: "c" type: DT_BOOL }
+              input_arg { name: "x" type: DT_FLOAT }
+              output_arg { name: "rc" type: DT_BOOL } output_arg { name: "rx" type: DT_FLOAT } }
+  node_def { name: "i" op: "_Arg" attr { key: "T" value { type: DT_INT64 } } attr { key: "index" value { i: 0 } } }
+  node_def { name: "c" op: "_Arg" attr { key: "T" value { type: DT_BOOL } } attr { key: "index" value { i: 1 } } }
+  node_def { name: "x" op: "_Arg" attr { key: "T" value { type: DT_FLOAT } } attr { key: "index" value { i: 2 } } }
+  node_def { name: "one" op: "Const" attr { key: "dtype" value { type: DT_FLOAT } }
+             attr { key: "value" value { tensor { dtype: DT_FLOAT float_val: 1 } } } }
+  node_def { name: "next" op: "Add" input: "x" input: "one" attr { key: "T" value { type: DT_FLOAT } } }
+  node_def { name: "rc" op: "_Retval" input: "c" attr { key: "T" value { type: DT_BOOL } } attr { key: "index" value { i: 0 } } }
+  node_def { name: "rx" op: "_Retval" input: "next" attr { key: "T" value { type: DT_FLOAT } } attr { key: "index" value { i: 1 } } }
+} }
+PBTXT
 }
 
 _kill_pids() {

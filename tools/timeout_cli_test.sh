@@ -8,35 +8,6 @@ out=$(mktemp -d)
 source tests/test_lib.sh
 trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done; rm -rf "$out"' EXIT
 
-# x = 0; Loop M times: x = x + 1; out = Neg(x). LOOP_DEVICE/OUT_DEVICE filled in below.
-loop_graph() {
-  sed -e "s|LOOP_DEVICE|$1|" -e "s|OUT_DEVICE|$2|" -e "s|TRIPS|$3|" <<'PBTXT'
-node { name: "m" op: "Const" attr { key: "dtype" value { type: DT_INT64 } }
-       attr { key: "value" value { tensor { dtype: DT_INT64 int64_val: TRIPS } } } }
-node { name: "x0" op: "Const" attr { key: "dtype" value { type: DT_FLOAT } }
-       attr { key: "value" value { tensor { dtype: DT_FLOAT float_val: 0 } } } }
-node { name: "loop" op: "Loop" input: "m" input: "x0" device: "LOOP_DEVICE"
-       attr { key: "Tm" value { list { type: DT_INT64 } } } attr { key: "Tc" value { list { } } }
-       attr { key: "Tloop" value { list { type: DT_FLOAT } } } attr { key: "Tcap" value { list { } } }
-       attr { key: "Tout" value { list { type: DT_FLOAT } } }
-       attr { key: "body" value { func { name: "count" } } } }
-node { name: "out" op: "Neg" input: "loop" device: "OUT_DEVICE" attr { key: "T" value { type: DT_FLOAT } } }
-library { function {
-  signature { name: "count" input_arg { name: "i" type: DT_INT64 } input_arg { name: "c" type: DT_BOOL }
-              input_arg { name: "x" type: DT_FLOAT }
-              output_arg { name: "rc" type: DT_BOOL } output_arg { name: "rx" type: DT_FLOAT } }
-  node_def { name: "i" op: "_Arg" attr { key: "T" value { type: DT_INT64 } } attr { key: "index" value { i: 0 } } }
-  node_def { name: "c" op: "_Arg" attr { key: "T" value { type: DT_BOOL } } attr { key: "index" value { i: 1 } } }
-  node_def { name: "x" op: "_Arg" attr { key: "T" value { type: DT_FLOAT } } attr { key: "index" value { i: 2 } } }
-  node_def { name: "one" op: "Const" attr { key: "dtype" value { type: DT_FLOAT } }
-             attr { key: "value" value { tensor { dtype: DT_FLOAT float_val: 1 } } } }
-  node_def { name: "next" op: "Add" input: "x" input: "one" attr { key: "T" value { type: DT_FLOAT } } }
-  node_def { name: "rc" op: "_Retval" input: "c" attr { key: "T" value { type: DT_BOOL } } attr { key: "index" value { i: 0 } } }
-  node_def { name: "rx" op: "_Retval" input: "next" attr { key: "T" value { type: DT_FLOAT } } attr { key: "index" value { i: 1 } } }
-} }
-PBTXT
-}
-
 # y = (x x) x for x = ones([12288, 12288]): single MatMul nodes of tens of seconds each, which
 # stop between slices of rows once the step is cancelled. MATMUL_DEVICE filled in below.
 matmul_graph() {
