@@ -3,8 +3,6 @@
 // Master with one local worker. State persists between inputs, so one input can create a
 // session and a later one extend, run or close it: requests name the last session created
 // unless the selector's high bit says to keep the handle they carry.
-#include <grpcpp/grpcpp.h>
-
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -13,11 +11,11 @@
 #include <memory>
 #include <string>
 
+#include "fuzz/service_fuzz.h"
 #include "master/master.h"
 #include "master/worker_cache.h"
 #include "proto/master_service.grpc.pb.h"
 #include "rpc/grpc_master_service.h"
-#include "rpc/grpc_util.h"
 #include "worker/worker.h"
 
 namespace sluice {
@@ -40,10 +38,7 @@ struct Fixture {
         master(&cache, BoundedMasterOptions()),
         service(&master, worker.task_name()) {
     cache.Add(worker.task_name(), &worker);
-    grpc::ServerBuilder builder;
-    ConfigureGrpcServer(&builder);
-    builder.RegisterService(&service);
-    server = builder.BuildAndStart();
+    server = fuzz::StartInProcessServer(&service);
     stub = tensorflow::grpc::MasterService::NewStub(server->InProcessChannel(grpc::ChannelArguments()));
   }
 
@@ -62,98 +57,72 @@ Fixture& GetFixture() {
   return *fixture;
 }
 
-void CheckStatus(const char* method, const grpc::Status& s) {
-  if (!s.ok() && s.error_message().empty()) {
-    std::fprintf(stderr, "master_service_fuzzer: %s failed with code %d and no message\n", method,
-                 static_cast<int>(s.error_code()));
-    std::abort();
-  }
-}
-
-std::unique_ptr<grpc::ClientContext> Context() {
-  auto context = std::make_unique<grpc::ClientContext>();
-  context->set_deadline(std::chrono::system_clock::now() + kCallDeadline);
-  return context;
-}
-
-template <typename Request>
-bool Parse(const uint8_t* data, size_t size, Request* request) {
-  return request->ParseFromArray(data, static_cast<int>(size));
-}
-
 }  // namespace
 }  // namespace sluice
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace sluice;  // NOLINT: a file of its own.
+  using fuzz::CallWithParsedRequest;
   if (size == 0) return 0;
   Fixture& f = GetFixture();
   const bool keep_handle = (data[0] & 0x80) != 0;
   const int method = (data[0] & 0x7f) % 6;
   ++data;
   --size;
-  auto context = Context();
+  auto stub = f.stub.get();
   switch (method) {
-    case 0: {
-      rpc::CreateSessionRequest req;
-      rpc::CreateSessionResponse resp;
-      if (!Parse(data, size, &req)) return 0;
-      const int64_t timeout = req.config().operation_timeout_in_ms();
-      if (timeout <= 0 || timeout > kStepTimeoutMs) {
-        req.mutable_config()->set_operation_timeout_in_ms(kStepTimeoutMs);
-      }
-      grpc::Status s = f.stub->CreateSession(context.get(), req, &resp);
-      CheckStatus("CreateSession", s);
-      if (s.ok()) f.last_handle = resp.session_handle();
-      if (s.error_code() == grpc::StatusCode::RESOURCE_EXHAUSTED) f.master.Reset().IgnoreError();
+    case 0:
+      CallWithParsedRequest<rpc::CreateSessionRequest, rpc::CreateSessionResponse>(
+          "CreateSession", data, size, kCallDeadline, [&](auto* context, auto* req, auto* resp) {
+            const int64_t timeout = req->config().operation_timeout_in_ms();
+            if (timeout <= 0 || timeout > kStepTimeoutMs) {
+              req->mutable_config()->set_operation_timeout_in_ms(kStepTimeoutMs);
+            }
+            grpc::Status s = stub->CreateSession(context, *req, resp);
+            if (s.ok()) f.last_handle = resp->session_handle();
+            if (s.error_code() == grpc::StatusCode::RESOURCE_EXHAUSTED) f.master.Reset().IgnoreError();
+            return s;
+          });
       break;
-    }
-    case 1: {
-      rpc::ExtendSessionRequest req;
-      rpc::ExtendSessionResponse resp;
-      if (!Parse(data, size, &req)) return 0;
-      if (!keep_handle) req.set_session_handle(f.last_handle);
-      CheckStatus("ExtendSession", f.stub->ExtendSession(context.get(), req, &resp));
+    case 1:
+      CallWithParsedRequest<rpc::ExtendSessionRequest, rpc::ExtendSessionResponse>(
+          "ExtendSession", data, size, kCallDeadline, [&](auto* context, auto* req, auto* resp) {
+            if (!keep_handle) req->set_session_handle(f.last_handle);
+            return stub->ExtendSession(context, *req, resp);
+          });
       break;
-    }
-    case 2: {
-      rpc::RunStepRequest req;
-      rpc::RunStepResponse resp;
-      if (!Parse(data, size, &req)) return 0;
-      if (!keep_handle) req.set_session_handle(f.last_handle);
-      int64_t timeout = req.options().timeout_in_ms();
-      if (timeout <= 0 || timeout > kStepTimeoutMs) req.mutable_options()->set_timeout_in_ms(kStepTimeoutMs);
-      grpc::Status s = f.stub->RunStep(context.get(), req, &resp);
-      CheckStatus("RunStep", s);
-      if (s.ok() && resp.tensor_size() != req.fetch_size()) {
-        std::fprintf(stderr, "master_service_fuzzer: RunStep returned %d tensors for %d fetches\n",
-                     resp.tensor_size(), req.fetch_size());
-        std::abort();
-      }
+    case 2:
+      CallWithParsedRequest<rpc::RunStepRequest, rpc::RunStepResponse>(
+          "RunStep", data, size, kCallDeadline, [&](auto* context, auto* req, auto* resp) {
+            if (!keep_handle) req->set_session_handle(f.last_handle);
+            const int64_t timeout = req->options().timeout_in_ms();
+            if (timeout <= 0 || timeout > kStepTimeoutMs) req->mutable_options()->set_timeout_in_ms(kStepTimeoutMs);
+            grpc::Status s = stub->RunStep(context, *req, resp);
+            if (s.ok() && resp->tensor_size() != req->fetch_size()) {
+              std::fprintf(stderr, "master_service_fuzzer: RunStep returned %d tensors for %d fetches\n",
+                           resp->tensor_size(), req->fetch_size());
+              std::abort();
+            }
+            return s;
+          });
       break;
-    }
-    case 3: {
-      rpc::CloseSessionRequest req;
-      rpc::CloseSessionResponse resp;
-      if (!Parse(data, size, &req)) return 0;
-      if (!keep_handle) req.set_session_handle(f.last_handle);
-      CheckStatus("CloseSession", f.stub->CloseSession(context.get(), req, &resp));
+    case 3:
+      CallWithParsedRequest<rpc::CloseSessionRequest, rpc::CloseSessionResponse>(
+          "CloseSession", data, size, kCallDeadline, [&](auto* context, auto* req, auto* resp) {
+            if (!keep_handle) req->set_session_handle(f.last_handle);
+            return stub->CloseSession(context, *req, resp);
+          });
       break;
-    }
-    case 4: {
-      rpc::ListDevicesRequest req;
-      rpc::ListDevicesResponse resp;
-      if (!Parse(data, size, &req)) return 0;
-      CheckStatus("ListDevices", f.stub->ListDevices(context.get(), req, &resp));
+    case 4:
+      CallWithParsedRequest<rpc::ListDevicesRequest, rpc::ListDevicesResponse>(
+          "ListDevices", data, size, kCallDeadline,
+          [&](auto* context, auto* req, auto* resp) { return stub->ListDevices(context, *req, resp); });
       break;
-    }
-    default: {
-      rpc::ResetRequest req;
-      rpc::ResetResponse resp;
-      if (!Parse(data, size, &req)) return 0;
-      CheckStatus("Reset", f.stub->Reset(context.get(), req, &resp));
+    default:
+      CallWithParsedRequest<rpc::ResetRequest, rpc::ResetResponse>(
+          "Reset", data, size, kCallDeadline,
+          [&](auto* context, auto* req, auto* resp) { return stub->Reset(context, *req, resp); });
       break;
-    }
   }
   return 0;
 }
