@@ -542,6 +542,17 @@ class RawRpcTest : public GrpcClusterTest {
     return response.session_handle();
   }
 
+  // Registers `graph` on task 0's worker by a raw RegisterGraph; returns its handle.
+  std::string RegisterGraph(const GraphDef& graph) {
+    grpc::ClientContext context;
+    rpc::RegisterGraphRequest request;
+    *request.mutable_graph_def() = graph;
+    rpc::RegisterGraphResponse response;
+    grpc::Status s = worker_->RegisterGraph(&context, request, &response);
+    EXPECT_OK(s) << s.error_message();
+    return response.graph_handle();
+  }
+
   absl::Status RunStep(const rpc::RunStepRequest& request) {
     grpc::ClientContext context;
     rpc::RunStepResponse response;
@@ -642,20 +653,14 @@ TEST_F(RawRpcTest, ARetriedRunStepIsRefusedNotRunTwice) {
 }
 
 TEST_F(RawRpcTest, ARetriedRunGraphIsRefusedNotRunTwice) {
-  rpc::RegisterGraphRequest reg;
-  *reg.mutable_graph_def() = Parse(absl::StrCat(R"(
+  const std::string graph = RegisterGraph(Parse(absl::StrCat(R"(
     node { name: "c" op: "Const" device: ")", kTask0, R"(/device:CPU:0"
            attr { key: "dtype" value { type: DT_FLOAT } }
-           attr { key: "value" value { tensor { dtype: DT_FLOAT float_val: 3 } } } })"));
-  rpc::RegisterGraphResponse reg_response;
-  {
-    grpc::ClientContext context;
-    ASSERT_OK(worker_->RegisterGraph(&context, reg, &reg_response));
-  }
+           attr { key: "value" value { tensor { dtype: DT_FLOAT float_val: 3 } } } })")));
   auto run_graph = [&](int64_t step_id, int64_t request_id) {
     grpc::ClientContext context;
     rpc::RunGraphRequest request;
-    request.set_graph_handle(reg_response.graph_handle());
+    request.set_graph_handle(graph);
     request.set_step_id(step_id);
     request.set_request_id(request_id);
     rpc::RunGraphResponse response;
@@ -700,16 +705,12 @@ NodeDef NeverSentRecv() {
 }
 
 TEST_F(RawRpcTest, AStepWhoseMasterWentAwayIsCleanedUp) {
-  rpc::RegisterGraphRequest reg;
-  *reg.mutable_graph_def()->add_node() = NeverSentRecv();
-  rpc::RegisterGraphResponse reg_response;
-  {
-    grpc::ClientContext context;
-    ASSERT_OK(worker_->RegisterGraph(&context, reg, &reg_response));
-  }
+  GraphDef waiting;
+  *waiting.add_node() = NeverSentRecv();
+  const std::string graph = RegisterGraph(waiting);
   grpc::ClientContext context;
   rpc::RunGraphRequest request;
-  request.set_graph_handle(reg_response.graph_handle());
+  request.set_graph_handle(graph);
   request.set_step_id(4242);
   rpc::RunGraphResponse response;
   absl::Notification done;
@@ -733,17 +734,13 @@ TEST_F(RawRpcTest, AStepWhoseMasterWentAwayIsCleanedUp) {
 // very moment). Before, the abort found no call to cancel and was lost: the partition then ran
 // for as long as it liked (in a soak run, Loops of hours that took a task's CPU).
 TEST_F(RawRpcTest, AnAbortBeforeTheRunGraphIsNotLost) {
-  rpc::RegisterGraphRequest reg;
-  *reg.mutable_graph_def()->add_node() = NeverSentRecv();
-  rpc::RegisterGraphResponse reg_response;
-  {
-    grpc::ClientContext context;
-    ASSERT_OK(worker_->RegisterGraph(&context, reg, &reg_response));
-  }
+  GraphDef waiting;
+  *waiting.add_node() = NeverSentRecv();
+  const std::string graph = RegisterGraph(waiting);
   GrpcWorker client(kTask0, channel_);
   client.AbortStep(4343, absl::DeadlineExceededError("step 4343 did not finish within 1 ms"));
   RunGraphRequest request;
-  request.graph_handle = reg_response.graph_handle();
+  request.graph_handle = graph;
   request.step_id = 4343;
   RunGraphResponse response;
   absl::Notification done;
