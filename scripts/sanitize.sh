@@ -23,7 +23,7 @@ output_base=${SLUICE_CLANG_OUTPUT_BASE:-$HOME/.cache/sluice-bazel-clang}
 filters=()
 if [ "$kind" != ubsan ]; then filters=(--test_tag_filters=-python); fi
 log=$(mktemp)
-bazel --output_base="$output_base" test --config="$kind" "${filters[@]}" --test_summary=short \
+bazel --output_base="$output_base" test --config="$kind" --keep_going "${filters[@]}" --test_summary=short \
   --test_env=ASAN_OPTIONS=detect_leaks=1:handle_abort=1 \
   --test_env=LSAN_OPTIONS=suppressions=$PWD/fuzz/lsan_suppressions.txt \
   --test_env=UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \

@@ -117,7 +117,7 @@ OnnxCaseResult RunIsolated(const std::string& dir, const SessionOptions& options
     return r;
   }
   r.outcome = static_cast<OnnxCaseResult::Outcome>(outcome);
-  absl::SimpleAtod(parts[1], &r.millis);
+  if (!absl::SimpleAtod(parts[1], &r.millis)) r.millis = 0;
   r.reason = parts[2];
   return r;
 }
