@@ -70,7 +70,7 @@ class ConvOp : public OpKernel {
     if constexpr (std::is_same_v<T, float>) {
       const int threads = ctx->intra_op_threads();
       SL_ASSIGN_OR_RETURN(bool done, dnnl_.Run(x, w, bias, g, group_, post_, clip_lo_, clip_hi_, threads, y,
-                                               x_nhwc_, y_nhwc_));
+                                               x_nhwc_, y_nhwc_, ctx->cancellation()));
       if (done) return absl::OkStatus();
     }
     // The GEMM path works in NCHW: convert NHWC operands on the way in and out.
@@ -87,6 +87,7 @@ class ConvOp : public OpKernel {
     T* yd = y_nchw.data<T>();
     for (int64_t b = 0; b < n; ++b) {
       for (int64_t gi = 0; gi < group_; ++gi) {
+        SL_RETURN_IF_ERROR(ctx->CheckCancelled());
         const T* image = xd + (b * c + gi * cg) * in_size;
         const T* cols = image;
         if (!direct) {
@@ -100,8 +101,11 @@ class ConvOp : public OpKernel {
           cols = columns.data();
         }
         T* out = yd + (b * m + gi * mg) * out_size;
-        GemmRowMajor<T>(false, false, mg, out_size, cg * k_size, T(1), wd + gi * mg * cg * k_size,
-                        cg * k_size, cols, out_size, T(0), out, out_size, ctx->intra_op_threads());
+        if (!CancellableGemmRowMajor<T>(ctx->cancellation(), false, false, mg, out_size, cg * k_size, T(1),
+                                        wd + gi * mg * cg * k_size, cg * k_size, cols, out_size, T(0), out,
+                                        out_size, ctx->intra_op_threads())) {
+          return ctx->CheckCancelled();
+        }
       }
     }
     if (bias != nullptr) {

@@ -63,7 +63,6 @@ void ExecuteWithScratchpad(const dnnl::primitive& prim, const memory::desc& scra
   prim.execute(stream, args);
 }
 
-tag DataTag(int spatial) { return spatial == 1 ? tag::ncw : spatial == 2 ? tag::nchw : tag::ncdhw; }
 tag WeightTag(int spatial, bool grouped) {
   if (grouped) return spatial == 1 ? tag::goiw : spatial == 2 ? tag::goihw : tag::goidhw;
   return spatial == 1 ? tag::oiw : spatial == 2 ? tag::oihw : tag::oidhw;
@@ -71,15 +70,25 @@ tag WeightTag(int spatial, bool grouped) {
 
 }  // namespace
 
+// One convolution oneDNN runs: the whole tensor, or (for a huge convolution, so a deadline can
+// stop it part-way) one image's band of output rows. Dims are logical (N, C, spatial...);
+// strides are those of the user's tensors, so a band is a strided view of them.
+struct ConvPiece {
+  memory::dims x_dims, x_strides, y_dims, y_strides, pad_l, pad_r;
+  const float* x;
+  float* y;
+};
+
 struct DnnlConv::Impl {
   struct Entry {
-    memory::dims x_dims, w_dims;
+    // What the primitives were made for: the piece's dims, strides and padding, the post-op
+    // and the layouts.
+    std::vector<int64_t> key;
+    memory::dims w_dims;
     // The weights `weights` was reordered from. Holding the buffer keeps its address from being
     // reused for other values (weights fed per run, as in training), and keeps kernels from
     // writing into it in place, so the same address means the same values.
     std::shared_ptr<TensorBuffer> w_buffer;
-    ConvPostOp post;
-    bool x_nhwc, y_nhwc;
     dnnl::convolution_forward::primitive_desc pd;
     dnnl::convolution_forward conv;
     memory weights;  // In pd.weights_desc() layout.
@@ -87,158 +96,220 @@ struct DnnlConv::Impl {
     std::optional<dnnl::reorder> to_src, from_dst;
     memory::desc to_src_scratchpad, from_dst_scratchpad;  // Empty when none is needed.
   };
-  // A few shapes per kernel; the most recently used first.
+  // A few shapes (or bands) per kernel; the most recently used first.
   static constexpr size_t kMaxEntries = 8;
   mutable absl::Mutex mu;
   mutable std::list<std::shared_ptr<Entry>> entries ABSL_GUARDED_BY(mu);
 };
 
-DnnlConv::DnnlConv() : impl_(std::make_unique<Impl>()) {}
+namespace {
+
+// Dense strides of a tensor with logical dims (N, C, spatial...), stored as NCHW... or, for a
+// 2-D convolution's NHWC layout, as N,H,W,C.
+memory::dims UserStrides(const memory::dims& d, bool nhwc) {
+  if (nhwc) return {d[1] * d[2] * d[3], 1, d[3] * d[1], d[1]};
+  memory::dims s(d.size(), 1);
+  for (int i = static_cast<int>(d.size()) - 2; i >= 0; --i) s[i] = s[i + 1] * d[i + 1];
+  return s;
+}
+
+// oneDNN wants the end padding that exactly produces the output size; it is negative when the
+// last window ends before the input does (a stride that does not divide evenly).
+int64_t EndPad(int64_t in, int64_t out, int64_t stride, int64_t kernel, int64_t dilation, int64_t pad_l) {
+  return (out - 1) * stride + (kernel - 1) * dilation + 1 - in - pad_l;
+}
+
+// The pieces of a convolution: one when it is small enough to run between two cancellation
+// checks (`slice_macs` multiply-adds), else bands of rows of the first spatial dim, image by image. Empty when a band
+// would read no input row (padding wider than a band): the caller then takes the GEMM path.
+std::vector<ConvPiece> Pieces(const Tensor& x, Tensor* y, const WindowGeometry& g, int64_t group,
+                              bool x_nhwc, bool y_nhwc, int64_t slice_macs) {
+  const memory::dims x_dims = Dims(x), y_dims = Dims(*y);
+  const int spatial = x.dims() - 2;
+  ConvPiece whole{x_dims, UserStrides(x_dims, x_nhwc), y_dims, UserStrides(y_dims, y_nhwc), {}, {},
+                  static_cast<const float*>(x.raw_data()), static_cast<float*>(y->raw_data())};
+  for (int i = 0; i < spatial; ++i) {
+    whole.pad_l.push_back(g.pad_begin[i]);
+    whole.pad_r.push_back(EndPad(x_dims[2 + i], g.out[i], g.strides[i], g.kernel[i], g.dilations[i], g.pad_begin[i]));
+  }
+  // Multiply-adds of one output row (of the first spatial dim) of one image, in double: the
+  // factors are element counts of real tensors, but their product need not fit in int64.
+  double row_macs = static_cast<double>(y_dims[1]) * static_cast<double>(x_dims[1] / group);
+  for (int i = 0; i < spatial; ++i) {
+    row_macs *= static_cast<double>(g.kernel[i]) * (i > 0 ? static_cast<double>(g.out[i]) : 1.0);
+  }
+  const double total = row_macs * static_cast<double>(g.out[0]) * static_cast<double>(x_dims[0]);
+  if (total <= static_cast<double>(slice_macs)) return {whole};
+  const int64_t rows = std::max<int64_t>(
+      1, static_cast<int64_t>(std::min(static_cast<double>(g.out[0]), slice_macs / row_macs)));
+  const int64_t dk = (g.kernel[0] - 1) * g.dilations[0] + 1;
+  std::vector<ConvPiece> pieces;
+  for (int64_t b = 0; b < x_dims[0]; ++b) {
+    for (int64_t o0 = 0; o0 < g.out[0]; o0 += rows) {
+      const int64_t o1 = std::min(g.out[0], o0 + rows);
+      const int64_t first = o0 * g.strides[0] - g.pad_begin[0];        // Input rows the band reads:
+      const int64_t last = (o1 - 1) * g.strides[0] - g.pad_begin[0] + dk;  // [first, last).
+      const int64_t lo = std::max<int64_t>(first, 0), hi = std::min<int64_t>(last, x_dims[2]);
+      if (hi <= lo) return {};
+      ConvPiece p = whole;
+      p.x_dims[0] = p.y_dims[0] = 1;
+      p.x_dims[2] = hi - lo;
+      p.y_dims[2] = o1 - o0;
+      p.x = whole.x + b * whole.x_strides[0] + lo * whole.x_strides[2];
+      p.y = whole.y + b * whole.y_strides[0] + o0 * whole.y_strides[2];
+      p.pad_l[0] = lo - first;
+      p.pad_r[0] = EndPad(hi - lo, o1 - o0, g.strides[0], g.kernel[0], g.dilations[0], p.pad_l[0]);
+      pieces.push_back(std::move(p));
+    }
+  }
+  return pieces;
+}
+
+}  // namespace
+
+DnnlConv::DnnlConv(int64_t slice_multiply_adds)
+    : impl_(std::make_unique<Impl>()), slice_multiply_adds_(std::max<int64_t>(1, slice_multiply_adds)) {}
 DnnlConv::~DnnlConv() = default;
 
 absl::StatusOr<bool> DnnlConv::Run(const Tensor& x, const Tensor& w, const Tensor* bias,
                                    const WindowGeometry& g, int64_t group, ConvPostOp post,
                                    float clip_lo, float clip_hi, int threads, Tensor* y, bool x_nhwc,
-                                   bool y_nhwc) const {
+                                   bool y_nhwc, const CancellationManager* cancellation) const {
   const int spatial = x.dims() - 2;
   if ((x_nhwc || y_nhwc) && spatial != 2) return false;
   UseOmpThreads(threads);
   if (spatial < 1 || spatial > 3 || x.dtype() != DT_FLOAT) return false;
-  const memory::dims x_dims = Dims(x), w_dims = Dims(w), y_dims = Dims(*y);
-  std::shared_ptr<Impl::Entry> entry, stale;  // stale: the same convolution, other weights.
-  {
-    absl::MutexLock lock(&impl_->mu);
-    for (auto it = impl_->entries.begin(); it != impl_->entries.end(); ++it) {
-      if ((*it)->x_dims == x_dims && (*it)->w_dims == w_dims && (*it)->post == post &&
-          (*it)->x_nhwc == x_nhwc && (*it)->y_nhwc == y_nhwc) {
-        if ((*it)->w_buffer == w.buffer()) {
-          entry = *it;
-          impl_->entries.splice(impl_->entries.begin(), impl_->entries, it);
-        } else {
-          stale = *it;
-          impl_->entries.erase(it);  // Its weights are out of date; a new entry replaces it.
-        }
-        break;
-      }
-    }
-  }
+  const std::vector<ConvPiece> pieces = Pieces(x, y, g, group, x_nhwc, y_nhwc, slice_multiply_adds_);
+  if (pieces.empty()) return false;
+  const memory::dims w_dims = Dims(w);
   dnnl::engine& eng = Engine();
   // One stream per thread: creating one per call costs as much as a small convolution.
   thread_local dnnl::stream stream(eng);
-  // The weights in oneDNN's layout for `e`, from W as grouped [g, O/g, I, ...] when grouped.
+  // W as oneDNN sees it: grouped [g, O/g, I, ...] when grouped.
+  memory::dims wd = w_dims;
+  if (group > 1) {
+    wd = {group, w_dims[0] / group};
+    wd.insert(wd.end(), w_dims.begin() + 1, w_dims.end());
+  }
+  // The weights in oneDNN's layout for `e`.
   auto reorder_weights = [&](Impl::Entry* e) {
-    memory::dims wd = w_dims;
-    if (group > 1) {
-      wd = {group, w_dims[0] / group};
-      wd.insert(wd.end(), w_dims.begin() + 1, w_dims.end());
-    }
     memory user_w({wd, memory::data_type::f32, WeightTag(spatial, group > 1)}, eng, const_cast<void*>(w.raw_data()));
     e->w_buffer = w.buffer();
     e->weights = memory(e->pd.weights_desc(), eng);
     dnnl::reorder(user_w, e->weights).execute(stream, user_w, e->weights);
     stream.wait();
   };
-  if (entry == nullptr && stale != nullptr) {
-    // New weights for a known convolution: its primitives stay, its weights are reordered again.
-    try {
-      auto e = std::make_shared<Impl::Entry>(*stale);
-      reorder_weights(e.get());
-      entry = e;
-      absl::MutexLock lock(&impl_->mu);
-      impl_->entries.push_front(e);
-    } catch (const dnnl::error&) {
-      return false;
+  for (size_t piece_index = 0; piece_index < pieces.size(); ++piece_index) {
+    if (piece_index > 0 && cancellation != nullptr && cancellation->IsCancelled()) return cancellation->status();
+    const ConvPiece& p = pieces[piece_index];
+    std::vector<int64_t> key;
+    for (const memory::dims* d : {&p.x_dims, &p.x_strides, &p.y_dims, &p.y_strides, &p.pad_l, &p.pad_r}) {
+      key.insert(key.end(), d->begin(), d->end());
+      key.push_back(-1);
     }
-  }
-  if (entry == nullptr) {
-    try {
-      memory::dims strides(g.strides.begin(), g.strides.end());
-      memory::dims dilates, pad_l(g.pad_begin.begin(), g.pad_begin.end()), pad_r;
-      for (int i = 0; i < spatial; ++i) {
-        dilates.push_back(g.dilations[i] - 1);
-        // oneDNN wants the padding that exactly produces the output size; it is negative when
-        // the last window ends before the input does (a stride that does not divide evenly).
-        const int64_t dk = (g.kernel[i] - 1) * g.dilations[i] + 1;
-        pad_r.push_back((g.out[i] - 1) * g.strides[i] + dk - x_dims[2 + i] - g.pad_begin[i]);
-      }
-      memory::dims wd = w_dims;
-      const bool grouped = group > 1;
-      if (grouped) {
-        wd = {group, w_dims[0] / group};
-        wd.insert(wd.end(), w_dims.begin() + 1, w_dims.end());
-      }
-      auto any = [](const memory::dims& d) { return memory::desc(d, memory::data_type::f32, tag::any); };
-      memory::desc bias_md = bias ? memory::desc({w_dims[0]}, memory::data_type::f32, tag::x) : memory::desc();
-      auto nhwc = [](const memory::dims& d) { return memory::desc(d, memory::data_type::f32, tag::nhwc); };
-      dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
-                                           x_nhwc ? nhwc(x_dims) : any(x_dims), any(wd), bias_md,
-                                           y_nhwc ? nhwc(y_dims) : any(y_dims), strides, dilates, pad_l, pad_r);
-      dnnl::primitive_attr attr = UserScratchpad();
-      if (post != ConvPostOp::kNone) {
-        dnnl::post_ops ops;
-        if (post == ConvPostOp::kRelu) {
-          ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
-        } else if (clip_lo == 0.0f) {
-          // ReLU6 and friends: bounded_relu has fast JIT paths where clip may not.
-          ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_bounded_relu, clip_hi, 0.0f);
-        } else {
-          ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_clip, clip_lo, clip_hi);
+    key.insert(key.end(), {static_cast<int64_t>(post), x_nhwc, y_nhwc});
+    std::shared_ptr<Impl::Entry> entry, stale;  // stale: the same convolution, other weights.
+    {
+      absl::MutexLock lock(&impl_->mu);
+      for (auto it = impl_->entries.begin(); it != impl_->entries.end(); ++it) {
+        if ((*it)->key == key && (*it)->w_dims == w_dims) {
+          if ((*it)->w_buffer == w.buffer()) {
+            entry = *it;
+            impl_->entries.splice(impl_->entries.begin(), impl_->entries, it);
+          } else {
+            stale = *it;
+            impl_->entries.erase(it);  // Its weights are out of date; a new entry replaces it.
+          }
+          break;
         }
-        attr.set_post_ops(ops);
       }
-      auto e = std::make_shared<Impl::Entry>();
-      e->x_dims = x_dims;
-      e->w_dims = w_dims;
-      e->post = post;
-      e->x_nhwc = x_nhwc;
-      e->y_nhwc = y_nhwc;
-      e->pd = dnnl::convolution_forward::primitive_desc(desc, attr, eng);
-      e->conv = dnnl::convolution_forward(e->pd);
-      reorder_weights(e.get());
-      const memory::desc user_x_md(x_dims, memory::data_type::f32, x_nhwc ? tag::nhwc : DataTag(spatial));
-      const memory::desc user_y_md(y_dims, memory::data_type::f32, y_nhwc ? tag::nhwc : DataTag(spatial));
-      if (e->pd.src_desc() != user_x_md) {
-        dnnl::reorder::primitive_desc rpd(eng, user_x_md, eng, e->pd.src_desc(), UserScratchpad());
-        e->to_src = dnnl::reorder(rpd);
-        e->to_src_scratchpad = rpd.scratchpad_desc();
+    }
+    const memory::desc user_x_md(p.x_dims, memory::data_type::f32, p.x_strides);
+    const memory::desc user_y_md(p.y_dims, memory::data_type::f32, p.y_strides);
+    if (entry == nullptr && stale != nullptr) {
+      // New weights for a known convolution: its primitives stay, its weights are reordered again.
+      try {
+        auto e = std::make_shared<Impl::Entry>(*stale);
+        reorder_weights(e.get());
+        entry = e;
+        absl::MutexLock lock(&impl_->mu);
+        impl_->entries.push_front(e);
+      } catch (const dnnl::error&) {
+        return false;
       }
-      if (e->pd.dst_desc() != user_y_md) {
-        dnnl::reorder::primitive_desc rpd(eng, e->pd.dst_desc(), eng, user_y_md, UserScratchpad());
-        e->from_dst = dnnl::reorder(rpd);
-        e->from_dst_scratchpad = rpd.scratchpad_desc();
+    }
+    if (entry == nullptr) {
+      try {
+        memory::dims strides(g.strides.begin(), g.strides.end()), dilates;
+        for (int i = 0; i < spatial; ++i) dilates.push_back(g.dilations[i] - 1);
+        auto any = [](const memory::dims& d) { return memory::desc(d, memory::data_type::f32, tag::any); };
+        memory::desc bias_md = bias ? memory::desc({w_dims[0]}, memory::data_type::f32, tag::x) : memory::desc();
+        // NHWC tensors are read and written in place; other layouts are oneDNN's choice.
+        dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
+                                             x_nhwc ? user_x_md : any(p.x_dims), any(wd), bias_md,
+                                             y_nhwc ? user_y_md : any(p.y_dims), strides, dilates, p.pad_l, p.pad_r);
+        dnnl::primitive_attr attr = UserScratchpad();
+        if (post != ConvPostOp::kNone) {
+          dnnl::post_ops ops;
+          if (post == ConvPostOp::kRelu) {
+            ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
+          } else if (clip_lo == 0.0f) {
+            // ReLU6 and friends: bounded_relu has fast JIT paths where clip may not.
+            ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_bounded_relu, clip_hi, 0.0f);
+          } else {
+            ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_clip, clip_lo, clip_hi);
+          }
+          attr.set_post_ops(ops);
+        }
+        auto e = std::make_shared<Impl::Entry>();
+        e->key = key;
+        e->w_dims = w_dims;
+        e->pd = dnnl::convolution_forward::primitive_desc(desc, attr, eng);
+        e->conv = dnnl::convolution_forward(e->pd);
+        reorder_weights(e.get());
+        if (e->pd.src_desc() != user_x_md) {
+          dnnl::reorder::primitive_desc rpd(eng, user_x_md, eng, e->pd.src_desc(), UserScratchpad());
+          e->to_src = dnnl::reorder(rpd);
+          e->to_src_scratchpad = rpd.scratchpad_desc();
+        }
+        if (e->pd.dst_desc() != user_y_md) {
+          dnnl::reorder::primitive_desc rpd(eng, e->pd.dst_desc(), eng, user_y_md, UserScratchpad());
+          e->from_dst = dnnl::reorder(rpd);
+          e->from_dst_scratchpad = rpd.scratchpad_desc();
+        }
+        entry = e;
+        absl::MutexLock lock(&impl_->mu);
+        impl_->entries.push_front(e);
+        if (impl_->entries.size() > Impl::kMaxEntries) impl_->entries.pop_back();
+      } catch (const dnnl::error&) {
+        if (piece_index > 0) return absl::InternalError("oneDNN took part of a convolution but not the rest");
+        return false;  // Shapes or attrs oneDNN does not take: the caller falls back.
       }
-      entry = e;
-      absl::MutexLock lock(&impl_->mu);
-      impl_->entries.push_front(e);
-      if (impl_->entries.size() > Impl::kMaxEntries) impl_->entries.pop_back();
-    } catch (const dnnl::error&) {
-      return false;  // Shapes or attrs oneDNN does not take: the caller falls back.
     }
-  }
-  try {
-    memory user_x({x_dims, memory::data_type::f32, x_nhwc ? tag::nhwc : DataTag(spatial)}, eng,
-                  const_cast<void*>(x.raw_data()));
-    memory user_y({y_dims, memory::data_type::f32, y_nhwc ? tag::nhwc : DataTag(spatial)}, eng, y->raw_data());
-    memory src = user_x, dst = user_y;
-    if (entry->to_src) {
-      src = memory(entry->pd.src_desc(), eng);
-      ExecuteWithScratchpad(*entry->to_src, entry->to_src_scratchpad, stream,
-                            {{DNNL_ARG_FROM, user_x}, {DNNL_ARG_TO, src}});
+    try {
+      memory user_x(user_x_md, eng, const_cast<float*>(p.x));
+      memory user_y(user_y_md, eng, p.y);
+      memory src = user_x, dst = user_y;
+      if (entry->to_src) {
+        src = memory(entry->pd.src_desc(), eng);
+        ExecuteWithScratchpad(*entry->to_src, entry->to_src_scratchpad, stream,
+                              {{DNNL_ARG_FROM, user_x}, {DNNL_ARG_TO, src}});
+      }
+      if (entry->from_dst) dst = memory(entry->pd.dst_desc(), eng);
+      std::unordered_map<int, memory> args = {
+          {DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, entry->weights}, {DNNL_ARG_DST, dst}};
+      if (bias) {
+        args[DNNL_ARG_BIAS] = memory({{w_dims[0]}, memory::data_type::f32, tag::x}, eng, const_cast<void*>(bias->raw_data()));
+      }
+      ExecuteWithScratchpad(entry->conv, entry->pd.scratchpad_desc(), stream, std::move(args));
+      if (entry->from_dst) {
+        ExecuteWithScratchpad(*entry->from_dst, entry->from_dst_scratchpad, stream,
+                              {{DNNL_ARG_FROM, dst}, {DNNL_ARG_TO, user_y}});
+      }
+      stream.wait();
+    } catch (const dnnl::error& e) {
+      return absl::InternalError(std::string("oneDNN convolution failed: ") + e.what());
     }
-    if (entry->from_dst) dst = memory(entry->pd.dst_desc(), eng);
-    std::unordered_map<int, memory> args = {
-        {DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, entry->weights}, {DNNL_ARG_DST, dst}};
-    if (bias) {
-      args[DNNL_ARG_BIAS] = memory({{w_dims[0]}, memory::data_type::f32, tag::x}, eng, const_cast<void*>(bias->raw_data()));
-    }
-    ExecuteWithScratchpad(entry->conv, entry->pd.scratchpad_desc(), stream, std::move(args));
-    if (entry->from_dst) {
-      ExecuteWithScratchpad(*entry->from_dst, entry->from_dst_scratchpad, stream,
-                            {{DNNL_ARG_FROM, dst}, {DNNL_ARG_TO, user_y}});
-    }
-    stream.wait();
-  } catch (const dnnl::error& e) {
-    return absl::InternalError(std::string("oneDNN convolution failed: ") + e.what());
   }
   return true;
 }

@@ -1,7 +1,8 @@
 // Convolution through oneDNN for float tensors of 1 to 3 spatial dims. oneDNN picks its
 // preferred (blocked) layouts; inputs and outputs are reordered from and to ONNX's NCHW, and
 // the weights are reordered once per weight buffer and kept. Primitives are cached per input
-// shape. Safe to call from several threads.
+// shape. Safe to call from several threads. A convolution of more than kGemmSliceMultiplyAdds
+// runs image by image in bands of output rows, checking `cancellation` between bands.
 //
 //   DnnlConv conv;   // one per kernel
 //   SL_ASSIGN_OR_RETURN(bool done, conv.Run(x, w, bias, geometry, group, ConvPostOp::kNone, y));
@@ -14,6 +15,8 @@
 #include <memory>
 
 #include "absl/status/statusor.h"
+#include "framework/cancellation.h"
+#include "kernels/blas.h"
 #include "kernels/conv_util.h"
 
 namespace sluice {
@@ -22,18 +25,20 @@ enum class ConvPostOp { kNone, kRelu, kClip };
 
 class DnnlConv {
  public:
-  DnnlConv();
+  // `slice_multiply_adds`: the most work between two cancellation checks (smaller in tests).
+  explicit DnnlConv(int64_t slice_multiply_adds = kGemmSliceMultiplyAdds);
   ~DnnlConv();
   // False (and nothing written) when oneDNN cannot run this convolution.
   // `threads`: how many threads oneDNN may use (its OpenMP team size is per calling thread).
   absl::StatusOr<bool> Run(const Tensor& x, const Tensor& w, const Tensor* bias,
                            const WindowGeometry& g, int64_t group, ConvPostOp post, float clip_lo,
                            float clip_hi, int threads, Tensor* y, bool x_nhwc = false,
-                           bool y_nhwc = false) const;
+                           bool y_nhwc = false, const CancellationManager* cancellation = nullptr) const;
 
  private:
   struct Impl;
   std::unique_ptr<Impl> impl_;
+  int64_t slice_multiply_adds_;
 };
 
 }  // namespace sluice

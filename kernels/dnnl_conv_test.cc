@@ -1,8 +1,11 @@
-// DnnlConv's weight cache: reordered weights are reused only for the same weight buffer, never
-// for new values at an address an old buffer had (weights fed per run, as in training).
+// DnnlConv: its weight cache (reordered weights are reused only for the same weight buffer,
+// never for new values at an address an old buffer had, as with weights fed per run in
+// training), primitives run on threads other than the one that made them, and huge
+// convolutions run in bands of output rows that a cancelled step stops between.
 #include "kernels/dnnl_conv.h"
 
 #include <atomic>
+#include <random>
 #include <thread>
 #include <vector>
 
@@ -99,6 +102,171 @@ TEST(DnnlConvTest, OnePrimitiveRunsOnManyThreads) {
   }
   for (std::thread& t : threads) t.join();
   EXPECT_EQ(wrong.load(), 0);
+}
+
+// A convolution by its definition, NCHW (any spatial rank), for comparing with oneDNN's.
+std::vector<float> ReferenceConv(const Tensor& x, const Tensor& w, const Tensor* bias, const WindowGeometry& g,
+                                 int64_t group) {
+  const int spatial = x.dims() - 2;
+  const int64_t n = x.dim_size(0), c = x.dim_size(1), m = w.dim_size(0), cg = c / group, mg = m / group;
+  std::vector<int64_t> in(spatial), out = g.out;
+  int64_t out_size = 1, k_size = 1;
+  for (int i = 0; i < spatial; ++i) {
+    in[i] = x.dim_size(2 + i);
+    out_size *= out[i];
+    k_size *= g.kernel[i];
+  }
+  std::vector<float> y(n * m * out_size);
+  std::vector<int64_t> o(spatial), k(spatial);
+  for (int64_t b = 0; b < n; ++b) {
+    for (int64_t oc = 0; oc < m; ++oc) {
+      for (int64_t op = 0; op < out_size; ++op) {
+        for (int64_t r = op, i = spatial - 1; i >= 0; --i) o[i] = r % out[i], r /= out[i];
+        double sum = bias != nullptr ? bias->flat<float>()[oc] : 0.0;
+        for (int64_t ic = 0; ic < cg; ++ic) {
+          for (int64_t kp = 0; kp < k_size; ++kp) {
+            for (int64_t r = kp, i = spatial - 1; i >= 0; --i) k[i] = r % g.kernel[i], r /= g.kernel[i];
+            int64_t xi = b * c + (oc / mg) * cg + ic;
+            bool inside = true;
+            for (int i = 0; i < spatial; ++i) {
+              const int64_t pos = o[i] * g.strides[i] - g.pad_begin[i] + k[i] * g.dilations[i];
+              inside = inside && pos >= 0 && pos < in[i];
+              xi = xi * in[i] + pos;
+            }
+            if (inside) sum += double{x.flat<float>()[xi]} * w.flat<float>()[oc * cg * k_size + ic * k_size + kp];
+          }
+        }
+        y[(b * m + oc) * out_size + op] = static_cast<float>(sum);
+      }
+    }
+  }
+  return y;
+}
+
+struct BandCase {
+  std::vector<int64_t> x_dims, kernel, strides, dilations, pads;
+  int64_t out_channels, group;
+};
+
+// Bands of output rows give exactly the values of the whole convolution: padded and unpadded
+// edges, strides that leave input rows unread, dilations, groups, 1 to 3 spatial dims, batches.
+TEST(DnnlConvTest, BandsOfRowsMatchTheDefinition) {
+  const std::vector<BandCase> cases = {
+      {{1, 3, 11, 9}, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, 4, 1},
+      {{2, 4, 13, 7}, {3, 2}, {2, 1}, {1, 1}, {2, 0, 1, 1}, 6, 2},
+      {{1, 2, 17, 5}, {3, 3}, {3, 2}, {2, 1}, {0, 1, 2, 0}, 4, 1},
+      {{1, 6, 9, 9}, {5, 5}, {1, 1}, {1, 1}, {2, 2, 2, 2}, 6, 6},  // Depthwise.
+      {{2, 3, 20}, {4}, {2}, {1}, {1, 2}, 5, 1},
+      {{1, 2, 7, 5, 4}, {3, 2, 2}, {1, 2, 1}, {1, 1, 1}, {1, 0, 1, 1, 1, 0}, 3, 1},
+  };
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> value(-1, 1);
+  for (const BandCase& t : cases) {
+    SCOPED_TRACE(::testing::PrintToString(t.x_dims) + " kernel " + ::testing::PrintToString(t.kernel));
+    const int spatial = static_cast<int>(t.x_dims.size()) - 2;
+    WindowAttrs attrs;
+    attrs.strides = t.strides;
+    attrs.dilations = t.dilations;
+    attrs.pads = t.pads;
+    std::vector<int64_t> in(t.x_dims.begin() + 2, t.x_dims.end());
+    auto g = ComputeWindowGeometry(in, t.kernel, attrs, false);
+    ASSERT_OK(g);
+    Tensor x(DT_FLOAT, TensorShape(DimVector(t.x_dims.begin(), t.x_dims.end())));
+    DimVector w_dims = {t.out_channels, t.x_dims[1] / t.group};
+    w_dims.insert(w_dims.end(), t.kernel.begin(), t.kernel.end());
+    Tensor w(DT_FLOAT, TensorShape(w_dims));
+    Tensor bias(DT_FLOAT, TensorShape({t.out_channels}));
+    for (Tensor* v : {&x, &w, &bias}) {
+      for (float& f : v->flat<float>()) f = value(rng);
+    }
+    const std::vector<float> want = ReferenceConv(x, w, &bias, *g, t.group);
+    DimVector y_dims = {t.x_dims[0], t.out_channels};
+    y_dims.insert(y_dims.end(), g->out.begin(), g->out.end());
+    // Slices of one multiply-add: one output row per band.
+    for (int64_t slice : {int64_t{1} << 40, int64_t{1}, int64_t{200}}) {
+      SCOPED_TRACE(slice);
+      DnnlConv conv(slice);
+      for (int repeat = 0; repeat < 2; ++repeat) {  // Made, then cached.
+        Tensor y(DT_FLOAT, TensorShape(y_dims));
+        auto done = conv.Run(x, w, &bias, *g, t.group, ConvPostOp::kNone, 0, 0, 1, &y);
+        ASSERT_OK(done);
+        ASSERT_TRUE(*done);
+        ASSERT_EQ(y.NumElements(), static_cast<int64_t>(want.size()));
+        for (size_t i = 0; i < want.size(); ++i) ASSERT_NEAR(y.flat<float>()[i], want[i], 1e-4) << "at " << i;
+      }
+    }
+    (void)spatial;
+  }
+}
+
+// The same in NHWC layouts, where a band of one image is a dense block.
+TEST(DnnlConvTest, BandsInNhwcLayouts) {
+  const int64_t n = 2, c = 3, h = 10, wd = 6, m = 4;
+  WindowAttrs attrs;
+  attrs.pads = {1, 1, 1, 1};
+  auto g = ComputeWindowGeometry({h, wd}, {3, 3}, attrs, false);
+  ASSERT_OK(g);
+  Tensor x(DT_FLOAT, TensorShape({n, c, h, wd})), w(DT_FLOAT, TensorShape({m, c, 3, 3}));
+  std::mt19937 rng(3);
+  std::uniform_real_distribution<float> value(-1, 1);
+  for (Tensor* v : {&x, &w}) {
+    for (float& f : v->flat<float>()) f = value(rng);
+  }
+  const std::vector<float> want = ReferenceConv(x, w, nullptr, *g, 1);  // NCHW.
+  Tensor x_nhwc(DT_FLOAT, x.shape());  // Logical dims N,C,H,W; values stored N,H,W,C.
+  for (int64_t b = 0; b < n; ++b)
+    for (int64_t ch = 0; ch < c; ++ch)
+      for (int64_t p = 0; p < h * wd; ++p)
+        x_nhwc.flat<float>()[(b * h * wd + p) * c + ch] = x.flat<float>()[(b * c + ch) * h * wd + p];
+  DnnlConv conv(1);
+  Tensor y(DT_FLOAT, TensorShape({n, m, h, wd}));
+  auto done = conv.Run(x_nhwc, w, nullptr, *g, 1, ConvPostOp::kRelu, 0, 0, 1, &y, /*x_nhwc=*/true, /*y_nhwc=*/true);
+  ASSERT_OK(done);
+  ASSERT_TRUE(*done);
+  for (int64_t b = 0; b < n; ++b)
+    for (int64_t o = 0; o < m; ++o)
+      for (int64_t p = 0; p < h * wd; ++p)
+        ASSERT_NEAR(y.flat<float>()[(b * h * wd + p) * m + o], std::max(0.0f, want[(b * m + o) * h * wd + p]), 1e-4);
+}
+
+// A cancelled step stops a banded convolution after the band that was running, with the
+// step's status; an uncancelled one runs every band.
+TEST(DnnlConvTest, CancellationStopsBetweenBands) {
+  WindowAttrs attrs;
+  auto g = ComputeWindowGeometry({8, 8}, {3, 3}, attrs, false);
+  ASSERT_OK(g);
+  Tensor x(DT_FLOAT, TensorShape({1, 2, 8, 8})), w(DT_FLOAT, TensorShape({2, 2, 3, 3}));
+  for (float& f : x.flat<float>()) f = 1;
+  for (float& f : w.flat<float>()) f = 1;
+  DnnlConv conv(1);
+  CancellationManager cm;
+  Tensor y(DT_FLOAT, TensorShape({1, 2, 6, 6}));
+  for (float& f : y.flat<float>()) f = -1;
+  cm.StartCancel(absl::DeadlineExceededError("step 3 ran past its deadline"));
+  auto done = conv.Run(x, w, nullptr, *g, 1, ConvPostOp::kNone, 0, 0, 1, &y, false, false, &cm);
+  EXPECT_EQ(done.status().code(), absl::StatusCode::kDeadlineExceeded);
+  EXPECT_EQ(y.flat<float>()[0], 18);  // The first band ran...
+  EXPECT_EQ(y.flat<float>()[y.NumElements() - 1], -1);  // ...the last did not.
+  CancellationManager live;
+  auto all = conv.Run(x, w, nullptr, *g, 1, ConvPostOp::kNone, 0, 0, 1, &y, false, false, &live);
+  ASSERT_OK(all);
+  EXPECT_TRUE(*all);
+  EXPECT_EQ(y.flat<float>()[y.NumElements() - 1], 18);
+}
+
+// Padding wider than a band: the first band would read no input row. oneDNN is not asked;
+// the caller's GEMM path runs it.
+TEST(DnnlConvTest, BandOfPaddingOnlyFallsBack) {
+  WindowAttrs attrs;
+  attrs.pads = {4, 0, 0, 0};
+  auto g = ComputeWindowGeometry({3, 3}, {2, 2}, attrs, false);
+  ASSERT_OK(g);
+  Tensor x(DT_FLOAT, TensorShape({1, 1, 3, 3})), w(DT_FLOAT, TensorShape({1, 1, 2, 2}));
+  Tensor y(DT_FLOAT, TensorShape({1, 1, g->out[0], g->out[1]}));
+  DnnlConv conv(1);
+  auto done = conv.Run(x, w, nullptr, *g, 1, ConvPostOp::kNone, 0, 0, 1, &y);
+  ASSERT_OK(done);
+  EXPECT_FALSE(*done);
 }
 
 }  // namespace

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# `--timeout SECONDS`: a step that would run for hours (a Loop of 2^40 trips) ends with
-# DEADLINE_EXCEEDED within a generous bound, embedded and on a two-task `sluice serve` cluster,
-# whose tasks then go on serving.
+# `--timeout SECONDS`: a step that would run for hours (a Loop of 2^40 trips) or a minute (one
+# MatMul, one Conv) ends with DEADLINE_EXCEEDED within a generous bound, embedded and on a
+# two-task `sluice serve` cluster, whose tasks then go on serving.
 set -uo pipefail
 sluice=tools/sluice
 out=$(mktemp -d)
@@ -21,6 +21,25 @@ node { name: "xx" op: "MatMul" input: "x" input: "x" device: "MATMUL_DEVICE" att
        attr { key: "transpose_a" value { b: false } } attr { key: "transpose_b" value { b: false } } }
 node { name: "y" op: "MatMul" input: "xx" input: "x" device: "MATMUL_DEVICE" attr { key: "T" value { type: DT_FLOAT } }
        attr { key: "transpose_a" value { b: false } } attr { key: "transpose_b" value { b: false } } }
+node { name: "out" op: "Neg" input: "y" attr { key: "T" value { type: DT_FLOAT } } }
+PBTXT
+}
+
+# y = Conv(x, w) for x = ones([1, 16, 2048, 2048]), w = ones([16, 16, 31, 31]): one oneDNN
+# convolution of about a minute (10^12 multiply-adds), which runs in bands of output rows and
+# stops between them once the step is cancelled. CONV_DEVICE filled in below.
+conv_graph() {
+  sed -e "s|CONV_DEVICE|$1|" <<'PBTXT'
+node { name: "xs" op: "Const" attr { key: "dtype" value { type: DT_INT64 } }
+       attr { key: "value" value { tensor { dtype: DT_INT64 tensor_shape { dim { size: 4 } } int64_val: 1 int64_val: 16 int64_val: 2048 int64_val: 2048 } } } }
+node { name: "ws" op: "Const" attr { key: "dtype" value { type: DT_INT64 } }
+       attr { key: "value" value { tensor { dtype: DT_INT64 tensor_shape { dim { size: 4 } } int64_val: 16 int64_val: 16 int64_val: 31 int64_val: 31 } } } }
+node { name: "x" op: "ConstantOfShape" input: "xs" device: "CONV_DEVICE" attr { key: "dtype" value { type: DT_FLOAT } }
+       attr { key: "value" value { tensor { dtype: DT_FLOAT float_val: 1 } } } }
+node { name: "w" op: "ConstantOfShape" input: "ws" device: "CONV_DEVICE" attr { key: "dtype" value { type: DT_FLOAT } }
+       attr { key: "value" value { tensor { dtype: DT_FLOAT float_val: 1 } } } }
+node { name: "y" op: "Conv" input: "x" input: "w" device: "CONV_DEVICE" attr { key: "T" value { type: DT_FLOAT } }
+       attr { key: "Tb" value { list { } } } attr { key: "pads" value { list { i: 15 i: 15 i: 15 i: 15 } } } }
 node { name: "out" op: "Neg" input: "y" attr { key: "T" value { type: DT_FLOAT } } }
 PBTXT
 }
@@ -57,6 +76,8 @@ loop_graph "" "" 3 > "$out/three.pbtxt"
 check "embedded: --timeout ends the step" times_out "$out/forever.pbtxt"
 matmul_graph "" > "$out/matmul.pbtxt"
 check "embedded: --timeout ends one long MatMul" times_out "$out/matmul.pbtxt"
+conv_graph "" > "$out/conv.pbtxt"
+check "embedded: --timeout ends one long Conv" times_out "$out/conv.pbtxt"
 check "embedded: a short step within --timeout" bash -c \
   "$sluice run $out/three.pbtxt --output out --timeout 30 --json > $out/three.json"
 check "its value" json_is "$out/three.json" "d['outputs'][0]['values'] == [-3]"
@@ -71,6 +92,9 @@ check "cluster: --timeout ends the step on both tasks" times_out "$out/forever2.
 matmul_graph "/job:worker/task:1" > "$out/matmul2.pbtxt"
 check "cluster: --timeout ends a long MatMul on another task" times_out "$out/matmul2.pbtxt" --target "$target"
 check "cluster: that task's CPU goes idle" goes_idle "${task_pid[worker:1]}"
+conv_graph "/job:worker/task:1" > "$out/conv2.pbtxt"
+check "cluster: --timeout ends a long Conv on another task" times_out "$out/conv2.pbtxt" --target "$target"
+check "cluster: that task's CPU goes idle after the Conv" goes_idle "${task_pid[worker:1]}"
 check "cluster: the tasks go on serving" bash -c \
   "timeout 60 $sluice run $out/three2.pbtxt --output out --target $target --timeout 30 --json > $out/three2.json"
 check "its value" json_is "$out/three2.json" "d['outputs'][0]['values'] == [-3]"
