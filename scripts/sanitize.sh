@@ -9,7 +9,9 @@
 # Ends with "N passed, N failed" like scripts/test.sh. Slow: a full clang build with the
 # sanitizer (about as long as the gcc build), then the suite at a third of its usual speed.
 # Tests that load the C library into Debian's python3 are left out under asan and tsan (the
-# sanitizer runtime would have to be preloaded into the interpreter).
+# sanitizer runtime would have to be preloaded into the interpreter). Under tsan the tests
+# load an instrumented build of the system's abseil (scripts/tsan_abseil.sh), without which
+# ThreadSanitizer cannot see absl::Mutex and reports what it orders as races.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 kind=${1:-}
@@ -22,9 +24,14 @@ targets=("$@")
 output_base=${SLUICE_CLANG_OUTPUT_BASE:-$HOME/.cache/sluice-bazel-clang}
 filters=()
 if [ "$kind" != ubsan ]; then filters=(--test_tag_filters=-python); fi
+env_args=()
+if [ "$kind" = tsan ]; then
+  absl_lib=$(scripts/tsan_abseil.sh) || { echo "0 passed, 1 failed"; exit 1; }
+  env_args=(--test_env=LD_LIBRARY_PATH="$absl_lib")
+fi
 log=$(mktemp)
-bazel --output_base="$output_base" test --config="$kind" --keep_going "${filters[@]}" --test_summary=short \
-  --test_env=ASAN_OPTIONS=detect_leaks=1:handle_abort=1 \
+bazel --output_base="$output_base" test --config="$kind" --keep_going "${filters[@]}" "${env_args[@]}" --test_summary=short \
+  --test_env=ASAN_OPTIONS=allocator_may_return_null=1:detect_leaks=1:handle_abort=1 \
   --test_env=LSAN_OPTIONS=suppressions=$PWD/fuzz/lsan_suppressions.txt \
   --test_env=UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   --test_env=TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \

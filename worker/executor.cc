@@ -124,6 +124,9 @@ class Executor::RunState {
           ReadyQueue q;
           Complete(id, s, ctx, start, &q);
           delete ctx;
+          // When Complete ended the step, this state is gone (and nothing was ready: a ready
+          // node keeps the step outstanding), so no member may be read (ASan found one).
+          if (q.empty()) return;
           if (args_.caller_runs_nodes || args_.runner == nullptr) {
             Drain(&q);
             return;
