@@ -199,34 +199,44 @@ TEST(DnnlConvTest, BandsOfRowsMatchTheDefinition) {
   }
 }
 
-// The same in NHWC layouts, where a band of one image is a dense block.
-TEST(DnnlConvTest, BandsInNhwcLayouts) {
-  const int64_t n = 2, c = 3, h = 10, wd = 6, m = 4;
-  WindowAttrs attrs;
-  attrs.pads = {1, 1, 1, 1};
-  auto g = ComputeWindowGeometry({h, wd}, {3, 3}, attrs, false);
-  ASSERT_OK(g);
-  Tensor x(DT_FLOAT, TensorShape({n, c, h, wd})), w(DT_FLOAT, TensorShape({m, c, 3, 3}));
-  std::mt19937 rng(3);
-  std::uniform_real_distribution<float> value(-1, 1);
-  for (Tensor* v : {&x, &w}) {
-    for (float& f : v->flat<float>()) f = value(rng);
+// NHWC layouts, whole and in bands (a band of one image is a dense block), plain and grouped
+// (oneDNN has no optimized kernel for grouped convolutions on plain NHWC; the blocked one it
+// runs instead must read and write NHWC all the same).
+TEST(DnnlConvTest, NhwcLayouts) {
+  struct Case { int64_t c, m, group; };
+  for (const Case& t : {Case{3, 4, 1}, Case{24, 24, 3}, Case{8, 8, 8}}) {
+    SCOPED_TRACE(t.group);
+    const int64_t n = 2, h = 10, wd = 6;
+    WindowAttrs attrs;
+    attrs.pads = {1, 1, 1, 1};
+    auto g = ComputeWindowGeometry({h, wd}, {3, 3}, attrs, false);
+    ASSERT_OK(g);
+    Tensor x(DT_FLOAT, TensorShape({n, t.c, h, wd})), w(DT_FLOAT, TensorShape({t.m, t.c / t.group, 3, 3}));
+    std::mt19937 rng(3);
+    std::uniform_real_distribution<float> value(-1, 1);
+    for (Tensor* v : {&x, &w}) {
+      for (float& f : v->flat<float>()) f = value(rng);
+    }
+    const std::vector<float> want = ReferenceConv(x, w, nullptr, *g, t.group);  // NCHW.
+    Tensor x_nhwc(DT_FLOAT, x.shape());  // Logical dims N,C,H,W; values stored N,H,W,C.
+    for (int64_t b = 0; b < n; ++b)
+      for (int64_t ch = 0; ch < t.c; ++ch)
+        for (int64_t p = 0; p < h * wd; ++p)
+          x_nhwc.flat<float>()[(b * h * wd + p) * t.c + ch] = x.flat<float>()[(b * t.c + ch) * h * wd + p];
+    for (int64_t slice : {int64_t{1} << 40, int64_t{1}}) {
+      DnnlConv conv(slice);
+      Tensor y(DT_FLOAT, TensorShape({n, t.m, h, wd}));
+      auto done = conv.Run(x_nhwc, w, nullptr, *g, t.group, ConvPostOp::kRelu, 0, 0, 1, &y, /*x_nhwc=*/true,
+                           /*y_nhwc=*/true);
+      ASSERT_OK(done);
+      ASSERT_TRUE(*done);
+      for (int64_t b = 0; b < n; ++b)
+        for (int64_t o = 0; o < t.m; ++o)
+          for (int64_t p = 0; p < h * wd; ++p)
+            ASSERT_NEAR(y.flat<float>()[(b * h * wd + p) * t.m + o], std::max(0.0f, want[(b * t.m + o) * h * wd + p]),
+                        1e-4);
+    }
   }
-  const std::vector<float> want = ReferenceConv(x, w, nullptr, *g, 1);  // NCHW.
-  Tensor x_nhwc(DT_FLOAT, x.shape());  // Logical dims N,C,H,W; values stored N,H,W,C.
-  for (int64_t b = 0; b < n; ++b)
-    for (int64_t ch = 0; ch < c; ++ch)
-      for (int64_t p = 0; p < h * wd; ++p)
-        x_nhwc.flat<float>()[(b * h * wd + p) * c + ch] = x.flat<float>()[(b * c + ch) * h * wd + p];
-  DnnlConv conv(1);
-  Tensor y(DT_FLOAT, TensorShape({n, m, h, wd}));
-  auto done = conv.Run(x_nhwc, w, nullptr, *g, 1, ConvPostOp::kRelu, 0, 0, 1, &y, /*x_nhwc=*/true, /*y_nhwc=*/true);
-  ASSERT_OK(done);
-  ASSERT_TRUE(*done);
-  for (int64_t b = 0; b < n; ++b)
-    for (int64_t o = 0; o < m; ++o)
-      for (int64_t p = 0; p < h * wd; ++p)
-        ASSERT_NEAR(y.flat<float>()[(b * h * wd + p) * m + o], std::max(0.0f, want[(b * m + o) * h * wd + p]), 1e-4);
 }
 
 // A cancelled step stops a banded convolution after the band that was running, with the

@@ -10,8 +10,9 @@
 # sanitizer (about as long as the gcc build), then the suite at a third of its usual speed.
 # Tests that load the C library into Debian's python3 are left out under asan and tsan (the
 # sanitizer runtime would have to be preloaded into the interpreter). Under tsan the tests
-# load an instrumented build of the system's abseil (scripts/tsan_abseil.sh), without which
-# ThreadSanitizer cannot see absl::Mutex and reports what it orders as races.
+# load instrumented builds of the system's abseil and gRPC (scripts/tsan_deps.sh; the first
+# run builds them), without which ThreadSanitizer cannot see absl::Mutex or gRPC's handoffs
+# between threads and reports what they order as races.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 kind=${1:-}
@@ -26,15 +27,15 @@ filters=()
 if [ "$kind" != ubsan ]; then filters=(--test_tag_filters=-python); fi
 env_args=()
 if [ "$kind" = tsan ]; then
-  absl_lib=$(scripts/tsan_abseil.sh) || { echo "0 passed, 1 failed"; exit 1; }
-  env_args=(--test_env=LD_LIBRARY_PATH="$absl_lib")
+  tsan_libs=$(scripts/tsan_deps.sh) || { echo "0 passed, 1 failed"; exit 1; }
+  env_args=(--test_env=LD_LIBRARY_PATH="$tsan_libs")
 fi
 log=$(mktemp)
 bazel --output_base="$output_base" test --config="$kind" --keep_going "${filters[@]}" "${env_args[@]}" --test_summary=short \
   --test_env=ASAN_OPTIONS=allocator_may_return_null=1:detect_leaks=1:handle_abort=1 \
   --test_env=LSAN_OPTIONS=suppressions=$PWD/fuzz/lsan_suppressions.txt \
   --test_env=UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-  --test_env=TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
+  --test_env=TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1:allocator_may_return_null=1:suppressions=$PWD/build_defs/tsan_suppressions.txt \
   "${targets[@]}" 2>&1 | tee "$log"
 status=${PIPESTATUS[0]}
 passed=$(grep -cE '^//[^ ]+ +(\(cached\) )?PASSED' "$log")

@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# The model zoo against ONNX Runtime, side by side in one run: every model of
+# bench/zoo_models.py (exported once, cached under out/zoo), at 1 and 2 threads, timed by
+# `sluice bench` and by ONNX Runtime (npm onnxruntime-node, bench/ort_bench.js) with the same
+# random inputs policy. Prints per model and thread count the median run time of both, the
+# ratio sluice/ort (below 1: Sluice is faster) and each process's peak resident memory, then
+# the geometric mean of the ratios per thread count. Rows also go to out/zoo/results.tsv.
+#
+#   bench/zoo.sh                          # the whole zoo, 10 timed runs each (about 40 min)
+#   bench/zoo.sh -n 20 -t 1 resnet50 gru  # some models, 20 runs, 1 thread only
+#
+# Peak memory is the whole process's (/usr/bin/time's maximum RSS): ORT's includes node's
+# runtime (about 45 MB), Sluice's the model loaded once.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+iters=10 threads="1 2"
+while getopts "n:t:h" opt; do
+  case $opt in
+    n) iters=$OPTARG ;;
+    t) threads=$OPTARG ;;
+    *) sed -n '2,14p' "$0"; exit 2 ;;
+  esac
+done
+shift $((OPTIND - 1))
+work=out/zoo
+mkdir -p "$work"
+models=("$@")
+[ ${#models[@]} -gt 0 ] || mapfile -t models < <(/usr/bin/python3 bench/zoo_models.py --list)
+/usr/bin/python3 bench/zoo_models.py "$work" --only "$(IFS=,; echo "${models[*]}")" ||
+  echo "(some models did not export; they are left out)" >&2
+
+peers=bench/.peers
+if [ ! -d "$peers/node_modules/onnxruntime-node" ]; then
+  # --ignore-scripts: its install script fetches GPU parts, which fails offline.
+  mkdir -p "$peers" && (cd "$peers" && npm install --silent --ignore-scripts --no-audit --no-fund onnxruntime-node >/dev/null)
+fi
+bazel build -c opt //tools:sluice >/dev/null 2>&1 || { echo "bazel build -c opt //tools:sluice failed" >&2; exit 1; }
+sluice=bazel-out/k8-opt/bin/tools/sluice  # bazel-bin follows whichever build ran last
+
+# Runs "$@" under /usr/bin/time; prints "MEDIAN_MS PEAK_MB", or "- -" when it failed.
+timed() {
+  local log rss median
+  log=$(mktemp)
+  if /usr/bin/time -f "peak_kb %M" "$@" >"$log" 2>&1; then
+    median=$(grep -o '"median_ms": *[0-9.]*' "$log" | tail -1 | grep -o '[0-9.]*$')
+    rss=$(awk '/^peak_kb/ {printf "%.0f", $2 / 1024}' "$log")
+    echo "${median:--} ${rss:--}"
+  else
+    sed 's/^/    /' "$log" | tail -3 >&2
+    echo "- -"
+  fi
+  rm -f "$log"
+}
+
+results=$work/results.tsv
+printf "model\tthreads\tsluice_ms\tort_ms\tratio\tsluice_mb\tort_mb\n" > "$results"
+printf "%-22s %3s %11s %11s %7s %10s %8s\n" model thr sluice_ms ort_ms ratio sluice_mb ort_mb
+declare -A log_sum count
+for m in "${models[@]}"; do
+  model=$work/$m.onnx
+  [ -f "$model" ] || continue
+  for t in $threads; do
+    read -r sm smb < <(timed "$sluice" bench "$model" --threads "$t" --iters "$iters")
+    read -r om omb < <(NODE_PATH="$peers/node_modules" timed node bench/ort_bench.js "$model" "$t" "$iters")
+    ratio=-
+    if [ "$sm" != - ] && [ "$om" != - ]; then
+      ratio=$(awk -v s="$sm" -v o="$om" 'BEGIN { printf "%.2f", s / o }')
+      log_sum[$t]=$(awk -v a="${log_sum[$t]:-0}" -v s="$sm" -v o="$om" 'BEGIN { printf "%.6f", a + log(s / o) }')
+      count[$t]=$(( ${count[$t]:-0} + 1 ))
+    fi
+    printf "%-22s %3s %11s %11s %7s %10s %8s\n" "$m" "$t" "$sm" "$om" "$ratio" "$smb" "$omb"
+    printf "%s\t%s\t%s\t%s\t%s\t%s\t%s\n" "$m" "$t" "$sm" "$om" "$ratio" "$smb" "$omb" >> "$results"
+  done
+done
+for t in $threads; do
+  [ "${count[$t]:-0}" -gt 0 ] || continue
+  printf "geometric mean sluice/ort at %s thread(s): %.2f over %d models\n" "$t" \
+    "$(awk -v a="${log_sum[$t]}" -v n="${count[$t]}" 'BEGIN { print exp(a / n) }')" "${count[$t]}"
+done
