@@ -18,9 +18,19 @@ async function main() {
     const meta = session.inputMetadata ? session.inputMetadata.find((m) => m.name === name) : null;
     const dims = meta && meta.shape ? meta.shape.map((d) => (typeof d === 'number' && d > 0 ? d : 1)) : [1];
     const n = dims.reduce((a, b) => a * b, 1);
-    const data = new Float32Array(n);
-    for (let i = 0; i < n; ++i) data[i] = Math.random() * 2 - 1;
-    feeds[name] = new ort.Tensor('float32', data, dims);
+    // As `sluice bench`: floats in [-1, 1), integers in [0, 8) (valid ids for embeddings).
+    const type = meta && meta.type ? meta.type : 'float32';
+    let data;
+    if (type === 'int64') {
+      data = BigInt64Array.from({length: n}, () => BigInt(Math.floor(Math.random() * 8)));
+    } else if (type === 'int32') {
+      data = Int32Array.from({length: n}, () => Math.floor(Math.random() * 8));
+    } else if (type === 'bool') {
+      data = Uint8Array.from({length: n}, () => (Math.random() < 0.5 ? 1 : 0));
+    } else {
+      data = Float32Array.from({length: n}, () => Math.random() * 2 - 1);
+    }
+    feeds[name] = new ort.Tensor(type, data, dims);
   }
   for (let i = 0; i < 3; ++i) await session.run(feeds);
   const ms = [];

@@ -1,11 +1,14 @@
 // Resize (ONNX): nearest, N-linear and cubic interpolation over any dims, separably: each
 // output coordinate of each dim gets its input taps and weights once, then every output
-// element sums the products of its taps.
+// element sums the products of its taps. Float tensors resized in their last two dims only
+// (images, NCHW; signals) take a planar path: fixed-size tap tables, rows split over the
+// compute pool.
 #include <cmath>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "framework/checked_size.h"
+#include "kernels/array_kernel_util.h"
 #include "kernels/kernel_registry.h"
 #include "kernels/numeric_cast.h"
 
@@ -118,6 +121,13 @@ class ResizeOp : public OpKernel {
       taps[d].resize(sizes[d]);
       for (int64_t o = 0; o < sizes[d]; ++o) taps[d][o] = TapsFor(d, o, x.dim_size(d), sizes[d], scales[d], roi, rank);
     }
+    if constexpr (std::is_same_v<T, float>) {
+      if (rank >= 2 && transform_ != "tf_crop_and_resize") {
+        bool leading_identity = true;
+        for (int d = 0; d + 2 < rank && leading_identity; ++d) leading_identity = IsIdentity(taps[d]);
+        if (leading_identity) return ResizeLastTwoDims(ctx, taps[rank - 2], taps[rank - 1], x, y);
+      }
+    }
     std::vector<int64_t> in_strides(rank, 1);
     for (int d = rank - 2; d >= 0; --d) in_strides[d] = in_strides[d + 1] * x.dim_size(d + 1);
     const T* xd = x.data<T>();
@@ -162,6 +172,97 @@ class ResizeOp : public OpKernel {
   }
 
  private:
+  // Taps that copy the dim as it is: output o reads input o with weight 1 (zero-weight taps
+  // aside, as cubic's at a scale of 1).
+  static bool IsIdentity(const std::vector<std::vector<Tap>>& dim_taps) {
+    for (size_t o = 0; o < dim_taps.size(); ++o) {
+      for (const Tap& t : dim_taps[o]) {
+        if (t.weight != (t.index == static_cast<int64_t>(o) ? 1.0 : 0.0)) return false;
+      }
+    }
+    return true;
+  }
+
+  // A dim's taps as flat tables of `width` taps per output coordinate (zero weights pad).
+  struct TapTable {
+    int width = 1;
+    std::vector<int64_t> index;
+    std::vector<float> weight;
+  };
+  static TapTable Flatten(const std::vector<std::vector<Tap>>& dim_taps) {
+    TapTable t;
+    for (const auto& taps : dim_taps) t.width = std::max<int>(t.width, static_cast<int>(taps.size()));
+    t.index.assign(dim_taps.size() * t.width, 0);
+    t.weight.assign(dim_taps.size() * t.width, 0.0f);
+    for (size_t o = 0; o < dim_taps.size(); ++o) {
+      for (size_t k = 0; k < dim_taps[o].size(); ++k) {
+        t.index[o * t.width + k] = dim_taps[o][k].index;
+        t.weight[o * t.width + k] = static_cast<float>(dim_taps[o][k].weight);
+      }
+    }
+    return t;
+  }
+
+  // The planar path: every plane of the last two dims (H x W -> OH x OW) resized alike, in
+  // float, one output row at a time; rows of all planes split over the compute pool.
+  absl::Status ResizeLastTwoDims(OpKernelContext* ctx, const std::vector<std::vector<Tap>>& rows_taps,
+                                 const std::vector<std::vector<Tap>>& cols_taps, const Tensor& x, Tensor* y) const {
+    const int rank = x.dims();
+    const int64_t h = x.dim_size(rank - 2), w = x.dim_size(rank - 1);
+    const int64_t oh = y->dim_size(rank - 2), ow = y->dim_size(rank - 1);
+    const int64_t planes = y->NumElements() / (oh * ow);
+    const TapTable rt = Flatten(rows_taps), ct = Flatten(cols_taps);
+    const float* xd = x.data<float>();
+    float* yd = y->data<float>();
+    const bool nearest = rt.width == 1 && ct.width == 1;
+    ParallelForIfLarge(ctx, planes * oh, planes * oh * ow * rt.width * ct.width, [&](int64_t begin, int64_t end) {
+      for (int64_t r = begin; r < end; ++r) {
+        const int64_t plane = r / oh, oy = r % oh;
+        const float* in = xd + plane * h * w;
+        float* out = yd + plane * oh * ow + oy * ow;
+        if (nearest) {
+          const float* row = in + rt.index[oy] * w;
+          for (int64_t ox = 0; ox < ow; ++ox) out[ox] = row[ct.index[ox]];
+          continue;
+        }
+        if (rt.width == 2 && ct.width == 2) {  // Bilinear: two rows, two columns.
+          const float* r0 = in + rt.index[2 * oy] * w;
+          const float* r1 = in + rt.index[2 * oy + 1] * w;
+          const float w0 = rt.weight[2 * oy], w1 = rt.weight[2 * oy + 1];
+          const int64_t* ci = ct.index.data();
+          const float* cw = ct.weight.data();
+          // A zero weight (a coordinate on an input point, padded to two taps) must not
+          // multiply its value: 0 * inf would turn an infinite input into NaN.
+          auto across = [&](const float* row, int64_t ox) {
+            const int64_t a = ci[2 * ox], b = ci[2 * ox + 1];
+            return cw[2 * ox + 1] == 0.0f ? cw[2 * ox] * row[a] : cw[2 * ox] * row[a] + cw[2 * ox + 1] * row[b];
+          };
+          if (w1 == 0.0f) {
+            for (int64_t ox = 0; ox < ow; ++ox) out[ox] = w0 * across(r0, ox);
+          } else {
+            for (int64_t ox = 0; ox < ow; ++ox) out[ox] = w0 * across(r0, ox) + w1 * across(r1, ox);
+          }
+          continue;
+        }
+        for (int64_t ox = 0; ox < ow; ++ox) out[ox] = 0.0f;
+        for (int ky = 0; ky < rt.width; ++ky) {
+          const float wy = rt.weight[oy * rt.width + ky];
+          if (wy == 0.0f) continue;
+          const float* row = in + rt.index[oy * rt.width + ky] * w;
+          for (int64_t ox = 0; ox < ow; ++ox) {
+            float acc = 0.0f;
+            for (int kx = 0; kx < ct.width; ++kx) {
+              const float wx = ct.weight[ox * ct.width + kx];
+              if (wx != 0.0f) acc += wx * row[ct.index[ox * ct.width + kx]];
+            }
+            out[ox] += wy * acc;
+          }
+        }
+      }
+    });
+    return ctx->CheckCancelled();
+  }
+
   // Where output coordinate `o` of dim `d` falls in the input.
   double Original(int d, int64_t o, int64_t in_len, int64_t out_len, double scale,
                   const std::vector<double>& roi, int rank) const {
