@@ -22,14 +22,18 @@ class ConvOp : public OpKernel {
     std::vector<float> params;
     SL_RETURN_IF_ERROR(GetNodeAttrOr(ctx->attrs(), "activation", std::string(), &activation));
     SL_RETURN_IF_ERROR(GetNodeAttrOr(ctx->attrs(), "activation_params", std::vector<float>{}, &params));
-    if (activation == "Relu") {
-      post_ = ConvPostOp::kRelu;
-    } else if (activation == "Clip") {
-      if (params.size() != 2) return absl::InvalidArgumentError("a Clip activation needs [min, max]");
-      post_ = ConvPostOp::kClip;
-      clip_lo_ = params[0];
-      clip_hi_ = params[1];
+    if (!ParseConvPostOp(activation, &post_)) {
+      return absl::InvalidArgumentError(absl::StrCat("Conv: unknown activation '", activation, "'"));
     }
+    const size_t want_params = post_ == ConvPostOp::kClip || post_ == ConvPostOp::kHardSigmoid ? 2
+                               : post_ == ConvPostOp::kLeakyRelu                                 ? 1
+                                                                                                 : 0;
+    if (params.size() != want_params) {
+      return absl::InvalidArgumentError(absl::StrCat("Conv: activation ", activation, " takes ", want_params,
+                                                     " activation_params, got ", params.size()));
+    }
+    if (want_params > 0) post_alpha_ = params[0];
+    if (want_params > 1) post_beta_ = params[1];
     std::string in_layout, out_layout;
     SL_RETURN_IF_ERROR(GetNodeAttrOr(ctx->attrs(), "input_layout", std::string("NCHW"), &in_layout));
     SL_RETURN_IF_ERROR(GetNodeAttrOr(ctx->attrs(), "output_layout", std::string("NCHW"), &out_layout));
@@ -69,7 +73,7 @@ class ConvOp : public OpKernel {
     }
     if constexpr (std::is_same_v<T, float>) {
       const int threads = ctx->intra_op_threads();
-      SL_ASSIGN_OR_RETURN(bool done, dnnl_.Run(x, w, bias, g, group_, post_, clip_lo_, clip_hi_, threads, y,
+      SL_ASSIGN_OR_RETURN(bool done, dnnl_.Run(x, w, bias, g, group_, post_, post_alpha_, post_beta_, threads, y,
                                                x_nhwc_, y_nhwc_, ctx->cancellation()));
       if (done) return absl::OkStatus();
     }
@@ -118,10 +122,8 @@ class ConvOp : public OpKernel {
       }
     }
     if (post_ != ConvPostOp::kNone) {
-      const T lo = post_ == ConvPostOp::kRelu ? T(0) : T(clip_lo_);
       for (int64_t i = 0; i < y_nchw.NumElements(); ++i) {
-        yd[i] = std::max(yd[i], lo);
-        if (post_ == ConvPostOp::kClip) yd[i] = std::min(yd[i], T(clip_hi_));
+        yd[i] = T(ApplyConvPostOp(post_, post_alpha_, post_beta_, static_cast<float>(yd[i])));
       }
     }
     if (y_nhwc_) ToNhwc(y_nchw, y);
@@ -149,7 +151,7 @@ class ConvOp : public OpKernel {
   int64_t group_ = 1;
   bool x_nhwc_ = false, y_nhwc_ = false;
   ConvPostOp post_ = ConvPostOp::kNone;
-  float clip_lo_ = 0, clip_hi_ = 0;
+  float post_alpha_ = 0, post_beta_ = 0;  // The activation's parameters (see ConvPostOp).
   DnnlConv dnnl_;
 };
 

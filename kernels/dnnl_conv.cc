@@ -1,5 +1,7 @@
 #include "kernels/dnnl_conv.h"
 
+#include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <list>
 #include <optional>
@@ -168,13 +170,54 @@ std::vector<ConvPiece> Pieces(const Tensor& x, Tensor* y, const WindowGeometry& 
 
 }  // namespace
 
+bool ParseConvPostOp(const std::string& name, ConvPostOp* post) {
+  static const auto* names = new std::vector<std::pair<std::string, ConvPostOp>>{
+      {"", ConvPostOp::kNone},
+      {"Relu", ConvPostOp::kRelu},
+      {"Clip", ConvPostOp::kClip},
+      {"LeakyRelu", ConvPostOp::kLeakyRelu},
+      {"HardSwish", ConvPostOp::kHardSwish},
+      {"HardSigmoid", ConvPostOp::kHardSigmoid},
+      {"Sigmoid", ConvPostOp::kSigmoid},
+      {"Swish", ConvPostOp::kSwish}};
+  for (const auto& [n, p] : *names) {
+    if (n == name) {
+      *post = p;
+      return true;
+    }
+  }
+  return false;
+}
+
+float ApplyConvPostOp(ConvPostOp post, float alpha, float beta, float v) {
+  switch (post) {
+    case ConvPostOp::kNone:
+      return v;
+    case ConvPostOp::kRelu:
+      return std::max(v, 0.0f);
+    case ConvPostOp::kClip:
+      return std::min(std::max(v, alpha), beta);
+    case ConvPostOp::kLeakyRelu:
+      return v < 0 ? alpha * v : v;
+    case ConvPostOp::kHardSwish:
+      return v * std::max(0.0f, std::min(1.0f, v / 6.0f + 0.5f));
+    case ConvPostOp::kHardSigmoid:
+      return std::max(0.0f, std::min(1.0f, alpha * v + beta));
+    case ConvPostOp::kSigmoid:
+      return 1.0f / (1.0f + std::exp(-v));
+    case ConvPostOp::kSwish:
+      return v / (1.0f + std::exp(-v));
+  }
+  return v;
+}
+
 DnnlConv::DnnlConv(int64_t slice_multiply_adds)
     : impl_(std::make_unique<Impl>()), slice_multiply_adds_(std::max<int64_t>(1, slice_multiply_adds)) {}
 DnnlConv::~DnnlConv() = default;
 
 absl::StatusOr<bool> DnnlConv::Run(const Tensor& x, const Tensor& w, const Tensor* bias,
                                    const WindowGeometry& g, int64_t group, ConvPostOp post,
-                                   float clip_lo, float clip_hi, int threads, Tensor* y, bool x_nhwc,
+                                   float alpha, float beta, int threads, Tensor* y, bool x_nhwc,
                                    bool y_nhwc, const CancellationManager* cancellation) const {
   const int spatial = x.dims() - 2;
   if ((x_nhwc || y_nhwc) && spatial != 2) return false;
@@ -255,13 +298,37 @@ absl::StatusOr<bool> DnnlConv::Run(const Tensor& x, const Tensor& w, const Tenso
         dnnl::primitive_attr attr = UserScratchpad();
         if (post != ConvPostOp::kNone) {
           dnnl::post_ops ops;
-          if (post == ConvPostOp::kRelu) {
-            ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
-          } else if (clip_lo == 0.0f) {
-            // ReLU6 and friends: bounded_relu has fast JIT paths where clip may not.
-            ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_bounded_relu, clip_hi, 0.0f);
-          } else {
-            ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_clip, clip_lo, clip_hi);
+          using alg = dnnl::algorithm;
+          switch (post) {
+            case ConvPostOp::kRelu:
+              ops.append_eltwise(1.0f, alg::eltwise_relu, 0.0f, 0.0f);
+              break;
+            case ConvPostOp::kClip:
+              if (alpha == 0.0f) {
+                // ReLU6 and friends: bounded_relu has fast JIT paths where clip may not.
+                ops.append_eltwise(1.0f, alg::eltwise_bounded_relu, beta, 0.0f);
+              } else {
+                ops.append_eltwise(1.0f, alg::eltwise_clip, alpha, beta);
+              }
+              break;
+            case ConvPostOp::kLeakyRelu:
+              ops.append_eltwise(1.0f, alg::eltwise_relu, alpha, 0.0f);  // alpha: the negative slope.
+              break;
+            case ConvPostOp::kHardSwish:
+              ops.append_eltwise(1.0f, alg::eltwise_hardswish, 0.0f, 0.0f);
+              break;
+            case ConvPostOp::kHardSigmoid:  // clip(alpha * y + beta, 0, 1)
+              ops.append_eltwise(1.0f, alg::eltwise_linear, alpha, beta);
+              ops.append_eltwise(1.0f, alg::eltwise_clip, 0.0f, 1.0f);
+              break;
+            case ConvPostOp::kSigmoid:
+              ops.append_eltwise(1.0f, alg::eltwise_logistic, 0.0f, 0.0f);
+              break;
+            case ConvPostOp::kSwish:
+              ops.append_eltwise(1.0f, alg::eltwise_swish, 1.0f, 0.0f);
+              break;
+            case ConvPostOp::kNone:
+              break;
           }
           attr.set_post_ops(ops);
         }

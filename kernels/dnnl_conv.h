@@ -13,6 +13,7 @@
 #define SLUICE_KERNELS_DNNL_CONV_H_
 
 #include <memory>
+#include <string>
 
 #include "absl/status/statusor.h"
 #include "framework/cancellation.h"
@@ -21,7 +22,16 @@
 
 namespace sluice {
 
-enum class ConvPostOp { kNone, kRelu, kClip };
+// An activation applied to the convolution's output as oneDNN post-ops. Its parameters
+// (`alpha`, `beta` below): Clip's min and max, LeakyRelu's alpha, HardSigmoid's alpha and beta;
+// Swish is y * sigmoid(y).
+enum class ConvPostOp { kNone, kRelu, kClip, kLeakyRelu, kHardSwish, kHardSigmoid, kSigmoid, kSwish };
+
+// The activation by its ONNX name ("" for none); false for other names.
+bool ParseConvPostOp(const std::string& name, ConvPostOp* post);
+
+// `post` applied to one value, for paths oneDNN does not run.
+float ApplyConvPostOp(ConvPostOp post, float alpha, float beta, float v);
 
 class DnnlConv {
  public:
@@ -31,8 +41,8 @@ class DnnlConv {
   // False (and nothing written) when oneDNN cannot run this convolution.
   // `threads`: how many threads oneDNN may use (its OpenMP team size is per calling thread).
   absl::StatusOr<bool> Run(const Tensor& x, const Tensor& w, const Tensor* bias,
-                           const WindowGeometry& g, int64_t group, ConvPostOp post, float clip_lo,
-                           float clip_hi, int threads, Tensor* y, bool x_nhwc = false,
+                           const WindowGeometry& g, int64_t group, ConvPostOp post, float alpha,
+                           float beta, int threads, Tensor* y, bool x_nhwc = false,
                            bool y_nhwc = false, const CancellationManager* cancellation = nullptr) const;
 
  private:

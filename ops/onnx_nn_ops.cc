@@ -33,12 +33,13 @@ REGISTER_OP("Conv")
     .Attr("kernel_shape: list(int) = []")
     .Attr("pads: list(int) = []")
     .Attr("strides: list(int) = []")
-    .Attr("activation: {'', 'Relu', 'Clip'} = ''")
+    .Attr("activation: {'', 'Relu', 'Clip', 'LeakyRelu', 'HardSwish', 'HardSigmoid', 'Sigmoid', 'Swish'} = ''")
     .Attr("activation_params: list(float) = []")
     .Attr("input_layout: {'NCHW', 'NHWC'} = 'NCHW'")
     .Attr("output_layout: {'NCHW', 'NHWC'} = 'NCHW'")
-    .Doc("With activation, Relu or Clip(min, max = activation_params) is applied to Y (a "
-         "fusion the ONNX importer makes). With NHWC layouts (2-D float convolutions only) X or Y "
+    .Doc("With activation, it is applied to Y (a fusion the ONNX importer makes): Relu, "
+         "Clip(min, max = activation_params), LeakyRelu(alpha), HardSwish, HardSigmoid(alpha, "
+         "beta), Sigmoid, or Swish (Y * Sigmoid(Y)). With NHWC layouts (2-D float convolutions only) X or Y "
          "keep their N,C,H,W shape but hold their values in N,H,W,C order: the importer sets "
          "them on Conv -> Conv edges so consecutive convolutions skip two layout reorders.");
 

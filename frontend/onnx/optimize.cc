@@ -43,40 +43,82 @@ absl::Status FuseConvActivations(OnnxGraph* graph) {
   absl::flat_hash_set<std::string> protected_tensors;
   for (const auto& out : graph->outputs) protected_tensors.insert(Canonical(out.tensor));
   absl::flat_hash_map<std::string, std::string> renamed;
-  for (NodeDef& act : *def.mutable_node()) {
-    if ((act.op() != "Relu" && act.op() != "Clip") || act.input_size() == 0) continue;
-    auto src = ParseTensorName(act.input(0));
-    if (!src.ok() || src->index != 0) continue;
-    auto conv_it = by_name.find(src->node);
-    if (conv_it == by_name.end()) continue;
-    NodeDef* conv = conv_it->second;
+  absl::flat_hash_set<std::string> dropped;  // Nodes no one reads after a fusion (Swish's Sigmoid).
+  // The float Conv (with no activation yet) whose output `tensor` is, read by `readers` nodes.
+  auto fusable_conv = [&](const std::string& tensor, int readers) -> NodeDef* {
+    auto src = ParseTensorName(tensor);
+    if (!src.ok() || src->index != 0) return nullptr;
+    auto it = by_name.find(src->node);
+    if (it == by_name.end()) return nullptr;
+    NodeDef* conv = it->second;
     const std::string conv_out = TensorId{conv->name(), 0}.ToString();
-    if (conv->op() != "Conv" || conv->attr().at("T").type() != DT_FLOAT ||
-        consumers[conv_out] != 1 || protected_tensors.contains(conv_out) ||
+    if (conv->op() != "Conv" || conv->attr().at("T").type() != DT_FLOAT || consumers[conv_out] != readers ||
+        protected_tensors.contains(conv_out) ||
         (conv->attr().contains("activation") && !conv->attr().at("activation").s().empty())) {
-      continue;
+      return nullptr;
     }
+    return conv;
+  };
+  auto float_attr = [](const NodeDef& n, const char* name, float fallback) {
+    auto it = n.attr().find(name);
+    return it == n.attr().end() ? fallback : it->second.f();
+  };
+  for (NodeDef& act : *def.mutable_node()) {
+    if (act.input_size() == 0) continue;
+    NodeDef* conv = nullptr;
+    std::string activation = act.op();
     AttrValue params;
-    params.mutable_list();  // An empty list for Relu.
-    if (act.op() == "Clip") {
+    params.mutable_list();  // Empty unless the activation has parameters.
+    if (act.op() == "Relu" || act.op() == "HardSwish" || act.op() == "Sigmoid") {
+      conv = fusable_conv(act.input(0), 1);
+    } else if (act.op() == "LeakyRelu") {
+      conv = fusable_conv(act.input(0), 1);
+      params.mutable_list()->add_f(float_attr(act, "alpha", 0.01f));
+    } else if (act.op() == "HardSigmoid") {
+      conv = fusable_conv(act.input(0), 1);
+      params.mutable_list()->add_f(float_attr(act, "alpha", 0.2f));
+      params.mutable_list()->add_f(float_attr(act, "beta", 0.5f));
+    } else if (act.op() == "Mul" && act.input_size() == 2 && act.attr().contains("T") &&
+               act.attr().at("T").type() == DT_FLOAT) {
+      // Swish (SiLU): Mul(y, Sigmoid(y)) of a Conv's y, the Sigmoid read by this Mul only.
+      for (int i = 0; i < 2 && conv == nullptr; ++i) {
+        auto sig = ParseTensorName(act.input(1 - i));
+        if (!sig.ok() || sig->index != 0) continue;
+        auto sig_it = by_name.find(sig->node);
+        if (sig_it == by_name.end() || sig_it->second->op() != "Sigmoid" || sig_it->second->input_size() != 1) continue;
+        const std::string sig_out = TensorId{sig->node, 0}.ToString();
+        if (Canonical(sig_it->second->input(0)) != Canonical(act.input(i)) || consumers[sig_out] != 1 ||
+            protected_tensors.contains(sig_out)) {
+          continue;
+        }
+        conv = fusable_conv(act.input(i), 2);
+        if (conv != nullptr) {
+          dropped.insert(sig->node);
+          activation = "Swish";
+          // The Mul forwards the Conv's output (input 0 below).
+          if (i != 0) act.mutable_input()->SwapElements(0, 1);
+        }
+      }
+    } else if (act.op() == "Clip") {
+      conv = fusable_conv(act.input(0), 1);
       float lo = -std::numeric_limits<float>::infinity(), hi = std::numeric_limits<float>::infinity();
       // Inputs: input, then min and max when present (which ones is in Tmin/Tmax).
       int next = 1;
-      bool constant = true;
       for (const char* which : {"Tmin", "Tmax"}) {
-        if (act.attr().at(which).list().type_size() == 0) continue;
+        if (conv == nullptr || act.attr().at(which).list().type_size() == 0) continue;
         auto v = ConstScalar(by_name, act.input(next++));
         if (!v) {
-          constant = false;
+          conv = nullptr;
           break;
         }
         (std::string(which) == "Tmin" ? lo : hi) = *v;
       }
-      if (!constant) continue;
       params.mutable_list()->add_f(lo);
       params.mutable_list()->add_f(hi);
     }
-    (*conv->mutable_attr())["activation"].set_s(act.op());
+    if (conv == nullptr) continue;
+    const std::string conv_out = TensorId{conv->name(), 0}.ToString();
+    (*conv->mutable_attr())["activation"].set_s(activation);
     (*conv->mutable_attr())["activation_params"] = params;
     // Readers of the activation read the fused Conv directly; unless it is a graph output, the
     // activation node is then dropped (below).
@@ -94,7 +136,7 @@ absl::Status FuseConvActivations(OnnxGraph* graph) {
   // Activations nobody reads by name any more go away; their readers read the Conv.
   GraphDef kept;
   for (NodeDef& n : *def.mutable_node()) {
-    if (renamed.contains(TensorId{n.name(), 0}.ToString())) continue;
+    if (renamed.contains(TensorId{n.name(), 0}.ToString()) || dropped.contains(n.name())) continue;
     for (std::string& in : *n.mutable_input()) {
       auto it = renamed.find(Canonical(in));
       if (it != renamed.end()) in = it->second;

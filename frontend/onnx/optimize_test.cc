@@ -1,0 +1,180 @@
+// The import-time rewrites of optimize.h: which Conv -> activation patterns fuse, which do
+// not, and that a fused graph computes what the unfused one does.
+#include "frontend/onnx/optimize.h"
+
+#include <cmath>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "framework/status_matchers.h"
+#include "gtest/gtest.h"
+#include "master/session.h"
+
+namespace sluice {
+namespace {
+
+// y = ACTIVATION(Conv(x, w, b)) for x [1, 4, 6, 6] and a 3x3 convolution with padding 1,
+// built by `add_activation`, which adds nodes reading "c" and ending in "y".
+onnx::ModelProto ConvModel(const std::function<void(onnx::GraphProto*)>& add_activation) {
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  m.add_opset_import()->set_version(17);
+  onnx::GraphProto* g = m.mutable_graph();
+  g->set_name("conv_activation");
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<float> value(-1, 1);
+  auto add_initializer = [&](const std::string& name, std::vector<int64_t> dims) {
+    onnx::TensorProto* t = g->add_initializer();
+    t->set_name(name);
+    t->set_data_type(onnx::TensorProto::FLOAT);
+    int64_t n = 1;
+    for (int64_t d : dims) {
+      t->add_dims(d);
+      n *= d;
+    }
+    for (int64_t i = 0; i < n; ++i) t->add_float_data(2 * value(rng));
+  };
+  add_initializer("w", {4, 4, 3, 3});
+  add_initializer("b", {4});
+  auto set_type = [](onnx::ValueInfoProto* v, const std::string& name, std::vector<int64_t> dims) {
+    v->set_name(name);
+    auto* tt = v->mutable_type()->mutable_tensor_type();
+    tt->set_elem_type(onnx::TensorProto::FLOAT);
+    for (int64_t d : dims) tt->mutable_shape()->add_dim()->set_dim_value(d);
+  };
+  set_type(g->add_input(), "x", {1, 4, 6, 6});
+  onnx::NodeProto* conv = g->add_node();
+  conv->set_op_type("Conv");
+  conv->set_name("conv");
+  for (const char* in : {"x", "w", "b"}) conv->add_input(in);
+  conv->add_output("c");
+  onnx::AttributeProto* pads = conv->add_attribute();
+  pads->set_name("pads");
+  pads->set_type(onnx::AttributeProto::INTS);
+  for (int i = 0; i < 4; ++i) pads->add_ints(1);
+  add_activation(g);
+  set_type(g->add_output(), "y", {1, 4, 6, 6});
+  return m;
+}
+
+onnx::NodeProto* AddNode(onnx::GraphProto* g, const std::string& op, std::vector<std::string> inputs,
+                         const std::string& output) {
+  onnx::NodeProto* n = g->add_node();
+  n->set_op_type(op);
+  n->set_name(output + "_node");
+  for (const std::string& in : inputs) n->add_input(in);
+  n->add_output(output);
+  return n;
+}
+
+void AddFloatAttr(onnx::NodeProto* n, const std::string& name, float v) {
+  onnx::AttributeProto* a = n->add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::FLOAT);
+  a->set_f(v);
+}
+
+std::vector<float> RunModel(const OnnxGraph& g) {
+  auto session = NewSession({});
+  EXPECT_OK(session);
+  EXPECT_OK((*session)->Create(g.graph));
+  Tensor x(DT_FLOAT, TensorShape({1, 4, 6, 6}));
+  for (int64_t i = 0; i < x.NumElements(); ++i) x.flat<float>()[i] = std::sin(0.7f * i) * 3;
+  std::vector<Tensor> out;
+  EXPECT_OK((*session)->Run({{g.inputs[0].tensor, x}}, {g.outputs[0].tensor}, {}, &out));
+  if (out.size() != 1) return {};
+  return std::vector<float>(out[0].flat<float>().begin(), out[0].flat<float>().end());
+}
+
+// The Conv's fused activation ("" when none) and how many nodes of `op` remain.
+std::string FusedActivation(const OnnxGraph& g) {
+  for (const NodeDef& n : g.graph.node()) {
+    if (n.op() == "Conv") return n.attr().contains("activation") ? n.attr().at("activation").s() : "";
+  }
+  return "<no Conv>";
+}
+int Count(const OnnxGraph& g, const std::string& op) {
+  int count = 0;
+  for (const NodeDef& n : g.graph.node()) count += n.op() == op;
+  return count;
+}
+
+struct FusionCase {
+  std::string name, want_activation;
+  std::function<void(onnx::GraphProto*)> build;
+};
+
+TEST(FuseConvActivationsTest, FusedGraphsComputeWhatUnfusedOnesDo) {
+  const std::vector<FusionCase> cases = {
+      {"Relu", "Relu", [](onnx::GraphProto* g) { AddNode(g, "Relu", {"c"}, "y"); }},
+      {"LeakyRelu", "LeakyRelu", [](onnx::GraphProto* g) { AddFloatAttr(AddNode(g, "LeakyRelu", {"c"}, "y"), "alpha", 0.3f); }},
+      {"HardSwish", "HardSwish", [](onnx::GraphProto* g) { AddNode(g, "HardSwish", {"c"}, "y"); }},
+      {"HardSigmoid", "HardSigmoid",
+       [](onnx::GraphProto* g) {
+         onnx::NodeProto* n = AddNode(g, "HardSigmoid", {"c"}, "y");
+         AddFloatAttr(n, "alpha", 0.25f);
+         AddFloatAttr(n, "beta", 0.4f);
+       }},
+      {"Sigmoid", "Sigmoid", [](onnx::GraphProto* g) { AddNode(g, "Sigmoid", {"c"}, "y"); }},
+      {"Swish", "Swish",
+       [](onnx::GraphProto* g) {
+         AddNode(g, "Sigmoid", {"c"}, "s");
+         AddNode(g, "Mul", {"c", "s"}, "y");
+       }},
+      {"Swish, operands swapped", "Swish",
+       [](onnx::GraphProto* g) {
+         AddNode(g, "Sigmoid", {"c"}, "s");
+         AddNode(g, "Mul", {"s", "c"}, "y");
+       }},
+      // Not fusable: the Conv's output has another reader, or the Mul is not of the same tensor.
+      {"Relu, Conv read twice", "",
+       [](onnx::GraphProto* g) {
+         AddNode(g, "Relu", {"c"}, "r");
+         AddNode(g, "Add", {"r", "c"}, "y");
+       }},
+      {"Mul of another tensor's Sigmoid", "",
+       [](onnx::GraphProto* g) {
+         AddNode(g, "Sigmoid", {"x"}, "s");
+         AddNode(g, "Mul", {"c", "s"}, "y");
+       }},
+      {"Sigmoid read elsewhere too", "",
+       [](onnx::GraphProto* g) {
+         AddNode(g, "Sigmoid", {"c"}, "s");
+         AddNode(g, "Mul", {"c", "s"}, "m");
+         AddNode(g, "Add", {"m", "s"}, "y");
+       }},
+  };
+  for (const FusionCase& c : cases) {
+    SCOPED_TRACE(c.name);
+    OnnxImportOptions plain;
+    plain.optimize = false;
+    auto unfused = ImportOnnxModel(ConvModel(c.build), plain);
+    auto fused = ImportOnnxModel(ConvModel(c.build));
+    ASSERT_OK(unfused);
+    ASSERT_OK(fused);
+    EXPECT_EQ(FusedActivation(*fused), c.want_activation);
+    if (c.want_activation == "Swish") {
+      EXPECT_EQ(Count(*fused, "Sigmoid"), 0);
+    }
+    const std::vector<float> want = RunModel(*unfused), got = RunModel(*fused);
+    ASSERT_EQ(got.size(), want.size());
+    ASSERT_EQ(got.size(), 4u * 36u);
+    for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-5f + 1e-5f * std::fabs(want[i])) << "at " << i;
+  }
+}
+
+// The activation's output keeps its name: a graph that fetches it gets the fused result.
+TEST(FuseConvActivationsTest, AFusedActivationIsStillFetchableByName) {
+  auto build = [](onnx::GraphProto* g) {
+    AddNode(g, "Sigmoid", {"c"}, "s");
+    AddNode(g, "Mul", {"c", "s"}, "y");
+  };
+  auto fused = ImportOnnxModel(ConvModel(build));
+  ASSERT_OK(fused);
+  EXPECT_EQ(fused->outputs[0].name, "y");
+  EXPECT_EQ(RunModel(*fused).size(), 4u * 36u);
+}
+
+}  // namespace
+}  // namespace sluice
