@@ -1,5 +1,8 @@
-// AddNhwc: inputs and output have N,C,H,W shapes but hold their values in N,H,W,C order.
+// AddNhwc, MulNhwc and GlobalAveragePoolNhwc: inputs and outputs have N,C,H,W shapes but hold
+// their values in N,H,W,C order.
 #include <functional>
+#include <string>
+#include <vector>
 
 #include "kernels/kernel_test_util.h"
 
@@ -20,17 +23,22 @@ Tensor HeldNhwc(int64_t n, int64_t c, int64_t h, int64_t w,
 
 float A(int64_t n, int64_t c, int64_t h, int64_t w) { return 1000.f * n + 100.f * c + 10.f * h + w; }
 
-void ExpectAdd(const Tensor& b, const std::function<float(int64_t, int64_t, int64_t, int64_t)>& b_value) {
-  KernelTester t("AddNhwc");
+void ExpectBinary(const std::string& op, const Tensor& b,
+                  const std::function<float(int64_t, int64_t, int64_t, int64_t)>& b_value) {
+  KernelTester t(op);
   t.Input(HeldNhwc(2, 3, 2, 4, A)).Input(b);
   ASSERT_OK(t.Run());
   Tensor want = HeldNhwc(2, 3, 2, 4, [&](int64_t n, int64_t c, int64_t h, int64_t w) {
-    return A(n, c, h, w) + b_value(n, c, h, w);
+    return op == "AddNhwc" ? A(n, c, h, w) + b_value(n, c, h, w) : A(n, c, h, w) * b_value(n, c, h, w);
   });
   ASSERT_EQ(t.output(0).shape(), want.shape());
   for (int64_t i = 0; i < want.NumElements(); ++i) {
     ASSERT_EQ(t.output(0).flat<float>()[i], want.flat<float>()[i]) << "at " << i << " of " << b.shape().DebugString();
   }
+}
+
+void ExpectAdd(const Tensor& b, const std::function<float(int64_t, int64_t, int64_t, int64_t)>& b_value) {
+  ExpectBinary("AddNhwc", b, b_value);
 }
 
 TEST(AddNhwcTest, EqualShapesAddInPlace) {
@@ -48,6 +56,25 @@ TEST(AddNhwcTest, BroadcastsAsNumpyDoesOnTheNchwShapes) {
   // [N,1,H,W]: one value per pixel, over the channels.
   auto per_pixel = [](int64_t n, int64_t, int64_t h, int64_t w) { return 0.125f * (n + h * 4 + w); };
   ExpectAdd(HeldNhwc(2, 1, 2, 4, per_pixel), per_pixel);
+}
+
+// A squeeze-and-excitation scale: one value per image and channel times every pixel.
+TEST(MulNhwcTest, ScalesChannelsAsMulDoesOnTheNchwShapes) {
+  auto per_channel = [](int64_t n, int64_t c, int64_t, int64_t) { return 0.5f + n - 0.25f * c; };
+  ExpectBinary("MulNhwc", HeldNhwc(2, 3, 1, 1, per_channel), per_channel);
+  auto b = [](int64_t n, int64_t c, int64_t h, int64_t w) { return 0.5f * (c - n) + 0.25f * (h + w); };
+  ExpectBinary("MulNhwc", HeldNhwc(2, 3, 2, 4, b), b);
+}
+
+TEST(GlobalAveragePoolNhwcTest, MeansEachChannelOverItsPixels) {
+  KernelTester t("GlobalAveragePoolNhwc");
+  t.Input(HeldNhwc(2, 3, 2, 4, A));
+  ASSERT_OK(t.Run());
+  // A = 1000n + 100c + 10h + w: the mean over h in {0,1}, w in {0..3} adds 5 + 1.5.
+  std::vector<float> want;
+  for (int n = 0; n < 2; ++n)
+    for (int c = 0; c < 3; ++c) want.push_back(1000.f * n + 100.f * c + 6.5f);
+  t.ExpectOutput<float>(0, {2, 3, 1, 1}, want);
 }
 
 TEST(AddNhwcTest, NonFourDimensionalInputsAreErrors) {

@@ -223,4 +223,18 @@ REGISTER_OP("AddNhwc")
     .Output("c: T")
     .Attr("T: {float}");
 
+// Mul between them (a squeeze-and-excitation block's channel scale), as AddNhwc.
+REGISTER_OP("MulNhwc")
+    .Input("a: T")
+    .Input("b: T")
+    .Output("c: T")
+    .Attr("T: {float}");
+
+// GlobalAveragePool of an N,C,H,W tensor holding N,H,W,C values; its [N,C,1,1] output is the
+// same in either order.
+REGISTER_OP("GlobalAveragePoolNhwc")
+    .Input("x: T")
+    .Output("y: T")
+    .Attr("T: {float}");
+
 }  // namespace sluice

@@ -179,8 +179,9 @@ absl::Status UseNhwcBetweenConvs(OnnxGraph* graph) {
   for (const auto& out : graph->outputs) protected_tensors.insert(Canonical(out.tensor));
 
   // Nodes that can read and write NHWC: 2-D float convolutions, 2-D float max pools without
-  // Indices, channel Concats and float Adds. Max pools, Concats and Adds must have NHWC on both
-  // sides, so candidates are dropped until every remaining one does.
+  // Indices, channel Concats, float Adds and Muls and global average pools. All but the
+  // convolutions must have NHWC on both sides, so candidates are dropped until every
+  // remaining one does.
   auto is_pool = [](const NodeDef& n) {
     return n.op() == "MaxPool" && n.attr().at("T").type() == DT_FLOAT && !n.attr().at("produce_indices").b() &&
            n.attr().at("storage_order").i() == 0 && n.attr().at("kernel_shape").list().i_size() == 2;
@@ -189,10 +190,19 @@ absl::Status UseNhwcBetweenConvs(OnnxGraph* graph) {
     return n.op() == "Concat" && n.attr().at("T").type() == DT_FLOAT &&
            (n.attr().at("axis").i() == 1 || n.attr().at("axis").i() == -3);
   };
-  auto is_add = [](const NodeDef& n) { return n.op() == "Add" && n.attr().at("T").type() == DT_FLOAT; };
+  // Element-wise Add and Mul (residual connections, squeeze-and-excitation scales) and global
+  // average pools (whose [N,C,1,1] output is the same in either order).
+  auto is_binary = [](const NodeDef& n) {
+    return (n.op() == "Add" || n.op() == "Mul") && n.attr().contains("T") && n.attr().at("T").type() == DT_FLOAT;
+  };
+  auto is_global_pool = [](const NodeDef& n) {
+    return n.op() == "GlobalAveragePool" && n.attr().at("T").type() == DT_FLOAT;
+  };
   absl::flat_hash_set<std::string> candidates;
   for (const NodeDef& n : def.node()) {
-    if (IsFloatConv2D(n, by_name) || is_pool(n) || is_concat(n) || is_add(n)) candidates.insert(n.name());
+    if (IsFloatConv2D(n, by_name) || is_pool(n) || is_concat(n) || is_binary(n) || is_global_pool(n)) {
+      candidates.insert(n.name());
+    }
   }
   auto nhwc_ok = [&](const std::string& tensor) {
     auto id = ParseTensorName(tensor);
@@ -202,7 +212,7 @@ absl::Status UseNhwcBetweenConvs(OnnxGraph* graph) {
     if (protected_tensors.contains(t) || it == consumers.end() || it->second.empty()) return false;
     for (const auto& [c, index] : it->second) {
       if (!candidates.contains(c->name())) return false;
-      if (c->op() != "Concat" && c->op() != "Add" && index != 0) return false;
+      if (c->op() != "Concat" && c->op() != "Add" && c->op() != "Mul" && index != 0) return false;
     }
     return true;
   };
@@ -210,7 +220,8 @@ absl::Status UseNhwcBetweenConvs(OnnxGraph* graph) {
     changed = false;
     for (const NodeDef& n : def.node()) {
       if (!candidates.contains(n.name()) || n.op() == "Conv") continue;
-      bool ok = nhwc_ok(TensorId{n.name(), 0}.ToString());
+      // A global pool's output is the same in either order, so any node may read it.
+      bool ok = n.op() == "GlobalAveragePool" || nhwc_ok(TensorId{n.name(), 0}.ToString());
       for (int i = 0; ok && i < n.input_size(); ++i) ok = nhwc_ok(n.input(i));
       if (!ok) {
         candidates.erase(n.name());
@@ -227,6 +238,10 @@ absl::Status UseNhwcBetweenConvs(OnnxGraph* graph) {
       (*n.mutable_attr())["layout"].set_s("NHWC");
     } else if (n.op() == "Add") {
       n.set_op("AddNhwc");
+    } else if (n.op() == "Mul") {
+      n.set_op("MulNhwc");
+    } else if (n.op() == "GlobalAveragePool") {
+      n.set_op("GlobalAveragePoolNhwc");
     } else {
       NodeDef cat;
       cat.set_name(n.name());

@@ -14,10 +14,11 @@ namespace sluice {
 // becomes an Identity so its name and tensor stay. Graph outputs are never fused away.
 absl::Status FuseConvActivations(OnnxGraph* graph);
 
-// Tensors between 2-D float Convs (and the max pools, channel Concats and Adds among them) stay
-// in NHWC order, oneDNN's own layout for these convolutions, so no reorder runs between them:
-// Convs get output_layout / input_layout, MaxPool layout NHWC, Concat becomes
-// ConcatChannelsNhwc, Add AddNhwc. A tensor stays NHWC only when its producer and every reader can take it;
+// Tensors between 2-D float Convs (and the max pools, channel Concats, Adds, Muls and global
+// average pools among them) stay in NHWC order, oneDNN's own layout for these convolutions, so
+// no reorder runs between them: Convs get output_layout / input_layout, MaxPool layout NHWC,
+// Concat becomes ConcatChannelsNhwc, Add AddNhwc, Mul MulNhwc, GlobalAveragePool
+// GlobalAveragePoolNhwc. A tensor stays NHWC only when its producer and every reader can take it;
 // graph outputs stay NCHW.
 absl::Status UseNhwcBetweenConvs(OnnxGraph* graph);
 

@@ -176,5 +176,55 @@ TEST(FuseConvActivationsTest, AFusedActivationIsStillFetchableByName) {
   EXPECT_EQ(RunModel(*fused).size(), 4u * 36u);
 }
 
+// A squeeze-and-excitation block between convolutions, as in MobileNetV3 and EfficientNet:
+// x -> Conv -> c; c -> GlobalAveragePool -> Conv(Relu) -> Conv -> Sigmoid -> s; Mul(c, s) ->
+// Conv -> y. Every tensor between the first and last Conv stays NHWC.
+onnx::ModelProto SqueezeExcitationModel() {
+  onnx::ModelProto m = ConvModel([](onnx::GraphProto*) {});
+  onnx::GraphProto* g = m.mutable_graph();
+  std::mt19937 rng(13);
+  std::uniform_real_distribution<float> value(-1, 1);
+  auto add_conv = [&](const std::string& name, const std::string& in, const std::string& out, int64_t cin,
+                      int64_t cout) {
+    onnx::TensorProto* t = g->add_initializer();
+    t->set_name(name + "_w");
+    t->set_data_type(onnx::TensorProto::FLOAT);
+    for (int64_t d : {cout, cin, int64_t{1}, int64_t{1}}) t->add_dims(d);
+    for (int64_t i = 0; i < cout * cin; ++i) t->add_float_data(value(rng));
+    AddNode(g, "Conv", {in, name + "_w"}, out);
+  };
+  AddNode(g, "GlobalAveragePool", {"c"}, "pooled");
+  add_conv("squeeze", "pooled", "squeezed", 4, 2);
+  AddNode(g, "Relu", {"squeezed"}, "squeezed_relu");
+  add_conv("excite", "squeezed_relu", "excited", 2, 4);
+  AddNode(g, "Sigmoid", {"excited"}, "scale");
+  AddNode(g, "Mul", {"c", "scale"}, "scaled");
+  add_conv("project", "scaled", "y", 4, 4);
+  return m;
+}
+
+TEST(UseNhwcBetweenConvsTest, SqueezeAndExcitationBlocksStayNhwc) {
+  OnnxImportOptions plain;
+  plain.optimize = false;
+  auto unfused = ImportOnnxModel(SqueezeExcitationModel(), plain);
+  auto optimized = ImportOnnxModel(SqueezeExcitationModel());
+  ASSERT_OK(unfused);
+  ASSERT_OK(optimized);
+  EXPECT_EQ(Count(*optimized, "MulNhwc"), 1);
+  EXPECT_EQ(Count(*optimized, "GlobalAveragePoolNhwc"), 1);
+  for (const NodeDef& n : optimized->graph.node()) {
+    if (n.name() == "conv") {
+      EXPECT_EQ(n.attr().at("output_layout").s(), "NHWC");
+    }
+    if (n.name() == "y_node") {
+      EXPECT_EQ(n.attr().at("input_layout").s(), "NHWC");
+    }
+  }
+  const std::vector<float> want = RunModel(*unfused), got = RunModel(*optimized);
+  ASSERT_EQ(got.size(), want.size());
+  ASSERT_EQ(got.size(), 4u * 36u);
+  for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-5f + 1e-5f * std::fabs(want[i])) << "at " << i;
+}
+
 }  // namespace
 }  // namespace sluice
