@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -96,6 +97,12 @@ absl::Status InferShapesIsolated(onnx::ModelProto* model, absl::string_view what
   }
   if (pid == 0) {
     close(fds[0]);
+    // The child dies of its own faults quietly, and the parent names the signal: no core
+    // file, and none of the parent's fault handlers runs here (a fuzzer's crash reporter
+    // wrote each contained crash as a finding; an interpreter's would print a traceback).
+    const struct rlimit no_core = {0, 0};
+    setrlimit(RLIMIT_CORE, &no_core);
+    for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT}) signal(sig, SIG_DFL);
     RunChild(fds[1], model, infer);
   }
   close(fds[1]);
