@@ -8,6 +8,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "kernels/blas.h"
+#include "kernels/fast_math.h"
 #include "kernels/kernel_registry.h"
 
 namespace sluice {
@@ -17,7 +18,34 @@ enum class Cell { kRnn, kGru, kLstm };
 
 constexpr int Gates(Cell c) { return c == Cell::kRnn ? 1 : c == Cell::kGru ? 3 : 4; }
 
-using Activation = std::function<float(float)>;
+// An RNN activation, applied to a whole gate's values at once: sigmoid and tanh (nearly every
+// model's) in vectorized float arithmetic (fast_math.h), the others per value.
+struct Activation {
+  enum class Kind { kSigmoid, kTanh, kOther };
+  Kind kind = Kind::kOther;
+  std::function<float(float)> fn;  // For kOther.
+
+  Activation() = default;
+  explicit Activation(std::function<float(float)> f) : fn(std::move(f)) {}
+  static Activation Of(Kind k) {
+    Activation a;
+    a.kind = k;
+    return a;
+  }
+  void Apply(float* v, int64_t n) const {
+    switch (kind) {
+      case Kind::kSigmoid:
+        for (int64_t i = 0; i < n; ++i) v[i] = FastSigmoid(v[i]);
+        break;
+      case Kind::kTanh:
+        for (int64_t i = 0; i < n; ++i) v[i] = FastTanh(v[i]);
+        break;
+      case Kind::kOther:
+        for (int64_t i = 0; i < n; ++i) v[i] = fn(v[i]);
+        break;
+    }
+  }
+};
 
 absl::StatusOr<Activation> MakeActivation(std::string name, const std::vector<float>& alphas,
                                           const std::vector<float>& betas, size_t* next_alpha,
@@ -26,8 +54,8 @@ absl::StatusOr<Activation> MakeActivation(std::string name, const std::vector<fl
   auto take = [](const std::vector<float>& v, size_t* i, float fallback) {
     return *i < v.size() ? v[(*i)++] : fallback;
   };
-  if (name == "sigmoid") return Activation([](float x) { return 1.0f / (1.0f + std::exp(-x)); });
-  if (name == "tanh") return Activation([](float x) { return std::tanh(x); });
+  if (name == "sigmoid") return Activation::Of(Activation::Kind::kSigmoid);
+  if (name == "tanh") return Activation::Of(Activation::Kind::kTanh);
   if (name == "relu") return Activation([](float x) { return x > 0 ? x : 0.0f; });
   if (name == "softsign") return Activation([](float x) { return x / (1 + std::fabs(x)); });
   if (name == "softplus") return Activation([](float x) { return std::log1p(std::exp(x)); });
@@ -169,6 +197,7 @@ class RecurrentOp : public OpKernel {
     }
     const int per_dir = static_cast<int>(activations_.size()) / num_dirs_;
     std::vector<float> xw(seq_len * batch * G * H), hr(batch * G * H), h(batch * H), c(batch * H), hprev(batch * H);
+    std::vector<float> gates(4 * H);  // One batch row's gates, activated in place.
     for (int d = 0; d < num_dirs_; ++d) {
       const bool reverse = reverse_only_ || d == 1;
       const float* wd = w.data<float>() + d * G * H * input;
@@ -203,64 +232,68 @@ class RecurrentOp : public OpKernel {
           float* hb = h.data() + bi * H;
           float* cb = c.data() + bi * H;
           const float* hp = hprev.data() + bi * H;
-          for (int64_t k = 0; k < H; ++k) {
-            auto gate = [&](int i) {
-              float v = xg[i * H + k] + hg[i * H + k];
-              if (wb) v += wb[i * H + k] + rb[i * H + k];
-              return v;
-            };
-            if constexpr (kCell == Cell::kRnn) {
-              hb[k] = f(clip(gate(0)));
-            } else if constexpr (kCell == Cell::kGru) {
-              // Gates z, r, h.
-              const float z = f(clip(gate(0)));
-              const float rr = f(clip(gate(1)));
-              float cand;
-              if (linear_before_reset_) {
-                float rh = hg[2 * H + k] + (rb ? rb[2 * H + k] : 0.0f);
-                cand = xg[2 * H + k] + (wb ? wb[2 * H + k] : 0.0f) + rr * rh;
-              } else {
-                cand = 0;  // (r . h_prev) R_h^T, computed below per row.
-              }
-              hb[k] = cand;
-              cb[k] = z;   // Keep z for the update below.
-              (void)rr;
-            } else {
-              // Gates i, o, f, c; peepholes i, o, f.
-              float i_pre = gate(0) + (pd ? pd[k] * cb[k] : 0.0f);
-              float f_pre = gate(2) + (pd ? pd[2 * H + k] * cb[k] : 0.0f);
-              const float ig = f(clip(i_pre));
-              const float fg = input_forget_ ? 1.0f - ig : f(clip(f_pre));
-              const float cc = g(clip(gate(3)));
-              const float cnew = fg * cb[k] + ig * cc;
-              const float og = f(clip(gate(1) + (pd ? pd[H + k] * cnew : 0.0f)));
-              cb[k] = cnew;
-              hb[k] = og * hact(cnew);
-            }
-            (void)hp;
-          }
-          if constexpr (kCell == Cell::kGru) {
-            // Candidate with the reset applied before the recurrent product when needed.
-            std::vector<float> rh(H);
-            if (!linear_before_reset_) {
-              for (int64_t k = 0; k < H; ++k) {
-                float rv = xg[1 * H + k] + hg[1 * H + k] + (wb ? wb[H + k] + rb[H + k] : 0.0f);
-                rh[k] = f(clip(rv)) * hp[k];
-              }
-            }
+          // Gate i's pre-activation at k: input and recurrent projections plus both biases.
+          auto gate = [&](int i, int64_t k) {
+            float v = xg[i * H + k] + hg[i * H + k];
+            if (wb) v += wb[i * H + k] + rb[i * H + k];
+            return v;
+          };
+          // Each gate is computed for all k, then activated as a whole (vectorized).
+          float* g0 = gates.data();
+          float* g1 = g0 + H;
+          float* g2 = g1 + H;
+          float* g3 = g2 + H;
+          if constexpr (kCell == Cell::kRnn) {
+            for (int64_t k = 0; k < H; ++k) hb[k] = clip(gate(0, k));
+            f.Apply(hb, H);
+          } else if constexpr (kCell == Cell::kGru) {
+            // Gates z, r, h: h_new = (1 - z) h~ + z h_prev.
             for (int64_t k = 0; k < H; ++k) {
-              float cand;
-              if (linear_before_reset_) {
-                cand = hb[k];
-              } else {
+              g0[k] = clip(gate(0, k));
+              g1[k] = clip(gate(1, k));
+            }
+            f.Apply(g0, H);
+            f.Apply(g1, H);
+            if (linear_before_reset_) {
+              // h~ = g(x W_h + b_wh + r . (h_prev R_h + b_rh)).
+              for (int64_t k = 0; k < H; ++k) {
+                const float rh = hg[2 * H + k] + (rb ? rb[2 * H + k] : 0.0f);
+                g2[k] = clip(xg[2 * H + k] + (wb ? wb[2 * H + k] : 0.0f) + g1[k] * rh);
+              }
+            } else {
+              // h~ = g(x W_h + (r . h_prev) R_h + b_wh + b_rh).
+              for (int64_t k = 0; k < H; ++k) g3[k] = g1[k] * hp[k];
+              for (int64_t k = 0; k < H; ++k) {
                 float acc = 0;
                 const float* rrow = rd + (2 * H + k) * H;
-                for (int64_t j = 0; j < H; ++j) acc += rh[j] * rrow[j];
-                cand = xg[2 * H + k] + acc + (wb ? wb[2 * H + k] + rb[2 * H + k] : 0.0f);
+                for (int64_t j = 0; j < H; ++j) acc += g3[j] * rrow[j];
+                g2[k] = clip(xg[2 * H + k] + acc + (wb ? wb[2 * H + k] + rb[2 * H + k] : 0.0f));
               }
-              const float z = cb[k];
-              hb[k] = (1 - z) * g(clip(cand)) + z * hp[k];
             }
+            g.Apply(g2, H);
+            for (int64_t k = 0; k < H; ++k) hb[k] = (1 - g0[k]) * g2[k] + g0[k] * hp[k];
+          } else {
+            // Gates i, o, f, c; peepholes i, o, f.
+            for (int64_t k = 0; k < H; ++k) {
+              g0[k] = clip(gate(0, k) + (pd ? pd[k] * cb[k] : 0.0f));
+              g2[k] = clip(gate(2, k) + (pd ? pd[2 * H + k] * cb[k] : 0.0f));
+              g3[k] = clip(gate(3, k));
+            }
+            f.Apply(g0, H);
+            if (input_forget_) {
+              for (int64_t k = 0; k < H; ++k) g2[k] = 1.0f - g0[k];
+            } else {
+              f.Apply(g2, H);
+            }
+            g.Apply(g3, H);
+            for (int64_t k = 0; k < H; ++k) {
+              cb[k] = g2[k] * cb[k] + g0[k] * g3[k];
+              g1[k] = clip(gate(1, k) + (pd ? pd[H + k] * cb[k] : 0.0f));
+            }
+            f.Apply(g1, H);
+            std::copy(cb, cb + H, g3);
+            hact.Apply(g3, H);
+            for (int64_t k = 0; k < H; ++k) hb[k] = g1[k] * g3[k];
           }
           std::copy(hb, hb + H, y_at(t, d, bi));
         }

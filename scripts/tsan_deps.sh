@@ -102,7 +102,7 @@ if [ ! -f "$out/.grpc-done" ]; then
     -DgRPC_ABSL_PROVIDER=package -DgRPC_CARES_PROVIDER=package -DgRPC_PROTOBUF_PROVIDER=package \
     -DgRPC_RE2_PROVIDER=package -DgRPC_SSL_PROVIDER=package -DgRPC_ZLIB_PROVIDER=package \
     -DgRPC_BENCHMARK_PROVIDER=none -DgRPC_BACKWARDS_COMPATIBILITY_MODE=OFF -DgRPC_BUILD_CSHARP_EXT=OFF \
-    -DgRPC_BUILD_CODEGEN=OFF -DProtobuf_PROTOC_LIBRARY=/usr/lib/x86_64-linux-gnu/libprotoc.so >&2
+    -DgRPC_BUILD_CODEGEN=OFF -DProtobuf_PROTOC_LIBRARY=/usr/lib/x86_64-linux-gnu/libprotoc.so.32 >&2
   ninja -C "$work/grpc-build" -j "$jobs" grpc grpc++ gpr address_sorting upb >&2
   find "$work/grpc-build" -maxdepth 1 \( -name 'libgrpc*.so*' -o -name 'libgpr.so*' -o -name 'libaddress_sorting.so*' \
     -o -name 'libupb.so*' \) -exec cp -P {} "$out/" \;

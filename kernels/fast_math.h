@@ -1,0 +1,60 @@
+// exp, sigmoid and tanh for float in plain arithmetic that compilers vectorize (no calls, no
+// branches: selects), to within a few ulp of the C library's. Loops over arrays of these run
+// several times faster than loops calling std::exp or std::tanh.
+//
+//   for (int64_t i = 0; i < n; ++i) y[i] = FastSigmoid(x[i]);
+//
+// Special values as the C library: exp(-inf) = 0, exp(inf) = inf, NaN stays NaN. Results
+// below FLT_MIN (subnormal) are 0, and those below 2.4e-38 lose precision.
+#ifndef SLUICE_KERNELS_FAST_MATH_H_
+#define SLUICE_KERNELS_FAST_MATH_H_
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+
+namespace sluice {
+
+inline float FastExp(float x) {
+  const bool nan = x != x;
+  const float xc = std::min(std::max(nan ? 0.0f : x, -86.64f), 88.72283905f);
+  // x = n ln2 + r with |r| <= ln2 / 2; ln2 in two parts (Cody and Waite) keeps r exact.
+  const float n = std::floor(xc * 1.44269504088896341f + 0.5f);  // In [-125, 128].
+  float r = xc - n * 0.693359375f;
+  r = r - n * -2.12194440e-4f;
+  // exp(r) on [-ln2/2, ln2/2]: a degree-7 polynomial (Cephes' expf coefficients).
+  float p = 1.9875691500e-4f;
+  p = p * r + 1.3981999507e-3f;
+  p = p * r + 8.3334519073e-3f;
+  p = p * r + 4.1665795894e-2f;
+  p = p * r + 1.6666665459e-1f;
+  p = p * r + 5.0000001201e-1f;
+  p = p * r * r + r + 1.0f;
+  // 2^(n-1) in the exponent bits, times 2: 2^128 itself is not a float.
+  const int32_t bits = (static_cast<int32_t>(n) + 126) << 23;
+  float scale;
+  std::memcpy(&scale, &bits, sizeof(scale));
+  float y = p * scale * 2.0f;
+  y = x > 88.72283905f ? std::numeric_limits<float>::infinity() : y;  // Beyond FLT_MAX.
+  y = x < -87.33654475f ? 0.0f : y;                                   // Below FLT_MIN.
+  return nan ? x : y;
+}
+
+inline float FastSigmoid(float x) { return 1.0f / (1.0f + FastExp(-x)); }
+
+inline float FastTanh(float x) {
+  const float a = std::fabs(x);
+  // Near 0, its series (the next term is below 2e-9 of the value for |x| < 0.125); else
+  // (1 - e) / (1 + e) with e = exp(-2|x|), which has no cancellation there.
+  const float x2 = x * x;
+  const float series = x * (1.0f + x2 * (-1.0f / 3 + x2 * (2.0f / 15 + x2 * (-17.0f / 315))));
+  const float e = FastExp(-2.0f * a);
+  const float far = std::copysign((1.0f - e) / (1.0f + e), x);
+  return a < 0.125f ? series : far;
+}
+
+}  // namespace sluice
+
+#endif  // SLUICE_KERNELS_FAST_MATH_H_

@@ -1,0 +1,61 @@
+// FastExp, FastSigmoid and FastTanh against the C library over their whole useful ranges.
+#include "kernels/fast_math.h"
+
+#include <cmath>
+#include <limits>
+
+#include "gtest/gtest.h"
+
+namespace sluice {
+namespace {
+
+// Relative error in units of float's epsilon; exact zeros and infinities must match.
+double Ulps(float got, double want) {
+  if (want == 0 || std::isinf(want)) return got == want ? 0 : 1e9;
+  return std::fabs(got - want) / std::fabs(want) / std::numeric_limits<float>::epsilon();
+}
+
+TEST(FastMathTest, ExpIsWithinAFewUlps) {
+  double worst = 0;
+  for (float x = -86.5f; x <= 88.7f; x += 0.0137f) worst = std::max(worst, Ulps(FastExp(x), std::exp(double{x})));
+  for (float x = -1.0f; x <= 1.0f; x += 1.0f / 4096) worst = std::max(worst, Ulps(FastExp(x), std::exp(double{x})));
+  EXPECT_LT(worst, 4.0);
+}
+
+TEST(FastMathTest, SigmoidAndTanhAreWithinAFewUlps) {
+  double worst_sigmoid = 0, worst_tanh = 0;
+  for (float x = -30.0f; x <= 30.0f; x += 0.00731f) {
+    worst_sigmoid = std::max(worst_sigmoid, Ulps(FastSigmoid(x), 1.0 / (1.0 + std::exp(-double{x}))));
+    worst_tanh = std::max(worst_tanh, Ulps(FastTanh(x), std::tanh(double{x})));
+  }
+  // Small arguments, where tanh(x) ~ x must keep its relative precision.
+  for (float x = 1e-6f; x < 0.5f; x *= 1.01f) {
+    worst_tanh = std::max(worst_tanh, Ulps(FastTanh(x), std::tanh(double{x})));
+    worst_tanh = std::max(worst_tanh, Ulps(FastTanh(-x), std::tanh(-double{x})));
+  }
+  EXPECT_LT(worst_sigmoid, 4.0);
+  EXPECT_LT(worst_tanh, 4.0);
+}
+
+TEST(FastMathTest, SpecialValues) {
+  const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+  EXPECT_EQ(FastExp(0.0f), 1.0f);
+  EXPECT_EQ(FastExp(inf), inf);
+  EXPECT_EQ(FastExp(100.0f), inf);
+  EXPECT_EQ(FastExp(-inf), 0.0f);
+  EXPECT_EQ(FastExp(-90.0f), 0.0f);  // Subnormal results flush to zero.
+  EXPECT_GT(FastExp(88.7f), 3e38f);   // Just below FLT_MAX, not infinite.
+  EXPECT_LT(FastExp(88.7f), std::numeric_limits<float>::infinity());
+  EXPECT_TRUE(std::isnan(FastExp(nan)));
+  EXPECT_EQ(FastSigmoid(-inf), 0.0f);
+  EXPECT_EQ(FastSigmoid(inf), 1.0f);
+  EXPECT_EQ(FastSigmoid(0.0f), 0.5f);
+  EXPECT_TRUE(std::isnan(FastSigmoid(nan)));
+  EXPECT_EQ(FastTanh(inf), 1.0f);
+  EXPECT_EQ(FastTanh(-inf), -1.0f);
+  EXPECT_EQ(FastTanh(0.0f), 0.0f);
+  EXPECT_TRUE(std::isnan(FastTanh(nan)));
+}
+
+}  // namespace
+}  // namespace sluice
