@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <limits>
+#include <vector>
 
 #include "gtest/gtest.h"
 
@@ -35,6 +36,29 @@ TEST(FastMathTest, SigmoidAndTanhAreWithinAFewUlps) {
   }
   EXPECT_LT(worst_sigmoid, 4.0);
   EXPECT_LT(worst_tanh, 4.0);
+}
+
+// The array forms (vectorized clones, which may fuse multiply-adds) give the scalar forms'
+// values to within an ulp or two, remainders included.
+TEST(FastMathTest, ArraysMatchTheScalarForms) {
+  for (int64_t n : {0, 1, 7, 16, 33, 1000}) {
+    std::vector<float> x(n);
+    for (int64_t i = 0; i < n; ++i) x[i] = -20.0f + 40.0f * i / std::max<int64_t>(1, n - 1);
+    if (n > 3) x[3] = std::numeric_limits<float>::quiet_NaN();
+    std::vector<float> e = x, s = x, t = x;
+    ExpInPlace(e.data(), n);
+    SigmoidInPlace(s.data(), n);
+    TanhInPlace(t.data(), n);
+    for (int64_t i = 0; i < n; ++i) {
+      if (std::isnan(x[i])) {
+        EXPECT_TRUE(std::isnan(e[i]) && std::isnan(s[i]) && std::isnan(t[i]));
+        continue;
+      }
+      EXPECT_LE(Ulps(e[i], FastExp(x[i])), 2.0) << x[i];
+      EXPECT_LE(Ulps(s[i], FastSigmoid(x[i])), 2.0) << x[i];
+      EXPECT_LE(Ulps(t[i], FastTanh(x[i])), 2.0) << x[i];
+    }
+  }
 }
 
 TEST(FastMathTest, SpecialValues) {

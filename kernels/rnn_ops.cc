@@ -35,10 +35,10 @@ struct Activation {
   void Apply(float* v, int64_t n) const {
     switch (kind) {
       case Kind::kSigmoid:
-        for (int64_t i = 0; i < n; ++i) v[i] = FastSigmoid(v[i]);
+        SigmoidInPlace(v, n);
         break;
       case Kind::kTanh:
-        for (int64_t i = 0; i < n; ++i) v[i] = FastTanh(v[i]);
+        TanhInPlace(v, n);
         break;
       case Kind::kOther:
         for (int64_t i = 0; i < n; ++i) v[i] = fn(v[i]);
