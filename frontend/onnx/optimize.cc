@@ -1,6 +1,9 @@
 #include "frontend/onnx/optimize.h"
 
+#include <cmath>
 #include <limits>
+#include <optional>
+#include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
@@ -28,6 +31,159 @@ std::optional<float> ConstScalar(const absl::flat_hash_map<std::string, NodeDef*
 }
 
 }  // namespace
+
+namespace {
+
+// The value of a Const node, if `tensor` names one's output.
+std::optional<Tensor> ConstValue(const absl::flat_hash_map<std::string, NodeDef*>& by_name,
+                                 const std::string& tensor) {
+  auto id = ParseTensorName(tensor);
+  if (!id.ok() || id->index != 0) return std::nullopt;
+  auto it = by_name.find(id->node);
+  if (it == by_name.end() || it->second->op() != "Const" || !it->second->attr().contains("value")) {
+    return std::nullopt;
+  }
+  auto value = Tensor::FromProto(it->second->attr().at("value").tensor());
+  if (!value.ok()) return std::nullopt;
+  return *value;
+}
+
+NodeDef ConstNode(const std::string& name, const std::string& device, const Tensor& value) {
+  NodeDef n;
+  n.set_name(name);
+  n.set_op("Const");
+  n.set_device(device);
+  (*n.mutable_attr())["dtype"].set_type(value.dtype());
+  value.AsProtoTensorContent((*n.mutable_attr())["value"].mutable_tensor());
+  return n;
+}
+
+}  // namespace
+
+absl::Status FoldBatchNormsIntoConvs(OnnxGraph* graph) {
+  GraphDef& def = graph->graph;
+  absl::flat_hash_map<std::string, NodeDef*> by_name;
+  absl::flat_hash_map<std::string, int> consumers;  // Tensor ("node:k") -> data consumers.
+  for (NodeDef& n : *def.mutable_node()) {
+    by_name[n.name()] = &n;
+    for (const std::string& in : n.input()) {
+      auto id = ParseTensorName(in);
+      if (id.ok() && id->index != kControlSlot) ++consumers[TensorId{id->node, id->index}.ToString()];
+    }
+  }
+  absl::flat_hash_set<std::string> protected_tensors;
+  for (const auto& out : graph->outputs) protected_tensors.insert(Canonical(out.tensor));
+  absl::flat_hash_map<std::string, std::string> renamed;  // BN output -> Conv output.
+  absl::flat_hash_set<std::string> maybe_unread;
+  std::vector<NodeDef> added;
+  for (NodeDef& bn : *def.mutable_node()) {
+    if (bn.op() != "BatchNormalization" || bn.input_size() != 5) continue;
+    const auto& attr = bn.attr();
+    if (attr.at("training_mode").b() || !attr.at("spatial").b() || attr.at("T").type() != DT_FLOAT ||
+        attr.at("T1").type() != DT_FLOAT || attr.at("T2").type() != DT_FLOAT) {
+      continue;
+    }
+    bool statistics_read = false;  // Outputs 1-4 (training statistics) must be unused.
+    for (int k = 1; k < 5; ++k) {
+      const std::string t = TensorId{bn.name(), k}.ToString();
+      statistics_read = statistics_read || consumers[t] > 0 || protected_tensors.contains(t);
+    }
+    if (statistics_read) continue;
+    auto src = ParseTensorName(bn.input(0));
+    if (!src.ok() || src->index != 0 || !by_name.contains(src->node)) continue;
+    NodeDef* conv = by_name.at(src->node);
+    const std::string conv_out = TensorId{conv->name(), 0}.ToString();
+    if (conv->op() != "Conv" || conv->attr().at("T").type() != DT_FLOAT || conv->input_size() < 2 ||
+        consumers[conv_out] != 1 || protected_tensors.contains(conv_out) ||
+        (conv->attr().contains("activation") && !conv->attr().at("activation").s().empty())) {
+      continue;
+    }
+    std::optional<Tensor> w = ConstValue(by_name, conv->input(1));
+    std::optional<Tensor> bias = conv->input_size() > 2 ? ConstValue(by_name, conv->input(2)) : std::nullopt;
+    std::optional<Tensor> scale = ConstValue(by_name, bn.input(1)), shift = ConstValue(by_name, bn.input(2)),
+                          mean = ConstValue(by_name, bn.input(3)), var = ConstValue(by_name, bn.input(4));
+    if (!w || !scale || !shift || !mean || !var || (conv->input_size() > 2 && !bias) || w->dims() < 1 ||
+        w->dtype() != DT_FLOAT) {
+      continue;
+    }
+    const int64_t m = w->dim_size(0);
+    bool shapes_fit = m > 0 && w->NumElements() % m == 0 && (!bias || (bias->dtype() == DT_FLOAT && bias->NumElements() == m));
+    for (const Tensor* t : {&*scale, &*shift, &*mean, &*var}) {
+      shapes_fit = shapes_fit && t->dtype() == DT_FLOAT && t->NumElements() == m;
+    }
+    if (!shapes_fit) continue;
+    const float epsilon = attr.at("epsilon").f();
+    const int64_t per_channel = w->NumElements() / m;
+    Tensor new_w(DT_FLOAT, w->shape()), new_b(DT_FLOAT, TensorShape({m}));
+    for (int64_t o = 0; o < m; ++o) {
+      const double factor = scale->flat<float>()[o] / std::sqrt(double{var->flat<float>()[o]} + epsilon);
+      for (int64_t i = 0; i < per_channel; ++i) {
+        new_w.flat<float>()[o * per_channel + i] = static_cast<float>(w->flat<float>()[o * per_channel + i] * factor);
+      }
+      const double b0 = bias ? bias->flat<float>()[o] : 0.0;
+      new_b.flat<float>()[o] = static_cast<float>((b0 - mean->flat<float>()[o]) * factor + shift->flat<float>()[o]);
+    }
+    const std::string w_name = conv->name() + "/folded_weights", b_name = conv->name() + "/folded_bias";
+    if (by_name.contains(w_name) || by_name.contains(b_name)) continue;
+    // The constants folded in, dropped below unless something else reads them.
+    for (int i = 1; i < conv->input_size() && i < 3; ++i) maybe_unread.insert(ParseTensorName(conv->input(i))->node);
+    for (int i = 1; i < 5; ++i) maybe_unread.insert(ParseTensorName(bn.input(i))->node);
+    added.push_back(ConstNode(w_name, conv->device(), new_w));
+    added.push_back(ConstNode(b_name, conv->device(), new_b));
+    conv->set_input(1, w_name);
+    if (conv->input_size() > 2) {
+      conv->set_input(2, b_name);
+    } else {
+      // The bias list input goes right after W, before any control inputs.
+      conv->add_input(b_name);
+      for (int i = conv->input_size() - 1; i > 2; --i) conv->mutable_input()->SwapElements(i, i - 1);
+      AttrValue tb;
+      tb.mutable_list()->add_type(DT_FLOAT);
+      (*conv->mutable_attr())["Tb"] = tb;
+    }
+    const std::string bn_out = TensorId{bn.name(), 0}.ToString();
+    if (!protected_tensors.contains(bn_out)) renamed[bn_out] = conv_out;
+    // The normalization forwards the Conv's result under its own name (a graph output).
+    NodeDef identity;
+    identity.set_name(bn.name());
+    identity.set_op("Identity");
+    identity.set_device(bn.device());
+    identity.add_input(bn.input(0));
+    (*identity.mutable_attr())["T"].set_type(DT_FLOAT);
+    bn = identity;
+  }
+  GraphDef kept;
+  for (NodeDef& n : *def.mutable_node()) {
+    if (renamed.contains(TensorId{n.name(), 0}.ToString())) continue;
+    for (std::string& in : *n.mutable_input()) {
+      auto it = renamed.find(Canonical(in));
+      if (it != renamed.end()) in = it->second;
+    }
+    *kept.add_node() = std::move(n);
+  }
+  for (NodeDef& n : added) *kept.add_node() = std::move(n);
+  // Constants no node reads any more (the unfolded weights and statistics) hold no memory.
+  absl::flat_hash_set<std::string> read;
+  for (const NodeDef& n : kept.node()) {
+    for (const std::string& in : n.input()) {
+      auto id = ParseTensorName(in);
+      if (id.ok()) read.insert(id->node);
+    }
+  }
+  for (const auto& ends : {graph->inputs, graph->outputs}) {
+    for (const auto& e : ends) {
+      auto id = ParseTensorName(e.tensor);
+      if (id.ok()) read.insert(id->node);
+    }
+  }
+  GraphDef live;
+  for (NodeDef& n : *kept.mutable_node()) {
+    if (maybe_unread.contains(n.name()) && n.op() == "Const" && !read.contains(n.name())) continue;
+    *live.add_node() = std::move(n);
+  }
+  def.mutable_node()->Swap(live.mutable_node());
+  return absl::OkStatus();
+}
 
 absl::Status FuseConvActivations(OnnxGraph* graph) {
   GraphDef& def = graph->graph;

@@ -9,6 +9,12 @@
 
 namespace sluice {
 
+// A BatchNormalization in inference mode of a float Conv's output (the Conv read by nothing
+// else), with constant weights, bias and statistics, is folded into the Conv: new constant
+// weights and bias, scaled per output channel by scale / sqrt(var + epsilon). Readers of the
+// normalization read the Conv; a graph output keeps its name through an Identity.
+absl::Status FoldBatchNormsIntoConvs(OnnxGraph* graph);
+
 // A float Conv whose only consumer is a Relu, or a Clip with constant bounds, takes the
 // activation as its `activation` attr (oneDNN applies it as a post-op); the Relu or Clip
 // becomes an Identity so its name and tensor stay. Graph outputs are never fused away.

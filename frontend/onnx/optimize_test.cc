@@ -226,5 +226,86 @@ TEST(UseNhwcBetweenConvsTest, SqueezeAndExcitationBlocksStayNhwc) {
   for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-5f + 1e-5f * std::fabs(want[i])) << "at " << i;
 }
 
+void AddInitializer(onnx::GraphProto* g, const std::string& name, std::vector<float> values) {
+  onnx::TensorProto* t = g->add_initializer();
+  t->set_name(name);
+  t->set_data_type(onnx::TensorProto::FLOAT);
+  t->add_dims(static_cast<int64_t>(values.size()));
+  for (float v : values) t->add_float_data(v);
+}
+
+// Conv -> BatchNormalization (-> Relu): the normalization folds into the Conv's weights and
+// bias, the Relu then fuses, and the results are the unfolded graph's.
+TEST(FoldBatchNormsIntoConvsTest, FoldedGraphsComputeWhatUnfoldedOnesDo) {
+  auto bn = [](onnx::GraphProto* g, const std::string& out, bool training) {
+    AddInitializer(g, "gamma", {1.5f, -0.5f, 2.0f, 0.25f});
+    AddInitializer(g, "beta", {0.1f, 0.2f, -0.3f, 0.0f});
+    AddInitializer(g, "mean", {0.3f, -0.2f, 0.0f, 1.0f});
+    AddInitializer(g, "var", {0.5f, 2.0f, 1.0f, 0.01f});
+    onnx::NodeProto* n = AddNode(g, "BatchNormalization", {"c", "gamma", "beta", "mean", "var"}, out);
+    AddFloatAttr(n, "epsilon", 1e-3f);
+    if (training) {
+      onnx::AttributeProto* a = n->add_attribute();
+      a->set_name("training_mode");
+      a->set_type(onnx::AttributeProto::INT);
+      a->set_i(1);
+    }
+  };
+  struct Case {
+    std::string name;
+    std::function<void(onnx::GraphProto*)> build;
+    bool folds;
+    std::string activation;
+  };
+  const std::vector<Case> cases = {
+      {"BatchNormalization", [&](onnx::GraphProto* g) { bn(g, "y", false); }, true, ""},
+      {"BatchNormalization then Relu",
+       [&](onnx::GraphProto* g) {
+         bn(g, "n", false);
+         AddNode(g, "Relu", {"n"}, "y");
+       },
+       true, "Relu"},
+      {"Conv read twice",
+       [&](onnx::GraphProto* g) {
+         bn(g, "n", false);
+         AddNode(g, "Add", {"n", "c"}, "y");
+       },
+       false, ""},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    OnnxImportOptions plain;
+    plain.optimize = false;
+    auto unfolded = ImportOnnxModel(ConvModel(c.build), plain);
+    auto folded = ImportOnnxModel(ConvModel(c.build));
+    ASSERT_OK(unfolded);
+    ASSERT_OK(folded);
+    EXPECT_EQ(Count(*folded, "BatchNormalization"), c.folds ? 0 : 1);
+    EXPECT_EQ(FusedActivation(*folded), c.activation);
+    const std::vector<float> want = RunModel(*unfolded), got = RunModel(*folded);
+    ASSERT_EQ(got.size(), want.size());
+    ASSERT_EQ(got.size(), 4u * 36u);
+    for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-4f + 1e-5f * std::fabs(want[i])) << "at " << i;
+  }
+}
+
+// A BatchNormalization in training mode computes batch statistics: it is not folded.
+TEST(FoldBatchNormsIntoConvsTest, TrainingModeIsNotFolded) {
+  auto build = [](onnx::GraphProto* g) {
+    AddInitializer(g, "gamma", {1, 1, 1, 1});
+    AddInitializer(g, "beta", {0, 0, 0, 0});
+    AddInitializer(g, "mean", {0, 0, 0, 0});
+    AddInitializer(g, "var", {1, 1, 1, 1});
+    onnx::NodeProto* n = AddNode(g, "BatchNormalization", {"c", "gamma", "beta", "mean", "var"}, "y");
+    onnx::AttributeProto* a = n->add_attribute();
+    a->set_name("training_mode");
+    a->set_type(onnx::AttributeProto::INT);
+    a->set_i(1);
+  };
+  auto folded = ImportOnnxModel(ConvModel(build));
+  ASSERT_OK(folded);
+  EXPECT_EQ(Count(*folded, "BatchNormalization"), 1);
+}
+
 }  // namespace
 }  // namespace sluice
