@@ -132,6 +132,12 @@ class BatchMatMulOp : public OpKernel {
       for (int64_t i = 0; i < out->NumElements(); ++i) po[i] = T(0);
       return absl::OkStatus();
     }
+    if (!adj_x_ && b_batch.num_elements() == 1) {
+      // B shared by every batch of A (a weight, as in transformers' projections): one product
+      // of all of A's rows ([batch * m, k] x [k, n]), not one small product per batch.
+      if (!Gemm<T>(ctx, false, adj_y_, a.NumElements() / k, n, k, pa, pb, po)) return ctx->CheckCancelled();
+      return absl::OkStatus();
+    }
     bool done = true;
     ForEachBroadcastRun(plan, [&](int64_t o, int64_t ao, int64_t bo, int64_t len, int64_t as, int64_t bs) {
       for (int64_t i = 0; i < len && done; ++i) {
