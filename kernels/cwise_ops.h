@@ -149,6 +149,9 @@ struct ElementwiseFn {
   static constexpr int64_t kCost = 1;
   // oneDNN's vectorized version of the function for float, if it has one.
   static constexpr EltwiseAlgo kDnnl = EltwiseAlgo::kNone;
+  // Else a vectorized float array form of Sluice's own (fast_math.h), if it has one.
+  static constexpr bool kHasFloatArray = false;
+  static void FloatArray(const float*, float*, int64_t) {}
 };
 
 template <typename T, typename R>
@@ -177,6 +180,10 @@ class UnaryOp : public OpKernel {
       if constexpr (std::is_same_v<T, float> && std::is_same_v<Out, float> &&
                     Fn::kDnnl != EltwiseAlgo::kNone) {
         if (DnnlEltwise(Fn::kDnnl, px + begin, po + begin, end - begin)) return;
+      }
+      if constexpr (std::is_same_v<T, float> && std::is_same_v<Out, float> && Fn::kHasFloatArray) {
+        Fn::FloatArray(px + begin, po + begin, end - begin);
+        return;
       }
       for (int64_t i = begin; i < end; ++i) po[i] = Out(fn(C(px[i])));
     });

@@ -19,6 +19,10 @@ SL_VECTOR_CLONES void TanhInPlace(float* v, int64_t n) {
   for (int64_t i = 0; i < n; ++i) v[i] = FastTanh(v[i]);
 }
 
+SL_VECTOR_CLONES void ErfArray(const float* x, float* y, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) y[i] = FastErf(x[i]);
+}
+
 #undef SL_VECTOR_CLONES
 
 }  // namespace sluice

@@ -61,6 +61,20 @@ TEST(FastMathTest, ArraysMatchTheScalarForms) {
   }
 }
 
+TEST(FastMathTest, ErfIsWithinItsBounds) {
+  double worst_abs = 0, worst_small_rel = 0;
+  for (float x = -6.0f; x <= 6.0f; x += 0.00093f) worst_abs = std::max(worst_abs, std::fabs(FastErf(x) - std::erf(double{x})));
+  for (float x = 1e-6f; x < 0.5f; x *= 1.01f) {
+    worst_small_rel = std::max(worst_small_rel, std::fabs(FastErf(x) - std::erf(double{x})) / std::erf(double{x}));
+  }
+  EXPECT_LT(worst_abs, 4e-7);
+  EXPECT_LT(worst_small_rel, 4e-7);
+  std::vector<float> x = {-3.0f, -0.25f, 0.0f, 0.25f, 0.75f, 3.0f, std::numeric_limits<float>::infinity()}, y(x.size());
+  ErfArray(x.data(), y.data(), static_cast<int64_t>(x.size()));
+  for (size_t i = 0; i < x.size(); ++i) EXPECT_NEAR(y[i], std::erf(double{x[i]}), 4e-7) << x[i];
+  EXPECT_TRUE(std::isnan(FastErf(std::numeric_limits<float>::quiet_NaN())));
+}
+
 TEST(FastMathTest, SpecialValues) {
   const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
   EXPECT_EQ(FastExp(0.0f), 1.0f);

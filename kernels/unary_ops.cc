@@ -5,6 +5,7 @@
 #include <type_traits>
 
 #include "kernels/cwise_ops.h"
+#include "kernels/fast_math.h"
 
 namespace sluice {
 namespace {
@@ -66,8 +67,12 @@ SL_CMATH_FN(CoshFn, cosh);
 SL_CMATH_FN(AsinhFn, asinh);
 SL_CMATH_FN(AcoshFn, acosh);
 SL_CMATH_FN(AtanhFn, atanh);
-SL_CMATH_FN(ErfFn, erf);
 #undef SL_CMATH_FN
+struct ErfFn : TranscendentalFn {  // Float through FastErf (GELU's erf; within 4e-7).
+  static constexpr bool kHasFloatArray = true;
+  static void FloatArray(const float* x, float* y, int64_t n) { ErfArray(x, y, n); }
+  template <typename C> auto operator()(C x) const { return std::erf(x); }
+};
 
 // The same, with oneDNN doing float (see dnnl_eltwise.h).
 #define SL_CMATH_DNNL_FN(NAME, FN, ALGO)                                       \
