@@ -44,7 +44,7 @@ struct OnnxGraph {
 struct OnnxImportOptions {
   bool check = true;         // Run the ONNX checker first.
   bool infer_shapes = true;  // Run ONNX shape inference first.
-  bool optimize = true;      // Fuse Conv with a following Relu or Clip (optimize.h).
+  bool optimize = true;      // Fold BatchNormalization, fuse activations, NHWC (optimize.h).
 };
 
 absl::StatusOr<OnnxGraph> ImportOnnxModel(onnx::ModelProto model, const OnnxImportOptions& options = {});

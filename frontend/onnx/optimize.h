@@ -1,6 +1,10 @@
-// Graph rewrites applied to imported ONNX graphs, each preserving results exactly.
+// Graph rewrites applied to imported ONNX graphs (in this order, unless
+// OnnxImportOptions.optimize is false). Each preserves results up to float rounding
+// (BatchNormalization folding changes the order of operations).
 //
+//   SL_RETURN_IF_ERROR(FoldBatchNormsIntoConvs(&onnx_graph));
 //   SL_RETURN_IF_ERROR(FuseConvActivations(&onnx_graph));
+//   SL_RETURN_IF_ERROR(UseNhwcBetweenConvs(&onnx_graph));
 #ifndef SLUICE_FRONTEND_ONNX_OPTIMIZE_H_
 #define SLUICE_FRONTEND_ONNX_OPTIMIZE_H_
 
@@ -15,9 +19,11 @@ namespace sluice {
 // normalization read the Conv; a graph output keeps its name through an Identity.
 absl::Status FoldBatchNormsIntoConvs(OnnxGraph* graph);
 
-// A float Conv whose only consumer is a Relu, or a Clip with constant bounds, takes the
-// activation as its `activation` attr (oneDNN applies it as a post-op); the Relu or Clip
-// becomes an Identity so its name and tensor stay. Graph outputs are never fused away.
+// A float Conv whose only consumer is a Relu, LeakyRelu, HardSwish, HardSigmoid, Sigmoid or
+// Clip with constant bounds, or that is read only by Mul(y, Sigmoid(y)) (Swish), takes the
+// activation as its `activation` attr (oneDNN applies it as a post-op). Readers of the
+// activation read the Conv; one that is a graph output stays as an Identity of the Conv, so
+// its name and tensor stay.
 absl::Status FuseConvActivations(OnnxGraph* graph);
 
 // Tensors between 2-D float Convs (and the max pools, channel Concats, Adds, Muls and global
