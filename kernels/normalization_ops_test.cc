@@ -1,6 +1,6 @@
-// LayerNormalization's float path (rows over the pool, partial sums) against its general
-// path, which doubles take: the same values and statistics, with and without a bias, over
-// several axes and row lengths (remainders of the eight-way sums included).
+// Float fast paths against the general paths that doubles take: LayerNormalization (rows over
+// the pool, partial sums: values and statistics, with and without a bias, over several axes
+// and row lengths) and Softmax over contiguous rows (FastExp).
 #include <cmath>
 #include <random>
 
@@ -53,6 +53,25 @@ TEST(LayerNormTest, FloatPathMatchesTheGeneralOne) {
           ASSERT_NEAR(f[i].flat<float>()[j], want, 2e-5 * (1 + std::fabs(want))) << "output " << i << " at " << j;
         }
       }
+    }
+  }
+}
+
+TEST(SoftmaxTest, FloatRowsMatchTheGeneralPath) {
+  std::mt19937 rng(4);
+  std::uniform_real_distribution<double> value(-30, 30);
+  for (int64_t n : {1, 7, 197, 1000}) {
+    SCOPED_TRACE(n);
+    Tensor xf(DT_FLOAT, TensorShape({3, n})), xd(DT_DOUBLE, TensorShape({3, n}));
+    for (int64_t i = 0; i < xf.NumElements(); ++i) xd.flat<double>()[i] = xf.flat<float>()[i] = static_cast<float>(value(rng));
+    KernelTester f("Softmax"), d("Softmax");
+    f.Attr("axis", int64_t{-1}).Input(xf);
+    d.Attr("axis", int64_t{-1}).Input(xd);
+    ASSERT_OK(f.Run());
+    ASSERT_OK(d.Run());
+    for (int64_t i = 0; i < xf.NumElements(); ++i) {
+      const double want = d.output(0).flat<double>()[i];
+      ASSERT_NEAR(f.output(0).flat<float>()[i], want, 1e-6 + 4e-6 * want) << "at " << i;
     }
   }
 }

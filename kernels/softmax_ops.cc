@@ -8,6 +8,7 @@
 
 #include "kernels/axis_util.h"
 #include "kernels/cwise_ops.h"
+#include "kernels/fast_math.h"
 
 namespace sluice {
 namespace {
@@ -30,6 +31,27 @@ class SoftmaxOp : public OpKernel {
     if (x.NumElements() == 0) return absl::OkStatus();
     const T* px = x.data<T>();
     T* po = out->data<T>();
+    if constexpr (std::is_same_v<T, float> && kMode == SoftmaxMode::kSoftmax) {
+      if (l.inner == 1) {
+        // Contiguous rows (the last axis, as attention's): the row's max, then exp in place
+        // through FastExp's vectorized array form, then one scale.
+        ParallelForElements(ctx, l.outer, l.n * 8, [&](int64_t begin, int64_t end) {
+          for (int64_t o = begin; o < end; ++o) {
+            const float* in = px + o * l.n;
+            float* dst = po + o * l.n;
+            float best = in[0];
+            for (int64_t i = 1; i < l.n; ++i) best = std::max(best, in[i]);
+            for (int64_t i = 0; i < l.n; ++i) dst[i] = in[i] - best;
+            ExpInPlace(dst, l.n);
+            double sum = 0;
+            for (int64_t i = 0; i < l.n; ++i) sum += dst[i];
+            const float scale = static_cast<float>(1.0 / sum);
+            for (int64_t i = 0; i < l.n; ++i) dst[i] *= scale;
+          }
+        });
+        return ctx->CheckCancelled();
+      }
+    }
     ParallelForElements(ctx, l.outer, l.n * l.inner * 8, [&](int64_t begin, int64_t end) {
       std::vector<C> best(l.inner), sum(l.inner);
       std::vector<int64_t> arg(l.inner);
