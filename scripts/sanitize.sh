@@ -18,7 +18,7 @@ cd "$(dirname "$0")/.."
 kind=${1:-}
 case $kind in
   asan|ubsan|tsan) shift ;;
-  *) sed -n '2,12p' "$0"; exit 2 ;;
+  *) sed -n '2,15p' "$0"; exit 2 ;;
 esac
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=(//...)
