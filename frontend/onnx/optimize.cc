@@ -18,22 +18,6 @@ std::string Canonical(const std::string& t) {
   return id.ok() ? TensorId{id->node, id->index}.ToString() : t;
 }
 
-// The scalar value of a float Const node, if `tensor` names one.
-std::optional<float> ConstScalar(const absl::flat_hash_map<std::string, NodeDef*>& by_name,
-                                 const std::string& tensor) {
-  auto id = ParseTensorName(tensor);
-  if (!id.ok()) return std::nullopt;
-  auto it = by_name.find(id->node);
-  if (it == by_name.end() || it->second->op() != "Const") return std::nullopt;
-  auto value = Tensor::FromProto(it->second->attr().at("value").tensor());
-  if (!value.ok() || value->dtype() != DT_FLOAT || value->NumElements() != 1) return std::nullopt;
-  return value->flat<float>()[0];
-}
-
-}  // namespace
-
-namespace {
-
 // The value of a Const node, if `tensor` names one's output.
 std::optional<Tensor> ConstValue(const absl::flat_hash_map<std::string, NodeDef*>& by_name,
                                  const std::string& tensor) {
@@ -48,6 +32,14 @@ std::optional<Tensor> ConstValue(const absl::flat_hash_map<std::string, NodeDef*
   return *value;
 }
 
+// The scalar value of a float Const node, if `tensor` names one.
+std::optional<float> ConstScalar(const absl::flat_hash_map<std::string, NodeDef*>& by_name,
+                                 const std::string& tensor) {
+  std::optional<Tensor> value = ConstValue(by_name, tensor);
+  if (!value || value->dtype() != DT_FLOAT || value->NumElements() != 1) return std::nullopt;
+  return value->flat<float>()[0];
+}
+
 NodeDef ConstNode(const std::string& name, const std::string& device, const Tensor& value) {
   NodeDef n;
   n.set_name(name);
@@ -58,21 +50,63 @@ NodeDef ConstNode(const std::string& name, const std::string& device, const Tens
   return n;
 }
 
+// What the fusing rewrites look up: nodes by name, how many data inputs read each tensor
+// ("node:k"), and the graph's outputs, which must keep their names.
+struct GraphIndex {
+  absl::flat_hash_map<std::string, NodeDef*> by_name;
+  absl::flat_hash_map<std::string, int> consumers;
+  absl::flat_hash_set<std::string> protected_tensors;
+};
+
+GraphIndex IndexGraph(OnnxGraph* graph) {
+  GraphIndex index;
+  for (NodeDef& n : *graph->graph.mutable_node()) {
+    index.by_name[n.name()] = &n;
+    for (const std::string& in : n.input()) {
+      auto id = ParseTensorName(in);
+      if (id.ok() && id->index != kControlSlot) ++index.consumers[TensorId{id->node, id->index}.ToString()];
+    }
+  }
+  for (const auto& out : graph->outputs) index.protected_tensors.insert(Canonical(out.tensor));
+  return index;
+}
+
+// Turns a fused-away float node into an Identity of `input` under its own name and device, so
+// a graph output it was stays fetchable.
+void ForwardAs(NodeDef* node, const std::string& input) {
+  NodeDef identity;
+  identity.set_name(node->name());
+  identity.set_op("Identity");
+  identity.set_device(node->device());
+  identity.add_input(input);
+  (*identity.mutable_attr())["T"].set_type(DT_FLOAT);
+  *node = std::move(identity);
+}
+
+// Drops the nodes whose output 0 is in `renamed` (its readers read the new tensor instead) and
+// the nodes in `dropped`.
+void Rewire(GraphDef* def, const absl::flat_hash_map<std::string, std::string>& renamed,
+            const absl::flat_hash_set<std::string>& dropped) {
+  GraphDef kept;
+  for (NodeDef& n : *def->mutable_node()) {
+    if (renamed.contains(TensorId{n.name(), 0}.ToString()) || dropped.contains(n.name())) continue;
+    for (std::string& in : *n.mutable_input()) {
+      auto it = renamed.find(Canonical(in));
+      if (it != renamed.end()) in = it->second;
+    }
+    *kept.add_node() = std::move(n);
+  }
+  def->mutable_node()->Swap(kept.mutable_node());
+}
+
 }  // namespace
 
 absl::Status FoldBatchNormsIntoConvs(OnnxGraph* graph) {
   GraphDef& def = graph->graph;
-  absl::flat_hash_map<std::string, NodeDef*> by_name;
-  absl::flat_hash_map<std::string, int> consumers;  // Tensor ("node:k") -> data consumers.
-  for (NodeDef& n : *def.mutable_node()) {
-    by_name[n.name()] = &n;
-    for (const std::string& in : n.input()) {
-      auto id = ParseTensorName(in);
-      if (id.ok() && id->index != kControlSlot) ++consumers[TensorId{id->node, id->index}.ToString()];
-    }
-  }
-  absl::flat_hash_set<std::string> protected_tensors;
-  for (const auto& out : graph->outputs) protected_tensors.insert(Canonical(out.tensor));
+  GraphIndex index = IndexGraph(graph);
+  auto& by_name = index.by_name;
+  auto& consumers = index.consumers;
+  const auto& protected_tensors = index.protected_tensors;
   absl::flat_hash_map<std::string, std::string> renamed;  // BN output -> Conv output.
   absl::flat_hash_set<std::string> maybe_unread;
   std::vector<NodeDef> added;
@@ -144,27 +178,13 @@ absl::Status FoldBatchNormsIntoConvs(OnnxGraph* graph) {
     const std::string bn_out = TensorId{bn.name(), 0}.ToString();
     if (!protected_tensors.contains(bn_out)) renamed[bn_out] = conv_out;
     // The normalization forwards the Conv's result under its own name (a graph output).
-    NodeDef identity;
-    identity.set_name(bn.name());
-    identity.set_op("Identity");
-    identity.set_device(bn.device());
-    identity.add_input(bn.input(0));
-    (*identity.mutable_attr())["T"].set_type(DT_FLOAT);
-    bn = identity;
+    ForwardAs(&bn, bn.input(0));
   }
-  GraphDef kept;
-  for (NodeDef& n : *def.mutable_node()) {
-    if (renamed.contains(TensorId{n.name(), 0}.ToString())) continue;
-    for (std::string& in : *n.mutable_input()) {
-      auto it = renamed.find(Canonical(in));
-      if (it != renamed.end()) in = it->second;
-    }
-    *kept.add_node() = std::move(n);
-  }
-  for (NodeDef& n : added) *kept.add_node() = std::move(n);
+  Rewire(&def, renamed, {});
+  for (NodeDef& n : added) *def.add_node() = std::move(n);
   // Constants no node reads any more (the unfolded weights and statistics) hold no memory.
   absl::flat_hash_set<std::string> read;
-  for (const NodeDef& n : kept.node()) {
+  for (const NodeDef& n : def.node()) {
     for (const std::string& in : n.input()) {
       auto id = ParseTensorName(in);
       if (id.ok()) read.insert(id->node);
@@ -176,28 +196,20 @@ absl::Status FoldBatchNormsIntoConvs(OnnxGraph* graph) {
       if (id.ok()) read.insert(id->node);
     }
   }
-  GraphDef live;
-  for (NodeDef& n : *kept.mutable_node()) {
-    if (maybe_unread.contains(n.name()) && n.op() == "Const" && !read.contains(n.name())) continue;
-    *live.add_node() = std::move(n);
+  absl::flat_hash_set<std::string> unread;
+  for (const NodeDef& n : def.node()) {
+    if (n.op() == "Const" && maybe_unread.contains(n.name()) && !read.contains(n.name())) unread.insert(n.name());
   }
-  def.mutable_node()->Swap(live.mutable_node());
+  Rewire(&def, {}, unread);
   return absl::OkStatus();
 }
 
 absl::Status FuseConvActivations(OnnxGraph* graph) {
   GraphDef& def = graph->graph;
-  absl::flat_hash_map<std::string, NodeDef*> by_name;
-  absl::flat_hash_map<std::string, int> consumers;  // Tensor ("node:k") -> data consumers.
-  for (NodeDef& n : *def.mutable_node()) {
-    by_name[n.name()] = &n;
-    for (const std::string& in : n.input()) {
-      auto id = ParseTensorName(in);
-      if (id.ok() && id->index != kControlSlot) ++consumers[TensorId{id->node, id->index}.ToString()];
-    }
-  }
-  absl::flat_hash_set<std::string> protected_tensors;
-  for (const auto& out : graph->outputs) protected_tensors.insert(Canonical(out.tensor));
+  GraphIndex index = IndexGraph(graph);
+  auto& by_name = index.by_name;
+  auto& consumers = index.consumers;
+  const auto& protected_tensors = index.protected_tensors;
   absl::flat_hash_map<std::string, std::string> renamed;
   absl::flat_hash_set<std::string> dropped;  // Nodes no one reads after a fusion (Swish's Sigmoid).
   // The float Conv (with no activation yet) whose output `tensor` is, read by `readers` nodes.
@@ -281,25 +293,10 @@ absl::Status FuseConvActivations(OnnxGraph* graph) {
     const std::string act_out = TensorId{act.name(), 0}.ToString();
     if (!protected_tensors.contains(act_out)) renamed[act_out] = conv_out;
     // The activation node now forwards the fused result under its own name.
-    NodeDef identity;
-    identity.set_name(act.name());
-    identity.set_op("Identity");
-    identity.set_device(act.device());
-    identity.add_input(act.input(0));
-    (*identity.mutable_attr())["T"].set_type(DT_FLOAT);
-    act = identity;
+    ForwardAs(&act, act.input(0));
   }
   // Activations nobody reads by name any more go away; their readers read the Conv.
-  GraphDef kept;
-  for (NodeDef& n : *def.mutable_node()) {
-    if (renamed.contains(TensorId{n.name(), 0}.ToString()) || dropped.contains(n.name())) continue;
-    for (std::string& in : *n.mutable_input()) {
-      auto it = renamed.find(Canonical(in));
-      if (it != renamed.end()) in = it->second;
-    }
-    *kept.add_node() = std::move(n);
-  }
-  def.mutable_node()->Swap(kept.mutable_node());
+  Rewire(&def, renamed, dropped);
   return absl::OkStatus();
 }
 
