@@ -123,8 +123,10 @@ int64_t EndPad(int64_t in, int64_t out, int64_t stride, int64_t kernel, int64_t 
 }
 
 // The pieces of a convolution: one when it is small enough to run between two cancellation
-// checks (`slice_macs` multiply-adds), else bands of rows of the first spatial dim, image by image. Empty when a band
-// would read no input row (padding wider than a band): the caller then takes the GEMM path.
+// checks (`slice_macs` multiply-adds); else runs of whole images when one image is that small
+// (so a large batch of small images is a few pieces, not one per image); else bands of rows of
+// the first spatial dim, image by image. Empty when a band would read no input row (padding
+// wider than a band): the caller then takes the GEMM path.
 std::vector<ConvPiece> Pieces(const Tensor& x, Tensor* y, const WindowGeometry& g, int64_t group,
                               bool x_nhwc, bool y_nhwc, int64_t slice_macs) {
   const memory::dims x_dims = Dims(x), y_dims = Dims(*y);
@@ -143,10 +145,23 @@ std::vector<ConvPiece> Pieces(const Tensor& x, Tensor* y, const WindowGeometry& 
   }
   const double total = row_macs * static_cast<double>(g.out[0]) * static_cast<double>(x_dims[0]);
   if (total <= static_cast<double>(slice_macs)) return {whole};
+  const double image_macs = row_macs * static_cast<double>(g.out[0]);
+  std::vector<ConvPiece> pieces;
+  if (image_macs <= static_cast<double>(slice_macs)) {
+    // Images are dense blocks in either layout: a run of them is the same view with a smaller N.
+    const int64_t per = std::max<int64_t>(1, static_cast<int64_t>(slice_macs / image_macs));
+    for (int64_t b = 0; b < x_dims[0]; b += per) {
+      ConvPiece p = whole;
+      p.x_dims[0] = p.y_dims[0] = std::min(per, x_dims[0] - b);
+      p.x = whole.x + b * whole.x_strides[0];
+      p.y = whole.y + b * whole.y_strides[0];
+      pieces.push_back(std::move(p));
+    }
+    return pieces;
+  }
   const int64_t rows = std::max<int64_t>(
       1, static_cast<int64_t>(std::min(static_cast<double>(g.out[0]), slice_macs / row_macs)));
   const int64_t dk = (g.kernel[0] - 1) * g.dilations[0] + 1;
-  std::vector<ConvPiece> pieces;
   for (int64_t b = 0; b < x_dims[0]; ++b) {
     for (int64_t o0 = 0; o0 < g.out[0]; o0 += rows) {
       const int64_t o1 = std::min(g.out[0], o0 + rows);

@@ -264,6 +264,29 @@ TEST(DnnlConvTest, CancellationStopsBetweenBands) {
   EXPECT_EQ(y.flat<float>()[y.NumElements() - 1], 18);
 }
 
+// A batch of small images runs in runs of whole images (here 2, 2 and 1 for slices of 80
+// multiply-adds and 36 per image), and a cancelled step stops after the first run.
+TEST(DnnlConvTest, SmallImagesRunInBatchesOfImages) {
+  WindowAttrs attrs;
+  auto g = ComputeWindowGeometry({4, 4}, {3, 3}, attrs, false);
+  ASSERT_OK(g);
+  Tensor x(DT_FLOAT, TensorShape({5, 1, 4, 4})), w(DT_FLOAT, TensorShape({1, 1, 3, 3}));
+  for (float& f : x.flat<float>()) f = 1;
+  for (float& f : w.flat<float>()) f = 1;
+  DnnlConv conv(80);
+  Tensor y(DT_FLOAT, TensorShape({5, 1, 2, 2}));
+  for (float& f : y.flat<float>()) f = -1;
+  CancellationManager cm;
+  cm.StartCancel(absl::CancelledError("stop"));
+  auto done = conv.Run(x, w, nullptr, *g, 1, ConvPostOp::kNone, 0, 0, 1, &y, false, false, &cm);
+  EXPECT_EQ(done.status().code(), absl::StatusCode::kCancelled);
+  for (int64_t i = 0; i < 20; ++i) EXPECT_EQ(y.flat<float>()[i], i < 8 ? 9 : -1) << "at " << i;
+  auto all = conv.Run(x, w, nullptr, *g, 1, ConvPostOp::kNone, 0, 0, 1, &y);
+  ASSERT_OK(all);
+  ASSERT_TRUE(*all);
+  for (int64_t i = 0; i < 20; ++i) EXPECT_EQ(y.flat<float>()[i], 9) << "at " << i;
+}
+
 // Padding wider than a band: the first band would read no input row. oneDNN is not asked;
 // the caller's GEMM path runs it.
 TEST(DnnlConvTest, BandOfPaddingOnlyFallsBack) {

@@ -83,5 +83,20 @@ TEST(AddNhwcTest, NonFourDimensionalInputsAreErrors) {
   ExpectInvalid(t, "4-D");
 }
 
+// Bad inputs of the ops the importer's rewrites produce: errors that name the problem.
+TEST(NhwcRewriteOpsTest, BadInputsAreErrors) {
+  KernelTester mul("MulNhwc");
+  mul.Input<float>({2, 3}, {1, 2, 3, 4, 5, 6}).Input<float>({2, 3}, {1, 2, 3, 4, 5, 6});
+  ExpectInvalid(mul, "4-D");
+  KernelTester pool("GlobalAveragePoolNhwc");
+  pool.Input<float>({1, 2, 3}, {1, 2, 3, 4, 5, 6});
+  ExpectInvalid(pool, "4-D");
+  // A fused activation with the wrong number of parameters (LeakyRelu takes its alpha).
+  KernelTester conv("Conv");
+  conv.Attr("activation", std::string("LeakyRelu")).Attr("activation_params", std::vector<float>{});
+  conv.Input<float>({1, 1, 2, 2}, {1, 2, 3, 4}).Input<float>({1, 1, 1, 1}, {1}).ArgSizes({1, 1, 0});
+  ExpectInvalid(conv, "LeakyRelu takes 1 activation_params");
+}
+
 }  // namespace
 }  // namespace sluice
