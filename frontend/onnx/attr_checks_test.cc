@@ -1,5 +1,6 @@
 #include "frontend/onnx/attr_checks.h"
 
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -188,6 +189,30 @@ TEST(AttrChecksTest, RawDataOfTheWrongSizeIsRefusedBeforeInference) {
   absl::Status s = ImportOnnxModel(m).status();
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
   EXPECT_THAT(s.message(), AllOf(HasSubstr("initializer 'w'"), HasSubstr("needs 4 bytes of raw_data but has 11"))) << s;
+}
+
+// Found by fuzzing: LpPool-1's float p was cast to an integer unchecked (3.4e38 is undefined
+// behaviour). Fractional, infinite, NaN and huge values are refused, naming the node.
+TEST(AttrChecksTest, LpPoolVersionOneRefusesAPThatIsNoWholeNumber) {
+  for (float p : {3.4e38f, 2.5f, 0.0f, -2.0f, std::numeric_limits<float>::infinity(),
+                  std::numeric_limits<float>::quiet_NaN()}) {
+    onnx::ModelProto m = WindowModel("LpPool");
+    m.mutable_opset_import(0)->set_version(1);
+    auto* a = m.mutable_graph()->mutable_node(0)->add_attribute();
+    a->set_name("p");
+    a->set_type(onnx::AttributeProto::FLOAT);
+    a->set_f(p);
+    absl::Status s = ImportOnnxModel(m).status();
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << p << ": " << s;
+    EXPECT_THAT(s.message(), AllOf(HasSubstr("'bad'"), HasSubstr("p must be a whole number"))) << s;
+  }
+  onnx::ModelProto m = WindowModel("LpPool");
+  m.mutable_opset_import(0)->set_version(1);
+  auto* a = m.mutable_graph()->mutable_node(0)->add_attribute();
+  a->set_name("p");
+  a->set_type(onnx::AttributeProto::FLOAT);
+  a->set_f(3.0f);
+  EXPECT_OK(ImportOnnxModel(m).status());
 }
 
 }  // namespace

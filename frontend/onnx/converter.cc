@@ -1,6 +1,9 @@
 #include "frontend/onnx/converter.h"
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
+#include <type_traits>
 
 #include "absl/strings/str_cat.h"
 #include "framework/node_def_util.h"
@@ -277,5 +280,36 @@ absl::Status OnnxNodeContext::EmitGeneric(absl::string_view op_name, AttrMap ext
 }
 
 absl::Status EmitGeneric(OnnxNodeContext* ctx) { return ctx->EmitGeneric(); }
+
+Tensor Int64Vector(const std::vector<int64_t>& v) {
+  return Tensor::FromVector<int64_t>(v, TensorShape({static_cast<int64_t>(v.size())}));
+}
+
+absl::StatusOr<Tensor> ScalarFromFloatAttr(DataType dt, double value, absl::string_view attr) {
+  Tensor t;
+  absl::Status status = absl::OkStatus();
+  VisitDataType(dt, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (std::is_integral_v<T>) {
+      // Bounds as doubles: the largest int64 rounds up to 2^63, so the upper test is strict.
+      const double lo = static_cast<double>(std::numeric_limits<T>::lowest());
+      const double hi = static_cast<double>(std::numeric_limits<T>::max());
+      if (!(value >= lo && value < hi + 1.0) || value != std::floor(value)) {
+        status = absl::InvalidArgumentError(absl::StrCat("attribute ", attr, " is ", value, ", which is not a value of ",
+                                                         DataTypeString(dt), " (the input's type)"));
+        return;
+      }
+      t = Tensor::Scalar<T>(static_cast<T>(value));
+    } else if constexpr (std::is_arithmetic_v<T> || std::is_same_v<T, half> || std::is_same_v<T, bfloat16>) {
+      t = Tensor::Scalar<T>(static_cast<T>(value));
+    }
+  });
+  SL_RETURN_IF_ERROR(status);
+  if (!t.IsInitialized()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("attribute ", attr, " cannot be a value of ", DataTypeString(dt), " (the input's type)"));
+  }
+  return t;
+}
 
 }  // namespace sluice

@@ -113,6 +113,14 @@ using OnnxConverterFn = absl::Status (*)(OnnxNodeContext* ctx);
 // EmitGeneric as a converter.
 absl::Status EmitGeneric(OnnxNodeContext* ctx);
 
+// A 1-D int64 tensor of `v`, for attributes that later versions take as inputs.
+Tensor Int64Vector(const std::vector<int64_t>& v);
+
+// A scalar of `dt` holding `value`, for values older versions gave as a float attribute `attr`
+// (pad values, Clip bounds). For an integer `dt` the value must be a whole number in its range
+// (casting 3.4e38 to int32 is undefined behaviour); other types without a number form fail.
+absl::StatusOr<Tensor> ScalarFromFloatAttr(DataType dt, double value, absl::string_view attr);
+
 struct OnnxConverterEntry {
   std::string domain;  // "" for ai.onnx.
   std::string op;

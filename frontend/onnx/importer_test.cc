@@ -1,5 +1,6 @@
 #include "frontend/onnx/importer.h"
 
+#include <cmath>
 #include <new>
 
 #include "framework/status_matchers.h"
@@ -122,6 +123,25 @@ TEST(OnnxImporterTest, AThrowingConverterFailsItsNode) {
   absl::Status s = ImportOnnxModel(m, options).status();
   EXPECT_EQ(s.code(), absl::StatusCode::kResourceExhausted) << s;
   EXPECT_THAT(s.message(), HasSubstr("'thrower'")) << s;
+}
+
+// Older versions gave pad values and Clip bounds as float attributes; for an integer input
+// the value must fit the type (a cast of 3.4e38 to int32 is undefined behaviour).
+TEST(ImporterTest, FloatAttributesBecomeScalarsOnlyWhenTheyFitTheType) {
+  SL_ASSERT_OK_AND_ASSIGN(Tensor t, ScalarFromFloatAttr(DT_INT32, -7.0, "min"));
+  EXPECT_EQ(t.scalar<int32_t>(), -7);
+  SL_ASSERT_OK_AND_ASSIGN(t, ScalarFromFloatAttr(DT_UINT8, 255.0, "value"));
+  EXPECT_EQ(t.scalar<uint8_t>(), 255);
+  SL_ASSERT_OK_AND_ASSIGN(t, ScalarFromFloatAttr(DT_FLOAT, 3.4e38, "max"));
+  EXPECT_FLOAT_EQ(t.scalar<float>(), 3.4e38f);
+  for (double bad : {3.4e38, -3e9, 256.0, 0.5, std::nan("")}) {
+    DataType dt = bad == 256.0 ? DT_UINT8 : DT_INT32;
+    absl::Status s = ScalarFromFloatAttr(dt, bad, "value").status();
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << bad;
+    EXPECT_THAT(s.message(), AllOf(HasSubstr("attribute value"), HasSubstr("not a value of"))) << s;
+  }
+  EXPECT_EQ(ScalarFromFloatAttr(DT_INT64, 9.3e18, "value").status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(ScalarFromFloatAttr(DT_STRING, 1.0, "value").status().code(), absl::StatusCode::kInvalidArgument);
 }
 
 }  // namespace

@@ -7,9 +7,6 @@
 namespace sluice {
 namespace {
 
-Tensor Int64Vector(const std::vector<int64_t>& v) {
-  return Tensor::FromVector<int64_t>(v, TensorShape({static_cast<int64_t>(v.size())}));
-}
 
 template <typename T>
 AttrValue MakeAttr(const T& value) {
@@ -92,22 +89,6 @@ absl::Status ConvertSlice1(OnnxNodeContext* ctx) {
   return ctx->SetOutputs(out);
 }
 
-// A scalar of `dt` holding `value`, for pad values given as float attributes.
-absl::StatusOr<Tensor> ScalarOfType(DataType dt, float value) {
-  Tensor t;
-  VisitDataType(dt, [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    if constexpr (std::is_arithmetic_v<T>) {
-      t = Tensor::Scalar<T>(static_cast<T>(value));
-    } else if constexpr (!std::is_same_v<T, std::string>) {
-      t = Tensor::Scalar<T>(T(value));
-    }
-  });
-  if (!t.IsInitialized()) {
-    return absl::UnimplementedError(absl::StrCat("no pad value of type ", DataTypeString(dt)));
-  }
-  return t;
-}
 
 // Pad-1 (`paddings`) and Pad-2 (`pads`) carried the pads and the fill value as attributes.
 absl::Status ConvertPad2(OnnxNodeContext* ctx) {
@@ -115,7 +96,7 @@ absl::Status ConvertPad2(OnnxNodeContext* ctx) {
   SL_ASSIGN_OR_RETURN(auto pads, ctx->GetInts(pads_name));
   SL_ASSIGN_OR_RETURN(float value, ctx->GetFloat("value", 0.0f));
   SL_ASSIGN_OR_RETURN(std::string mode, ctx->GetString("mode", "constant"));
-  SL_ASSIGN_OR_RETURN(Tensor fill, ScalarOfType(ctx->input_dtype(0), value));
+  SL_ASSIGN_OR_RETURN(Tensor fill, ScalarFromFloatAttr(ctx->input_dtype(0), value, "value"));
   std::string p = ctx->AddConst(Int64Vector(pads), "pads");
   std::string v = ctx->AddConst(fill, "value");
   AttrMap attrs;

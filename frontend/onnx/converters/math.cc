@@ -21,24 +21,7 @@ AttrValue MakeAttr(const T& value) {
   return a;
 }
 
-Tensor Int64Vector(const std::vector<int64_t>& v) {
-  return Tensor::FromVector<int64_t>(v, TensorShape({static_cast<int64_t>(v.size())}));
-}
 
-// A scalar of `dt` holding `value` (for bounds that were float attrs).
-absl::StatusOr<Tensor> ScalarOfType(DataType dt, double value) {
-  Tensor t;
-  VisitDataType(dt, [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    if constexpr (std::is_arithmetic_v<T> || std::is_same_v<T, half> || std::is_same_v<T, bfloat16>) {
-      t = Tensor::Scalar<T>(static_cast<T>(value));
-    }
-  });
-  if (!t.IsInitialized()) {
-    return absl::InvalidArgumentError(absl::StrCat("no scalar of type ", DataTypeString(dt)));
-  }
-  return t;
-}
 
 // Version 1 of most element-wise ops had the meaningless `consumed_inputs`.
 absl::Status ConvertDropConsumedInputs(OnnxNodeContext* ctx) {
@@ -67,7 +50,7 @@ absl::Status ConvertClip6(OnnxNodeContext* ctx) {
   for (const char* bound : {"min", "max"}) {
     if (ctx->attr(bound) != nullptr) {
       SL_ASSIGN_OR_RETURN(float v, ctx->GetFloat(bound));
-      SL_ASSIGN_OR_RETURN(Tensor t, ScalarOfType(dt, v));
+      SL_ASSIGN_OR_RETURN(Tensor t, ScalarFromFloatAttr(dt, v, bound));
       args[slot].push_back(ctx->AddConst(t, bound));
     }
     ++slot;

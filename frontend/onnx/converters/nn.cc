@@ -1,4 +1,6 @@
 // Converters for matrix products, convolution, pooling, normalization and Dropout.
+#include <cmath>
+
 #include "framework/status.h"
 #include "frontend/onnx/converter.h"
 
@@ -35,9 +37,14 @@ absl::Status ConvertGemmBroadcastAttr(OnnxNodeContext* ctx) {
   return ctx->EmitGeneric("", {}, {"broadcast"});
 }
 
-// LpPool-1 and GlobalLpPool-1 took p as a float.
+// LpPool-1 and GlobalLpPool-1 took p as a float; the kernels (like the later versions) take
+// a whole number, so a fractional, infinite or huge p is refused rather than cast.
 absl::Status ConvertLpPoolFloatP(OnnxNodeContext* ctx) {
   SL_ASSIGN_OR_RETURN(float p, ctx->GetFloat("p", 2.0f));
+  if (!(p >= 1.0f && p <= 1e6f) || p != std::floor(p)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("attribute p is ", p, "; this version's p must be a whole number from 1 to 10^6"));
+  }
   AttrMap extra;
   extra["p"] = Int(static_cast<int64_t>(p));
   return ctx->EmitGeneric("", extra);
