@@ -34,7 +34,7 @@ absl::Status SyncSessionGraph(TF_Session* s) {
     }
   }
   if (!s->created) {
-    SL_RETURN_IF_ERROR(s->session->Create(delta));
+    SL_RETURN_IF_ERROR(s->session->Create(std::move(delta)));
     s->created = true;
   } else if (delta.node_size() > 0) {
     SL_RETURN_IF_ERROR(s->session->Extend(delta));

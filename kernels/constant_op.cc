@@ -8,7 +8,13 @@ namespace {
 class ConstOp : public OpKernel {
  public:
   absl::Status Init(OpKernelConstruction* ctx) override {
-    SL_RETURN_IF_ERROR(ctx->GetAttr("value", &value_));
+    if (IsHoisted(ctx->def())) {
+      // The value was kept outside the graph (framework/hoisted_constants.h); its buffer is
+      // shared with the table, not copied.
+      SL_ASSIGN_OR_RETURN(value_, FindHoistedValue(ctx->def(), ctx->hoisted_constants()));
+    } else {
+      SL_RETURN_IF_ERROR(ctx->GetAttr("value", &value_));
+    }
     DataType dtype;
     SL_RETURN_IF_ERROR(ctx->GetAttr("dtype", &dtype));
     if (dtype != value_.dtype()) {

@@ -154,7 +154,8 @@ absl::StatusOr<const KernelRegistration*> KernelRegistry::FindKernel(absl::strin
 absl::StatusOr<std::unique_ptr<OpKernel>> KernelRegistry::CreateOpKernel(Device* device,
                                                                          const NodeDef& node,
                                                                          const OpDef& op_def,
-                                                                         FunctionRuntime* functions) const {
+                                                                         FunctionRuntime* functions,
+                                                                         const HoistedConstants* constants) const {
   SL_ASSIGN_OR_RETURN(const KernelRegistration* reg, FindKernel(device->device_type(), node));
   DataTypeVector in, out;
   SL_RETURN_IF_ERROR(InOutTypesForNode(node, op_def, &in, &out));
@@ -162,12 +163,13 @@ absl::StatusOr<std::unique_ptr<OpKernel>> KernelRegistry::CreateOpKernel(Device*
   kernel->def_ = node;
   kernel->input_types_ = in;
   kernel->output_types_ = out;
-  OpKernelConstruction ctx(kernel->def_, op_def, device, in, out, functions);
+  OpKernelConstruction ctx(kernel->def_, op_def, device, in, out, functions, constants);
   SL_RETURN_IF_ERROR(kernel->Init(&ctx), "node '", node.name(), "' (op '", node.op(), "')");
   // Kernels read attrs only in Init: keep the NodeDef for names and messages, but not a second
   // copy of tensor-valued attrs (a Const's weights live in the kernel's own Tensor).
   for (auto& [name, value] : *kernel->def_.mutable_attr()) {
-    if (value.value_case() == AttrValue::kTensor) value.mutable_tensor()->clear_tensor_content();
+    // Swapped out, not cleared: a cleared string keeps its capacity.
+    if (value.value_case() == AttrValue::kTensor) std::string().swap(*value.mutable_tensor()->mutable_tensor_content());
   }
   return kernel;
 }

@@ -74,10 +74,11 @@ class KernelRegistry {
   // try devices in turn (the placer).
   bool HasKernel(absl::string_view device_type, const NodeDef& node) const;
   // Builds and initializes the kernel for `node` on `device`; `functions` serves kernels that
-  // call functions of the graph's library.
+  // call functions of the graph's library, `constants` the values of hoisted Consts.
   absl::StatusOr<std::unique_ptr<OpKernel>> CreateOpKernel(Device* device, const NodeDef& node,
                                                            const OpDef& op_def,
-                                                           FunctionRuntime* functions = nullptr) const;
+                                                           FunctionRuntime* functions = nullptr,
+                                                           const HoistedConstants* constants = nullptr) const;
   // In registration order.
   std::vector<const KernelRegistration*> All() const;
   std::vector<const KernelRegistration*> ForOp(absl::string_view op) const;

@@ -26,6 +26,7 @@
 #include "absl/types/span.h"
 #include "framework/cancellation.h"
 #include "framework/device.h"
+#include "framework/hoisted_constants.h"
 #include "framework/node_attr.h"
 #include "framework/rendezvous.h"
 #include "framework/status.h"
@@ -66,12 +67,16 @@ class OpKernelConstruction {
  public:
   OpKernelConstruction(const NodeDef& def, const OpDef& op_def, Device* device,
                        DataTypeVector input_types, DataTypeVector output_types,
-                       FunctionRuntime* functions = nullptr)
+                       FunctionRuntime* functions = nullptr,
+                       const HoistedConstants* constants = nullptr)
       : def_(def), op_def_(op_def), device_(device), input_types_(std::move(input_types)),
-        output_types_(std::move(output_types)), functions_(functions) {}
+        output_types_(std::move(output_types)), functions_(functions), constants_(constants) {}
 
   // Null when the graph has no function library runtime (kernels built outside an executor).
   FunctionRuntime* function_runtime() const { return functions_; }
+  // The values of the graph's hoisted Consts (framework/hoisted_constants.h); null when the
+  // graph was registered without any.
+  const HoistedConstants* hoisted_constants() const { return constants_; }
 
   const NodeDef& def() const { return def_; }
   const OpDef& op_def() const { return op_def_; }
@@ -92,6 +97,7 @@ class OpKernelConstruction {
   DataTypeVector input_types_;
   DataTypeVector output_types_;
   FunctionRuntime* functions_;
+  const HoistedConstants* constants_;
 };
 
 class OpKernelContext;

@@ -39,6 +39,7 @@ absl::Status ClientGraph::EnsureRegistered() {
     req.session_handle = session_handle_;
     req.config = config_;
     req.graph_def = parts_[i].graph_def;
+    req.constants = parts_[i].constants;
     RegisterGraphResponse resp;
     statuses[i] = parts_[i].worker->RegisterGraph(req, &resp);
     handles[i] = std::move(resp.graph_handle);

@@ -32,6 +32,8 @@ class ClientGraph {
     std::string task;
     WorkerInterface* worker = nullptr;
     GraphDef graph_def;
+    // The values of graph_def's hoisted Consts (framework/hoisted_constants.h).
+    std::shared_ptr<const HoistedConstants> constants;
   };
   // A fed tensor: where its client-terminated _Recv waits, and what it accepts.
   struct Feed {

@@ -20,11 +20,13 @@ class EmbeddedSession : public Session {
 
   ~EmbeddedSession() override { Close().IgnoreError(); }
 
-  absl::Status Create(const GraphDef& graph) override {
+  absl::Status Create(const GraphDef& graph) override { return Create(GraphDef(graph)); }
+
+  absl::Status Create(GraphDef&& graph) override {
     absl::MutexLock lock(&mu_);
     if (closed_) return absl::FailedPreconditionError("session is closed");
     if (!handle_.empty()) return absl::AlreadyExistsError("session already has a graph; use Extend");
-    SL_ASSIGN_OR_RETURN(handle_, master_.CreateSession(graph, config_));
+    SL_ASSIGN_OR_RETURN(handle_, master_.CreateSession(std::move(graph), config_));
     return absl::OkStatus();
   }
 

@@ -42,7 +42,7 @@ absl::Status Master::ListDevices(std::vector<DeviceAttributes>* devices) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::string> Master::CreateSession(const GraphDef& graph, const ConfigProto& config,
+absl::StatusOr<std::string> Master::CreateSession(GraphDef graph, const ConfigProto& config,
                                                   const std::string& owner) {
   std::vector<DeviceAttributes> devices;
   SL_RETURN_IF_ERROR(ListDevices(&devices));
@@ -54,7 +54,7 @@ absl::StatusOr<std::string> Master::CreateSession(const GraphDef& graph, const C
     limits->set_max_graph_nodes(options_.max_graph_nodes);
   }
   auto session = std::make_shared<MasterSession>(handle, workers_, std::move(devices), limited);
-  SL_RETURN_IF_ERROR(session->Create(graph));
+  SL_RETURN_IF_ERROR(session->Create(std::move(graph)));
   std::vector<std::shared_ptr<MasterSession>> idle;
   absl::Status full;
   {

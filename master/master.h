@@ -80,7 +80,7 @@ class Master {
   // or "" for callers that have none (a shared cluster secret, an in-process client). A
   // session is reachable only by calls of the owner that created it: others get the answer
   // of an unknown handle.
-  absl::StatusOr<std::string> CreateSession(const GraphDef& graph, const ConfigProto& config,
+  absl::StatusOr<std::string> CreateSession(GraphDef graph, const ConfigProto& config,
                                             const std::string& owner = "");
   absl::Status ExtendSession(const std::string& handle, const GraphDef& graph, const std::string& owner = "");
   absl::Status RunStep(const RunStepRequest& request, RunStepResponse* response);

@@ -164,11 +164,14 @@ MasterSession::MasterSession(std::string handle, const WorkerCache* workers,
 
 MasterSession::~MasterSession() { Close().IgnoreError(); }
 
-absl::Status MasterSession::Create(const GraphDef& graph) {
+absl::Status MasterSession::Create(GraphDef graph) {
   SL_RETURN_IF_ERROR(CheckGraphSize(graph, config_.resource_limits().max_graph_nodes()));
+  auto constants = std::make_shared<HoistedConstants>();
+  HoistConstants(&graph, constants.get());
   SL_RETURN_IF_ERROR(Graph::FromGraphDef(graph, *OpRegistry::Global()).status());
   absl::MutexLock lock(&mu_);
-  graph_def_ = graph;
+  graph_def_ = std::move(graph);
+  constants_ = std::move(constants);
   return absl::OkStatus();
 }
 
@@ -180,8 +183,12 @@ absl::Status MasterSession::Extend(const GraphDef& graph) {
   for (const auto& f : graph.library().function()) *merged.mutable_library()->add_function() = f;
   if (graph.has_versions()) *merged.mutable_versions() = graph.versions();
   SL_RETURN_IF_ERROR(CheckGraphSize(merged, config_.resource_limits().max_graph_nodes()));
+  auto constants = constants_ == nullptr ? std::make_shared<HoistedConstants>()
+                                         : std::make_shared<HoistedConstants>(*constants_);
+  HoistConstants(&merged, constants.get());  // The new nodes' (the others are hoisted already).
   SL_RETURN_IF_ERROR(Graph::FromGraphDef(merged, *OpRegistry::Global()).status());
   graph_def_ = std::move(merged);
+  constants_ = std::move(constants);
   return absl::OkStatus();
 }
 
@@ -296,7 +303,7 @@ absl::StatusOr<std::shared_ptr<ClientGraph>> MasterSession::BuildClientGraph(
     WorkerInterface* worker = workers_->GetWorker(task);
     if (worker == nullptr) return absl::UnavailableError(absl::StrCat("no worker for task ", task));
     task_part[task] = static_cast<int>(parts.size());
-    parts.push_back({task, worker, std::move(def)});
+    parts.push_back({task, worker, std::move(def), constants_});
   }
   auto part_of = [&](const std::string& device) {
     return task_part.at(DeviceName::Parse(device)->TaskName());

@@ -31,7 +31,9 @@ class MasterSession {
                 std::vector<DeviceAttributes> devices, ConfigProto config);
   ~MasterSession();
 
-  absl::Status Create(const GraphDef& graph);
+  // Takes the graph by value: a caller done with its GraphDef moves it in, and the weights are
+  // then held once.
+  absl::Status Create(GraphDef graph);
   absl::Status Extend(const GraphDef& graph);
   absl::Status Run(const RunStepRequest& request, RunStepResponse* response);
   absl::Status Close();
@@ -68,7 +70,11 @@ class MasterSession {
 
   absl::Mutex mu_;
   bool closed_ ABSL_GUARDED_BY(mu_) = false;
+  // The session's graph with its large constants hoisted into constants_
+  // (framework/hoisted_constants.h): per-signature graphs and partitions copy only the small
+  // rest, and in-process workers share the constants' buffers.
   GraphDef graph_def_ ABSL_GUARDED_BY(mu_);
+  std::shared_ptr<const HoistedConstants> constants_ ABSL_GUARDED_BY(mu_);
   // The cluster's devices; listed again after a step suggests a worker was lost or restarted
   // (a restarted worker has new incarnations, and none of the graphs registered before).
   std::vector<DeviceAttributes> devices_ ABSL_GUARDED_BY(mu_);

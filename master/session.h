@@ -39,6 +39,9 @@ class Session {
 
   // Sets the session's graph; validates it (errors name the node).
   virtual absl::Status Create(const GraphDef& graph) = 0;
+  // The same for a caller done with its GraphDef: an in-process session keeps the moved graph
+  // instead of a copy, so a model's weights are not held twice (TensorFlow's overload too).
+  virtual absl::Status Create(GraphDef&& graph) { return Create(static_cast<const GraphDef&>(graph)); }
   // Adds nodes to the session's graph (names must be new).
   virtual absl::Status Extend(const GraphDef& graph) = 0;
 

@@ -392,5 +392,39 @@ TEST(EmbeddedSessionTest, AGraphOverTheNodeLimitIsRefused) {
   EXPECT_EQ(s.code(), absl::StatusCode::kResourceExhausted) << s;
 }
 
+// Large constants are hoisted out of the session's graph (framework/hoisted_constants.h);
+// each signature, and nodes added by Extend, still see their values.
+TEST(EmbeddedSessionTest, LargeConstantsServeEverySignatureAndExtend) {
+  constexpr int kN = 6000;
+  std::vector<float> w(kN);
+  for (int i = 0; i < kN; ++i) w[i] = 0.25f * (i % 101);
+  GraphDef g = Parse(R"(
+    node { name: "x" op: "Placeholder" attr { key: "dtype" value { type: DT_FLOAT } } }
+    node { name: "w" op: "Const" attr { key: "dtype" value { type: DT_FLOAT } } }
+    node { name: "y" op: "Mul" input: "x" input: "w" attr { key: "T" value { type: DT_FLOAT } } }
+  )");
+  AddNodeAttr("value", Tensor::FromVector<float>(w, TensorShape({kN})), g.mutable_node(1));
+  auto session = MakeSession();
+  ASSERT_OK(session->Create(std::move(g)));
+  std::vector<Tensor> out;
+  ASSERT_OK(session->Run({{"x", Tensor::Scalar<float>(2)}}, {"y"}, {}, &out));
+  for (int i = 0; i < kN; ++i) ASSERT_EQ(out[0].flat<float>()[i], 2 * w[i]) << i;
+  ASSERT_OK(session->Run({}, {"w"}, {}, &out));  // Another signature.
+  for (int i = 0; i < kN; ++i) ASSERT_EQ(out[0].flat<float>()[i], w[i]) << i;
+
+  GraphDef more = Parse(R"(
+    node { name: "v" op: "Const" attr { key: "dtype" value { type: DT_FLOAT } } }
+    node { name: "z" op: "Add" input: "w" input: "v" attr { key: "T" value { type: DT_FLOAT } } }
+  )");
+  std::vector<float> v(kN, -1.0f);
+  AddNodeAttr("value", Tensor::FromVector<float>(v, TensorShape({kN})), more.mutable_node(0));
+  ASSERT_OK(session->Extend(more));
+  ASSERT_OK(session->Run({}, {"z", "w"}, {}, &out));
+  for (int i = 0; i < kN; ++i) {
+    ASSERT_EQ(out[0].flat<float>()[i], w[i] - 1) << i;
+    ASSERT_EQ(out[1].flat<float>()[i], w[i]) << i;
+  }
+}
+
 }  // namespace
 }  // namespace sluice

@@ -218,6 +218,38 @@ TEST_F(GrpcClusterTest, ControlEdgesCrossTasks) {
 
 TEST_F(GrpcClusterTest, LargeTensorsCrossTasks) { ExpectLargeTensorSums(1); }
 
+// Large constants are hoisted out of the master's graph (framework/hoisted_constants.h); the
+// master's own task shares their buffers and the other task gets them inlined over gRPC.
+TEST_F(GrpcClusterTest, LargeConstantsReachEveryTask) {
+  constexpr int kN = 5000;  // Past kMaxInlineConstElements.
+  std::vector<float> a(kN), b(kN);
+  for (int i = 0; i < kN; ++i) {
+    a[i] = static_cast<float>(i % 97);
+    b[i] = static_cast<float>(2 * (i % 89));
+  }
+  GraphDef g = Parse(R"(
+    node { name: "a" op: "Const" device: "/job:worker/task:0" attr { key: "dtype" value { type: DT_FLOAT } } }
+    node { name: "b" op: "Const" device: "/job:worker/task:1" attr { key: "dtype" value { type: DT_FLOAT } } }
+    node { name: "s" op: "Add" input: "a" input: "b" device: "/job:worker/task:1"
+           attr { key: "T" value { type: DT_FLOAT } } }
+  )");
+  AddNodeAttr("value", Tensor::FromVector<float>(a, TensorShape({kN})), g.mutable_node(0));
+  AddNodeAttr("value", Tensor::FromVector<float>(b, TensorShape({kN})), g.mutable_node(1));
+  for (int master_task : {0, 1}) {
+    auto session = Connect(master_task);
+    ASSERT_OK(session->Create(g));
+    std::vector<Tensor> out;
+    ASSERT_OK(session->Run({}, {"s", "a", "b"}, {}, &out));
+    ASSERT_EQ(out.size(), 3u);
+    for (int i = 0; i < kN; ++i) {
+      ASSERT_EQ(out[0].flat<float>()[i], a[i] + b[i]) << i;
+      ASSERT_EQ(out[1].flat<float>()[i], a[i]) << i;
+      ASSERT_EQ(out[2].flat<float>()[i], b[i]) << i;
+    }
+    EXPECT_OK(session->Close());
+  }
+}
+
 // The same over gRPC alone, as between tasks on different machines.
 class GrpcOnlyClusterTest : public GrpcClusterTest {
   bool SameHost() const override { return false; }

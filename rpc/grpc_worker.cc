@@ -72,6 +72,9 @@ absl::Status GrpcWorker::RegisterGraph(const RegisterGraphRequest& request,
   rpc::RegisterGraphRequest req;
   req.set_session_handle(request.session_handle);
   *req.mutable_graph_def() = request.graph_def;
+  if (request.constants != nullptr) {
+    SL_RETURN_IF_ERROR(InlineConstants(*request.constants, req.mutable_graph_def()));
+  }
   *req.mutable_config_proto() = request.config;
   rpc::RegisterGraphResponse resp;
   SL_RETURN_IF_ERROR(Annotate(stub_->RegisterGraph(&context, req, &resp), "RegisterGraph"));

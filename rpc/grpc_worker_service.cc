@@ -83,7 +83,17 @@ grpc::Status GrpcWorkerService::RegisterGraph(grpc::ServerContext* context,
   }
   RegisterGraphRequest req;
   req.session_handle = request->session_handle();
-  req.graph_def = request->graph_def();
+  // Large constants are hoisted as the graph is copied: the worker then holds one copy of
+  // each besides the request's own.
+  auto constants = std::make_shared<HoistedConstants>();
+  for (const NodeDef& node : request->graph_def().node()) {
+    NodeDef* copy = req.graph_def.add_node();
+    *copy = node;
+    if (!IsHoisted(node)) HoistConstant(copy, constants.get());
+  }
+  *req.graph_def.mutable_library() = request->graph_def().library();
+  *req.graph_def.mutable_versions() = request->graph_def().versions();
+  req.constants = std::move(constants);
   req.config = request->config_proto();
   RegisterGraphResponse resp;
   absl::Status s = worker_->RegisterGraph(req, &resp);

@@ -117,7 +117,7 @@ int BenchVerb(Args& args) {
   options.config.set_inter_op_parallelism_threads(inter_op);
   auto session = NewSession(options);
   if (!session.ok()) return fail(session.status());
-  absl::Status s = (*session)->Create(g->graph);
+  absl::Status s = (*session)->Create(std::move(g->graph));  // Held once, by the session.
   if (!s.ok()) return fail(s);
   std::vector<Tensor> out;
   for (int i = 0; i < warmup; ++i) {

@@ -266,7 +266,7 @@ int RunVerb(Args& args) {
   (*options.config.mutable_device_count())["CPU"] = std::max(1, std::atoi(devices.c_str()));
   auto session = NewSession(options);
   if (!session.ok()) return fail(session.status());
-  s = (*session)->Create(plan.graph);
+  s = (*session)->Create(std::move(plan.graph));
   if (!s.ok()) return fail(s);
   std::vector<Tensor> results;
   RunOptions run_options;

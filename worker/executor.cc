@@ -319,7 +319,8 @@ class LibraryRuntime : public FunctionRuntime {
 
 Executor::~Executor() = default;
 
-absl::StatusOr<std::unique_ptr<Executor>> Executor::Create(const GraphDef& def, Device* device) {
+absl::StatusOr<std::unique_ptr<Executor>> Executor::Create(const GraphDef& def, Device* device,
+                                                           const HoistedConstants* constants) {
   SL_ASSIGN_OR_RETURN(std::unique_ptr<Graph> graph, Graph::FromGraphDef(def, *OpRegistry::Global()));
   auto exec = std::unique_ptr<Executor>(new Executor());
   exec->device_ = device;
@@ -334,7 +335,7 @@ absl::StatusOr<std::unique_ptr<Executor>> Executor::Create(const GraphDef& def, 
     index[n->id()] = static_cast<int>(i);
     NodeItem& item = exec->nodes_[i];
     SL_ASSIGN_OR_RETURN(item.kernel, KernelRegistry::Global()->CreateOpKernel(
-                                         device, n->def(), n->op_def(), exec->functions_.get()));
+                                         device, n->def(), n->op_def(), exec->functions_.get(), constants));
     item.is_async = item.kernel->IsAsync();
     item.expensive = item.kernel->IsExpensive();
     item.input_start = exec->total_inputs_;

@@ -19,6 +19,7 @@
 #include "absl/status/statusor.h"
 #include "framework/cancellation.h"
 #include "framework/device.h"
+#include "framework/hoisted_constants.h"
 #include "framework/memory_budget.h"
 #include "framework/rendezvous.h"
 #include "framework/thread_pool.h"
@@ -54,7 +55,10 @@ class Executor {
 
   // Validates the graph, checks it has no cycle and builds every kernel; errors name the node.
   // Functions of the graph's library are instantiated on demand for kernels that call them.
-  static absl::StatusOr<std::unique_ptr<Executor>> Create(const GraphDef& graph, Device* device);
+  // `constants` holds the values of the graph's hoisted Consts (framework/hoisted_constants.h);
+  // the kernels share their buffers, so the table need not outlive Create.
+  static absl::StatusOr<std::unique_ptr<Executor>> Create(const GraphDef& graph, Device* device,
+                                                          const HoistedConstants* constants = nullptr);
   ~Executor();
 
   // Calls `done` once every started node has finished. Thread-safe; runs may overlap.

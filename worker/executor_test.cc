@@ -1,5 +1,7 @@
 #include "worker/executor.h"
 
+#include "framework/hoisted_constants.h"
+#include "framework/node_attr.h"
 #include "framework/status_matchers.h"
 #include "gmock/gmock.h"
 #include "google/protobuf/text_format.h"
@@ -149,6 +151,46 @@ TEST_F(ExecutorTest, ControlEdgesOrderExecution) {
 TEST_F(ExecutorTest, CreationErrorsNameTheNode) {
   auto s = Build(R"(node { name: "r" op: "Relu" input: "r2" attr { key: "T" value { type: DT_FLOAT } } })");
   EXPECT_THAT(s.status().message(), HasSubstr("node 'r'"));
+}
+
+// A hoisted Const (framework/hoisted_constants.h) reads its value from the table given to
+// Create and sends that very buffer: the weights are held once, not copied into the kernel.
+TEST_F(ExecutorTest, HoistedConstsShareTheTablesBuffer) {
+  GraphDef def;
+  ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(R"(
+    node { name: "w" op: "Const" attr { key: "dtype" value { type: DT_FLOAT } } }
+    node { name: "send" op: "_Send" input: "w"
+           attr { key: "T" value { type: DT_FLOAT } }
+           attr { key: "tensor_name" value { s: "w:0" } }
+           attr { key: "send_device" value { s: "/job:localhost/replica:0/task:0/device:CPU:0" } }
+           attr { key: "send_device_incarnation" value { i: 1 } }
+           attr { key: "recv_device" value { s: "/job:localhost/replica:0/task:0/device:CPU:9" } }
+           attr { key: "client_terminated" value { b: true } } })", &def));
+  std::vector<float> values(5000);
+  for (size_t i = 0; i < values.size(); ++i) values[i] = static_cast<float>(i) - 7;
+  AddNodeAttr("value", Tensor::FromVector<float>(values, TensorShape({50, 100})), def.mutable_node(0));
+  HoistedConstants table;
+  HoistConstants(&def, &table);
+  ASSERT_TRUE(IsHoisted(def.node(0)));
+
+  // Without the table the graph does not build, and the error names the node.
+  auto missing = Executor::Create(def, device_.get());
+  EXPECT_EQ(missing.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(missing.status().message(), HasSubstr("'w'"));
+
+  auto exec = Executor::Create(def, device_.get(), &table);
+  ASSERT_OK(exec);
+  LocalRendezvous r;
+  Executor::Args args;
+  args.rendezvous = &r;
+  args.runner = &pool_;
+  ASSERT_OK((*exec)->Run(args));
+  Tensor out;
+  ASSERT_OK(r.Recv(*Rendezvous::ParseKey(Key(kDev, kClient, "w:0")), &out));
+  EXPECT_EQ(out.shape(), TensorShape({50, 100}));
+  EXPECT_EQ(out.flat<float>()[0], -7.0f);
+  EXPECT_EQ(out.flat<float>()[4999], 4992.0f);
+  EXPECT_EQ(out.raw_data(), table.at("w").raw_data());
 }
 
 }  // namespace

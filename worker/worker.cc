@@ -76,6 +76,9 @@ absl::Status Worker::RegisterGraph(const RegisterGraphRequest& request,
   SL_RETURN_IF_ERROR(CheckGraphSize(request.graph_def, Smaller(max_graph_nodes_, limits.max_graph_nodes())),
                      "registering on ", task_name_);
   // Split by device: the master already cut every cross-device edge.
+  // Large constants that came inline (over the network) are hoisted out of the copies as
+  // they are made, into the table the master's hoisted ones are already in.
+  HoistedConstants constants;
   std::map<std::string, GraphDef> by_device;
   for (const NodeDef& node : request.graph_def.node()) {
     if (FindDevice(node.device()) == nullptr) {
@@ -83,13 +86,20 @@ absl::Status Worker::RegisterGraph(const RegisterGraphRequest& request,
                                                      node.device(), "', which is not a device of ",
                                                      task_name_));
     }
-    *by_device[node.device()].add_node() = node;
+    NodeDef* copy = by_device[node.device()].add_node();
+    *copy = node;
+    if (IsHoisted(node) && request.constants != nullptr) {
+      auto it = request.constants->find(node.name());
+      if (it != request.constants->end()) constants.insert(*it);
+    } else {
+      HoistConstant(copy, &constants);
+    }
   }
   auto item = std::make_shared<GraphItem>();
   for (auto& [device, def] : by_device) {
     *def.mutable_library() = request.graph_def.library();
     *def.mutable_versions() = request.graph_def.versions();
-    SL_ASSIGN_OR_RETURN(std::unique_ptr<Executor> exec, Executor::Create(def, FindDevice(device)));
+    SL_ASSIGN_OR_RETURN(std::unique_ptr<Executor> exec, Executor::Create(def, FindDevice(device), &constants));
     item->executors.push_back(std::move(exec));
   }
   absl::MutexLock lock(&mu_);

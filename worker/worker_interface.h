@@ -9,11 +9,13 @@
 #define SLUICE_WORKER_WORKER_INTERFACE_H_
 
 #include <functional>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
+#include "framework/hoisted_constants.h"
 #include "framework/tensor.h"
 #include "proto/config.pb.h"
 #include "proto/device_attributes.pb.h"
@@ -26,6 +28,9 @@ struct RegisterGraphRequest {
   std::string session_handle;
   // Every node carries the full name of a device of this worker.
   GraphDef graph_def;
+  // The values of graph_def's hoisted Consts (framework/hoisted_constants.h), shared with the
+  // master in-process; a worker reached over the network gets them inlined instead.
+  std::shared_ptr<const HoistedConstants> constants;
   // The session's; the worker reads its resource_limits.
   ConfigProto config;
 };
