@@ -47,7 +47,7 @@ options:
 
 int BenchVerb(Args& args) {
   if (args.Has("--help")) {
-    std::printf("%s%s", kHelp, kSessionFlagsHelp);
+    std::printf("%s%s%s", kHelp, kSessionFlagsHelp, kOptimizeFlagsHelp);
     return 0;
   }
   std::vector<std::string> inputs = args.TakeAll("--input");
@@ -65,6 +65,8 @@ int BenchVerb(Args& args) {
   const bool json = args.Has("--json");
   SessionOptions options;
   absl::Status flags = TakeSessionFlags(args, &options);
+  OnnxImportOptions import;
+  TakeOptimizeFlags(args, &import);
   if (!flags.ok()) {
     std::fprintf(stderr, "sluice bench: %s\n", std::string(flags.message()).c_str());
     return 2;
@@ -80,7 +82,7 @@ int BenchVerb(Args& args) {
     return 1;
   };
   const std::string& path = (*positional)[0];
-  auto g = ImportOnnxFile(path);
+  auto g = ImportOnnxFile(path, import);
   if (!g.ok()) return fail(g.status());
   std::vector<std::pair<std::string, Tensor>> feeds;
   std::vector<const OnnxValue*> required;

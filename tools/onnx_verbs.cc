@@ -16,6 +16,7 @@
 #include "framework/status.h"
 #include "frontend/onnx/importer.h"
 #include "frontend/onnx/onnx_tensor.h"
+#include "frontend/onnx/optimize.h"
 #include "google/protobuf/text_format.h"
 #include "tools/session_flags.h"
 #include "tools/json.h"
@@ -52,11 +53,15 @@ constexpr char kConvertHelp[] = R"(usage: sluice convert MODEL.onnx -o GRAPH.pb|
 Imports an ONNX model and writes the Sluice GraphDef (text format for .pbtxt). The graph's
 inputs and outputs are listed on stdout as "input NAME -> TENSOR" / "output NAME -> TENSOR".
 
+The graph optimizer runs on the way (--optimize, the default) and what each pass rewrote is
+printed as "pass NAME: N rewrites, M nodes after"; --no-optimize writes the graph as imported.
+
 options:
   --json   print one JSON object instead of the lines:
              {"file": GRAPH, "nodes": N,
               "inputs": [{"name", "tensor", "dtype", "shape", "has_default"}],
-              "outputs": [{"name", "tensor", "dtype"}]}
+              "outputs": [{"name", "tensor", "dtype"}],
+              "passes": [{"pass", "rewrites", "nodes_after"}]}
            (shape as a string: "[N,3]", "[?,3]" or "<unknown>")
 )";
 
@@ -227,9 +232,12 @@ int TestOnnxVerb(Args& args) {
 
 int ConvertVerb(Args& args) {
   if (args.Has("--help")) {
-    std::printf("%s", kConvertHelp);
+    std::printf("%s%s\noptimizer passes, in order:\n", kConvertHelp, kOptimizeFlagsHelp);
+    for (const OptimizerPass& p : OptimizerPasses()) std::printf("  %-24s %s\n", p.name, p.summary);
     return 0;
   }
+  OnnxImportOptions import;
+  TakeOptimizeFlags(args, &import);
   std::string out = args.Take("-o");
   if (out.empty()) out = args.Take("--output");
   const bool json = args.Has("--json");
@@ -240,7 +248,7 @@ int ConvertVerb(Args& args) {
                  kConvertHelp);
     return 2;
   }
-  auto g = ImportOnnxFile((*positional)[0]);
+  auto g = ImportOnnxFile((*positional)[0], import);
   if (!g.ok()) {
     std::fprintf(stderr, "sluice convert: %s\n", StatusToString(g.status()).c_str());
     return 1;
@@ -275,11 +283,20 @@ int ConvertVerb(Args& args) {
                             .AddString("dtype", DataTypeString(o.dtype))
                             .ToString());
     }
+    std::vector<std::string> passes;
+    for (const auto& r : g->optimizations) {
+      passes.push_back(JsonObject()
+                           .AddString("pass", r.pass)
+                           .AddInt("rewrites", r.rewrites)
+                           .AddInt("nodes_after", r.nodes_after)
+                           .ToString());
+    }
     std::printf("%s\n", JsonObject()
                             .AddString("file", out)
                             .AddInt("nodes", g->graph.node_size())
                             .AddRaw("inputs", JsonArray(inputs))
                             .AddRaw("outputs", JsonArray(outputs))
+                            .AddRaw("passes", JsonArray(passes))
                             .ToString()
                             .c_str());
     return 0;
@@ -290,6 +307,9 @@ int ConvertVerb(Args& args) {
   }
   for (const auto& o : g->outputs) {
     std::printf("output %s -> %s (%s)\n", o.name.c_str(), o.tensor.c_str(), DataTypeString(o.dtype).c_str());
+  }
+  for (const auto& r : g->optimizations) {
+    std::printf("pass %s: %d rewrites, %d nodes after\n", r.pass.c_str(), r.rewrites, r.nodes_after);
   }
   std::printf("wrote %s (%d nodes)\n", out.c_str(), g->graph.node_size());
   return 0;

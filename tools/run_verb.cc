@@ -142,8 +142,9 @@ struct Plan {
   std::vector<std::string> random_inputs;  // ONNX inputs given random values, in feed order.
 };
 
-absl::Status PlanOnnx(const std::string& path, const std::vector<std::string>& inputs, Plan* plan) {
-  SL_ASSIGN_OR_RETURN(OnnxGraph g, ImportOnnxFile(path));
+absl::Status PlanOnnx(const std::string& path, const std::vector<std::string>& inputs,
+                      const OnnxImportOptions& import, Plan* plan) {
+  SL_ASSIGN_OR_RETURN(OnnxGraph g, ImportOnnxFile(path, import));
   std::vector<const OnnxValue*> required;
   for (const auto& in : g.inputs) {
     if (!in.has_default) required.push_back(&in);
@@ -224,7 +225,7 @@ absl::Status PlanGraphDef(const std::string& path, const std::vector<std::string
 
 int RunVerb(Args& args) {
   if (args.Has("--help")) {
-    std::printf("%s%s", kHelp, kSessionFlagsHelp);
+    std::printf("%s%s%s", kHelp, kSessionFlagsHelp, kOptimizeFlagsHelp);
     return 0;
   }
   std::vector<std::string> inputs = args.TakeAll("--input");
@@ -236,6 +237,8 @@ int RunVerb(Args& args) {
   const bool json = args.Has("--json");
   SessionOptions options;
   absl::Status flags = TakeSessionFlags(args, &options);
+  OnnxImportOptions import;
+  TakeOptimizeFlags(args, &import);
   if (!flags.ok()) {
     std::fprintf(stderr, "sluice run: %s\n", std::string(flags.message()).c_str());
     return 2;
@@ -257,7 +260,7 @@ int RunVerb(Args& args) {
   absl::Status s;
   if (absl::EndsWith(path, ".onnx")) {
     if (!outputs.empty()) return fail(absl::InvalidArgumentError("--output applies to GraphDefs only"));
-    s = PlanOnnx(path, inputs, &plan);
+    s = PlanOnnx(path, inputs, import, &plan);
   } else {
     s = PlanGraphDef(path, inputs, outputs, &plan);
   }

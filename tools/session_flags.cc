@@ -53,4 +53,10 @@ absl::Status TakeSessionFlags(Args& args, SessionOptions* options) {
   return absl::OkStatus();
 }
 
+void TakeOptimizeFlags(Args& args, OnnxImportOptions* options) {
+  args.Has("--optimize");  // The default, accepted for symmetry.
+  if (args.Has("--no-optimize")) options->optimize = false;
+  for (std::string& pass : args.TakeAll("--disable-pass")) options->disabled_passes.push_back(std::move(pass));
+}
+
 }  // namespace sluice

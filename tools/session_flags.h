@@ -7,6 +7,7 @@
 #define SLUICE_TOOLS_SESSION_FLAGS_H_
 
 #include "absl/status/status.h"
+#include "frontend/onnx/importer.h"
 #include "master/session.h"
 #include "tools/cli.h"
 
@@ -29,6 +30,17 @@ inline constexpr char kSessionFlagsHelp[] =
 // operation_timeout_in_ms and (--memory-limit) its resource_limits; INVALID_ARGUMENT for a
 // bad value or an unreadable device map.
 absl::Status TakeSessionFlags(Args& args, SessionOptions* options);
+
+// The flags of every verb that imports an ONNX model: the graph optimizer's passes.
+inline constexpr char kOptimizeFlagsHelp[] =
+    R"(  --no-optimize               import the model as it is, without the graph optimizer
+  --disable-pass NAME         skip one optimizer pass (repeatable; `sluice convert --help`
+                              lists them)
+)";
+
+// Sets options->optimize (--optimize, the default, or --no-optimize) and
+// options->disabled_passes (checked when the model is imported).
+void TakeOptimizeFlags(Args& args, OnnxImportOptions* options);
 
 }  // namespace sluice
 

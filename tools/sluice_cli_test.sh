@@ -67,4 +67,31 @@ json_is "$out/t.case_a.json" "$has_nodes" || fail "trace of case_a has node even
 json_is "$out/t.case_b.json" "$has_nodes" || fail "trace of case_b has node events"
 $sluice test-onnx "$out/cases/case_a" --trace "$out/one.json" > /dev/null || fail "one case"
 json_is "$out/one.json" "$has_nodes" || fail "trace of a single case goes to FILE itself"
+# The graph optimizer: convert reports each pass; --no-optimize writes the graph as imported;
+# --disable-pass skips one; run gives the same answer either way.
+cb=tests/testdata/onnx/conv_bn_relu.onnx
+$sluice convert --help | grep -q "fold_batch_norms" || fail "convert --help lists the passes"
+$sluice convert "$cb" -o "$out/cb.pbtxt" > "$out/convert.txt"
+grep -q "^pass fold_batch_norms: 1 rewrites" "$out/convert.txt" || fail "fold report: $(cat "$out/convert.txt")"
+grep -q "^pass remove_dead_nodes: 1 rewrites" "$out/convert.txt" || fail "dead-node report"
+if grep -q '"BatchNormalization"' "$out/cb.pbtxt"; then fail "BatchNormalization left after optimizing"; fi
+$sluice convert "$cb" -o "$out/cb_plain.pbtxt" --no-optimize > "$out/convert_plain.txt"
+grep -q '"BatchNormalization"' "$out/cb_plain.pbtxt" || fail "--no-optimize keeps BatchNormalization"
+if grep -q "^pass " "$out/convert_plain.txt"; then fail "--no-optimize ran passes"; fi
+$sluice convert "$cb" -o "$out/cb_nofold.pbtxt" --disable-pass fold_batch_norms --json > "$out/convert.json"
+json_is "$out/convert.json" "'fold_batch_norms' not in [p['pass'] for p in d['passes']] and len(d['passes']) >= 3" ||
+  fail "--disable-pass in the JSON report"
+if msg=$($sluice convert "$cb" -o "$out/x.pb" --disable-pass nonsense 2>&1); then fail "unknown pass accepted"; fi
+echo "$msg" | grep -q "no optimizer pass 'nonsense'" || fail "unknown pass message: $msg"
+$sluice run "$cb" --output-dir "$out/opt" --json > /dev/null
+$sluice run "$cb" --output-dir "$out/plain" --json --no-optimize > /dev/null
+cmp -s "$out/opt/output_0.pb" "$out/plain/output_0.pb" ||
+  python3 - "$out/opt/output_0.pb" "$out/plain/output_0.pb" <<'PY' || fail "optimized and plain runs differ"
+import struct, sys
+# Both files hold the same 48 floats up to rounding: compare the raw payload tails.
+a, b = (open(f, "rb").read() for f in sys.argv[1:3])
+fa, fb = (struct.unpack("<48f", x[-192:]) for x in (a, b))
+sys.exit(0 if all(abs(x - y) <= 1e-5 * (1 + abs(y)) for x, y in zip(fa, fb)) else 1)
+PY
+
 echo "PASS"

@@ -528,9 +528,7 @@ absl::StatusOr<OnnxGraph> ImportOnnxModel(onnx::ModelProto model, const OnnxImpo
   OnnxImporter importer(std::move(opsets));
   SL_ASSIGN_OR_RETURN(OnnxGraph graph, importer.Import(&model));
   if (options.optimize) {
-    SL_RETURN_IF_ERROR(FoldBatchNormsIntoConvs(&graph));
-    SL_RETURN_IF_ERROR(FuseConvActivations(&graph));
-    SL_RETURN_IF_ERROR(UseNhwcBetweenConvs(&graph));
+    SL_ASSIGN_OR_RETURN(graph.optimizations, OptimizeOnnxGraph(&graph, options.disabled_passes));
   }
   return graph;
 }

@@ -35,8 +35,16 @@ struct OnnxValue {
   onnx::TypeProto type;
 };
 
+// One row of the graph optimizer's report (optimize.h).
+struct OptimizerPassReport {
+  std::string pass;
+  int rewrites = 0;
+  int nodes_after = 0;  // The graph's node count once the pass ran.
+};
+
 struct OnnxGraph {
   GraphDef graph;
+  std::vector<OptimizerPassReport> optimizations;  // What the optimizer did, pass by pass.
   std::vector<OnnxValue> inputs;   // In graph-input order (initializer-backed ones included).
   std::vector<OnnxValue> outputs;  // In graph-output order.
 };
@@ -44,7 +52,8 @@ struct OnnxGraph {
 struct OnnxImportOptions {
   bool check = true;         // Run the ONNX checker first.
   bool infer_shapes = true;  // Run ONNX shape inference first.
-  bool optimize = true;      // Fold BatchNormalization, fuse activations, NHWC (optimize.h).
+  bool optimize = true;      // Run the graph optimizer's passes (optimize.h).
+  std::vector<std::string> disabled_passes;  // Passes it skips, by name.
 };
 
 absl::StatusOr<OnnxGraph> ImportOnnxModel(onnx::ModelProto model, const OnnxImportOptions& options = {});

@@ -1,5 +1,6 @@
 #include "frontend/onnx/optimize.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <optional>
@@ -7,8 +8,11 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "framework/node_def_util.h"
 #include "framework/status.h"
+#include "ops/op_registry.h"
 
 namespace sluice {
 namespace {
@@ -101,7 +105,8 @@ void Rewire(GraphDef* def, const absl::flat_hash_map<std::string, std::string>& 
 
 }  // namespace
 
-absl::Status FoldBatchNormsIntoConvs(OnnxGraph* graph) {
+absl::StatusOr<int> FoldBatchNormsIntoConvs(OnnxGraph* graph) {
+  int folded = 0;
   GraphDef& def = graph->graph;
   GraphIndex index = IndexGraph(graph);
   auto& by_name = index.by_name;
@@ -179,6 +184,7 @@ absl::Status FoldBatchNormsIntoConvs(OnnxGraph* graph) {
     if (!protected_tensors.contains(bn_out)) renamed[bn_out] = conv_out;
     // The normalization forwards the Conv's result under its own name (a graph output).
     ForwardAs(&bn, bn.input(0));
+    ++folded;
   }
   Rewire(&def, renamed, {});
   for (NodeDef& n : added) *def.add_node() = std::move(n);
@@ -201,10 +207,11 @@ absl::Status FoldBatchNormsIntoConvs(OnnxGraph* graph) {
     if (n.op() == "Const" && maybe_unread.contains(n.name()) && !read.contains(n.name())) unread.insert(n.name());
   }
   Rewire(&def, {}, unread);
-  return absl::OkStatus();
+  return folded;
 }
 
-absl::Status FuseConvActivations(OnnxGraph* graph) {
+absl::StatusOr<int> FuseConvActivations(OnnxGraph* graph) {
+  int fused = 0;
   GraphDef& def = graph->graph;
   GraphIndex index = IndexGraph(graph);
   auto& by_name = index.by_name;
@@ -294,10 +301,11 @@ absl::Status FuseConvActivations(OnnxGraph* graph) {
     if (!protected_tensors.contains(act_out)) renamed[act_out] = conv_out;
     // The activation node now forwards the fused result under its own name.
     ForwardAs(&act, act.input(0));
+    ++fused;
   }
   // Activations nobody reads by name any more go away; their readers read the Conv.
   Rewire(&def, renamed, dropped);
-  return absl::OkStatus();
+  return fused;
 }
 
 namespace {
@@ -316,7 +324,8 @@ bool IsFloatConv2D(const NodeDef& n, const absl::flat_hash_map<std::string, Node
 
 }  // namespace
 
-absl::Status UseNhwcBetweenConvs(OnnxGraph* graph) {
+absl::StatusOr<int> UseNhwcBetweenConvs(OnnxGraph* graph) {
+  int rewritten = 0;
   GraphDef& def = graph->graph;
   absl::flat_hash_map<std::string, NodeDef*> by_name;
   for (NodeDef& n : *def.mutable_node()) by_name[n.name()] = &n;
@@ -385,9 +394,14 @@ absl::Status UseNhwcBetweenConvs(OnnxGraph* graph) {
   for (NodeDef& n : *def.mutable_node()) {
     if (!candidates.contains(n.name())) continue;
     if (n.op() == "Conv") {
-      if (nhwc_ok(TensorId{n.name(), 0}.ToString())) (*n.mutable_attr())["output_layout"].set_s("NHWC");
-      if (nhwc_ok(n.input(0))) (*n.mutable_attr())["input_layout"].set_s("NHWC");
-    } else if (n.op() == "MaxPool") {
+      const bool out = nhwc_ok(TensorId{n.name(), 0}.ToString()), in = nhwc_ok(n.input(0));
+      if (out) (*n.mutable_attr())["output_layout"].set_s("NHWC");
+      if (in) (*n.mutable_attr())["input_layout"].set_s("NHWC");
+      rewritten += out || in;
+      continue;
+    }
+    ++rewritten;
+    if (n.op() == "MaxPool") {
       (*n.mutable_attr())["layout"].set_s("NHWC");
     } else if (n.op() == "Add") {
       n.set_op("AddNhwc");
@@ -406,7 +420,75 @@ absl::Status UseNhwcBetweenConvs(OnnxGraph* graph) {
       n = cat;
     }
   }
-  return absl::OkStatus();
+  return rewritten;
+}
+
+absl::StatusOr<int> RemoveDeadNodes(OnnxGraph* graph) {
+  GraphDef& def = graph->graph;
+  absl::flat_hash_map<std::string, const NodeDef*> by_name;
+  for (const NodeDef& n : def.node()) by_name[n.name()] = &n;
+  // Roots: what the outputs name, the inputs (a feed of an unread input must still find its
+  // node) and stateful nodes, which run for their effects.
+  std::vector<std::string> stack;
+  for (const auto& ends : {graph->inputs, graph->outputs}) {
+    for (const auto& e : ends) {
+      auto id = ParseTensorName(e.tensor);
+      if (id.ok()) stack.push_back(std::string(id->node));
+    }
+  }
+  for (const NodeDef& n : def.node()) {
+    absl::StatusOr<const OpDef*> op = OpRegistry::Global()->LookUpOpDef(n.op());
+    if (!op.ok() || (*op)->is_stateful()) stack.push_back(n.name());
+  }
+  absl::flat_hash_set<std::string> live;
+  while (!stack.empty()) {
+    std::string name = std::move(stack.back());
+    stack.pop_back();
+    auto it = by_name.find(name);
+    if (it == by_name.end() || !live.insert(name).second) continue;
+    for (const std::string& in : it->second->input()) {
+      auto id = ParseTensorName(in);
+      if (id.ok()) stack.push_back(std::string(id->node));
+    }
+  }
+  absl::flat_hash_set<std::string> dead;
+  for (const NodeDef& n : def.node()) {
+    if (!live.contains(n.name())) dead.insert(n.name());
+  }
+  if (!dead.empty()) Rewire(&def, {}, dead);
+  return static_cast<int>(dead.size());
+}
+
+const std::vector<OptimizerPass>& OptimizerPasses() {
+  static const auto* passes = new std::vector<OptimizerPass>{
+      {"remove_dead_nodes", "drop nodes no output, input or stateful node needs", RemoveDeadNodes},
+      {"fold_batch_norms", "fold inference BatchNormalizations into the Convs they follow", FoldBatchNormsIntoConvs},
+      {"fuse_conv_activations", "fuse Relu, LeakyRelu, Clip, HardSwish, HardSigmoid, Sigmoid and Swish into Convs",
+       FuseConvActivations},
+      {"nhwc_layout", "keep tensors between Convs, pools, Concats, Adds and Muls in NHWC", UseNhwcBetweenConvs},
+  };
+  return *passes;
+}
+
+absl::StatusOr<std::vector<OptimizerPassReport>> OptimizeOnnxGraph(OnnxGraph* graph,
+                                                                   const std::vector<std::string>& disabled) {
+  for (const std::string& name : disabled) {
+    bool known = false;
+    for (const OptimizerPass& p : OptimizerPasses()) known = known || name == p.name;
+    if (!known) {
+      std::vector<std::string> names;
+      for (const OptimizerPass& p : OptimizerPasses()) names.push_back(p.name);
+      return absl::InvalidArgumentError(
+          absl::StrCat("no optimizer pass '", name, "'; the passes are ", absl::StrJoin(names, ", ")));
+    }
+  }
+  std::vector<OptimizerPassReport> report;
+  for (const OptimizerPass& p : OptimizerPasses()) {
+    if (std::find(disabled.begin(), disabled.end(), p.name) != disabled.end()) continue;
+    SL_ASSIGN_OR_RETURN(int rewrites, p.run(graph), "optimizer pass ", p.name);
+    report.push_back({p.name, rewrites, graph->graph.node_size()});
+  }
+  return report;
 }
 
 }  // namespace sluice

@@ -3,11 +3,14 @@
 #include "frontend/onnx/optimize.h"
 
 #include <cmath>
+#include <map>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "framework/status_matchers.h"
+#include "gmock/gmock.h"
+#include "google/protobuf/text_format.h"
 #include "gtest/gtest.h"
 #include "master/session.h"
 
@@ -305,6 +308,97 @@ TEST(FoldBatchNormsIntoConvsTest, TrainingModeIsNotFolded) {
   auto folded = ImportOnnxModel(ConvModel(build));
   ASSERT_OK(folded);
   EXPECT_EQ(Count(*folded, "BatchNormalization"), 1);
+}
+
+// The pipeline on tests/testdata/onnx/conv_bn_relu.onnx: Conv -> BatchNormalization -> Relu
+// plus a Neg that nothing reads. Each pass reports its rewrites, a pass can be turned off by
+// name, and the optimized graph computes what the imported one does.
+TEST(OptimizerPipelineTest, ReportsEachPassAndKeepsResults) {
+  const std::string path = "tests/testdata/onnx/conv_bn_relu.onnx";
+  OnnxImportOptions plain;
+  plain.optimize = false;
+  SL_ASSERT_OK_AND_ASSIGN(OnnxGraph imported, ImportOnnxFile(path, plain));
+  EXPECT_TRUE(imported.optimizations.empty());
+  EXPECT_EQ(Count(imported, "BatchNormalization"), 1);
+  EXPECT_EQ(Count(imported, "Neg"), 1);
+
+  SL_ASSERT_OK_AND_ASSIGN(OnnxGraph optimized, ImportOnnxFile(path));
+  std::vector<std::string> passes;
+  for (const OptimizerPass& p : OptimizerPasses()) passes.push_back(p.name);
+  ASSERT_EQ(optimized.optimizations.size(), passes.size());
+  std::map<std::string, int> rewrites;
+  for (size_t i = 0; i < passes.size(); ++i) {
+    EXPECT_EQ(optimized.optimizations[i].pass, passes[i]);
+    rewrites[passes[i]] = optimized.optimizations[i].rewrites;
+  }
+  EXPECT_EQ(rewrites["remove_dead_nodes"], 1);  // The Neg.
+  EXPECT_EQ(rewrites["fold_batch_norms"], 1);
+  EXPECT_EQ(rewrites["fuse_conv_activations"], 1);
+  EXPECT_EQ(optimized.optimizations.back().nodes_after, optimized.graph.node_size());
+  EXPECT_EQ(Count(optimized, "BatchNormalization"), 0);
+  EXPECT_EQ(Count(optimized, "Neg"), 0);
+  EXPECT_EQ(FusedActivation(optimized), "Relu");
+
+  // The same results both ways (x [1, 2, 4, 4]).
+  auto run = [](const OnnxGraph& g) {
+    auto session = NewSession({});
+    EXPECT_OK(session);
+    EXPECT_OK((*session)->Create(g.graph));
+    Tensor x(DT_FLOAT, TensorShape({1, 2, 4, 4}));
+    for (int64_t i = 0; i < x.NumElements(); ++i) x.flat<float>()[i] = std::cos(0.9f * i) * 2;
+    std::vector<Tensor> out;
+    EXPECT_OK((*session)->Run({{g.inputs[0].tensor, x}}, {g.outputs[0].tensor}, {}, &out));
+    return out.size() == 1 ? std::vector<float>(out[0].flat<float>().begin(), out[0].flat<float>().end())
+                           : std::vector<float>();
+  };
+  std::vector<float> want = run(imported), got = run(optimized);
+  ASSERT_EQ(want.size(), 48u);
+  ASSERT_EQ(got.size(), want.size());
+  int positive = 0;
+  for (size_t i = 0; i < want.size(); ++i) {
+    EXPECT_NEAR(got[i], want[i], 1e-5f * (1 + std::fabs(want[i]))) << i;
+    positive += want[i] > 0;
+  }
+  EXPECT_GT(positive, 0);  // The Relu did not zero everything (the check would be vacuous).
+
+  OnnxImportOptions no_fold;
+  no_fold.disabled_passes = {"fold_batch_norms"};
+  SL_ASSERT_OK_AND_ASSIGN(OnnxGraph partial, ImportOnnxFile(path, no_fold));
+  EXPECT_EQ(Count(partial, "BatchNormalization"), 1);
+  EXPECT_EQ(partial.optimizations.size(), passes.size() - 1);
+
+  OnnxImportOptions bogus;
+  bogus.disabled_passes = {"fold_everything"};
+  absl::Status s = ImportOnnxFile(path, bogus).status();
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(s.message()), ::testing::AllOf(::testing::HasSubstr("fold_everything"),
+                                                         ::testing::HasSubstr("fold_batch_norms")));
+}
+
+// Dead-node removal keeps what outputs need, the inputs (even unread ones, so feeding them
+// still works) and stateful nodes.
+TEST(OptimizerPipelineTest, DeadNodeRemovalKeepsInputsAndStatefulNodes) {
+  OnnxGraph g;
+  ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(R"(
+    node { name: "x" op: "Placeholder" attr { key: "dtype" value { type: DT_FLOAT } } }
+    node { name: "unread" op: "Placeholder" attr { key: "dtype" value { type: DT_FLOAT } } }
+    node { name: "y" op: "Neg" input: "x" attr { key: "T" value { type: DT_FLOAT } } }
+    node { name: "dead1" op: "Neg" input: "x" attr { key: "T" value { type: DT_FLOAT } } }
+    node { name: "dead2" op: "Neg" input: "dead1" attr { key: "T" value { type: DT_FLOAT } } }
+    node { name: "rand" op: "RandomUniform" attr { key: "dtype" value { type: DT_FLOAT } }
+           attr { key: "shape" value { list { i: 2 } } } }
+  )", &g.graph));
+  g.inputs.push_back({});
+  g.inputs.back().tensor = "x:0";
+  g.inputs.push_back({});
+  g.inputs.back().tensor = "unread:0";
+  g.outputs.push_back({});
+  g.outputs.back().tensor = "y:0";
+  SL_ASSERT_OK_AND_ASSIGN(int removed, RemoveDeadNodes(&g));
+  EXPECT_EQ(removed, 2);
+  std::vector<std::string> names;
+  for (const NodeDef& n : g.graph.node()) names.push_back(n.name());
+  EXPECT_THAT(names, ::testing::UnorderedElementsAre("x", "unread", "y", "rand"));
 }
 
 }  // namespace

@@ -169,3 +169,23 @@ for step in range(5):
 with open(os.path.join(out, "train_linear_expected.txt"), "w") as f:
     f.write(" ".join("%.9g" % v for v in losses) + "\n")
     f.write(" ".join("%.9g" % v for v in list(W.ravel()) + list(b.ravel())) + "\n")
+
+# For the graph optimizer: y = relu(batchnorm(conv(x))) with a 1x1 Conv, plus a node nothing
+# reads (Neg of x, output "unused"). The optimizer folds the BatchNormalization, fuses the
+# Relu and drops the Neg; results must match the graph as imported (the tests run both).
+rng = np.random.default_rng(7)
+cw = numpy_helper.from_array(rng.uniform(-1, 1, (3, 2, 1, 1)).astype(np.float32), "cw")
+cb = numpy_helper.from_array(rng.uniform(-1, 1, (3,)).astype(np.float32), "cb")
+stats = [numpy_helper.from_array(v.astype(np.float32), n) for v, n in [
+    (rng.uniform(0.5, 2, 3), "scale"), (rng.uniform(-1, 1, 3), "shift"),
+    (rng.uniform(-1, 1, 3), "mean"), (rng.uniform(0.5, 2, 3), "var")]]
+conv_bn = helper.make_graph(
+    [helper.make_node("Conv", ["x", "cw", "cb"], ["c"], name="conv"),
+     helper.make_node("BatchNormalization", ["c", "scale", "shift", "mean", "var"], ["n"], name="bn"),
+     helper.make_node("Relu", ["n"], ["y"], name="relu"),
+     helper.make_node("Neg", ["x"], ["unused"], name="dead")],
+    "conv_bn",
+    [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, 4, 4])],
+    [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 3, 4, 4])],
+    [cw, cb] + stats)
+save(helper.make_model(conv_bn, opset_imports=opset(15)), "conv_bn_relu.onnx")
