@@ -15,20 +15,6 @@ namespace sluice {
 namespace {
 
 
-template <typename C>
-constexpr bool kIsInteger = std::is_integral_v<C> && !std::is_same_v<C, bool>;
-
-// Integer sums, differences and products wrap around, as numpy's do: computed in 64-bit
-// unsigned arithmetic, where wrapping is defined, and truncated (signed overflow, and the int
-// promotion of 16-bit unsigned products, are undefined behaviour in C++).
-template <typename C, typename Op>
-C Wrapping(C a, C b, Op op) {
-  if constexpr (kIsInteger<C>) {
-    return static_cast<C>(op(static_cast<uint64_t>(a), static_cast<uint64_t>(b)));
-  } else {
-    return C(op(a, b));
-  }
-}
 
 struct AddFn : ElementwiseFn {
   template <typename C> C operator()(C a, C b) const { return Wrapping(a, b, std::plus<>()); }

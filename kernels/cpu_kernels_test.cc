@@ -1,3 +1,6 @@
+#include <limits>
+#include <string>
+
 #include "framework/status_matchers.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -133,6 +136,24 @@ TEST(ReluTest, ClampsNegatives) {
   t.Input<float>({4}, {-1, 0, 2, -0.5});
   ASSERT_OK(t.Run());
   t.ExpectOutput<float>(0, {4}, {0, 0, 2, 0});
+}
+
+// Found by fuzzing: Abs and Neg of the most negative integer negated it in the signed type
+// (undefined behaviour). They wrap, as numpy's do: abs(INT64_MIN) == INT64_MIN.
+TEST(AbsNegTest, TheMostNegativeIntegerWraps) {
+  constexpr int64_t kMin64 = std::numeric_limits<int64_t>::min();
+  constexpr int32_t kMin32 = std::numeric_limits<int32_t>::min();
+  for (const char* op : {"Abs", "Neg"}) {
+    KernelTester t(op);
+    t.Input<int64_t>({3}, {kMin64, -5, 7});
+    ASSERT_OK(t.Run());
+    const bool abs = std::string(op) == "Abs";
+    t.ExpectOutput<int64_t>(0, {3}, {kMin64, abs ? 5 : 5, abs ? 7 : -7});
+    KernelTester t32(op);
+    t32.Input<int32_t>({2}, {kMin32, kMin32 + 1});
+    ASSERT_OK(t32.Run());
+    t32.ExpectOutput<int32_t>(0, {2}, {kMin32, std::numeric_limits<int32_t>::max()});
+  }
 }
 
 TEST(AddNTest, SumsAListInput) {

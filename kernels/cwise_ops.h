@@ -12,6 +12,8 @@
 #ifndef SLUICE_KERNELS_CWISE_OPS_H_
 #define SLUICE_KERNELS_CWISE_OPS_H_
 
+#include <cstdint>
+#include <functional>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -22,6 +24,31 @@
 #include "kernels/typed_registration.h"
 
 namespace sluice {
+
+template <typename C>
+constexpr bool kIsInteger = std::is_integral_v<C> && !std::is_same_v<C, bool>;
+
+// Integer sums, differences and products wrap around, as numpy's do: computed in 64-bit
+// unsigned arithmetic, where wrapping is defined, and truncated (signed overflow, and the int
+// promotion of 16-bit unsigned products, are undefined behaviour in C++).
+template <typename C, typename Op>
+C Wrapping(C a, C b, Op op) {
+  if constexpr (kIsInteger<C>) {
+    return static_cast<C>(op(static_cast<uint64_t>(a), static_cast<uint64_t>(b)));
+  } else {
+    return C(op(a, b));
+  }
+}
+
+// -x, wrapping for integers as numpy does: -INT64_MIN is INT64_MIN.
+template <typename C>
+C WrappingNegate(C x) {
+  if constexpr (kIsInteger<C>) {
+    return static_cast<C>(uint64_t{0} - static_cast<uint64_t>(x));
+  } else {
+    return C(-x);
+  }
+}
 
 // How to walk two broadcast inputs: the output shape, and dims merged where both inputs
 // broadcast the same way, each with per-input strides (0 where that input repeats).

@@ -642,6 +642,29 @@ TEST(ReduceTest, IntegersAccumulateWide) {
   t.ExpectOutput<int8_t>(0, {}, {10});
 }
 
+// Integer reductions wrap around as numpy's do (signed overflow was undefined behaviour), and
+// a mean over more elements than the type can count divides correctly.
+TEST(ReduceTest, IntegerOverflowWraps) {
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max(), kMin = std::numeric_limits<int64_t>::min();
+  struct Case {
+    const char* op;
+    std::vector<int64_t> x;
+    int64_t want;
+  };
+  for (const Case& c : {Case{"ReduceSum", {kMax, 1}, kMin}, Case{"ReduceProd", {int64_t{1} << 62, 4}, 0},
+                        Case{"ReduceL1", {kMin}, kMin}, Case{"ReduceSumSquare", {int64_t{1} << 32}, 0}}) {
+    SCOPED_TRACE(c.op);
+    KernelTester t(c.op);
+    t.Attr("keepdims", false).Input<int64_t>({static_cast<int64_t>(c.x.size())}, c.x).Input(Axes({0}));
+    ASSERT_OK(t.Run());
+    t.ExpectOutput<int64_t>(0, {}, {c.want});
+  }
+  KernelTester mean("ReduceMean");
+  mean.Attr("keepdims", false).Input<int8_t>({256}, std::vector<int8_t>(256, 3)).Input(Axes({0}));
+  ASSERT_OK(mean.Run());
+  mean.ExpectOutput<int8_t>(0, {}, {3});
+}
+
 TEST(ReduceTest, LargeInputMatchesRowSums) {
   const int rows = 300, cols = 257;
   std::vector<float> x(rows * cols);

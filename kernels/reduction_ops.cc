@@ -22,21 +22,27 @@ struct SumReducer {
   static constexpr bool kFloatAcc = false;
   template <typename A> static A Init() { return A(0); }
   template <typename A> static A Map(A x) { return x; }
-  template <typename A> static A Combine(A acc, A x) { return A(acc + x); }
+  template <typename A> static A Combine(A acc, A x) { return Wrapping(acc, x, std::plus<>()); }
   template <typename A> static A Finalize(A acc, int64_t) { return acc; }
 };
 struct MeanReducer : SumReducer {
-  template <typename A> static A Finalize(A acc, int64_t n) { return n == 0 ? A(0) : A(acc / A(n)); }
+  template <typename A> static A Finalize(A acc, int64_t n) {
+    if (n == 0) return A(0);
+    // Integers divide in 64 bits: A(n) can truncate (256 elements are 0 as an int8).
+    if constexpr (std::is_integral_v<A> && std::is_signed_v<A>) return A(static_cast<int64_t>(acc) / n);
+    if constexpr (std::is_integral_v<A> && std::is_unsigned_v<A>) return A(static_cast<uint64_t>(acc) / static_cast<uint64_t>(n));
+    if constexpr (!std::is_integral_v<A>) return A(acc / A(n));
+  }
 };
 struct SumSquareReducer : SumReducer {
-  template <typename A> static A Map(A x) { return A(x * x); }
+  template <typename A> static A Map(A x) { return Wrapping(x, x, std::multiplies<>()); }
 };
 struct L1Reducer : SumReducer {
   template <typename A> static A Map(A x) {
     if constexpr (std::is_unsigned_v<A>) {
       return x;
     } else {
-      return x < A(0) ? A(-x) : x;
+      return x < A(0) ? WrappingNegate(x) : x;
     }
   }
 };
@@ -55,7 +61,7 @@ struct LogSumExpReducer : SumReducer {
 };
 struct ProdReducer : SumReducer {
   template <typename A> static A Init() { return A(1); }
-  template <typename A> static A Combine(A acc, A x) { return A(acc * x); }
+  template <typename A> static A Combine(A acc, A x) { return Wrapping(acc, x, std::multiplies<>()); }
 };
 // NaN propagates, as in numpy.
 struct MaxReducer : SumReducer {

@@ -20,12 +20,12 @@ struct AbsFn : ElementwiseFn {
     if constexpr (std::is_unsigned_v<C>) {
       return x;
     } else {
-      return x < C(0) ? C(-x) : x;
+      return x < C(0) ? WrappingNegate(x) : x;
     }
   }
 };
 struct NegFn : ElementwiseFn {
-  template <typename C> C operator()(C x) const { return C(-x); }
+  template <typename C> C operator()(C x) const { return WrappingNegate(x); }
 };
 struct SignFn : ElementwiseFn {
   template <typename C> C operator()(C x) const {
