@@ -138,6 +138,15 @@ TEST(ReluTest, ClampsNegatives) {
   t.ExpectOutput<float>(0, {4}, {0, 0, 2, 0});
 }
 
+// Integer products and sums wrap as numpy's do (signed overflow was undefined behaviour):
+// [2^30, 2^30] . [4, 1] = 2^32 + 2^30, which is 2^30 in int32.
+TEST(MatMulTest, IntegerOverflowWraps) {
+  KernelTester t("MatMul");
+  t.Input<int32_t>({1, 2}, {1 << 30, 1 << 30}).Input<int32_t>({2, 1}, {4, 1});
+  ASSERT_OK(t.Run());
+  t.ExpectOutput<int32_t>(0, {1, 1}, {1 << 30});
+}
+
 // Found by fuzzing: Abs and Neg of the most negative integer negated it in the signed type
 // (undefined behaviour). They wrap, as numpy's do: abs(INT64_MIN) == INT64_MIN.
 TEST(AbsNegTest, TheMostNegativeIntegerWraps) {

@@ -43,9 +43,9 @@ class CumSumOp : public OpKernel {
           for (int64_t j = 0; j < l.inner; ++j) {
             if (exclusive) {
               orow[j] = T(acc[j]);
-              acc[j] = C(acc[j] + C(row[j]));
+              acc[j] = Wrapping(acc[j], C(row[j]), std::plus<>());
             } else {
-              acc[j] = C(acc[j] + C(row[j]));
+              acc[j] = Wrapping(acc[j], C(row[j]), std::plus<>());
               orow[j] = T(acc[j]);
             }
           }

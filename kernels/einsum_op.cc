@@ -292,13 +292,13 @@ Operand<A> Contract(Operand<A> a, Operand<A> b, const std::vector<int>& needed, 
   return out;
 }
 
-// Arithmetic type per element type: floats widen half, integers wrap as in T (two's
-// complement arithmetic is exact modulo 2^bits, so wider accumulators give the same bits).
+// Arithmetic type per element type: floats widen half; integers wrap as in T, computed in
+// uint64 (two's complement arithmetic is exact modulo 2^bits, so the low bits are T's; signed
+// int64 overflow would be undefined behaviour).
 template <typename T>
 using EinsumAcc = std::conditional_t<
     std::is_same_v<T, double>, double,
-    std::conditional_t<std::is_floating_point_v<T> || std::is_same_v<T, half>, float,
-                       std::conditional_t<std::is_signed_v<T>, int64_t, uint64_t>>>;
+    std::conditional_t<std::is_floating_point_v<T> || std::is_same_v<T, half>, float, uint64_t>>;
 
 template <typename T>
 class EinsumOp : public OpKernel {

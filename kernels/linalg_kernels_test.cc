@@ -13,6 +13,16 @@ using ::testing::HasSubstr;
 const std::vector<float> kA23 = {1, 2, 3, 4, 5, 6};
 const std::vector<float> kB32 = {1, 2, 3, 4, 5, 6};
 
+// Integer products and sums wrap as numpy's do (int64 overflow was undefined behaviour).
+TEST(EinsumTest, IntegerOverflowWraps) {
+  constexpr int64_t kBig = int64_t{1} << 62;
+  KernelTester t("Einsum");
+  // [2^62, 2^62] . [4, 1] = 2^64 + 2^62, which wraps to 2^62.
+  t.Attr("equation", std::string("i,i->")).Input<int64_t>({2}, {kBig, kBig}).Input<int64_t>({2}, {4, 1});
+  ASSERT_OK(t.Run());
+  t.ExpectOutput<int64_t>(0, {}, {kBig});
+}
+
 TEST(EinsumTest, MatMulExplicitAndImplicit) {
   // [1 + 6 + 15, 2 + 8 + 18; 4 + 15 + 30, 8 + 20 + 36]
   for (const char* eq : {"ij,jk->ik", "ij,jk", " i j , j k -> i k "}) {

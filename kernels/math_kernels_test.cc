@@ -756,6 +756,15 @@ TEST(CumSumTest, ExclusiveAndReverse) {
   t.ExpectOutput<int64_t>(0, {2, 3}, {1, 2, 3, 5, 7, 9});
 }
 
+// Integer running sums wrap as numpy's do (signed overflow was undefined behaviour).
+TEST(CumSumTest, IntegerOverflowWraps) {
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max(), kMin = std::numeric_limits<int64_t>::min();
+  KernelTester t("CumSum");
+  t.Input<int64_t>({3}, {kMax, 1, 1}).Input<int64_t>({}, {0});
+  ASSERT_OK(t.Run());
+  t.ExpectOutput<int64_t>(0, {3}, {kMax, kMin, kMin + 1});
+}
+
 TEST(TopKTest, LargestSmallestAndTies) {
   {
     KernelTester t("TopK");

@@ -33,7 +33,11 @@ bool Gemm(const OpKernelContext* ctx, bool ta, bool tb, int64_t m, int64_t n, in
         for (int64_t p = 0; p < k; ++p) {
           const T av = ta ? a[p * lda + i] : a[i * lda + p];
           T* crow = c + i * n;
-          for (int64_t j = 0; j < n; ++j) crow[j] += av * (tb ? b[j * ldb + p] : b[p * ldb + j]);
+          for (int64_t j = 0; j < n; ++j) {
+            // Integers wrap as numpy's do (signed overflow is undefined behaviour).
+            crow[j] = Wrapping(crow[j], Wrapping(av, tb ? b[j * ldb + p] : b[p * ldb + j], std::multiplies<>()),
+                               std::plus<>());
+          }
         }
       }
       done = end == m;
