@@ -1,28 +1,54 @@
 #include "kernels/fast_math.h"
 
 namespace sluice {
+namespace {
 
-// One copy per instruction set; the loader's resolver picks the widest the CPU has. The
-// library builds with -O3 -fno-trapping-math, where GCC vectorizes these loops, selects
-// included (bazel build -s shows the flags; -fopt-info-vec says what vectorized).
-#define SL_VECTOR_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+// One copy per instruction set, picked for the machine on first use. The library builds with
+// -O3 -fno-trapping-math, where GCC vectorizes these loops, selects included (bazel build -s
+// shows the flags; -fopt-info-vec says what vectorized). The dispatch is written out rather
+// than left to target_clones: clang 14 accepts that attribute but emits only the first
+// clone's code (AVX-512) under the plain name, which dies of SIGILL on CPUs without it.
+#define SL_ARRAY_CLONES(name, params, loop)                                   \
+  __attribute__((target("avx512f"))) void name##Avx512 params { loop }        \
+  __attribute__((target("avx2"))) void name##Avx2 params { loop }             \
+  void name##Baseline params { loop }                                         \
+  using name##Fn = void(*) params;                                            \
+  name##Fn Pick##name() {                                                     \
+    __builtin_cpu_init();                                                     \
+    if (__builtin_cpu_supports("avx512f")) return name##Avx512;               \
+    if (__builtin_cpu_supports("avx2")) return name##Avx2;                    \
+    return name##Baseline;                                                    \
+  }
 
-SL_VECTOR_CLONES void ExpInPlace(float* v, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) v[i] = FastExp(v[i]);
+SL_ARRAY_CLONES(Exp, (float* v, int64_t n), for (int64_t i = 0; i < n; ++i) v[i] = FastExp(v[i]);)
+SL_ARRAY_CLONES(Sigmoid, (float* v, int64_t n),
+                for (int64_t i = 0; i < n; ++i) v[i] = FastSigmoid(v[i]);)
+SL_ARRAY_CLONES(Tanh, (float* v, int64_t n), for (int64_t i = 0; i < n; ++i) v[i] = FastTanh(v[i]);)
+SL_ARRAY_CLONES(Erf, (const float* x, float* y, int64_t n),
+                for (int64_t i = 0; i < n; ++i) y[i] = FastErf(x[i]);)
+
+#undef SL_ARRAY_CLONES
+
+}  // namespace
+
+void ExpInPlace(float* v, int64_t n) {
+  static const ExpFn fn = PickExp();
+  fn(v, n);
 }
 
-SL_VECTOR_CLONES void SigmoidInPlace(float* v, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) v[i] = FastSigmoid(v[i]);
+void SigmoidInPlace(float* v, int64_t n) {
+  static const SigmoidFn fn = PickSigmoid();
+  fn(v, n);
 }
 
-SL_VECTOR_CLONES void TanhInPlace(float* v, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) v[i] = FastTanh(v[i]);
+void TanhInPlace(float* v, int64_t n) {
+  static const TanhFn fn = PickTanh();
+  fn(v, n);
 }
 
-SL_VECTOR_CLONES void ErfArray(const float* x, float* y, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) y[i] = FastErf(x[i]);
+void ErfArray(const float* x, float* y, int64_t n) {
+  static const ErfFn fn = PickErf();
+  fn(x, y, n);
 }
-
-#undef SL_VECTOR_CLONES
 
 }  // namespace sluice

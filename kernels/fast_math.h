@@ -1,6 +1,6 @@
 // exp, sigmoid and tanh for float in plain arithmetic that compilers vectorize (no calls, no
 // branches: selects), to within a few ulp of the C library's; and loops over arrays of them,
-// built for AVX-512, AVX2 and the baseline and picked for the machine at load time. They run
+// built for AVX-512, AVX2 and the baseline and picked for the machine on first use. They run
 // many times faster than loops calling std::exp or std::tanh.
 //
 //   SigmoidInPlace(values, n);

@@ -62,6 +62,16 @@ def cases(out):
     yield "expand_huge", model(
         [h.make_node("Expand", ["x1", "s"], ["y"], name="expand_huge")],
         [h.make_tensor_value_info("x1", T.FLOAT, [1])], [y(rank=1)], [h.make_tensor("s", T.INT64, [1], [HUGE])])
+    # Shape inputs that declare 2^31 elements: ONNX's shape inference makes outputs of rank
+    # 2^31 from them (about 100 GB of dims). Found by the structured fuzzer.
+    yield "constant_of_shape_long_shape", model(
+        [h.make_node("ConstantOfShape", ["c"], ["y"], name="constant_of_shape_long_shape",
+                     value=h.make_tensor("v", T.FLOAT, [1], [1.0]))],
+        [h.make_tensor_value_info("c", T.INT64, [2**31])], [y(rank=1)])
+    yield "expand_long_shape", model(
+        [h.make_node("Expand", ["x1", "c"], ["y"], name="expand_long_shape")],
+        [h.make_tensor_value_info("x1", T.FLOAT, [1]), h.make_tensor_value_info("c", T.INT64, [2**31])],
+        [y(rank=1)])
     yield "resize_scales_1e9", model(
         [h.make_node("Resize", ["x", "", "sc"], ["y"], name="resize_scales_1e9")],
         [x4()], [y()], [h.make_tensor("sc", T.FLOAT, [4], [1, 1, 1e9, 1e9])])

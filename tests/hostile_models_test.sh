@@ -28,6 +28,8 @@ expect_error maxpool_stride0 INVALID_ARGUMENT "'maxpool_stride0'" "$dir/maxpool_
 expect_error conv_pads_huge INVALID_ARGUMENT "'conv_pads_huge'" "$dir/conv_pads_huge.onnx"
 expect_error constant_of_shape_huge RESOURCE_EXHAUSTED "constant_of_shape_huge" "$dir/constant_of_shape_huge.onnx"
 expect_error expand_huge RESOURCE_EXHAUSTED "expand_huge" "$dir/expand_huge.onnx"
+expect_error constant_of_shape_long_shape RESOURCE_EXHAUSTED "shape inference" "$dir/constant_of_shape_long_shape.onnx"
+expect_error expand_long_shape RESOURCE_EXHAUSTED "shape inference" "$dir/expand_long_shape.onnx"
 expect_error resize_scales_1e9 "INVALID_ARGUMENT\|RESOURCE_EXHAUSTED" "resize_scales_1e9" "$dir/resize_scales_1e9.onnx"
 expect_error external_overflow INVALID_ARGUMENT "tensor 'e'" "$dir/external_overflow.onnx"
 expect_error external_directory INVALID_ARGUMENT "not a regular file" "$dir/external_directory.onnx"

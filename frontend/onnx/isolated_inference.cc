@@ -9,8 +9,10 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <exception>
+#include <new>
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -22,6 +24,24 @@ namespace {
 // The child's first byte says how `infer` ended; the rest is the model or the message.
 constexpr char kInferred = 'K';
 constexpr char kThrew = 'E';
+constexpr char kOutOfMemory = 'M';
+
+// The child's address space may grow by this much beyond what it shares with the parent,
+// plus a few times the model's size. ONNX's inference of a real model needs a fraction of
+// it; a crafted one can make the library build unbounded shapes (a ConstantOfShape whose
+// shape input declares 2^31 elements gets an output of rank 2^31, about 100 GB of dims).
+constexpr uint64_t kChildMemoryBase = uint64_t{1} << 30;
+constexpr uint64_t kChildMemoryPerModelByte = 4;
+
+// The process's virtual size from /proc/self/statm (its first field, in pages); 0 if unknown.
+uint64_t VirtualBytes() {
+  FILE* f = std::fopen("/proc/self/statm", "r");
+  if (f == nullptr) return 0;
+  unsigned long long pages = 0;
+  const int read = std::fscanf(f, "%llu", &pages);
+  std::fclose(f);
+  return read == 1 ? pages * static_cast<uint64_t>(sysconf(_SC_PAGESIZE)) : 0;
+}
 
 void WriteAll(int fd, const std::string& bytes) {
   for (size_t done = 0; done < bytes.size();) {
@@ -42,6 +62,8 @@ void WriteAll(int fd, const std::string& bytes) {
     model->mutable_graph()->clear_sparse_initializer();
     out.push_back(kInferred);
     out += model->SerializeAsString();
+  } catch (const std::bad_alloc&) {
+    out = std::string(1, kOutOfMemory);
   } catch (const std::exception& e) {
     out = std::string(1, kThrew) + e.what();
   } catch (...) {
@@ -81,6 +103,13 @@ bool MergeInferred(const onnx::GraphProto& from, onnx::GraphProto* to) {
 
 }  // namespace
 
+}  // namespace sluice
+
+// Sanitizer runtimes define this; elsewhere the weak reference stays null.
+extern "C" void __sanitizer_set_death_callback(void (*callback)(void)) __attribute__((weak));
+
+namespace sluice {
+
 absl::Status InferShapesIsolated(onnx::ModelProto* model, absl::string_view what,
                                  const std::function<void(onnx::ModelProto&)>& infer,
                                  absl::Duration timeout) {
@@ -88,6 +117,8 @@ absl::Status InferShapesIsolated(onnx::ModelProto* model, absl::string_view what
   if (pipe2(fds, O_CLOEXEC) != 0) {
     return absl::InternalError(absl::StrCat(what, ": no pipe for the inference process: ", std::strerror(errno)));
   }
+  const uint64_t memory_budget =
+      kChildMemoryBase + kChildMemoryPerModelByte * static_cast<uint64_t>(model->ByteSizeLong());
   const pid_t pid = fork();
   if (pid < 0) {
     close(fds[0]);
@@ -103,6 +134,14 @@ absl::Status InferShapesIsolated(onnx::ModelProto* model, absl::string_view what
     const struct rlimit no_core = {0, 0};
     setrlimit(RLIMIT_CORE, &no_core);
     for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT}) signal(sig, SIG_DFL);
+    // Likewise a sanitizer's report (an allocation it cannot serve, say) ends the child only.
+    if (__sanitizer_set_death_callback != nullptr) __sanitizer_set_death_callback(nullptr);
+    // Bounded memory: past the budget, allocations fail (std::bad_alloc) instead of the
+    // library taking the machine's memory.
+    if (const uint64_t shared = VirtualBytes(); shared > 0) {
+      const struct rlimit as = {shared + memory_budget, shared + memory_budget};
+      setrlimit(RLIMIT_AS, &as);
+    }
     RunChild(fds[1], model, infer);
   }
   close(fds[1]);
@@ -146,6 +185,12 @@ absl::Status InferShapesIsolated(onnx::ModelProto* model, absl::string_view what
         waited == pid && WIFEXITED(status) ? WEXITSTATUS(status) : -1, "); the model is malformed"));
   }
   if (bytes[0] == kThrew) return absl::InvalidArgumentError(absl::StrCat(what, ": ", bytes.substr(1)));
+  if (bytes[0] == kOutOfMemory) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        what, ": it needed more than its ", memory_budget >> 20,
+        " MiB of memory; the model declares shapes too large to infer (a shape input of huge "
+        "length makes an output of that rank, say)"));
+  }
   onnx::ModelProto inferred;
   if (bytes[0] != kInferred || !inferred.ParseFromArray(bytes.data() + 1, static_cast<int>(bytes.size() - 1))) {
     return absl::InternalError(absl::StrCat(what, ": the inference process's answer is garbled"));

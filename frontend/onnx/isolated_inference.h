@@ -22,7 +22,8 @@ namespace sluice {
 
 // Runs `infer` on *model in a forked child. An exception it throws becomes INVALID_ARGUMENT
 // "what: its message" (as CallOnnx); a crash becomes INVALID_ARGUMENT naming the signal; a
-// child that runs past `timeout` is killed (DEADLINE_EXCEEDED). `infer` must only compute on
+// child that runs past `timeout` is killed (DEADLINE_EXCEEDED); one that needs more memory
+// than 1 GiB plus four times the model's size fails with RESOURCE_EXHAUSTED. `infer` must only compute on
 // the model (the child has one thread and exits right after).
 absl::Status InferShapesIsolated(onnx::ModelProto* model, absl::string_view what,
                                  const std::function<void(onnx::ModelProto&)>& infer,

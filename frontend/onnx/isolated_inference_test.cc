@@ -3,13 +3,21 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <memory>
 #include <stdexcept>
+#include <vector>
 
 #include "absl/time/clock.h"
 #include "framework/status_matchers.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "onnx/shape_inference/implementation.h"
+
+#if defined(__has_feature)
+#define SL_HAS_FEATURE(x) __has_feature(x)
+#else
+#define SL_HAS_FEATURE(x) 0
+#endif
 
 namespace sluice {
 namespace {
@@ -104,6 +112,27 @@ TEST(InferShapesIsolatedTest, AChildThatHangsIsKilledAtTheTimeout) {
                                        absl::Milliseconds(200));
   EXPECT_EQ(s.code(), absl::StatusCode::kDeadlineExceeded) << s;
   EXPECT_LT(absl::Now() - start, absl::Seconds(10));
+}
+
+// Before, a model could make the library allocate without bound in the child (a shape input
+// declaring 2^31 elements became an output of rank 2^31): the child's memory is capped.
+TEST(InferShapesIsolatedTest, AChildThatAllocatesWithoutBoundRunsOutOfItsBudget) {
+  onnx::ModelProto m = SmallModel();
+  const absl::Time start = absl::Now();
+  absl::Status s = InferShapesIsolated(&m, "inference", [](onnx::ModelProto&) {
+    std::vector<std::unique_ptr<char[]>> blocks;
+    for (int i = 0; i < (1 << 20); ++i) blocks.emplace_back(new char[size_t{64} << 20]);  // 64 TiB.
+  });
+#if defined(__SANITIZE_ADDRESS__) || SL_HAS_FEATURE(address_sanitizer)
+  // AddressSanitizer's operator new reports the failure and exits instead of throwing.
+  EXPECT_TRUE(s.code() == absl::StatusCode::kResourceExhausted ||
+              s.code() == absl::StatusCode::kInvalidArgument) << s;
+#else
+  EXPECT_EQ(s.code(), absl::StatusCode::kResourceExhausted) << s;
+  EXPECT_THAT(s.message(), HasSubstr("MiB of memory"));
+#endif
+  EXPECT_LT(absl::Now() - start, absl::Seconds(60));
+  EXPECT_EQ(m.graph().initializer_size(), 1);
 }
 
 }  // namespace
