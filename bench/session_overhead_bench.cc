@@ -1,9 +1,11 @@
 // Per-run overhead of a session on a tiny graph (z = x + y on scalars), against peers measured
 // in the same run: the Add kernel called directly, and one executor run without a master.
-// The ratios session/kernel and session/executor are what to watch.
+// The ratios session/kernel and session/executor are what to watch. Every case runs as a
+// worker process does, with absl::Mutex's lock-order graph off (framework/mutex_settings.h).
 //
 //   bazel run -c opt //bench:session_overhead_bench
 #include "benchmark/benchmark.h"
+#include "framework/mutex_settings.h"
 #include "framework/node_attr.h"
 #include "google/protobuf/text_format.h"
 #include "kernels/kernel_registry.h"
@@ -30,6 +32,7 @@ GraphDef Tiny(bool two_devices) {
 }
 
 void BM_DirectKernelAdd(benchmark::State& state) {
+  ConfigureMutexDeadlockDetection();
   ThreadPool pool("bench", 1);
   DeviceAttributes attrs;
   attrs.set_name("/job:localhost/replica:0/task:0/device:CPU:0");
@@ -51,6 +54,7 @@ void BM_DirectKernelAdd(benchmark::State& state) {
 BENCHMARK(BM_DirectKernelAdd);
 
 void BM_ExecutorRun(benchmark::State& state) {
+  ConfigureMutexDeadlockDetection();
   ThreadPool pool("bench", 1);
   DeviceAttributes attrs;
   attrs.set_name("/job:localhost/replica:0/task:0/device:CPU:0");
@@ -72,6 +76,7 @@ void BM_ExecutorRun(benchmark::State& state) {
 BENCHMARK(BM_ExecutorRun);
 
 void BM_SessionRun(benchmark::State& state) {
+  ConfigureMutexDeadlockDetection();
   SessionOptions options;
   (*options.config.mutable_device_count())["CPU"] = state.range(0);
   options.config.set_inter_op_parallelism_threads(2);

@@ -19,7 +19,7 @@ absl::Status LocalRendezvous::Send(const ParsedKey& key, const Tensor& value) {
       return absl::OkStatus();
     }
     waiter = std::move(e.waiters.front());
-    e.waiters.pop_front();
+    e.waiters.erase(e.waiters.begin());
     if (e.waiters.empty() && e.values.empty()) table_.erase(key.full_key);
   }
   waiter(absl::OkStatus(), value);  // Outside the lock: the receiver may run its graph on.
@@ -40,7 +40,7 @@ void LocalRendezvous::RecvAsync(const ParsedKey& key, DoneCallback done) {
         return;
       }
       value = std::move(e.values.front());
-      e.values.pop_front();
+      e.values.erase(e.values.begin());
       if (e.values.empty() && e.waiters.empty()) table_.erase(key.full_key);
     }
   }

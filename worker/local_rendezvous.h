@@ -7,10 +7,10 @@
 #ifndef SLUICE_WORKER_LOCAL_RENDEZVOUS_H_
 #define SLUICE_WORKER_LOCAL_RENDEZVOUS_H_
 
-#include <deque>
 #include <string>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/inlined_vector.h"
 #include "absl/synchronization/mutex.h"
 #include "framework/rendezvous.h"
 
@@ -28,9 +28,10 @@ class LocalRendezvous : public Rendezvous {
   absl::Status status() const;
 
  private:
+  // Almost always one value or one waiter: inline, not a deque's two allocations each.
   struct Entry {
-    std::deque<Tensor> values;
-    std::deque<DoneCallback> waiters;
+    absl::InlinedVector<Tensor, 1> values;
+    absl::InlinedVector<DoneCallback, 1> waiters;
   };
   mutable absl::Mutex mu_;
   absl::flat_hash_map<std::string, Entry> table_ ABSL_GUARDED_BY(mu_);

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "framework/device_name.h"
+#include "framework/mutex_settings.h"
 #include "framework/random_ids.h"
 #include "kernels/threading.h"
 
@@ -29,6 +30,7 @@ Worker::Worker(const WorkerOptions& options)
       max_graph_nodes_(options.max_graph_nodes),
       return_before_running_nodes_(options.return_before_running_nodes),
       rendezvous_factory_(options.rendezvous_factory) {
+  ConfigureMutexDeadlockDetection();
   task_name_ = absl::StrCat("/job:", options.job, "/replica:0/task:", options.task);
   int inter = options.inter_op_threads > 0 ? options.inter_op_threads : ThreadPool::DefaultThreads();
   int intra = options.intra_op_threads > 0 ? options.intra_op_threads : ThreadPool::DefaultThreads();
