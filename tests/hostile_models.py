@@ -72,6 +72,15 @@ def cases(out):
         [h.make_node("Expand", ["x1", "c"], ["y"], name="expand_long_shape")],
         [h.make_tensor_value_info("x1", T.FLOAT, [1]), h.make_tensor_value_info("c", T.INT64, [2**31])],
         [y(rank=1)])
+    # The same length, inferred rather than declared: the first ConstantOfShape's output has
+    # 2^31 elements, and the second reads it as a shape. Bounded by the inference child's
+    # memory budget.
+    yield "constant_of_shape_inferred_long_shape", model(
+        [h.make_node("ConstantOfShape", ["s"], ["c"], name="make_long_shape",
+                     value=h.make_tensor("one", T.INT64, [1], [1])),
+         h.make_node("ConstantOfShape", ["c"], ["y"], name="constant_of_shape_inferred_long_shape",
+                     value=h.make_tensor("v", T.FLOAT, [1], [1.0]))],
+        [], [y(rank=1)], [h.make_tensor("s", T.INT64, [1], [2**31])])
     yield "resize_scales_1e9", model(
         [h.make_node("Resize", ["x", "", "sc"], ["y"], name="resize_scales_1e9")],
         [x4()], [y()], [h.make_tensor("sc", T.FLOAT, [4], [1, 1, 1e9, 1e9])])

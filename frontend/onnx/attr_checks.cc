@@ -148,6 +148,52 @@ absl::Status CheckDeclaredRanks(const onnx::NodeProto& node, const absl::flat_ha
   return absl::OkStatus();
 }
 
+// Lengths of the 1-D values whose shape the graph declares with a known dim.
+absl::flat_hash_map<std::string, int64_t> DeclaredLengths(const onnx::GraphProto& g) {
+  absl::flat_hash_map<std::string, int64_t> lengths;
+  for (const auto* values : {&g.input(), &g.value_info()}) {
+    for (const auto& v : *values) {
+      if (!v.type().has_tensor_type() || !v.type().tensor_type().has_shape()) continue;
+      const auto& shape = v.type().tensor_type().shape();
+      if (shape.dim_size() == 1 && shape.dim(0).has_dim_value()) lengths[v.name()] = shape.dim(0).dim_value();
+    }
+  }
+  for (const auto& t : g.initializer()) {
+    if (t.dims_size() == 1) lengths[t.name()] = t.dims(0);
+  }
+  return lengths;
+}
+
+// Inputs that hold one value per dim of some tensor (a shape, axes, pads, scales): ONNX's
+// shape inference sizes an output's rank from their declared length. Length 2^31 made it
+// build an output of rank 2^31, about 100 GB of dims (found by the structured fuzzer).
+const absl::flat_hash_map<std::string, std::vector<int>>& PerDimInputs() {
+  static const auto* inputs = new absl::flat_hash_map<std::string, std::vector<int>>{
+      {"ConstantOfShape", {0}}, {"Expand", {1}},  {"Reshape", {1}},  {"Tile", {1}},
+      {"Resize", {1, 2, 3}},    {"Upsample", {1}}, {"Unsqueeze", {1}}, {"Squeeze", {1}},
+      {"Pad", {1}},             {"Slice", {1, 2, 3, 4}}, {"CenterCropPad", {1}},
+      {"Col2Im", {1, 2}},       {"ReduceSum", {1}},
+  };
+  return *inputs;
+}
+
+absl::Status CheckPerDimInputLengths(const onnx::NodeProto& node,
+                                     const absl::flat_hash_map<std::string, int64_t>& lengths) {
+  if (!node.domain().empty() && node.domain() != "ai.onnx") return absl::OkStatus();
+  auto it = PerDimInputs().find(node.op_type());
+  if (it == PerDimInputs().end()) return absl::OkStatus();
+  for (int i : it->second) {
+    if (i >= node.input_size() || node.input(i).empty()) continue;
+    auto len = lengths.find(node.input(i));
+    if (len != lengths.end() && len->second > kMaxPerDimInputLength) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          NodeLabel(node), ": input ", i, " ('", node.input(i), "') declares ", len->second,
+          " elements, one per dim of a tensor; at most ", kMaxPerDimInputLength, " are accepted"));
+    }
+  }
+  return absl::OkStatus();
+}
+
 // Bytes per element of the fixed-size ONNX element types; 0 for the others.
 int64_t OnnxElementBytes(int type) {
   switch (type) {
@@ -196,8 +242,10 @@ absl::Status CheckInitializers(const onnx::GraphProto& g) {
 absl::Status CheckGraph(const onnx::GraphProto& g) {
   SL_RETURN_IF_ERROR(CheckInitializers(g));
   const absl::flat_hash_map<std::string, int> ranks = DeclaredRanks(g);
+  const absl::flat_hash_map<std::string, int64_t> lengths = DeclaredLengths(g);
   for (const auto& node : g.node()) {
     SL_RETURN_IF_ERROR(CheckNode(node));
+    SL_RETURN_IF_ERROR(CheckPerDimInputLengths(node, lengths));
     SL_RETURN_IF_ERROR(CheckConvRanks(node, ranks));
     SL_RETURN_IF_ERROR(CheckDeclaredRanks(node, ranks));
     for (const auto& a : node.attribute()) {

@@ -20,6 +20,10 @@ namespace sluice {
 // overflow int64.
 inline constexpr int64_t kMaxWindowAttr = int64_t{1} << 31;
 
+// The longest shape, axes, pads or scales input accepted (one value per dim of a tensor):
+// far above any real rank, small enough that the library's shapes of that rank stay small.
+inline constexpr int64_t kMaxPerDimInputLength = int64_t{1} << 16;
+
 // Checks every node of the main graph, of subgraphs in attributes and of model-local functions.
 absl::Status CheckAttrsBeforeOnnx(const onnx::ModelProto& model);
 

@@ -215,5 +215,56 @@ TEST(AttrChecksTest, LpPoolVersionOneRefusesAPThatIsNoWholeNumber) {
   EXPECT_OK(ImportOnnxModel(m).status());
 }
 
+// Found by the structured fuzzer: a ConstantOfShape whose shape input declared 2^31 elements
+// made ONNX's inference build an output of rank 2^31 (10 GB in 10 s before the child's
+// memory budget existed). Refused up front, naming the node and the input, as are other
+// per-dim inputs of that length, declared as a graph input or an initializer.
+TEST(AttrChecksTest, PerDimInputsOfHugeDeclaredLengthAreRefusedBeforeInference) {
+  struct Case {
+    const char* op;
+    int input;  // Which input is the long one; the others are "x".
+  };
+  for (const Case& c : {Case{"ConstantOfShape", 0}, Case{"Expand", 1}, Case{"Reshape", 1},
+                        Case{"Tile", 1}, Case{"Slice", 2}}) {
+    for (bool as_initializer : {false, true}) {
+      onnx::ModelProto m = WindowModel("Relu");
+      auto* g = m.mutable_graph();
+      onnx::NodeProto* node = g->mutable_node(0);
+      node->set_op_type(c.op);
+      node->clear_attribute();
+      node->clear_input();
+      for (int i = 0; i <= c.input; ++i) node->add_input(i == c.input ? "long" : "x");
+      const int64_t length = int64_t{1} << 31;
+      if (as_initializer) {
+        auto* t = g->add_initializer();  // Its data is never read: the dims are refused first.
+        t->set_name("long");
+        t->set_data_type(onnx::TensorProto::INT64);
+        t->add_dims(length);
+      } else {
+        auto* in = g->add_input();
+        in->set_name("long");
+        auto* type = in->mutable_type()->mutable_tensor_type();
+        type->set_elem_type(onnx::TensorProto::INT64);
+        type->mutable_shape()->add_dim()->set_dim_value(length);
+      }
+      absl::Status s = CheckAttrsBeforeOnnx(m);
+      EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << c.op << ": " << s;
+      EXPECT_THAT(s.message(), AllOf(HasSubstr("'bad'"), HasSubstr("'long'"), HasSubstr("2147483648")))
+          << c.op << ": " << s;
+    }
+  }
+  // At the bound, the check lets the model through to the library.
+  onnx::ModelProto m = WindowModel("Relu");
+  onnx::NodeProto* node = m.mutable_graph()->mutable_node(0);
+  node->set_op_type("Expand");
+  node->clear_attribute();
+  node->add_input("shape");
+  auto* in = m.mutable_graph()->add_input();
+  in->set_name("shape");
+  in->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::INT64);
+  in->mutable_type()->mutable_tensor_type()->mutable_shape()->add_dim()->set_dim_value(kMaxPerDimInputLength);
+  EXPECT_OK(CheckAttrsBeforeOnnx(m));
+}
+
 }  // namespace
 }  // namespace sluice
