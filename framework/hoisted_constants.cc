@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "framework/checked_size.h"
 #include "framework/node_attr.h"
 #include "framework/status.h"
 
@@ -37,6 +38,19 @@ bool HoistConstant(NodeDef* node, HoistedConstants* table) {
     elements = d.size() >= kPast ? kPast : std::min(elements * d.size(), kPast);
   }
   if (elements <= kMaxInlineConstElements) return false;
+  // Only values the proto itself holds: a compact proto (one float_val filling a shape of
+  // 2^29) stays as it is, so that its expansion happens in the Const kernel, under the step's
+  // memory budget, and never in the master or on the wire. Every dense encoding (packed
+  // values, tensor_content) takes at least half a byte per byte of tensor.
+  const size_t element_bytes = std::max<size_t>(DataTypeSize(value->dtype()), 1);
+  int64_t full_elements = 1, tensor_bytes = 0;
+  for (const auto& d : value->tensor_shape().dim()) {
+    if (!CheckedMul(full_elements, d.size(), &full_elements)) return false;
+  }
+  if (!CheckedMul(full_elements, static_cast<int64_t>(element_bytes), &tensor_bytes) ||
+      static_cast<uint64_t>(tensor_bytes) > 2 * static_cast<uint64_t>(value->ByteSizeLong())) {
+    return false;
+  }
   absl::StatusOr<Tensor> t = Tensor::FromProto(*value);
   if (!t.ok()) return false;
   // A swap, not Clear(): a cleared proto keeps its strings' capacity, and the weights with it.

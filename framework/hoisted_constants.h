@@ -41,8 +41,10 @@ using HoistedConstants = absl::flat_hash_map<std::string, Tensor>;
 bool IsHoisted(const NodeDef& node);
 
 // Moves the value of `node` into *table when it is a Const of more than
-// kMaxInlineConstElements elements whose value parses; otherwise leaves it as it is (a value
-// that does not parse fails later, in the Const kernel, as before). Returns whether it moved.
+// kMaxInlineConstElements elements whose value parses and whose proto holds the values (a
+// compact proto, one value filling a large shape, stays: it would expand here); otherwise
+// leaves it as it is (a value that does not parse fails later, in the Const kernel, as
+// before). Returns whether it moved.
 bool HoistConstant(NodeDef* node, HoistedConstants* table);
 
 // HoistConstant on every top-level node of *graph.

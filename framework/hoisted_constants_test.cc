@@ -58,6 +58,30 @@ TEST(HoistedConstantsTest, LargeConstsMoveToTheTableAndSmallOnesStay) {
   EXPECT_EQ(table.size(), 1u);
 }
 
+// A compact value (one float_val for 2^29 elements: 2 GiB once expanded, from about 20 bytes)
+// stays in the graph: hoisting would expand it in the master, outside any step's memory
+// budget, and again on the wire (found in review of the hoisting change).
+TEST(HoistedConstantsTest, CompactValuesStaySmallInTheGraph) {
+  NodeDef node;
+  node.set_name("fill");
+  node.set_op("Const");
+  AddNodeAttr("dtype", DT_FLOAT, &node);
+  TensorProto value;
+  value.set_dtype(DT_FLOAT);
+  value.mutable_tensor_shape()->add_dim()->set_size(int64_t{1} << 29);
+  value.add_float_val(0.0f);
+  *(*node.mutable_attr())["value"].mutable_tensor() = value;
+  HoistedConstants table;
+  EXPECT_FALSE(HoistConstant(&node, &table));
+  EXPECT_TRUE(table.empty());
+  EXPECT_EQ(Value(node).float_val_size(), 1);
+  // Past the element count int64 can hold, too.
+  value.mutable_tensor_shape()->add_dim()->set_size(int64_t{1} << 40);
+  *(*node.mutable_attr())["value"].mutable_tensor() = value;
+  EXPECT_FALSE(HoistConstant(&node, &table));
+  EXPECT_TRUE(table.empty());
+}
+
 TEST(HoistedConstantsTest, MalformedValuesStayForTheKernelToReport) {
   NodeDef node = FloatConst("bad", kMaxInlineConstElements + 1);
   TensorProto* v = (*node.mutable_attr())["value"].mutable_tensor();

@@ -66,7 +66,7 @@ int BenchVerb(Args& args) {
   SessionOptions options;
   absl::Status flags = TakeSessionFlags(args, &options);
   OnnxImportOptions import;
-  TakeOptimizeFlags(args, &import);
+  flags.Update(TakeOptimizeFlags(args, &import));
   if (!flags.ok()) {
     std::fprintf(stderr, "sluice bench: %s\n", std::string(flags.message()).c_str());
     return 2;

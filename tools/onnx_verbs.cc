@@ -237,7 +237,10 @@ int ConvertVerb(Args& args) {
     return 0;
   }
   OnnxImportOptions import;
-  TakeOptimizeFlags(args, &import);
+  if (absl::Status flags = TakeOptimizeFlags(args, &import); !flags.ok()) {
+    std::fprintf(stderr, "sluice convert: %s\n%s", std::string(flags.message()).c_str(), kConvertHelp);
+    return 2;
+  }
   std::string out = args.Take("-o");
   if (out.empty()) out = args.Take("--output");
   const bool json = args.Has("--json");

@@ -5,8 +5,10 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "framework/file_util.h"
 #include "framework/status.h"
+#include "frontend/onnx/optimize.h"
 #include "master/placement_policy.h"
 
 namespace sluice {
@@ -53,10 +55,25 @@ absl::Status TakeSessionFlags(Args& args, SessionOptions* options) {
   return absl::OkStatus();
 }
 
-void TakeOptimizeFlags(Args& args, OnnxImportOptions* options) {
+absl::Status TakeOptimizeFlags(Args& args, OnnxImportOptions* options) {
   args.Has("--optimize");  // The default, accepted for symmetry.
   if (args.Has("--no-optimize")) options->optimize = false;
-  for (std::string& pass : args.TakeAll("--disable-pass")) options->disabled_passes.push_back(std::move(pass));
+  for (std::string& pass : args.TakeAll("--disable-pass")) {
+    // Checked here, not only when the optimizer runs: with --no-optimize, or for a GraphDef,
+    // a misspelt name would otherwise pass unnoticed.
+    bool known = false;
+    std::vector<std::string> names;
+    for (const OptimizerPass& p : OptimizerPasses()) {
+      known = known || pass == p.name;
+      names.push_back(p.name);
+    }
+    if (!known) {
+      return absl::InvalidArgumentError(absl::StrCat("--disable-pass: no optimizer pass '", pass,
+                                                     "' (the passes are ", absl::StrJoin(names, ", "), ")"));
+    }
+    options->disabled_passes.push_back(std::move(pass));
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace sluice

@@ -39,8 +39,8 @@ inline constexpr char kOptimizeFlagsHelp[] =
 )";
 
 // Sets options->optimize (--optimize, the default, or --no-optimize) and
-// options->disabled_passes (checked when the model is imported).
-void TakeOptimizeFlags(Args& args, OnnxImportOptions* options);
+// options->disabled_passes (each must name a pass: INVALID_ARGUMENT listing them otherwise).
+absl::Status TakeOptimizeFlags(Args& args, OnnxImportOptions* options);
 
 }  // namespace sluice
 

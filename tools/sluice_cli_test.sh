@@ -83,6 +83,13 @@ json_is "$out/convert.json" "'fold_batch_norms' not in [p['pass'] for p in d['pa
   fail "--disable-pass in the JSON report"
 if msg=$($sluice convert "$cb" -o "$out/x.pb" --disable-pass nonsense 2>&1); then fail "unknown pass accepted"; fi
 echo "$msg" | grep -q "no optimizer pass 'nonsense'" || fail "unknown pass message: $msg"
+# Also where no optimizer would run to notice: with --no-optimize, and for run and bench.
+if msg=$($sluice convert "$cb" -o "$out/x.pb" --no-optimize --disable-pass nonsense 2>&1); then
+  fail "unknown pass accepted with --no-optimize"
+fi
+echo "$msg" | grep -q "no optimizer pass 'nonsense'" || fail "unknown pass message (--no-optimize): $msg"
+if msg=$($sluice run "$cb" --disable-pass nonsense 2>&1); then fail "run: unknown pass accepted"; fi
+echo "$msg" | grep -q "no optimizer pass 'nonsense'" || fail "run: unknown pass message: $msg"
 $sluice run "$cb" --output-dir "$out/opt" --json > /dev/null
 $sluice run "$cb" --output-dir "$out/plain" --json --no-optimize > /dev/null
 cmp -s "$out/opt/output_0.pb" "$out/plain/output_0.pb" ||

@@ -239,18 +239,22 @@ absl::Status CheckInitializers(const onnx::GraphProto& g) {
   return absl::OkStatus();
 }
 
-absl::Status CheckGraph(const onnx::GraphProto& g) {
+// `outer_lengths`: the declared lengths of the enclosing graphs' values, which a subgraph
+// may read (its own declarations shadow them).
+absl::Status CheckGraph(const onnx::GraphProto& g,
+                        const absl::flat_hash_map<std::string, int64_t>& outer_lengths = {}) {
   SL_RETURN_IF_ERROR(CheckInitializers(g));
   const absl::flat_hash_map<std::string, int> ranks = DeclaredRanks(g);
-  const absl::flat_hash_map<std::string, int64_t> lengths = DeclaredLengths(g);
+  absl::flat_hash_map<std::string, int64_t> lengths = DeclaredLengths(g);
+  for (const auto& [name, length] : outer_lengths) lengths.emplace(name, length);
   for (const auto& node : g.node()) {
     SL_RETURN_IF_ERROR(CheckNode(node));
     SL_RETURN_IF_ERROR(CheckPerDimInputLengths(node, lengths));
     SL_RETURN_IF_ERROR(CheckConvRanks(node, ranks));
     SL_RETURN_IF_ERROR(CheckDeclaredRanks(node, ranks));
     for (const auto& a : node.attribute()) {
-      if (a.has_g()) SL_RETURN_IF_ERROR(CheckGraph(a.g()));
-      for (const auto& sub : a.graphs()) SL_RETURN_IF_ERROR(CheckGraph(sub));
+      if (a.has_g()) SL_RETURN_IF_ERROR(CheckGraph(a.g(), lengths));
+      for (const auto& sub : a.graphs()) SL_RETURN_IF_ERROR(CheckGraph(sub, lengths));
     }
   }
   return absl::OkStatus();

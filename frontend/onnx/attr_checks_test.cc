@@ -253,6 +253,28 @@ TEST(AttrChecksTest, PerDimInputsOfHugeDeclaredLengthAreRefusedBeforeInference) 
           << c.op << ": " << s;
     }
   }
+  // A subgraph's node reading a long value of the graph around it.
+  {
+    onnx::ModelProto inner = WindowModel("Relu");
+    onnx::NodeProto* node = inner.mutable_graph()->mutable_node(0);
+    node->set_op_type("ConstantOfShape");
+    node->clear_attribute();
+    node->set_input(0, "outer_long");
+    inner.mutable_graph()->clear_input();
+    onnx::ModelProto m = WindowModel("If");
+    m.mutable_graph()->mutable_node(0)->clear_attribute();
+    auto* branch = m.mutable_graph()->mutable_node(0)->add_attribute();
+    branch->set_name("then_branch");
+    branch->set_type(onnx::AttributeProto::GRAPH);
+    *branch->mutable_g() = inner.graph();
+    auto* in = m.mutable_graph()->add_input();
+    in->set_name("outer_long");
+    in->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::INT64);
+    in->mutable_type()->mutable_tensor_type()->mutable_shape()->add_dim()->set_dim_value(int64_t{1} << 31);
+    absl::Status s = CheckAttrsBeforeOnnx(m);
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+    EXPECT_THAT(s.message(), HasSubstr("'outer_long'")) << s;
+  }
   // At the bound, the check lets the model through to the library.
   onnx::ModelProto m = WindowModel("Relu");
   onnx::NodeProto* node = m.mutable_graph()->mutable_node(0);

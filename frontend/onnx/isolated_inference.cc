@@ -119,6 +119,8 @@ absl::Status InferShapesIsolated(onnx::ModelProto* model, absl::string_view what
   }
   const uint64_t memory_budget =
       kChildMemoryBase + kChildMemoryPerModelByte * static_cast<uint64_t>(model->ByteSizeLong());
+  // Read here, not in the child: the child of a threaded process should not open files.
+  const uint64_t shared = VirtualBytes();
   const pid_t pid = fork();
   if (pid < 0) {
     close(fds[0]);
@@ -138,7 +140,7 @@ absl::Status InferShapesIsolated(onnx::ModelProto* model, absl::string_view what
     if (__sanitizer_set_death_callback != nullptr) __sanitizer_set_death_callback(nullptr);
     // Bounded memory: past the budget, allocations fail (std::bad_alloc) instead of the
     // library taking the machine's memory.
-    if (const uint64_t shared = VirtualBytes(); shared > 0) {
+    if (shared > 0) {
       const struct rlimit as = {shared + memory_budget, shared + memory_budget};
       setrlimit(RLIMIT_AS, &as);
     }
