@@ -29,25 +29,19 @@ bool HoistConstant(NodeDef* node, HoistedConstants* table) {
   if (node->op() != "Const" || IsHoisted(*node)) return false;
   TensorProto* value = MutableValue(node);
   if (value == nullptr) return false;
-  // Cheap test first: the element count the proto claims, saturated just past the bound (a
-  // malformed shape is left to the kernel).
-  constexpr int64_t kPast = kMaxInlineConstElements + 1;
+  // The element count the proto claims (a malformed shape is left to the kernel).
   int64_t elements = 1;
   for (const auto& d : value->tensor_shape().dim()) {
-    if (d.size() <= 0) return false;
-    elements = d.size() >= kPast ? kPast : std::min(elements * d.size(), kPast);
+    if (d.size() <= 0 || !CheckedMul(elements, d.size(), &elements)) return false;
   }
   if (elements <= kMaxInlineConstElements) return false;
   // Only values the proto itself holds: a compact proto (one float_val filling a shape of
   // 2^29) stays as it is, so that its expansion happens in the Const kernel, under the step's
   // memory budget, and never in the master or on the wire. Every dense encoding (packed
   // values, tensor_content) takes at least half a byte per byte of tensor.
-  const size_t element_bytes = std::max<size_t>(DataTypeSize(value->dtype()), 1);
-  int64_t full_elements = 1, tensor_bytes = 0;
-  for (const auto& d : value->tensor_shape().dim()) {
-    if (!CheckedMul(full_elements, d.size(), &full_elements)) return false;
-  }
-  if (!CheckedMul(full_elements, static_cast<int64_t>(element_bytes), &tensor_bytes) ||
+  const int64_t element_bytes = static_cast<int64_t>(std::max<size_t>(DataTypeSize(value->dtype()), 1));
+  int64_t tensor_bytes = 0;
+  if (!CheckedMul(elements, element_bytes, &tensor_bytes) ||
       static_cast<uint64_t>(tensor_bytes) > 2 * static_cast<uint64_t>(value->ByteSizeLong())) {
     return false;
   }
