@@ -1,4 +1,5 @@
 // SL_GraphImportONNX: ONNX models into a TF_Graph, through the same importer as `sluice run`.
+#include <cctype>
 #include <string>
 #include <vector>
 
@@ -14,12 +15,48 @@ struct SL_ONNXImport {
   struct Value {
     std::string name;
     TF_Output output;
+    // What the model declares for it (its ValueInfoProto), for ONNX Runtime-style metadata.
+    TF_DataType dtype = static_cast<TF_DataType>(0);
+    int rank = -1;                   // -1: unknown.
+    std::vector<int64_t> dims;       // -1 where unknown.
+    std::vector<std::string> names;  // dim_param of each dim; "" where it has none.
+    std::string type;                // ONNX's spelling: "tensor(float)", "seq(tensor(int64))".
+    bool has_default = false;
   };
   std::vector<Value> inputs;
   std::vector<Value> outputs;
 };
 
 namespace {
+
+// ONNX Runtime's spelling of a value's type (NodeArg.type): "tensor(float)", "seq(...)",
+// "optional(...)", "map(string,tensor(float))", "sparse_tensor(float)".
+std::string OnnxTypeString(const onnx::TypeProto& t) {
+  auto elem = [](int32_t e) {
+    std::string n = onnx::TensorProto_DataType_Name(static_cast<onnx::TensorProto_DataType>(e));
+    if (n.empty()) return std::string("undefined");
+    if (n == "FLOAT") return std::string("float");
+    if (n == "DOUBLE") return std::string("double");
+    if (n == "FLOAT16") return std::string("float16");
+    for (char& c : n) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return n;  // int64, uint8, bool, string, bfloat16, complex64...
+  };
+  switch (t.value_case()) {
+    case onnx::TypeProto::kTensorType:
+      return absl::StrCat("tensor(", elem(t.tensor_type().elem_type()), ")");
+    case onnx::TypeProto::kSparseTensorType:
+      return absl::StrCat("sparse_tensor(", elem(t.sparse_tensor_type().elem_type()), ")");
+    case onnx::TypeProto::kSequenceType:
+      return absl::StrCat("seq(", OnnxTypeString(t.sequence_type().elem_type()), ")");
+    case onnx::TypeProto::kOptionalType:
+      return absl::StrCat("optional(", OnnxTypeString(t.optional_type().elem_type()), ")");
+    case onnx::TypeProto::kMapType:
+      return absl::StrCat("map(", elem(t.map_type().key_type()), ",",
+                          OnnxTypeString(t.map_type().value_type()), ")");
+    default:
+      return "unknown";
+  }
+}
 
 absl::StatusOr<SL_ONNXImport*> Import(TF_Graph* graph, const char* path, const void* buffer,
                                       size_t length, const char* prefix) {
@@ -42,7 +79,18 @@ absl::StatusOr<SL_ONNXImport*> Import(TF_Graph* graph, const char* path, const v
     graph->mu.AssertHeld();  // Called only below, under the lock; clang's analysis needs telling.
     auto id = sluice::ParseTensorName(v.tensor);
     TF_Operation* op = graph->OperationByName(p + id->node);
-    return {v.name, TF_Output{op, id->index}};
+    SL_ONNXImport::Value value{v.name, TF_Output{op, id->index}};
+    value.dtype = static_cast<TF_DataType>(v.dtype);
+    value.rank = v.shape.rank();
+    if (value.rank >= 0) value.dims.assign(v.shape.dims().begin(), v.shape.dims().end());
+    const bool declared = v.type.has_tensor_type() && v.type.tensor_type().has_shape() &&
+                          v.type.tensor_type().shape().dim_size() == value.rank;
+    for (int d = 0; d < value.rank; ++d) {
+      value.names.push_back(declared ? v.type.tensor_type().shape().dim(d).dim_param() : "");
+    }
+    value.type = OnnxTypeString(v.type);
+    value.has_default = v.has_default;
+    return value;
   };
   for (const auto& v : imported.inputs) result->inputs.push_back(resolve(v));
   for (const auto& v : imported.outputs) result->outputs.push_back(resolve(v));
@@ -76,6 +124,41 @@ TF_Output SL_ONNXImportInput(const SL_ONNXImport* m, int i) {
 }
 TF_Output SL_ONNXImportOutput(const SL_ONNXImport* m, int i) {
   return m && i >= 0 && i < static_cast<int>(m->outputs.size()) ? m->outputs[i].output : TF_Output{nullptr, -1};
+}
+
+namespace {
+
+const SL_ONNXImport::Value* Find(const SL_ONNXImport* m, int is_output, int i) {
+  if (m == nullptr) return nullptr;
+  const auto& values = is_output ? m->outputs : m->inputs;
+  return i >= 0 && i < static_cast<int>(values.size()) ? &values[i] : nullptr;
+}
+
+}  // namespace
+
+TF_DataType SL_ONNXImportValueType(const SL_ONNXImport* m, int is_output, int index) {
+  const auto* v = Find(m, is_output, index);
+  return v ? v->dtype : static_cast<TF_DataType>(0);
+}
+const char* SL_ONNXImportValueTypeString(const SL_ONNXImport* m, int is_output, int index) {
+  const auto* v = Find(m, is_output, index);
+  return v ? v->type.c_str() : nullptr;
+}
+int SL_ONNXImportValueNumDims(const SL_ONNXImport* m, int is_output, int index) {
+  const auto* v = Find(m, is_output, index);
+  return v ? v->rank : -1;
+}
+int64_t SL_ONNXImportValueDim(const SL_ONNXImport* m, int is_output, int index, int dim) {
+  const auto* v = Find(m, is_output, index);
+  return v && dim >= 0 && dim < v->rank ? v->dims[dim] : -1;
+}
+const char* SL_ONNXImportValueDimName(const SL_ONNXImport* m, int is_output, int index, int dim) {
+  const auto* v = Find(m, is_output, index);
+  return v && dim >= 0 && dim < v->rank ? v->names[dim].c_str() : nullptr;
+}
+unsigned char SL_ONNXImportValueHasDefault(const SL_ONNXImport* m, int is_output, int index) {
+  const auto* v = Find(m, is_output, index);
+  return v && v->has_default ? 1 : 0;
 }
 
 }  // extern "C"

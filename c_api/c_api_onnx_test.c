@@ -36,6 +36,21 @@ static void TestMlp(void) {
   CHECK(SL_ONNXImportNumInputs(m) == 1 && strcmp(SL_ONNXImportInputName(m, 0), "x") == 0, "input x");
   CHECK(SL_ONNXImportNumOutputs(m) == 1 && strcmp(SL_ONNXImportOutputName(m, 0), "y") == 0, "output y");
   CHECK(SL_ONNXImportInput(m, 5).oper == NULL, "input index out of range gives NULL");
+  /* x and y are declared tensor(float) of shape [N, 2]. */
+  CHECK(SL_ONNXImportValueType(m, 0, 0) == TF_FLOAT && SL_ONNXImportValueType(m, 1, 0) == TF_FLOAT,
+        "declared element types");
+  CHECK(strcmp(SL_ONNXImportValueTypeString(m, 0, 0), "tensor(float)") == 0, "ONNX type string");
+  CHECK(SL_ONNXImportValueNumDims(m, 0, 0) == 2 && SL_ONNXImportValueDim(m, 0, 0, 0) == -1 &&
+            SL_ONNXImportValueDim(m, 0, 0, 1) == 2 && SL_ONNXImportValueNumDims(m, 1, 0) == 2,
+        "declared shape [N, 2]");
+  CHECK(strcmp(SL_ONNXImportValueDimName(m, 0, 0, 0), "N") == 0 &&
+            strcmp(SL_ONNXImportValueDimName(m, 0, 0, 1), "") == 0,
+        "symbolic dim names");
+  CHECK(SL_ONNXImportValueHasDefault(m, 0, 0) == 0, "x has no initializer");
+  CHECK(SL_ONNXImportValueNumDims(m, 0, 3) == -1 && SL_ONNXImportValueTypeString(m, 1, 9) == NULL &&
+            SL_ONNXImportValueDimName(m, 0, 0, 2) == NULL && SL_ONNXImportValueDim(m, 0, 0, -1) == -1 &&
+            SL_ONNXImportValueType(NULL, 0, 0) == 0,
+        "out-of-range indices and a NULL model are answered, not crashed on");
   TF_SessionOptions* opts = TF_NewSessionOptions();
   TF_Session* sess = TF_NewSession(g, opts, s);
   TF_Output x = SL_ONNXImportInput(m, 0), y = SL_ONNXImportOutput(m, 0);

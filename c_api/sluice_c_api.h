@@ -42,6 +42,31 @@ TF_CAPI_EXPORT extern const char* SL_ONNXImportOutputName(const SL_ONNXImport* m
 /* What to fetch; {NULL, -1} for an index out of range. */
 TF_CAPI_EXPORT extern TF_Output SL_ONNXImportOutput(const SL_ONNXImport* model, int index);
 
+/* What the model declares for input (`is_output` 0) or output (`is_output` 1) `index`, as ONNX
+ * Runtime's NodeArg reports it:
+ *
+ *   int rank = SL_ONNXImportValueNumDims(m, 0, 0);            // -1: rank unknown
+ *   for (int d = 0; d < rank; ++d)
+ *     printf("%lld %s\n", (long long)SL_ONNXImportValueDim(m, 0, 0, d),   // -1: unknown
+ *            SL_ONNXImportValueDimName(m, 0, 0, d));          // "batch", or "" if unnamed
+ *
+ * For an index out of range: type 0, type string NULL, rank -1, dim -1, dim name NULL.
+ * Strings are owned by `model`. Sequences and optionals have type TF_VARIANT and rank 0. */
+TF_CAPI_EXPORT extern TF_DataType SL_ONNXImportValueType(const SL_ONNXImport* model,
+                                                         int is_output, int index);
+/* ONNX's spelling of the type: "tensor(float)", "seq(tensor(int64))", "optional(...)". */
+TF_CAPI_EXPORT extern const char* SL_ONNXImportValueTypeString(const SL_ONNXImport* model,
+                                                               int is_output, int index);
+TF_CAPI_EXPORT extern int SL_ONNXImportValueNumDims(const SL_ONNXImport* model, int is_output,
+                                                    int index);
+TF_CAPI_EXPORT extern int64_t SL_ONNXImportValueDim(const SL_ONNXImport* model, int is_output,
+                                                    int index, int dim);
+TF_CAPI_EXPORT extern const char* SL_ONNXImportValueDimName(const SL_ONNXImport* model,
+                                                            int is_output, int index, int dim);
+/* 1 for an input with an initializer (feeding it is optional), else 0. */
+TF_CAPI_EXPORT extern unsigned char SL_ONNXImportValueHasDefault(const SL_ONNXImport* model,
+                                                                 int is_output, int index);
+
 /* --- Sluice extension: training ONNX models through their TrainingInfoProto -------------
  *
  *   SL_Trainer* t = SL_NewTrainer("model.onnx", opts, status);

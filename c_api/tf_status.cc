@@ -4,6 +4,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "build_defs/version.h"
 #include "c_api/c_api.h"
 #include "c_api/c_api_internal.h"
 #include "framework/status.h"
@@ -23,7 +24,7 @@ absl::Status NameNode(const absl::Status& s, const NodeDef& node) {
 
 extern "C" {
 
-const char* TF_Version(void) { return "0.1.0-sluice"; }
+const char* TF_Version(void) { return SLUICE_VERSION; }
 
 TF_Status* TF_NewStatus(void) { return new TF_Status; }
 

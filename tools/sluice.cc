@@ -5,6 +5,7 @@
 #include <map>
 #include <string>
 
+#include "build_defs/version.h"
 #include "tools/verbs.h"
 
 namespace {
@@ -28,7 +29,9 @@ const std::map<std::string, Verb>& Verbs() {
 }
 
 void PrintHelp(FILE* out) {
-  std::fprintf(out, "usage: sluice VERB [args]    (sluice VERB --help for a verb's options)\n\nverbs:\n");
+  std::fprintf(out,
+               "usage: sluice VERB [args]    (sluice VERB --help for a verb's options)\n"
+               "       sluice --version\n\nverbs:\n");
   for (const auto& [name, verb] : Verbs()) std::fprintf(out, "  %-10s %s\n", name.c_str(), verb.summary);
 }
 
@@ -39,6 +42,10 @@ int main(int argc, char** argv) {
       !std::strcmp(argv[1], "-h")) {
     PrintHelp(argc < 2 ? stderr : stdout);
     return argc < 2 ? 2 : 0;
+  }
+  if (!std::strcmp(argv[1], "--version") || !std::strcmp(argv[1], "version")) {
+    std::printf("sluice %s\n", SLUICE_VERSION);
+    return 0;
   }
   auto it = Verbs().find(argv[1]);
   if (it == Verbs().end()) {

@@ -1,7 +1,10 @@
 """Python binding for Sluice: graphs and sessions over libsluice_c.so (ctypes + numpy).
 
     import numpy as np, sluice
-    g = sluice.Graph()
+    sess = sluice.InferenceSession("model.onnx")          # ONNX Runtime's API shape
+    y, = sess.run(None, {sess.get_inputs()[0].name: np.ones((1, 2), np.float32)})
+
+    g = sluice.Graph()                                    # TensorFlow's graph-and-session
     x = g.placeholder("x", np.float32, shape=(None, 2))
     w = g.constant([[1, 2], [3, 4]], name="w", dtype=np.float32)
     y = g.op("Relu", [g.op("Add", [g.op("MatMul", [x, w]), 0.5])])
@@ -16,8 +19,8 @@ Arrays returned by Session.run share memory with the runtime (no copy) and are r
 call .copy() for a writable array. Fed arrays are copied into tensors the runtime owns.
 String tensors are not supported.
 
-Modules: errors (SluiceError and a subclass per code), graph (Graph, Operation, Output),
-session (Session), config (encode_config, ConfigProto written by hand), training (Trainer);
+Modules: inference (InferenceSession, NodeArg), errors (SluiceError and a subclass per
+code), graph (Graph, Operation, Output), session (Session), config (encode_config, ConfigProto written by hand), training (Trainer);
 _lib loads the library and declares its signatures, _tensors converts arrays.
 """
 
@@ -29,14 +32,23 @@ from .errors import (AbortedError, AlreadyExistsError, CancelledError, DataLossE
                      PermissionDeniedError, ResourceExhaustedError, SluiceError,
                      UnauthenticatedError, UnavailableError, UnimplementedError, UnknownError)
 from .graph import Graph, OnnxModel, Operation, Output, Shape
+from .inference import InferenceSession, NodeArg
 from .session import Device, Session
 from .training import Trainer
 
 __all__ = [
-    "Graph", "Operation", "Output", "Session", "Shape", "Device", "SluiceError",
+    "InferenceSession", "NodeArg", "Graph", "Operation", "Output", "Session", "Shape", "Device", "SluiceError",
     "CancelledError", "UnknownError", "InvalidArgumentError", "DeadlineExceededError",
     "NotFoundError", "AlreadyExistsError", "PermissionDeniedError", "ResourceExhaustedError",
     "FailedPreconditionError", "AbortedError", "OutOfRangeError", "UnimplementedError",
     "InternalError", "UnavailableError", "DataLossError", "UnauthenticatedError", "library_path",
     "version", "encode_config",
 ]
+
+
+def __getattr__(name):
+    # sluice.__version__ is the library's TF_Version(), written once in //:VERSION; asked
+    # for lazily, so importing the package does not load the library.
+    if name == "__version__":
+        return version()
+    raise AttributeError("module 'sluice' has no attribute %r" % name)

@@ -181,6 +181,12 @@ class Graph(object):
         """Imports an ONNX model: `model` is a path or the serialized ModelProto as bytes (a
         model with external data files must be given by path). Returns an OnnxModel whose
         `inputs` and `outputs` map the model's names to the Outputs to feed and fetch."""
+        return self._import_onnx_with_info(model, prefix)[0]
+
+    def _import_onnx_with_info(self, model, prefix=""):
+        """import_onnx's OnnxModel, and what the model declares for its values: ([(NodeArg,
+        has_default) per input], [(NodeArg, False) per output]) (see inference.py)."""
+        from .inference import _read_args  # inference imports this module.
         if isinstance(model, (bytes, bytearray, memoryview)):
             data = bytes(model)
             ptr = call("SL_GraphImportONNX", self._ptr, None, data, len(data), prefix.encode())
@@ -195,10 +201,14 @@ class Graph(object):
                     out[name_fn(ptr, i).decode()] = Output(Operation(self, c.oper), c.index)
                 return out
             c_lib = self._lib
-            return OnnxModel(values(c_lib.SL_ONNXImportNumInputs, c_lib.SL_ONNXImportInputName,
-                                    c_lib.SL_ONNXImportInput),
-                             values(c_lib.SL_ONNXImportNumOutputs, c_lib.SL_ONNXImportOutputName,
-                                    c_lib.SL_ONNXImportOutput))
+            imported = OnnxModel(
+                values(c_lib.SL_ONNXImportNumInputs, c_lib.SL_ONNXImportInputName,
+                       c_lib.SL_ONNXImportInput),
+                values(c_lib.SL_ONNXImportNumOutputs, c_lib.SL_ONNXImportOutputName,
+                       c_lib.SL_ONNXImportOutput))
+            info = (_read_args(c_lib, ptr, 0, c_lib.SL_ONNXImportNumInputs(ptr)),
+                    _read_args(c_lib, ptr, 1, c_lib.SL_ONNXImportNumOutputs(ptr)))
+            return imported, info
         finally:
             self._lib.SL_DeleteONNXImport(ptr)
 

@@ -1,0 +1,199 @@
+"""ONNX Runtime's API shape over Sluice: InferenceSession, NodeArg.
+
+    import numpy as np, sluice
+    sess = sluice.InferenceSession("model.onnx", threads=2)
+    x = sess.get_inputs()[0]                      # NodeArg(name='x', shape=['N', 2], ...)
+    y, = sess.run(None, {x.name: np.ones((3, 2), np.float32)})
+
+A model runs in process by default, or on a cluster with target="grpc://host:port" (see
+`sluice serve`). run() may be called from several threads at once on one session: the C
+library is called through ctypes, which releases the GIL for the length of each call.
+"""
+
+import collections
+import os
+import threading
+
+import numpy as np
+
+from .errors import InvalidArgumentError
+from .graph import Graph
+from .session import Session
+
+__all__ = ["InferenceSession", "NodeArg"]
+
+# ONNX's element type names (NodeArg.type is "tensor(<name>)") and the numpy dtype of each.
+_ONNX_TYPES = {
+    "float": np.float32, "double": np.float64, "float16": np.float16, "int8": np.int8,
+    "int16": np.int16, "int32": np.int32, "int64": np.int64, "uint8": np.uint8,
+    "uint16": np.uint16, "uint32": np.uint32, "uint64": np.uint64, "bool": np.bool_,
+    "complex64": np.complex64, "complex128": np.complex128,
+}
+
+
+class NodeArg(collections.namedtuple("NodeArg", ["name", "shape", "type"])):
+    """A model input or output as ONNX Runtime describes it: `name`; `shape`, a list with an
+    int for each known dim, the dim's symbolic name (a str) where the model gives one, and None
+    where neither is known (None for the whole shape when the rank is unknown); `type`, ONNX's
+    spelling ("tensor(float)", "seq(tensor(int64))")."""
+    __slots__ = ()
+
+    @property
+    def dtype(self):
+        """The numpy dtype of a tensor value; None for sequences, optionals and maps."""
+        if self.type.startswith("tensor(") and self.type[7:-1] in _ONNX_TYPES:
+            return np.dtype(_ONNX_TYPES[self.type[7:-1]])
+        return None
+
+
+def _read_args(c_lib, handle, is_output, count):
+    args = []
+    for i in range(count):
+        name_fn = c_lib.SL_ONNXImportOutputName if is_output else c_lib.SL_ONNXImportInputName
+        rank = c_lib.SL_ONNXImportValueNumDims(handle, is_output, i)
+        shape = None
+        if rank >= 0:
+            shape = []
+            for d in range(rank):
+                dim = c_lib.SL_ONNXImportValueDim(handle, is_output, i, d)
+                label = c_lib.SL_ONNXImportValueDimName(handle, is_output, i, d).decode()
+                shape.append(int(dim) if dim >= 0 else (label or None))
+        args.append((NodeArg(name_fn(handle, i).decode(), shape,
+                             c_lib.SL_ONNXImportValueTypeString(handle, is_output, i).decode()),
+                     bool(c_lib.SL_ONNXImportValueHasDefault(handle, is_output, i))))
+    return args
+
+
+class InferenceSession(object):
+    """Runs an ONNX model as onnxruntime.InferenceSession does.
+
+    `path_or_bytes`: the model's path, or its serialized ModelProto (a model whose tensors are
+    in external files must be given by path). `threads`: intra-op threads (default: the
+    runtime's choice); nodes run one after another, as ONNX Runtime's sequential executor.
+    `target`: "" for in-process, or "grpc://host:port" for a cluster. `config`: more
+    ConfigProto fields as a dict (see sluice.encode_config), e.g. {"operation_timeout_in_ms":
+    2000}. `providers`, `sess_options` and other ONNX Runtime arguments are accepted and
+    ignored, so code written for ONNX Runtime runs unchanged.
+    """
+
+    def __init__(self, path_or_bytes, sess_options=None, providers=None, provider_options=None,
+                 threads=None, target="", config=None, **kwargs):
+        del sess_options, providers, provider_options, kwargs  # ONNX Runtime's; no meaning here.
+        if isinstance(path_or_bytes, (bytes, bytearray, memoryview)):
+            model = bytes(path_or_bytes)
+            self._model_path = None
+        elif isinstance(path_or_bytes, (str, os.PathLike)):
+            model = os.fspath(path_or_bytes)
+            self._model_path = model
+        else:
+            raise TypeError("InferenceSession needs a model path or the model's bytes, not %s"
+                            % type(path_or_bytes).__name__)
+        cfg = dict(config or {})
+        if threads is not None:
+            if not isinstance(threads, int) or threads < 1:
+                raise ValueError("threads must be a positive int, not %r" % (threads,))
+            cfg.setdefault("intra_op_parallelism_threads", threads)
+            cfg.setdefault("inter_op_parallelism_threads", 1)
+        self._graph = Graph()
+        imported, info = self._graph._import_onnx_with_info(model)
+        self._feeds = imported.inputs    # name -> Output
+        self._fetches = imported.outputs  # name -> Output
+        self._inputs = [arg for arg, has_default in info[0] if not has_default]
+        self._initializers = [arg for arg, has_default in info[0] if has_default]
+        self._outputs = [arg for arg, _ in info[1]]
+        self._input_by_name = {arg.name: arg for arg, _ in info[0]}
+        self._session = Session(self._graph, target=target, config=cfg or None)
+        self._lock = threading.Lock()
+
+    # -- ONNX Runtime's metadata --
+
+    def get_inputs(self):
+        """The inputs a run must feed (inputs backed by an initializer are in
+        get_overridable_initializers)."""
+        return list(self._inputs)
+
+    def get_outputs(self):
+        return list(self._outputs)
+
+    def get_overridable_initializers(self):
+        """Inputs with an initializer: feeding them is optional."""
+        return list(self._initializers)
+
+    def get_providers(self):
+        return ["SluiceCPUExecutionProvider"]
+
+    def get_session_options(self):
+        return None
+
+    @property
+    def model_path(self):
+        return self._model_path
+
+    # -- running --
+
+    def _check_feed(self, name, value):
+        arg = self._input_by_name.get(name)
+        if arg is None:
+            raise InvalidArgumentError(
+                "no input named %r; the model's inputs are %s"
+                % (name, ", ".join(a.name for a in self._inputs + self._initializers)))
+        want = arg.dtype
+        if want is None:
+            raise InvalidArgumentError("input %r is %s; only tensor inputs can be fed from "
+                                       "Python" % (name, arg.type))
+        if isinstance(value, (np.ndarray, np.generic)):
+            arr = np.asarray(value)
+            if arr.dtype != want:
+                raise InvalidArgumentError("input %r expects %s (%s), got an array of %s"
+                                           % (name, arg.type, want, arr.dtype))
+        else:  # A Python number or nested list takes the input's type, as numpy would make it.
+            try:
+                arr = np.asarray(value, dtype=want)
+            except (TypeError, ValueError) as e:
+                raise InvalidArgumentError("input %r: cannot make %s of %r: %s"
+                                           % (name, arg.type, value, e))
+        if arg.shape is not None:
+            if arr.ndim != len(arg.shape) or any(
+                    isinstance(d, int) and d != n for d, n in zip(arg.shape, arr.shape)):
+                raise InvalidArgumentError(
+                    "input %r expects shape %s, got %s"
+                    % (name, "[" + ", ".join("?" if d is None else str(d) for d in arg.shape)
+                       + "]", list(arr.shape)))
+        return arr
+
+    def run(self, output_names, input_feed, run_options=None):
+        """Computes `output_names` (a list of output names; None or [] for every output) from
+        `input_feed` ({input name: array}). Returns a list of numpy arrays in that order.
+        Raises sluice.InvalidArgumentError (a SluiceError) for an unknown name, a missing
+        input, or an array of the wrong dtype or shape, naming the input."""
+        del run_options
+        names = list(output_names) if output_names else [a.name for a in self._outputs]
+        fetches = []
+        for n in names:
+            if n not in self._fetches:
+                raise InvalidArgumentError("no output named %r; the model's outputs are %s"
+                                           % (n, ", ".join(a.name for a in self._outputs)))
+            fetches.append(self._fetches[n])
+        if not isinstance(input_feed, dict):
+            raise TypeError("input_feed must be a dict of {input name: array}")
+        feed_dict = {}
+        for name, value in input_feed.items():
+            arr = self._check_feed(name, value)
+            feed_dict[self._feeds[name]] = arr
+        missing = [a.name for a in self._inputs if a.name not in input_feed]
+        if missing:
+            raise InvalidArgumentError("missing input%s: %s (feed every input of get_inputs())"
+                                       % ("s" if len(missing) > 1 else "", ", ".join(missing)))
+        # Copies: the arrays Session.run returns are read-only views of the runtime's tensors,
+        # and ONNX Runtime's callers expect arrays they own.
+        return [np.array(r) for r in self._session.run(fetches, feed_dict)]
+
+    def run_with_ort_values(self, *args, **kwargs):
+        raise NotImplementedError("Sluice has no OrtValue; call run() with numpy arrays")
+
+    def end_profiling(self):
+        return ""
+
+    def close(self):
+        self._session.close()
+
