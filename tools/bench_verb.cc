@@ -15,7 +15,9 @@
 #include "master/session.h"
 #include "tools/session_flags.h"
 #include "tools/chrome_trace.h"
+#include "tools/error_hints.h"
 #include "tools/json.h"
+#include "tools/progress.h"
 #include "tools/verbs.h"
 
 namespace sluice {
@@ -26,6 +28,8 @@ constexpr char kHelp[] = R"(usage: sluice bench MODEL.onnx [options]
 Runs the model repeatedly in an embedded session and reports the time of whole runs (feeds
 in, fetches out). The last line is JSON:
   {"model": ..., "threads": N, "iters": N, "median_ms": X, "min_ms": Y}
+When stderr is a terminal, a progress line there ("bench: 14/50 iterations") is rewritten as
+runs end and erased before the results.
 
 options:
   --input FILE.pb | NAME=FILE.pb   inputs as in `sluice run` (default: random inputs)
@@ -77,13 +81,17 @@ int BenchVerb(Args& args) {
                  positional.ok() ? "expected one MODEL" : std::string(positional.status().message()).c_str(), kHelp);
     return 2;
   }
-  auto fail = [](const absl::Status& s) {
-    std::fprintf(stderr, "sluice bench: %s\n", StatusToString(s).c_str());
-    return 1;
+  ErrorHintContext hints;
+  hints.target = options.target;
+  ProgressLine progress;  // On stderr, when it is a terminal.
+  auto fail = [&](const absl::Status& s) {
+    progress.Clear();
+    return ReportFailure("bench", s, hints);
   };
   const std::string& path = (*positional)[0];
   auto g = ImportOnnxFile(path, import);
   if (!g.ok()) return fail(g.status());
+  for (const auto& in : g->inputs) hints.input_names.push_back(in.name);
   std::vector<std::pair<std::string, Tensor>> feeds;
   std::vector<const OnnxValue*> required;
   for (const auto& in : g->inputs) {
@@ -123,17 +131,20 @@ int BenchVerb(Args& args) {
   if (!s.ok()) return fail(s);
   std::vector<Tensor> out;
   for (int i = 0; i < warmup; ++i) {
+    progress.Update(absl::StrCat("bench: warmup ", i, "/", warmup));
     s = (*session)->Run(feeds, fetches, {}, &out);
     if (!s.ok()) return fail(s);
   }
   std::vector<double> ms;
   for (int i = 0; i < iters; ++i) {
+    progress.Update(absl::StrCat("bench: ", i, "/", iters, " iterations"));
     auto start = std::chrono::steady_clock::now();
     s = (*session)->Run(feeds, fetches, {}, &out);
     auto end = std::chrono::steady_clock::now();
     if (!s.ok()) return fail(s);
     ms.push_back(std::chrono::duration<double, std::milli>(end - start).count());
   }
+  progress.Done();
   RunMetadata metadata;
   if (profile || !trace_file.empty()) {
     RunOptions trace;

@@ -4,10 +4,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
-#include <random>
+#include <map>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -18,9 +19,14 @@
 #include "frontend/onnx/onnx_tensor.h"
 #include "frontend/onnx/optimize.h"
 #include "google/protobuf/text_format.h"
-#include "tools/session_flags.h"
+#include "master/session.h"
+#include "tools/error_hints.h"
 #include "tools/json.h"
+#include "tools/model_inputs.h"
 #include "tools/onnx_test_runner.h"
+#include "tools/partition_view.h"
+#include "tools/progress.h"
+#include "tools/session_flags.h"
 #include "tools/verbs.h"
 
 namespace sluice {
@@ -34,6 +40,8 @@ FAIL name: reason, SKIP name: reason), then "N passed, N failed, N skipped" alon
 last line. Exit status 0 only when nothing failed.
 Tolerance: |got - want| <= 1e-5 + 1e-3 * |want|; exact for integers, bools and strings.
 Each case runs in its own process, so a crash or hang fails that case, not the run.
+When stderr is a terminal, a progress line there ("test-onnx: 312/922 cases, 3 failed") is
+rewritten as cases end and erased at the end.
 
 options:
   --json FILE        write every case's outcome, reason and time as JSON:
@@ -48,21 +56,43 @@ options:
   --help             this text
 )";
 
-constexpr char kConvertHelp[] = R"(usage: sluice convert MODEL.onnx -o GRAPH.pb|GRAPH.pbtxt
+constexpr char kConvertHelp[] = R"(usage: sluice convert MODEL.onnx [-o GRAPH.pb|GRAPH.pbtxt] [--dot FILE] [options]
 
-Imports an ONNX model and writes the Sluice GraphDef (text format for .pbtxt). The graph's
-inputs and outputs are listed on stdout as "input NAME -> TENSOR" / "output NAME -> TENSOR".
+Imports an ONNX model and writes the Sluice GraphDef: TensorFlow's GraphDef layout, field
+names and numbers (node name, op, input as "node", "node:k" or "^node", device, attr map;
+versions.producer set), so TensorFlow's graph viewers (TensorBoard, Netron) open it. The
+graph's inputs and outputs are listed on stdout as "input NAME -> TENSOR" / "output NAME ->
+TENSOR".
 
 The graph optimizer runs on the way (--optimize, the default) and what each pass rewrote is
 printed as "pass NAME: N rewrites, M nodes after"; --no-optimize writes the graph as imported.
 
 options:
+  -o, --output GRAPH   where the GraphDef goes
+  --format pbtxt|pb    text or binary GraphDef (default: text for a .pbtxt or .txt GRAPH,
+                       binary otherwise)
+  --dot FILE           a Graphviz view of the graph as a step that feeds the model's inputs
+                       and fetches its outputs runs it: partitioned by device by the master,
+                       one cluster per device, each _Send joined to its _Recv by a dashed
+                       edge labelled with the tensor (render: dot -Tpng FILE -o g.png). The
+                       model runs once, as `sluice run` runs it (random inputs of the declared
+                       shapes unless --input is given), to obtain the master's partitions
+  --input [NAME=]FILE.pb
+                       for --dot, an input instead of random values, as in `sluice run`;
+                       repeatable
+  --devices N          CPU devices to place on for --dot (default 1, as `sluice run`); with
+                       --target, the cluster's devices instead
+  --placement, --device-map, --target
+                       for --dot, as in `sluice run` (e.g. --devices 2 --placement pipeline
+                       splits the model over two devices)
   --json   print one JSON object instead of the lines:
-             {"file": GRAPH, "nodes": N,
+             {"file": GRAPH, "format": "pbtxt"|"pb", "nodes": N,
               "inputs": [{"name", "tensor", "dtype", "shape", "has_default"}],
               "outputs": [{"name", "tensor", "dtype"}],
-              "passes": [{"pass", "rewrites", "nodes_after"}]}
-           (shape as a string: "[N,3]", "[?,3]" or "<unknown>")
+              "passes": [{"pass", "rewrites", "nodes_after"}],
+              "dot": {"file", "devices": [{"device", "nodes", "sends", "recvs"}]}}
+           (shape as a string: "[N,3]", "[?,3]" or "<unknown>"; file and format with -o,
+           dot with --dot)
 )";
 
 // Runs one case in a child process so that a crash or a hang fails only that case.
@@ -159,7 +189,10 @@ int TestOnnxVerb(Args& args) {
   std::vector<OnnxCaseResult> results;
   int passed = 0, failed = 0, skipped = 0;
   const bool lines = json != "-";
+  ProgressLine progress;  // On stderr, when it is a terminal.
+  size_t total = 0;       // Cases, and paths without any (each reported as one failure).
   auto report = [&](OnnxCaseResult r) {
+    progress.Clear();
     if (!lines) {
       passed += r.outcome == OnnxCaseResult::kPass;
       failed += r.outcome == OnnxCaseResult::kFail;
@@ -180,7 +213,12 @@ int TestOnnxVerb(Args& args) {
   for (const std::string& path : *paths) {
     cases_of_path.push_back(FindOnnxTestCases(path));
     total_cases += cases_of_path.back().size();
+    total += std::max<size_t>(1, cases_of_path.back().size());
   }
+  auto show_progress = [&] {
+    progress.Update(absl::StrCat("test-onnx: ", results.size(), "/", total, " cases, ", failed, " failed"));
+  };
+  show_progress();
   // "t.json" for one case; "t.<case>.json" for each of several.
   auto trace_file_of = [&](const std::string& dir) -> std::string {
     if (trace.empty() || total_cases == 1) return trace;
@@ -196,13 +234,16 @@ int TestOnnxVerb(Args& args) {
       r.name = (*paths)[p];
       r.reason = "no model.onnx here or in its subfolders";
       report(r);
+      show_progress();
     }
     for (const std::string& dir : cases_of_path[p]) {
       const std::string trace_file = trace_file_of(dir);
       report(no_fork ? RunOnnxTestCase(dir, options, trace_file)
                      : RunIsolated(dir, options, timeout, trace_file));
+      show_progress();
     }
   }
+  progress.Done();
   if (!json.empty()) {
     std::vector<std::string> cases;
     for (const OnnxCaseResult& r : results) {
@@ -236,37 +277,101 @@ int ConvertVerb(Args& args) {
     for (const OptimizerPass& p : OptimizerPasses()) std::printf("  %-24s %s\n", p.name, p.summary);
     return 0;
   }
+  auto usage = [](const std::string& message) {
+    std::fprintf(stderr, "sluice convert: %s\n%s", message.c_str(), kConvertHelp);
+    return 2;
+  };
   OnnxImportOptions import;
   if (absl::Status flags = TakeOptimizeFlags(args, &import); !flags.ok()) {
-    std::fprintf(stderr, "sluice convert: %s\n%s", std::string(flags.message()).c_str(), kConvertHelp);
-    return 2;
+    return usage(std::string(flags.message()));
   }
   std::string out = args.Take("-o");
   if (out.empty()) out = args.Take("--output");
+  std::string format = args.Take("--format");
+  const std::string dot = args.Take("--dot");
+  const std::vector<std::string> inputs = args.TakeAll("--input");
+  const std::string devices_flag = args.Take("--devices");
+  SessionOptions options;  // For --dot: the devices and the placement options.
+  if (absl::Status flags = TakeSessionFlags(args, &options); !flags.ok()) {
+    return usage(std::string(flags.message()));
+  }
   const bool json = args.Has("--json");
   auto positional = args.Positional(1);
-  if (!positional.ok() || positional->size() != 1 || out.empty()) {
-    std::fprintf(stderr, "sluice convert: %s\n%s",
-                 positional.ok() ? "expected MODEL.onnx and -o GRAPH" : std::string(positional.status().message()).c_str(),
-                 kConvertHelp);
-    return 2;
+  if (!positional.ok()) return usage(std::string(positional.status().message()));
+  if (positional->size() != 1 || (out.empty() && dot.empty())) {
+    return usage("expected MODEL.onnx and -o GRAPH, --dot FILE or both");
+  }
+  if (!inputs.empty() && dot.empty()) return usage("--input applies to --dot only");
+  if (format.empty()) {
+    format = absl::EndsWith(out, ".pbtxt") || absl::EndsWith(out, ".txt") ? "pbtxt" : "pb";
+  } else if (format != "pbtxt" && format != "pb") {
+    return usage(absl::StrCat("--format '", format, "': expected pbtxt or pb"));
+  }
+  int devices = 1;
+  if (!devices_flag.empty() && (!absl::SimpleAtoi(devices_flag, &devices) || devices < 1)) {
+    return usage(absl::StrCat("--devices '", devices_flag, "': expected a number of devices >= 1"));
   }
   auto g = ImportOnnxFile((*positional)[0], import);
-  if (!g.ok()) {
-    std::fprintf(stderr, "sluice convert: %s\n", StatusToString(g.status()).c_str());
-    return 1;
+  if (!g.ok()) return ReportFailure("convert", g.status());
+  if (!out.empty()) {
+    std::ofstream file(out, std::ios::binary);
+    bool ok;
+    if (format == "pbtxt") {
+      std::string text;
+      ok = google::protobuf::TextFormat::PrintToString(g->graph, &text) && (file << text);
+    } else {
+      ok = g->graph.SerializeToOstream(&file);
+    }
+    if (!ok) {
+      std::fprintf(stderr, "sluice convert: cannot write '%s'\n", out.c_str());
+      return 1;
+    }
   }
-  std::ofstream file(out, std::ios::binary);
-  bool ok;
-  if (absl::EndsWith(out, ".pbtxt") || absl::EndsWith(out, ".txt")) {
-    std::string text;
-    ok = google::protobuf::TextFormat::PrintToString(g->graph, &text) && (file << text);
-  } else {
-    ok = g->graph.SerializeToOstream(&file);
-  }
-  if (!ok) {
-    std::fprintf(stderr, "sluice convert: cannot write '%s'\n", out.c_str());
-    return 1;
+  // The master's partitions of a step that feeds the model's inputs and fetches each of its
+  // outputs once, run as `sluice run` runs it, in the session --devices / --target make.
+  std::vector<std::string> dot_devices_json;
+  std::vector<std::string> dot_lines;
+  if (!dot.empty()) {
+    ErrorHintContext hints;
+    hints.target = options.target;
+    for (const auto& in : g->inputs) hints.input_names.push_back(in.name);
+    auto fail = [&](const absl::Status& s) {
+      return ReportFailure("convert", AddContext(s, "--dot"), hints);
+    };
+    auto step = OnnxInputs(*g, inputs);
+    if (!step.ok()) return fail(step.status());
+    std::vector<std::string> fetches;
+    for (const auto& o : g->outputs) {
+      if (std::find(fetches.begin(), fetches.end(), o.tensor) == fetches.end()) fetches.push_back(o.tensor);
+    }
+    (*options.config.mutable_device_count())["CPU"] = devices;
+    auto session = NewSession(options);
+    if (!session.ok()) return fail(session.status());
+    if (absl::Status s = (*session)->Create(g->graph); !s.ok()) return fail(s);
+    RunOptions run_options;
+    run_options.set_output_partition_graphs(true);
+    RunMetadata metadata;
+    std::vector<Tensor> results;
+    if (absl::Status s = (*session)->Run(run_options, step->feeds, fetches, {}, &results, &metadata);
+        !s.ok()) {
+      return fail(s);
+    }
+    const std::map<std::string, GraphDef> parts = PartitionsByDevice(metadata.partition_graphs());
+    std::ofstream file(dot, std::ios::binary);
+    if (!(file << PartitionsToDot(parts))) {
+      std::fprintf(stderr, "sluice convert: cannot write '%s'\n", dot.c_str());
+      return 1;
+    }
+    for (const PartitionCounts& c : CountPartitions(parts)) {
+      dot_devices_json.push_back(JsonObject()
+                                     .AddString("device", c.device)
+                                     .AddInt("nodes", c.nodes)
+                                     .AddInt("sends", c.sends)
+                                     .AddInt("recvs", c.recvs)
+                                     .ToString());
+      dot_lines.push_back(absl::StrCat("dot: ", c.device, ": ", c.nodes, " nodes (", c.sends,
+                                       " _Send, ", c.recvs, " _Recv)"));
+    }
   }
   if (json) {
     std::vector<std::string> inputs, outputs;
@@ -294,14 +399,19 @@ int ConvertVerb(Args& args) {
                            .AddInt("nodes_after", r.nodes_after)
                            .ToString());
     }
-    std::printf("%s\n", JsonObject()
-                            .AddString("file", out)
-                            .AddInt("nodes", g->graph.node_size())
-                            .AddRaw("inputs", JsonArray(inputs))
-                            .AddRaw("outputs", JsonArray(outputs))
-                            .AddRaw("passes", JsonArray(passes))
-                            .ToString()
-                            .c_str());
+    JsonObject doc;
+    if (!out.empty()) doc.AddString("file", out).AddString("format", format);
+    doc.AddInt("nodes", g->graph.node_size())
+        .AddRaw("inputs", JsonArray(inputs))
+        .AddRaw("outputs", JsonArray(outputs))
+        .AddRaw("passes", JsonArray(passes));
+    if (!dot.empty()) {
+      doc.AddRaw("dot", JsonObject()
+                            .AddString("file", dot)
+                            .AddRaw("devices", JsonArray(dot_devices_json))
+                            .ToString());
+    }
+    std::printf("%s\n", doc.ToString().c_str());
     return 0;
   }
   for (const auto& in : g->inputs) {
@@ -314,35 +424,10 @@ int ConvertVerb(Args& args) {
   for (const auto& r : g->optimizations) {
     std::printf("pass %s: %d rewrites, %d nodes after\n", r.pass.c_str(), r.rewrites, r.nodes_after);
   }
-  std::printf("wrote %s (%d nodes)\n", out.c_str(), g->graph.node_size());
+  for (const std::string& line : dot_lines) std::printf("%s\n", line.c_str());
+  if (!dot.empty()) std::printf("wrote %s (%zu devices)\n", dot.c_str(), dot_lines.size());
+  if (!out.empty()) std::printf("wrote %s (%d nodes)\n", out.c_str(), g->graph.node_size());
   return 0;
-}
-
-absl::StatusOr<Tensor> RandomTensor(DataType dt, const PartialShape& shape, std::mt19937* rng) {
-  DimVector dims;
-  if (!shape.unknown_rank()) {
-    for (int64_t d : shape.dims()) dims.push_back(d < 0 ? 1 : d);
-  }
-  SL_ASSIGN_OR_RETURN(Tensor t, Tensor::Allocate(dt, TensorShape(dims)));
-  std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
-  bool ok = VisitDataType(dt, [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    for (T& v : t.flat<T>()) {
-      if constexpr (std::is_same_v<T, tstring>) {
-        v = "x";
-      } else if constexpr (std::is_same_v<T, bool>) {
-        v = uniform(*rng) > 0;
-      } else if constexpr (std::is_same_v<T, complex64> || std::is_same_v<T, complex128>) {
-        v = T(uniform(*rng), uniform(*rng));
-      } else if constexpr (std::is_integral_v<T>) {
-        v = static_cast<T>(static_cast<int>((uniform(*rng) + 1) * 4));
-      } else {
-        v = T(uniform(*rng));
-      }
-    }
-  });
-  if (!ok) return absl::UnimplementedError(absl::StrCat("no random values for ", DataTypeString(dt)));
-  return t;
 }
 
 }  // namespace sluice

@@ -18,7 +18,9 @@
 #include "master/session.h"
 #include "tools/chrome_trace.h"
 #include "tools/cli.h"
+#include "tools/error_hints.h"
 #include "tools/json.h"
+#include "tools/model_inputs.h"
 #include "tools/session_flags.h"
 #include "tools/verbs.h"
 
@@ -27,8 +29,12 @@ namespace {
 
 constexpr char kHelp[] = R"(usage: sluice run MODEL.onnx|GRAPH.pb|GRAPH.pbtxt [options]
 
-Runs a model in an embedded session and prints one line per output. With --output-dir,
-each output is written as an ONNX TensorProto file output_<i>.pb whose name is the output's.
+Runs a model in an embedded session and prints a table of the outputs, one line each, in
+aligned columns: "NAME: DTYPE SHAPE min=X max=Y mean=Z values: FIRST..." (min, max and mean
+for real and bool outputs; the first 6 values). With --output-dir, each output is written as
+an ONNX TensorProto file output_<i>.pb whose name is the output's.
+Errors start with their status code (INVALID_ARGUMENT: ...); where the fix is known a
+"hint: ..." line follows (the --input to add, the model's input names, the --target to check).
 
 options:
   --input FILE.pb        an input as an ONNX TensorProto file; repeat for several. Without
@@ -92,15 +98,45 @@ Stats StatsOf(const Tensor& t) {
   return st;
 }
 
-std::string Summary(const std::string& name, const Tensor& t) {
-  std::string s = absl::StrCat(name, ": ", DataTypeString(t.dtype()), " ", t.shape().DebugString());
-  if (t.NumElements() == 0) return s;
+// One row of the outputs table: "NAME:", dtype, shape, "min=X", "max=Y", "mean=Z", "values: ..."
+// (cells empty where they do not apply).
+std::vector<std::string> SummaryRow(const std::string& name, const Tensor& t) {
+  std::vector<std::string> row = {absl::StrCat(name, ":"), DataTypeString(t.dtype()),
+                                  t.shape().DebugString(), "", "", "", ""};
+  if (t.NumElements() == 0) return row;
   const Stats st = StatsOf(t);
-  if (st.has) absl::StrAppend(&s, " min=", st.min, " max=", st.max, " mean=", st.mean);
+  if (st.has) {
+    row[3] = absl::StrCat("min=", st.min);
+    row[4] = absl::StrCat("max=", st.max);
+    row[5] = absl::StrCat("mean=", st.mean);
+  }
   std::string values = t.DebugString(kShownValues);  // "Tensor<float [3,2]: 5.5 0 ...>"
   size_t colon = values.find(':');
-  absl::StrAppend(&s, " values:", values.substr(colon + 1, values.size() - colon - 2));
-  return s;
+  row[6] = absl::StrCat("values:", values.substr(colon + 1, values.size() - colon - 2));
+  return row;
+}
+
+// The rows with each column padded to its widest cell; columns empty in every row are left
+// out. One output prints as "y:0: float [3,2] min=0 max=20.5 mean=4.58333 values: 5.5 0 ...".
+std::vector<std::string> AlignedRows(const std::vector<std::vector<std::string>>& rows) {
+  std::vector<size_t> width;
+  for (const auto& row : rows) {
+    width.resize(std::max(width.size(), row.size()), 0);
+    for (size_t c = 0; c < row.size(); ++c) width[c] = std::max(width[c], row[c].size());
+  }
+  std::vector<std::string> lines;
+  for (const auto& row : rows) {
+    std::string line;
+    for (size_t c = 0; c < row.size(); ++c) {
+      if (width[c] == 0) continue;
+      if (!line.empty()) line += ' ';
+      line += row[c];
+      line.append(width[c] - row[c].size(), ' ');
+    }
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    lines.push_back(std::move(line));
+  }
+  return lines;
 }
 
 // {"name", "dtype", "shape": [...], "min", "max", "mean", "values": [the first few]} ("file"
@@ -140,46 +176,16 @@ struct Plan {
   std::vector<std::string> fetches;       // Tensors to fetch.
   std::vector<std::string> output_names;  // How to call them.
   std::vector<std::string> random_inputs;  // ONNX inputs given random values, in feed order.
+  std::vector<std::string> input_names;    // The model's (a GraphDef's Placeholders), for hints.
 };
 
 absl::Status PlanOnnx(const std::string& path, const std::vector<std::string>& inputs,
                       const OnnxImportOptions& import, Plan* plan) {
   SL_ASSIGN_OR_RETURN(OnnxGraph g, ImportOnnxFile(path, import));
-  std::vector<const OnnxValue*> required;
-  for (const auto& in : g.inputs) {
-    if (!in.has_default) required.push_back(&in);
-  }
-  size_t next = 0;
-  for (const std::string& spec : inputs) {
-    std::vector<std::string> kv = absl::StrSplit(spec, absl::MaxSplits('=', 1));
-    const std::string& file = kv.size() == 2 ? kv[1] : kv[0];
-    const OnnxValue* target = nullptr;
-    if (kv.size() == 2) {
-      for (const auto& in : g.inputs) {
-        if (in.name == kv[0]) target = &in;
-      }
-      if (target == nullptr) {
-        return absl::InvalidArgumentError(absl::StrCat("the model has no input named '", kv[0], "'"));
-      }
-    } else {
-      if (next >= required.size()) {
-        return absl::InvalidArgumentError(absl::StrCat("more --input files than the model's ",
-                                                       required.size(), " inputs"));
-      }
-      target = required[next++];
-    }
-    // A TensorProto, or a SequenceProto or OptionalProto for inputs of those types.
-    SL_ASSIGN_OR_RETURN(Tensor t, ReadOnnxValueFile(file, target->type));
-    plan->feeds.emplace_back(target->tensor, std::move(t));
-  }
-  if (inputs.empty()) {
-    std::mt19937 rng(0);
-    for (const OnnxValue* in : required) {
-      SL_ASSIGN_OR_RETURN(Tensor t, RandomTensor(in->dtype, in->shape, &rng));
-      plan->random_inputs.push_back(in->name);
-      plan->feeds.emplace_back(in->tensor, std::move(t));
-    }
-  }
+  for (const auto& in : g.inputs) plan->input_names.push_back(in.name);
+  SL_ASSIGN_OR_RETURN(OnnxStepInputs in, OnnxInputs(g, inputs));
+  plan->feeds = std::move(in.feeds);
+  plan->random_inputs = std::move(in.random_inputs);
   for (const auto& out : g.outputs) {
     plan->fetches.push_back(out.tensor);
     plan->output_names.push_back(out.name);
@@ -191,6 +197,9 @@ absl::Status PlanOnnx(const std::string& path, const std::vector<std::string>& i
 absl::Status PlanGraphDef(const std::string& path, const std::vector<std::string>& inputs,
                           std::vector<std::string> outputs, Plan* plan) {
   SL_ASSIGN_OR_RETURN(plan->graph, ReadGraphDef(path));
+  for (const NodeDef& n : plan->graph.node()) {
+    if (n.op() == "Placeholder") plan->input_names.push_back(n.name());
+  }
   for (const std::string& spec : inputs) {
     std::vector<std::string> kv = absl::StrSplit(spec, absl::MaxSplits('=', 1));
     std::string file = kv.size() == 2 ? kv[1] : kv[0];
@@ -251,12 +260,14 @@ int RunVerb(Args& args) {
                  kHelp);
     return 2;
   }
-  auto fail = [](const absl::Status& s) {
-    std::fprintf(stderr, "sluice run: %s\n", StatusToString(s).c_str());
-    return 1;
-  };
   const std::string& path = (*positional)[0];
   Plan plan;
+  ErrorHintContext hints;
+  hints.target = options.target;
+  auto fail = [&](const absl::Status& s) {
+    hints.input_names = plan.input_names;
+    return ReportFailure("run", s, hints);
+  };
   absl::Status s;
   if (absl::EndsWith(path, ".onnx")) {
     if (!outputs.empty()) return fail(absl::InvalidArgumentError("--output applies to GraphDefs only"));
@@ -293,9 +304,13 @@ int RunVerb(Args& args) {
                   t.shape().DebugString().c_str());
     }
   }
+  if (!json) {
+    std::vector<std::vector<std::string>> table;
+    for (size_t i = 0; i < results.size(); ++i) table.push_back(SummaryRow(plan.output_names[i], results[i]));
+    for (const std::string& line : AlignedRows(table)) std::printf("%s\n", line.c_str());
+  }
   for (size_t i = 0; i < results.size(); ++i) {
     JsonObject o = OutputJson(plan.output_names[i], results[i]);
-    if (!json) std::printf("%s\n", Summary(plan.output_names[i], results[i]).c_str());
     if (!output_dir.empty()) {
       std::string file = absl::StrCat(output_dir, "/output_", i, ".pb");
       s = WriteOnnxValueFile(file, results[i], plan.output_names[i]);

@@ -3,6 +3,7 @@
 #include <signal.h>
 
 #include <cstdio>
+#include <optional>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
@@ -12,6 +13,7 @@
 #include "framework/status.h"
 #include "rpc/grpc_security.h"
 #include "rpc/grpc_server.h"
+#include "tools/cluster_config.h"
 #include "tools/json.h"
 #include "tools/verbs.h"
 #include "rpc/cluster_spec.h"
@@ -20,7 +22,9 @@ namespace sluice {
 namespace {
 
 constexpr char kHelp[] = R"help(usage: sluice serve --cluster SPEC --job NAME --task I [options]
+       sluice serve --cluster CLUSTERDEF_FILE --job NAME --task I [options]
        sluice serve --port P [--host H] [--cluster-file FILE] --job NAME --task I [options]
+       TF_CONFIG='{"cluster": ..., "task": ...}' sluice serve [--job NAME --task I] [options]
 
 Runs one task of a cluster: a worker for this task's devices and a master that clients reach
 with --target grpc://HOST:PORT. Listens on one address and nowhere else, and stops cleanly on
@@ -31,6 +35,21 @@ and "sluice serve: /job:NAME/replica:0/task:I stopped (SIGTERM)" at the end.
 
 The address is this task's in SPEC, or H:P. With --port and no SPEC the cluster is this task
 alone. Port 0 binds a free port: the listening line says which.
+
+--cluster also takes a file holding a ClusterDef in protobuf text format, each job's tasks
+numbered from 0 without gaps:
+  job { name: "worker" tasks { key: 0 value: "localhost:2222" }
+                       tasks { key: 1 value: "localhost:2223" } }
+
+With neither --cluster nor --port, the cluster comes from the TF_CONFIG environment variable
+as TensorFlow's launchers and Kubernetes operators set it, and this task from its "task"
+unless --job and --task are given (they must then agree with it):
+  TF_CONFIG='{"cluster": {"worker": ["localhost:2222", "localhost:2223"]},
+              "task": {"type": "worker", "index": 0}}'
+Job names are kept ("chief", "worker", "ps", "evaluator", ...; not "localhost"); a missing
+"index" is 0; other keys are ignored, except "rpc_layer", which must be "grpc" if given. A
+malformed TF_CONFIG is a usage error (exit 2) naming the key. Clients in the same environment
+reach this task's master with --target tf_config.
 
 A cluster on free ports, without races: start every task with --port 0 and --cluster-file
 FILE; each prints its listening line, then waits for FILE. Once every task has printed its
@@ -47,9 +66,10 @@ the environment), or both. Calls without them get UNAUTHENTICATED. --insecure se
 any, and says so.
 
 options:
-  --cluster SPEC   every job's tasks: worker=host:port,host:port;ps=host:port
-  --job NAME       this task's job
-  --task I         this task's index in its job (from 0)
+  --cluster SPEC   every job's tasks: worker=host:port,host:port;ps=host:port, or a file
+                   holding a ClusterDef in text format (default: TF_CONFIG's "cluster")
+  --job NAME       this task's job (default: TF_CONFIG's task.type)
+  --task I         this task's index in its job (from 0; default: TF_CONFIG's task.index)
   --port P         listen on H:P (0: a free port) instead of this task's address in SPEC
   --host H         with --port: the host to listen on (default 127.0.0.1; IPv6 as [::1])
   --cluster-file FILE
@@ -147,6 +167,26 @@ absl::StatusOr<ClusterDef> AwaitClusterFile(const std::string& path, absl::Durat
   }
 }
 
+// Fills *job and *task from TF_CONFIG's "task" where the flags left them empty; a usage error
+// when a flag says otherwise than TF_CONFIG.
+std::string TaskFromTfConfig(const TfConfig& config, std::string* job, std::string* task) {
+  if (config.task_type.empty()) return "";
+  if (job->empty()) {
+    *job = config.task_type;
+  } else if (*job != config.task_type) {
+    return absl::StrCat("--job ", *job, " disagrees with TF_CONFIG's task.type \"", config.task_type,
+                        "\" (give neither, or the same)");
+  }
+  int flag = -1;
+  if (task->empty()) {
+    *task = absl::StrCat(config.task_index);
+  } else if (absl::SimpleAtoi(*task, &flag) && flag != config.task_index) {
+    return absl::StrCat("--task ", *task, " disagrees with TF_CONFIG's task.index ", config.task_index,
+                        " (give neither, or the same)");
+  }
+  return "";  // A --task that is not a number is reported with the other flags.
+}
+
 }  // namespace
 
 int ServeVerb(Args& args) {
@@ -154,8 +194,9 @@ int ServeVerb(Args& args) {
     std::printf("%s", kHelp);
     return 0;
   }
-  const std::string spec = args.Take("--cluster"), job = args.Take("--job");
-  const std::string task_s = args.Take("--task"), devices_s = args.Take("--devices", "1");
+  const std::string spec = args.Take("--cluster");
+  std::string job = args.Take("--job"), task_s = args.Take("--task");
+  const std::string devices_s = args.Take("--devices", "1");
   const std::string port_s = args.Take("--port"), host = args.Take("--host", "127.0.0.1");
   const std::string cluster_file = args.Take("--cluster-file");
   const std::string wait_s = args.Take("--cluster-wait", "60");
@@ -177,9 +218,29 @@ int ServeVerb(Args& args) {
   int max_sessions = 0, idle_seconds = 0;
   auto positional = args.Positional(0);
   std::string usage_error;
+  // With neither --cluster nor --port, the cluster (and, unless --job and --task say, this
+  // task) comes from TF_CONFIG, as TensorFlow's launchers set it.
+  std::optional<TfConfig> tf_config;
+  std::string tf_config_task_error;
+  if (positional.ok() && spec.empty() && port_s.empty() && !TfConfigFromEnvironment().empty()) {
+    auto parsed = ParseTfConfig(TfConfigFromEnvironment());
+    if (!parsed.ok()) {
+      std::fprintf(stderr, "sluice serve: %s\n", std::string(parsed.status().message()).c_str());
+      return 2;
+    }
+    tf_config = *std::move(parsed);
+    tf_config_task_error = TaskFromTfConfig(*tf_config, &job, &task_s);
+  }
   if (!positional.ok()) usage_error = std::string(positional.status().message());
-  else if (job.empty() || task_s.empty()) usage_error = "--job and --task are required";
-  else if (spec.empty() == port_s.empty()) usage_error = "give either --cluster or --port";
+  else if (!tf_config_task_error.empty()) usage_error = tf_config_task_error;
+  else if (job.empty() || task_s.empty()) {
+    usage_error = tf_config ? "--job and --task are required: TF_CONFIG names no task"
+                            : "--job and --task are required";
+  }
+  else if (!spec.empty() && !port_s.empty()) usage_error = "give either --cluster or --port, not both";
+  else if (spec.empty() && port_s.empty() && !tf_config) {
+    usage_error = "give --cluster or --port, or set TF_CONFIG";
+  }
   else if (!cluster_file.empty() && port_s.empty()) usage_error = "--cluster-file needs --port";
   else if (!port_s.empty() && (!absl::SimpleAtoi(port_s, &port) || port < 0 || port > 65535)) {
     usage_error = "bad --port '" + port_s + "' (0 to 65535)";
@@ -238,8 +299,10 @@ int ServeVerb(Args& args) {
                  "and read their results\n");
   }
   ClusterDef cluster;
-  if (!spec.empty()) {
-    auto parsed = ParseClusterSpec(spec);
+  if (tf_config) {
+    cluster = tf_config->cluster;
+  } else if (!spec.empty()) {
+    auto parsed = ReadClusterFlag(spec);
     if (!parsed.ok()) return fail(parsed.status());
     cluster = *std::move(parsed);
   } else {  // This task alone, until the cluster file names the others.
@@ -283,7 +346,7 @@ int ServeVerb(Args& args) {
 
   int signal = 0;
   if (cluster_file.empty()) {
-    if (spec.empty()) (*cluster.mutable_job(0)->mutable_tasks())[task] = address;  // Port 0 bound.
+    if (!port_s.empty()) (*cluster.mutable_job(0)->mutable_tasks())[task] = address;  // Port 0 bound.
   } else {
     auto full = AwaitClusterFile(cluster_file, absl::Seconds(wait_seconds), stop_signals, &signal);
     if (!full.ok()) return fail(full.status());

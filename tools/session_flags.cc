@@ -10,14 +10,17 @@
 #include "framework/status.h"
 #include "frontend/onnx/optimize.h"
 #include "master/placement_policy.h"
+#include "tools/cluster_config.h"
 
 namespace sluice {
 
 absl::Status TakeSessionFlags(Args& args, SessionOptions* options) {
   options->target = args.Take("--target", options->target);
-  if (!options->target.empty() && !absl::StartsWith(options->target, "grpc://")) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--target '", options->target, "': expected grpc://HOST:PORT"));
+  if (options->target == kTfConfigTarget) {
+    SL_ASSIGN_OR_RETURN(options->target, TfConfigTarget());
+  } else if (!options->target.empty() && !absl::StartsWith(options->target, "grpc://")) {
+    return absl::InvalidArgumentError(absl::StrCat("--target '", options->target,
+                                                   "': expected grpc://HOST:PORT or tf_config"));
   }
   std::string timeout = args.Take("--timeout");
   if (!timeout.empty()) {

@@ -16,6 +16,10 @@ namespace sluice {
 inline constexpr char kSessionFlagsHelp[] =
     R"(  --target grpc://HOST:PORT   run on a `sluice serve` cluster, through that task's master
                               (default: an embedded session in this process)
+  --target tf_config          the same, through the master of the TF_CONFIG environment
+                              variable's own task: grpc:// the address of
+                              cluster[task.type][task.index] (without --target, TF_CONFIG
+                              changes nothing: the session is embedded)
   --placement pipeline        nodes that name no device go in contiguous stages of balanced
                               estimated cost, one per device of job "worker"
   --device-map FILE           lines "PATTERN DEVICE": nodes whose name matches the glob go to
@@ -26,9 +30,12 @@ inline constexpr char kSessionFlagsHelp[] =
                               512M or 2G; a node that needs more fails with RESOURCE_EXHAUSTED
 )";
 
-// Sets options->target, options->config.placement, (--timeout) the config's
-// operation_timeout_in_ms and (--memory-limit) its resource_limits; INVALID_ARGUMENT for a
-// bad value or an unreadable device map.
+// `--target tf_config`: the target is TF_CONFIG's own task (tools/cluster_config.h).
+inline constexpr char kTfConfigTarget[] = "tf_config";
+
+// Sets options->target (tf_config resolved to grpc://HOST:PORT), options->config.placement,
+// (--timeout) the config's operation_timeout_in_ms and (--memory-limit) its resource_limits;
+// INVALID_ARGUMENT for a bad value, an unreadable device map or an unusable TF_CONFIG.
 absl::Status TakeSessionFlags(Args& args, SessionOptions* options);
 
 // The flags of every verb that imports an ONNX model: the graph optimizer's passes.

@@ -19,7 +19,7 @@ const std::map<std::string, Verb>& Verbs() {
   static const auto* verbs = new std::map<std::string, Verb>{
       {"run", {"run an ONNX model or a GraphDef; tensors are ONNX TensorProto files", sluice::RunVerb}},
       {"test-onnx", {"run ONNX backend test cases and compare with their outputs", sluice::TestOnnxVerb}},
-      {"convert", {"convert an ONNX model to a Sluice GraphDef", sluice::ConvertVerb}},
+      {"convert", {"convert an ONNX model to a GraphDef (.pb/.pbtxt) or a Graphviz view of its partitions", sluice::ConvertVerb}},
       {"bench", {"time runs of an ONNX model; ends with one JSON line", sluice::BenchVerb}},
       {"train", {"train an ONNX model through its TrainingInfoProto", sluice::TrainVerb}},
       {"serve", {"run one task of a cluster (worker and master over gRPC) until SIGTERM", sluice::ServeVerb}},

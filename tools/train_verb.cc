@@ -1,6 +1,4 @@
 // `sluice train`: trains an ONNX model through its TrainingInfoProto.
-#include <unistd.h>
-
 #include <cstdio>
 
 #include "absl/strings/numbers.h"
@@ -10,7 +8,9 @@
 #include "framework/status.h"
 #include "frontend/onnx/onnx_tensor.h"
 #include "training/trainer.h"
+#include "tools/error_hints.h"
 #include "tools/json.h"
+#include "tools/progress.h"
 #include "tools/session_flags.h"
 #include "tools/verbs.h"
 
@@ -21,7 +21,8 @@ constexpr char kHelp[] = R"(usage: sluice train MODEL.onnx --steps N [options]
 
 Runs each training_info's initialization once, then its algorithm N times, writing the
 algorithm's update_binding outputs back to the model's initializers. Prints the algorithm's
-other outputs (the loss) every step, with a progress bar when stdout is a terminal.
+other outputs (the loss) every step; when stdout is a terminal, as one line rewritten in
+place with a progress bar (about ten times a second), the last step's left on it.
 
 options:
   --steps N              algorithm runs (required)
@@ -89,9 +90,11 @@ int TrainVerb(Args& args) {
                  positional.ok() ? "expected one MODEL" : std::string(positional.status().message()).c_str(), kHelp);
     return 2;
   }
-  auto fail = [](const absl::Status& s) {
-    std::fprintf(stderr, "sluice train: %s\n", StatusToString(s).c_str());
-    return 1;
+  auto fail = [&options](const absl::Status& s) {
+    ErrorHintContext hints;
+    hints.input_flag = "--feed";
+    hints.target = options.target;
+    return ReportFailure("train", s, hints);
   };
   std::vector<std::pair<std::string, Tensor>> feeds;
   for (const std::string& spec : feeds_spec) {
@@ -113,11 +116,15 @@ int TrainVerb(Args& args) {
   }
   absl::Status s = (*trainer)->Initialize();
   if (!s.ok()) return fail(s);
-  const bool terminal = isatty(STDOUT_FILENO);
+  // On a terminal the step lines rewrite one line, with a bar; the last one stays.
+  ProgressLine progress(stdout);
   std::vector<std::string> steps_json;
   for (int step = 1; step <= steps; ++step) {
     auto out = (*trainer)->Step(feeds);
-    if (!out.ok()) return fail(AddContext(out.status(), absl::StrCat("step ", step)));
+    if (!out.ok()) {
+      progress.Clear();
+      return fail(AddContext(out.status(), absl::StrCat("step ", step)));
+    }
     if (json) {
       JsonObject outputs;
       for (const auto& [name, value] : *out) outputs.AddRaw(name, ScalarJson(value));
@@ -126,16 +133,20 @@ int TrainVerb(Args& args) {
     }
     std::string line = absl::StrCat("step ", step);
     for (const auto& [name, value] : *out) absl::StrAppend(&line, " ", name, "=", Scalar(value));
-    if (terminal) {
+    if (progress.active()) {
       constexpr int kWidth = 30;
       const int done = step * kWidth / steps;
-      std::printf("\r\033[K[%s%s] %s", std::string(done, '#').c_str(), std::string(kWidth - done, ' ').c_str(),
-                  line.c_str());
-      if (step == steps) std::printf("\n");
+      const std::string bar =
+          absl::StrCat("[", std::string(done, '#'), std::string(kWidth - done, ' '), "] ", line);
+      if (step == steps) {
+        progress.Finish(bar);
+      } else {
+        progress.Update(bar);
+      }
     } else {
       std::printf("%s\n", line.c_str());
+      std::fflush(stdout);
     }
-    std::fflush(stdout);
   }
   if (!save.empty()) {
     s = (*trainer)->Save(save);

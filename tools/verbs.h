@@ -3,10 +3,8 @@
 #ifndef SLUICE_TOOLS_VERBS_H_
 #define SLUICE_TOOLS_VERBS_H_
 
-#include <random>
-
-#include "framework/tensor.h"
 #include "tools/cli.h"
+#include "tools/model_inputs.h"  // RandomTensor, OnnxInputs: run, bench and convert --dot
 
 namespace sluice {
 
@@ -17,10 +15,6 @@ int BenchVerb(Args& args);
 int TrainVerb(Args& args);
 int ServeVerb(Args& args);  // `sluice serve`: one task of a cluster.
 int OnnxToolVerb(Args& args);  // `sluice onnx SUBVERB`: model utilities.
-
-// Uniform values in [-1, 1) (small non-negative integers for integer types); unknown dims
-// become 1.
-absl::StatusOr<Tensor> RandomTensor(DataType dt, const PartialShape& shape, std::mt19937* rng);
 
 }  // namespace sluice
 
