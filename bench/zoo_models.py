@@ -14,6 +14,9 @@ import warnings
 import torch
 import torchvision
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "scripts"))
+from progress_line import ProgressLine  # noqa: E402  (scripts/, beside this folder)
+
 warnings.filterwarnings("ignore")
 torch.manual_seed(0)
 OPSET = 17
@@ -165,10 +168,13 @@ def main():
         ap.error("unknown models: %s (see --list)" % ", ".join(unknown))
     os.makedirs(args.out, exist_ok=True)
     failed = 0
-    for name in only or MODELS:
+    progress = ProgressLine("export")
+    names = only or list(MODELS)
+    for n, name in enumerate(names):
         path = os.path.join(args.out, name + ".onnx")
         if os.path.exists(path):
             continue
+        progress.update("%d/%d %s" % (n + 1, len(names), name))
         try:
             model, inputs = MODELS[name]()
             model.eval()
@@ -178,11 +184,12 @@ def main():
             torch.onnx.export(model, inputs, tmp, opset_version=OPSET, do_constant_folding=True,
                               input_names=["input_%d" % i for i in range(len(inputs))])
             os.replace(tmp, path)
-            print("exported", name, file=sys.stderr)
         except Exception as e:  # One model that does not export must not stop the others.
             failed += 1
+            progress.done()
             print("export of %s failed: %s" % (name, str(e).splitlines()[0] if str(e) else type(e).__name__),
                   file=sys.stderr)
+    progress.done()
     return 1 if failed else 0
 
 

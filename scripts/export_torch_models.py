@@ -18,8 +18,13 @@ import torch
 import torchvision
 from onnx import numpy_helper
 
+from progress_line import ProgressLine
+
 warnings.filterwarnings("ignore")
 torch.manual_seed(0)
+
+
+PROGRESS = ProgressLine("export")
 
 
 def save_case(out_dir, name, model, inputs, opset, training=False, input_names=None):
@@ -46,7 +51,7 @@ def save_case(out_dir, name, model, inputs, opset, training=False, input_names=N
         tp = numpy_helper.from_array(t.detach().numpy(), "output_%d" % i)
         with open(os.path.join(case, "test_data_set_0", "output_%d.pb" % i), "wb") as f:
             f.write(tp.SerializeToString())
-    print("wrote", case)
+    PROGRESS.update("wrote %s" % case)
 
 
 def main():
@@ -92,6 +97,7 @@ def main():
                 return self.head(y)
         for opset in opsets:
             save_case(args.out, "lstm_opset%d" % opset, Lstm().eval(), [torch.rand(3, 7, 16)], opset)
+    PROGRESS.done()
 
 
 if __name__ == "__main__":
