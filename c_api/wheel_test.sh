@@ -20,18 +20,19 @@ esac
 /usr/bin/python3 -m zipfile -l "$wheel" | grep -q ' *sluice/libsluice_c.so' || fail "no library in the wheel"
 /usr/bin/python3 -m zipfile -l "$wheel" | grep -q 'sluice/__init__.pyi' || fail "no type stubs in the wheel"
 
-# numpy comes from Debian's python3-numpy: offline, the venv sees the system's packages.
-/usr/bin/python3 -m venv --system-site-packages "$tmp/venv"
+# A plain venv, as `python3 -m venv v && v/bin/pip install sluice-*.whl` makes it: offline,
+# numpy is Debian's python3-numpy, which the wheel's sluice-numpy.pth makes importable.
+/usr/bin/python3 -m venv "$tmp/venv"
 "$tmp/venv/bin/pip" install --no-index --quiet --disable-pip-version-check "$wheel"
 
 mkdir -p "$tmp/elsewhere"
 cp "$root/tests/testdata/onnx/mlp.onnx" "$tmp/elsewhere/model.onnx"
 cat >"$tmp/elsewhere/use_it.py" <<'PY'
 import sys
-import numpy as np
+import numpy as np  # before sluice: the wheel's .pth makes Debian's numpy importable
 import sluice
 
-assert "/venv/" in sluice.library_path(), sluice.library_path()
+assert "/venv" in sluice.library_path() and "site-packages" in sluice.library_path(), sluice.library_path()
 print("sluice", sluice.__version__, "from", sluice.library_path())
 expected_version = sys.argv[1]
 assert sluice.__version__ == expected_version, (sluice.__version__, expected_version)
@@ -53,4 +54,9 @@ print("wheel works")
 PY
 (cd "$tmp/elsewhere" && env -i HOME="$tmp" PATH=/usr/bin:/bin "$tmp/venv/bin/python" use_it.py "$version") \
   || fail "the installed wheel does not work"
+# And in a venv that sees the system's packages (numpy from there, the usual way).
+/usr/bin/python3 -m venv --system-site-packages "$tmp/venv2"
+"$tmp/venv2/bin/pip" install --no-index --quiet --disable-pip-version-check "$wheel"
+(cd "$tmp/elsewhere" && env -i HOME="$tmp" PATH=/usr/bin:/bin "$tmp/venv2/bin/python" use_it.py "$version") \
+  || fail "the installed wheel does not work with --system-site-packages"
 echo "PASS: $(basename "$wheel") installs into a venv and runs from $tmp/elsewhere"

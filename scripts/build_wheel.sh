@@ -4,11 +4,11 @@
 #
 #   scripts/build_wheel.sh            # -> dist/sluice-0.1.0-py3-none-linux_x86_64.whl
 #   scripts/build_wheel.sh -o DIR
-#   python3 -m venv --system-site-packages v && v/bin/pip install dist/sluice-*.whl
+#   python3 -m venv v && v/bin/pip install dist/sluice-*.whl
 #
 # The library links Debian's shared libraries (scripts/setup.sh installs them); numpy, the
-# package's one dependency, comes from python3-numpy through --system-site-packages offline,
-# or from PyPI when pip can reach it.
+# package's one dependency, is Debian's python3-numpy where the venv has none (the wheel's
+# sluice-numpy.pth), or pip's with `pip install "sluice[numpy]"` where PyPI is reachable.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=dist

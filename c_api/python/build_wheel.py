@@ -20,8 +20,19 @@ import sys
 import tempfile
 
 SETUP_PY = r'''
+import os
+
 import setuptools
+from setuptools.command.build_py import build_py
 from wheel.bdist_wheel import bdist_wheel
+
+
+class BuildPyWithPth(build_py):
+    """Puts sluice-numpy.pth at the root of site-packages (see NUMPY_PTH in build_wheel.py)."""
+
+    def run(self):
+        super().run()
+        self.copy_file("sluice-numpy.pth", os.path.join(self.build_lib, "sluice-numpy.pth"))
 
 
 class NativeDistribution(setuptools.Distribution):
@@ -46,14 +57,27 @@ setuptools.setup(
     long_description=%(readme)r,
     long_description_content_type="text/markdown",
     python_requires=">=3.8",
-    install_requires=["numpy"],
+    # numpy is needed but not required here: offline (no PyPI) pip could not satisfy it, and
+    # sluice-numpy.pth falls back on Debian's python3-numpy. `pip install sluice[numpy]` asks
+    # pip for it where PyPI is reachable.
+    extras_require={"numpy": ["numpy"]},
     packages=["sluice"],
     package_data={"sluice": ["libsluice_c.so", "py.typed", "*.pyi"]},
-    cmdclass={"bdist_wheel": PlatformWheel},
+    cmdclass={"bdist_wheel": PlatformWheel, "build_py": BuildPyWithPth},
     distclass=NativeDistribution,
     zip_safe=False,
 )
 '''
+
+# Run by Python at start-up from site-packages (a .pth line that starts with "import"): where
+# the environment has no numpy of its own (a plain venv on a machine that cannot reach PyPI),
+# Debian's python3-numpy, built for this same interpreter, becomes importable, after every
+# package of the environment. Nothing happens when numpy is installed in the environment.
+NUMPY_PTH = (
+    "import os, sys, importlib.util; "
+    "d = '/usr/lib/python3/dist-packages'; "
+    "d in sys.path or not os.path.isdir(os.path.join(d, 'numpy')) "
+    "or importlib.util.find_spec('numpy') is not None or sys.path.append(d)\n")
 
 README = """Sluice runs ONNX models (and TensorFlow-style graphs) in process or on a cluster.
 
@@ -92,6 +116,8 @@ def main():
         else:
             shutil.copyfile(args.library, lib)
         os.chmod(lib, 0o755)
+        with open(os.path.join(stage, "sluice-numpy.pth"), "w") as f:
+            f.write(NUMPY_PTH)
         with open(os.path.join(stage, "setup.py"), "w") as f:
             f.write(SETUP_PY % {"version": version, "readme": README})
         env = dict(os.environ, PIP_NO_INDEX="1", PIP_DISABLE_PIP_VERSION_CHECK="1")

@@ -24,6 +24,12 @@ code), graph (Graph, Operation, Output), session (Session), config (encode_confi
 _lib loads the library and declares its signatures, _tensors converts arrays.
 """
 
+try:
+    import numpy as _numpy  # noqa: F401
+except ImportError:
+    raise ImportError("sluice needs numpy: pip install numpy (or sluice[numpy]), or "
+                      "apt-get install python3-numpy")
+
 from ._lib import library_path, version
 from .config import encode_config
 from .errors import (AbortedError, AlreadyExistsError, CancelledError, DataLossError,
