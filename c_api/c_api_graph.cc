@@ -1,10 +1,12 @@
 // TF_Graph over the framework's Graph: finishing operations (checks, edges, shape inference),
-// reading them back, and GraphDef import and export.
+// output shapes, OpDefs, and GraphDef export and import (with TF_ImportGraphDefOptions).
+// Reading operations back is c_api_operation.cc's.
 #include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -196,53 +198,265 @@ absl::Status FinishOperationLocked(TF_OperationDescription* desc, TF_Operation**
   return absl::OkStatus();
 }
 
-// The GraphDef's nodes, renamed under `prefix`, as a graph of their own: every input names a
-// node of the GraphDef and an output it has, of the type the input expects. Its breadth-first
-// order is the order in which the nodes join the TF_Graph.
-absl::StatusOr<std::unique_ptr<Graph>> StageImport(const GraphDef& def, const std::string& prefix) {
-  auto staged = std::make_unique<Graph>(OpRegistry::Global());
-  for (const NodeDef& original : def.node()) {
-    NodeDef node = original;
-    node.set_name(prefix + node.name());
-    for (std::string& input : *node.mutable_input()) {
+
+// A GraphDef tensor as the import options name it: (node, output), output kControlSlot for
+// the node itself as a control input.
+using TensorKey = std::pair<std::string, int>;
+using InputMap = absl::flat_hash_map<TensorKey, TF_Output>;
+
+// One GraphDef node being imported: its node in the staged graph (which holds the edges
+// between imported nodes) and what it reads from operations already in the TF_Graph (input
+// mappings and the options' control dependencies).
+struct StagedNode {
+  Node* node = nullptr;
+  std::vector<TF_Output> external_data;  // By data input; oper null where an imported node feeds it.
+  std::vector<TF_Operation*> external_control;
+};
+
+struct StagedImport {
+  std::unique_ptr<Graph> graph;
+  std::vector<StagedNode> nodes;                           // GraphDef order; index == node id.
+  absl::flat_hash_map<std::string, int> by_original_name;  // GraphDef name -> index.
+  absl::flat_hash_set<TensorKey> used_keys;                // Input-map keys some input read.
+};
+
+// The GraphDef's nodes, named `names` (and given the default device), as a graph of their own
+// holding the edges between them; inputs the input map names come from the TF_Graph instead.
+// Every other input names a node of the GraphDef and an output it has, of the type the input
+// expects. The staged graph's breadth-first order is the order in which nodes join the
+// TF_Graph.
+absl::StatusOr<StagedImport> StageImport(const GraphDef& def, const std::vector<std::string>& names,
+                                         const TF_ImportGraphDefOptions& options,
+                                         const InputMap& input_map) {
+  StagedImport staged;
+  staged.graph = std::make_unique<Graph>(OpRegistry::Global());
+  for (int i = 0; i < def.node_size(); ++i) {
+    NodeDef node = def.node(i);
+    node.set_name(names[i]);
+    if (node.device().empty()) node.set_device(options.default_device);
+    for (const std::string& input : node.input()) {
       auto id = ParseTensorName(input);
       if (!id.ok()) return NameNode(id.status(), node);
-      id->node = prefix + id->node;
-      input = id->ToString();
     }
-    SL_ASSIGN_OR_RETURN(Node * n, staged->AddNode(std::move(node)));
+    SL_ASSIGN_OR_RETURN(Node * n, staged.graph->AddNode(std::move(node)));
     SL_RETURN_IF_ERROR(NameNode(ValidateNodeDef(n->def(), n->op_def()), n->def()));
+    staged.by_original_name[def.node(i).name()] = i;
+    StagedNode s;
+    s.node = n;
+    s.external_data.assign(n->num_inputs(), TF_Output{nullptr, -1});
+    staged.nodes.push_back(std::move(s));
   }
-  for (Node* n : staged->nodes()) {
-    int data_index = 0;
+  for (StagedNode& s : staged.nodes) {
+    Node* n = s.node;
+    int data_index = 0;  // ValidateNodeDef checked that data inputs come first and fit.
+    bool reads_imported = false;
     for (const std::string& input : n->def().input()) {
       TensorId id = *ParseTensorName(input);  // Parsed above.
-      Node* src = staged->FindNode(id.node);
-      if (src == nullptr) {
+      const bool control = id.index == kControlSlot;
+      auto mapped = input_map.find(TensorKey(id.node, id.index));
+      if (mapped != input_map.end()) {
+        staged.used_keys.insert(mapped->first);
+        if (control) {
+          s.external_control.push_back(mapped->second.oper);
+        } else {
+          s.external_data[data_index++] = mapped->second;
+        }
+        continue;
+      }
+      auto src = staged.by_original_name.find(id.node);
+      if (src == staged.by_original_name.end()) {
         return absl::InvalidArgumentError(absl::StrCat(
             "node '", n->name(), "' (op '", n->type_string(), "'): input '", input,
             "' names a node that is not in the imported GraphDef"));
       }
-      if (id.index == kControlSlot) {
-        staged->AddControlEdge(src, n);
+      Node* src_node = staged.nodes[src->second].node;
+      reads_imported = true;
+      if (control) {
+        staged.graph->AddControlEdge(src_node, n);
         continue;
       }
-      SL_RETURN_IF_ERROR(CheckInput(*n, data_index, *src, id.index));
-      SL_RETURN_IF_ERROR(staged->AddEdge(src, id.index, n, data_index++));
+      SL_RETURN_IF_ERROR(CheckInput(*n, data_index, *src_node, id.index));
+      SL_RETURN_IF_ERROR(staged.graph->AddEdge(src_node, id.index, n, data_index));
+      ++data_index;
+    }
+    // Nodes fed by other imported nodes inherit the dependencies through them.
+    if (!reads_imported) {
+      for (TF_Operation* c : options.control_dependencies) s.external_control.push_back(c);
     }
   }
   return staged;
 }
 
-absl::StatusOr<const PartialShape*> OutputShape(TF_Graph* graph, const TF_Output& output) {
-  if (graph == nullptr) return absl::InvalidArgumentError("the graph is null");
+// Names and scopes ("a" and "a/b" for "a/b/c") of the graph's operations.
+absl::flat_hash_set<std::string> NamesInUse(const TF_Graph& graph)
+    ABSL_SHARED_LOCKS_REQUIRED(graph.mu) {
+  absl::flat_hash_set<std::string> in_use;
+  for (const auto& op : graph.ops) {
+    const std::string& name = op->node->name();
+    in_use.insert(name);
+    for (size_t slash = name.find('/'); slash != std::string::npos;
+         slash = name.find('/', slash + 1)) {
+      in_use.insert(name.substr(0, slash));
+    }
+  }
+  return in_use;
+}
+
+// What each GraphDef node is called in the graph: prefixed (the prefix made unique if asked),
+// or made unique if asked, or as it is. An error when a name is taken and nothing may change it.
+absl::StatusOr<std::vector<std::string>> ImportedNames(const TF_Graph& graph, const GraphDef& def,
+                                                       const TF_ImportGraphDefOptions& options)
+    ABSL_SHARED_LOCKS_REQUIRED(graph.mu) {
+  std::string prefix = options.prefix;
+  while (!prefix.empty() && prefix.back() == '/') prefix.pop_back();
+  absl::flat_hash_set<std::string> in_use;
+  if (options.uniquify_prefix || options.uniquify_names) in_use = NamesInUse(graph);
+  if (!prefix.empty() && options.uniquify_prefix && in_use.contains(prefix)) {
+    std::string base = prefix;
+    for (int k = 1; in_use.contains(prefix); ++k) prefix = absl::StrCat(base, "_", k);
+  }
+  if (!prefix.empty()) prefix += '/';
+  const bool uniquify = prefix.empty() && options.uniquify_names;
+  absl::flat_hash_set<std::string> def_names;
+  for (const NodeDef& node : def.node()) def_names.insert(node.name());
+  absl::flat_hash_set<std::string> taken;
+  std::vector<std::string> names;
+  for (const NodeDef& node : def.node()) {
+    std::string name = prefix + node.name();
+    const bool exists = graph.OperationByName(name) != nullptr;
+    if (uniquify && (exists || in_use.contains(name))) {
+      std::string base = name;
+      for (int k = 1; def_names.contains(name) || in_use.contains(name) || taken.contains(name);
+           ++k) {
+        name = absl::StrCat(base, "_", k);
+      }
+    } else if (exists) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "node '", name, "' already exists in the graph",
+          prefix.empty() ? " (use a prefix, or uniquify names, to import a second copy)" : ""));
+    }
+    taken.insert(name);
+    names.push_back(std::move(name));
+  }
+  return names;
+}
+
+// The options' operations and outputs are this graph's; the input map as a map.
+absl::StatusOr<InputMap> CheckImportOptions(const TF_Graph& graph,
+                                            const TF_ImportGraphDefOptions& options) {
+  SL_RETURN_IF_ERROR(options.deferred);
+  InputMap input_map;
+  for (const auto& [key, dst] : options.input_map) {
+    std::string what = absl::StrCat("the input mapping of '", key.ToString(), "'");
+    if (key.index < kControlSlot) {
+      return absl::InvalidArgumentError(absl::StrCat(what, ": negative output index"));
+    }
+    if (key.index == kControlSlot) {
+      if (!InGraph(graph, dst.oper)) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(what, ": the operation is not in this graph"));
+      }
+    } else {
+      SL_RETURN_IF_ERROR(CheckOutput(graph, dst, what));
+    }
+    input_map[TensorKey(key.node, key.index)] = dst;
+  }
+  for (const TF_Operation* c : options.control_dependencies) {
+    if (!InGraph(graph, c)) {
+      return absl::InvalidArgumentError("a control dependency is not an operation of this graph");
+    }
+  }
+  return input_map;
+}
+
+// Checks that the requested return values exist before the graph changes.
+absl::Status CheckReturnValues(const StagedImport& staged, const InputMap& input_map,
+                               const TF_ImportGraphDefOptions& options) {
+  for (const TensorId& r : options.return_outputs) {
+    if (input_map.contains(TensorKey(r.node, r.index))) continue;
+    auto it = staged.by_original_name.find(r.node);
+    std::string what = absl::StrCat("requested return output '", r.node, ":", r.index, "'");
+    if (it == staged.by_original_name.end()) {
+      return absl::InvalidArgumentError(absl::StrCat(what, " is not in the GraphDef"));
+    }
+    int n = staged.nodes[it->second].node->num_outputs();
+    if (r.index < 0 || r.index >= n) {
+      return absl::InvalidArgumentError(absl::StrCat(what, " is out of range: node '", r.node,
+                                                     "' has ", n, n == 1 ? " output" : " outputs"));
+    }
+  }
+  for (const std::string& name : options.return_operations) {
+    if (!staged.by_original_name.contains(name)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("requested return operation '", name, "' is not in the GraphDef"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+void FillResults(const StagedImport& staged, const InputMap& input_map,
+                 const std::vector<TF_Operation*>& added, const TF_ImportGraphDefOptions& options,
+                 TF_ImportGraphDefResults* results) {
+  for (const TensorId& r : options.return_outputs) {
+    auto mapped = input_map.find(TensorKey(r.node, r.index));
+    results->return_outputs.push_back(
+        mapped != input_map.end()
+            ? mapped->second
+            : TF_Output{added[staged.by_original_name.at(r.node)], r.index});
+  }
+  for (const std::string& name : options.return_operations) {
+    results->return_operations.push_back(added[staged.by_original_name.at(name)]);
+  }
+  for (const auto& [key, dst] : options.input_map) {
+    TensorKey k(key.node, key.index);
+    if (staged.used_keys.contains(k)) continue;
+    auto it = staged.by_original_name.find(key.node);
+    bool in_def = it != staged.by_original_name.end() &&
+                  key.index < staged.nodes[it->second].node->num_outputs();
+    if (in_def) continue;
+    results->missing_unused_names.push_back(key.node);
+    results->missing_unused_indexes.push_back(key.index);
+  }
+  for (const std::string& name : results->missing_unused_names) {
+    results->missing_unused_name_ptrs.push_back(name.c_str());
+  }
+}
+
+absl::StatusOr<const PartialShape*> OutputShape(TF_Graph* graph, const TF_Output& output)
+    ABSL_SHARED_LOCKS_REQUIRED(graph->mu) {
   SL_RETURN_IF_ERROR(CheckOutput(*graph, output, "TF_Output"));
   return &output.oper->output_shapes[output.index];
 }
 
+// `known` refined by `given`; an error when they disagree.
+absl::StatusOr<PartialShape> MergeShapes(const PartialShape& known, const PartialShape& given) {
+  if (given.unknown_rank()) return known;
+  if (known.unknown_rank()) return given;
+  if (known.rank() != given.rank()) {
+    return absl::InvalidArgumentError(absl::StrCat("the shapes must have the same rank, but ",
+                                                   known.DebugString(), " has rank ",
+                                                   known.rank(), " and ", given.DebugString(),
+                                                   " has rank ", given.rank()));
+  }
+  std::vector<int64_t> dims(known.dims().begin(), known.dims().end());
+  for (int i = 0; i < given.rank(); ++i) {
+    if (given.dim(i) < 0) continue;
+    if (dims[i] >= 0 && dims[i] != given.dim(i)) {
+      return absl::InvalidArgumentError(absl::StrCat("dimension ", i, " is ", dims[i],
+                                                     " in the known shape ", known.DebugString(),
+                                                     " but ", given.dim(i), " in ",
+                                                     given.DebugString()));
+    }
+    dims[i] = given.dim(i);
+  }
+  return PartialShape(dims);
+}
+
 }  // namespace
 
-absl::Status ImportGraphDefLocked(TF_Graph* graph, const GraphDef& def, std::string prefix) {
+absl::Status ImportGraphDefLocked(TF_Graph* graph, const GraphDef& def,
+                                  const TF_ImportGraphDefOptions& options,
+                                  TF_ImportGraphDefResults* results) {
   // Functions join the graph's library; one already there must be the same function.
   std::vector<const FunctionDef*> new_functions;
   for (const FunctionDef& f : def.library().function()) {
@@ -257,7 +471,6 @@ absl::Status ImportGraphDefLocked(TF_Graph* graph, const GraphDef& def, std::str
           "the graph already has a different function named '", f.signature().name(), "'"));
     }
   }
-  if (!prefix.empty() && !absl::EndsWith(prefix, "/")) prefix += '/';
   absl::flat_hash_set<std::string> names;
   for (int i = 0; i < def.node_size(); ++i) {
     const NodeDef& node = def.node(i);
@@ -269,21 +482,20 @@ absl::Status ImportGraphDefLocked(TF_Graph* graph, const GraphDef& def, std::str
       return absl::InvalidArgumentError(
           absl::StrCat("the GraphDef has two nodes named '", node.name(), "'"));
     }
-    if (graph->OperationByName(prefix + node.name()) != nullptr) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("node '", prefix, node.name(), "' already exists in the graph",
-                       prefix.empty() ? " (use a prefix to import a second copy)" : ""));
-    }
   }
-  SL_ASSIGN_OR_RETURN(std::unique_ptr<Graph> staged, StageImport(def, prefix));
-  SL_ASSIGN_OR_RETURN(std::vector<Node*> order, staged->BreadthFirstTopologicalOrder(),
+  SL_ASSIGN_OR_RETURN(InputMap input_map, CheckImportOptions(*graph, options));
+  SL_ASSIGN_OR_RETURN(std::vector<std::string> new_names, ImportedNames(*graph, def, options));
+  SL_ASSIGN_OR_RETURN(StagedImport staged, StageImport(def, new_names, options, input_map));
+  SL_ASSIGN_OR_RETURN(std::vector<Node*> order, staged.graph->BreadthFirstTopologicalOrder(),
                       "the imported GraphDef");
+  SL_RETURN_IF_ERROR(CheckReturnValues(staged, input_map, options));
 
   // Each node's inputs are in the graph before it; a failure takes back what was added.
   size_t num_ops = graph->ops.size();
-  std::vector<TF_Operation*> added(staged->num_node_ids(), nullptr);  // By staged node id.
+  std::vector<TF_Operation*> added(staged.graph->num_node_ids(), nullptr);  // By staged node id.
   for (Node* n : order) {
-    std::vector<TF_Output> data(n->num_inputs());
+    const StagedNode& s = staged.nodes[n->id()];
+    std::vector<TF_Output> data = s.external_data;
     std::vector<TF_Operation*> control;
     for (const Edge* e : n->in_edges()) {
       TF_Operation* src = added[e->src->id()];
@@ -293,6 +505,7 @@ absl::Status ImportGraphDefLocked(TF_Graph* graph, const GraphDef& def, std::str
         data[e->dst_input] = TF_Output{src, e->src_output};
       }
     }
+    control.insert(control.end(), s.external_control.begin(), s.external_control.end());
     // Moved, not copied (Const values can be large): the staged graph is dropped after this.
     auto op = AddOperationLocked(graph, std::move(*n->mutable_def()), data, control);
     if (!op.ok()) {
@@ -302,12 +515,46 @@ absl::Status ImportGraphDefLocked(TF_Graph* graph, const GraphDef& def, std::str
     added[n->id()] = *op;
   }
   for (const FunctionDef* f : new_functions) *graph->graph.mutable_library()->add_function() = *f;
+  if (results != nullptr) FillResults(staged, input_map, added, options, results);
   return absl::OkStatus();
+}
+
+absl::Status ImportGraphDefLocked(TF_Graph* graph, const GraphDef& def, std::string prefix) {
+  TF_ImportGraphDefOptions options;
+  options.prefix = std::move(prefix);
+  return ImportGraphDefLocked(graph, def, options, nullptr);
 }
 
 }  // namespace sluice
 
 using sluice::SetStatus;
+
+namespace {
+
+// Records the first misuse of an options setter for the import to report.
+void DeferOptionsError(TF_ImportGraphDefOptions* opts, absl::string_view function,
+                       absl::string_view arg) {
+  if (opts->deferred.ok()) opts->deferred = sluice::NullArgument(function, arg);
+}
+
+// Parses and imports; the graph is unchanged on error.
+absl::Status ImportGraphDef(TF_Graph* graph, const TF_Buffer* graph_def,
+                            const TF_ImportGraphDefOptions* options,
+                            TF_ImportGraphDefResults* results) {
+  if (graph == nullptr) return absl::InvalidArgumentError("'graph' is null");
+  if (graph_def == nullptr) return absl::InvalidArgumentError("'graph_def' is null");
+  sluice::GraphDef def;
+  if (!sluice::ParseFromBytes(graph_def->data, graph_def->length, &def)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "the buffer (", graph_def->length, " bytes) is not a valid serialized GraphDef"));
+  }
+  static const TF_ImportGraphDefOptions* const kDefaults = new TF_ImportGraphDefOptions;
+  absl::MutexLock lock(&graph->mu);
+  return sluice::ImportGraphDefLocked(graph, def, options != nullptr ? *options : *kDefaults,
+                                      results);
+}
+
+}  // namespace
 
 extern "C" {
 
@@ -324,7 +571,50 @@ void TF_DeleteGraph(TF_Graph* graph) {
   if (free_now) delete graph;
 }
 
+void TF_GraphSetTensorShape(TF_Graph* graph, TF_Output output, const int64_t* dims,
+                            const int num_dims, TF_Status* status) {
+  constexpr char kFn[] = "TF_GraphSetTensorShape";
+  if (graph == nullptr) {
+    SetStatus(status, sluice::NullArgument(kFn, "graph"));
+    return;
+  }
+  if (num_dims > 0 && dims == nullptr) {
+    SetStatus(status, sluice::NullArgument(kFn, "dims"));
+    return;
+  }
+  sluice::PartialShape given;  // Unknown rank for num_dims < 0.
+  if (num_dims >= 0) {
+    for (int i = 0; i < num_dims; ++i) {
+      if (dims[i] < -1) {
+        SetStatus(status, absl::InvalidArgumentError(absl::StrCat(
+                              kFn, ": dimension ", i, " is ", dims[i], " (use -1 for unknown)")));
+        return;
+      }
+    }
+    given = sluice::PartialShape(absl::Span<const int64_t>(dims, num_dims));
+  }
+  absl::MutexLock lock(&graph->mu);
+  auto known = sluice::OutputShape(graph, output);
+  if (!known.ok()) {
+    SetStatus(status, sluice::AddContext(known.status(), kFn));
+    return;
+  }
+  auto merged = sluice::MergeShapes(**known, given);
+  if (!merged.ok()) {
+    SetStatus(status, sluice::AddContext(
+                          merged.status(), absl::StrCat(kFn, ": '", sluice::OutputName(output), "'")));
+    return;
+  }
+  output.oper->output_shapes[output.index] = *std::move(merged);
+  SetStatus(status, absl::OkStatus());
+}
+
 int TF_GraphGetTensorNumDims(TF_Graph* graph, TF_Output output, TF_Status* status) {
+  if (graph == nullptr) {
+    SetStatus(status, sluice::NullArgument("TF_GraphGetTensorNumDims", "graph"));
+    return -1;
+  }
+  absl::ReaderMutexLock lock(&graph->mu);
   auto shape = sluice::OutputShape(graph, output);
   if (!shape.ok()) {
     SetStatus(status, sluice::AddContext(shape.status(), "TF_GraphGetTensorNumDims"));
@@ -336,14 +626,20 @@ int TF_GraphGetTensorNumDims(TF_Graph* graph, TF_Output output, TF_Status* statu
 
 void TF_GraphGetTensorShape(TF_Graph* graph, TF_Output output, int64_t* dims, int num_dims,
                             TF_Status* status) {
+  constexpr char kFn[] = "TF_GraphGetTensorShape";
+  if (graph == nullptr) {
+    SetStatus(status, sluice::NullArgument(kFn, "graph"));
+    return;
+  }
+  absl::ReaderMutexLock lock(&graph->mu);
   auto shape = sluice::OutputShape(graph, output);
   if (!shape.ok()) {
-    SetStatus(status, sluice::AddContext(shape.status(), "TF_GraphGetTensorShape"));
+    SetStatus(status, sluice::AddContext(shape.status(), kFn));
     return;
   }
   const sluice::PartialShape& s = **shape;
   if (num_dims > 0 && dims == nullptr) {
-    SetStatus(status, sluice::NullArgument("TF_GraphGetTensorShape", "dims"));
+    SetStatus(status, sluice::NullArgument(kFn, "dims"));
     return;
   }
   if (s.unknown_rank()) {
@@ -353,8 +649,8 @@ void TF_GraphGetTensorShape(TF_Graph* graph, TF_Output output, int64_t* dims, in
   }
   if (num_dims != s.rank()) {
     SetStatus(status, absl::InvalidArgumentError(absl::StrCat(
-                          "TF_GraphGetTensorShape: '", sluice::OutputName(output), "' has rank ",
-                          s.rank(), " but num_dims is ", num_dims)));
+                          kFn, ": '", sluice::OutputName(output), "' has rank ", s.rank(),
+                          " but num_dims is ", num_dims)));
     return;
   }
   for (int i = 0; i < num_dims; ++i) dims[i] = s.dim(i);
@@ -389,6 +685,55 @@ void TF_GraphToGraphDef(TF_Graph* graph, TF_Buffer* output_graph_def, TF_Status*
                                        "TF_GraphToGraphDef"));
 }
 
+void TF_GraphGetOpDef(TF_Graph* graph, const char* op_name, TF_Buffer* output_op_def,
+                      TF_Status* status) {
+  constexpr char kFn[] = "TF_GraphGetOpDef";
+  if (graph == nullptr || op_name == nullptr || output_op_def == nullptr) {
+    SetStatus(status, sluice::NullArgument(kFn, graph == nullptr     ? "graph"
+                                                : op_name == nullptr ? "op_name"
+                                                                     : "output_op_def"));
+    return;
+  }
+  auto op_def = sluice::OpRegistry::Global()->LookUpOpDef(op_name);
+  if (op_def.ok()) {
+    SetStatus(status, sluice::AddContext(sluice::MessageToBuffer(**op_def, output_op_def), kFn));
+    return;
+  }
+  // A function of the graph's library is called as an op of its name.
+  sluice::OpDef signature;
+  bool found = false;
+  {
+    absl::ReaderMutexLock lock(&graph->mu);
+    for (const sluice::FunctionDef& f : graph->graph.library().function()) {
+      if (f.signature().name() == op_name) {
+        signature = f.signature();
+        found = true;
+      }
+    }
+  }
+  if (!found) {
+    SetStatus(status, absl::NotFoundError(absl::StrCat(
+                          kFn, ": no op or function named '", op_name, "' is registered")));
+    return;
+  }
+  SetStatus(status, sluice::AddContext(sluice::MessageToBuffer(signature, output_op_def), kFn));
+}
+
+void TF_GraphVersions(TF_Graph* graph, TF_Buffer* output_version_def, TF_Status* status) {
+  if (graph == nullptr || output_version_def == nullptr) {
+    SetStatus(status, sluice::NullArgument("TF_GraphVersions",
+                                           graph == nullptr ? "graph" : "output_version_def"));
+    return;
+  }
+  sluice::VersionDef versions;
+  {
+    absl::ReaderMutexLock lock(&graph->mu);
+    versions = graph->graph.versions();
+  }
+  SetStatus(status, sluice::AddContext(sluice::MessageToBuffer(versions, output_version_def),
+                                       "TF_GraphVersions"));
+}
+
 TF_ImportGraphDefOptions* TF_NewImportGraphDefOptions(void) {
   return new TF_ImportGraphDefOptions;
 }
@@ -399,24 +744,162 @@ void TF_ImportGraphDefOptionsSetPrefix(TF_ImportGraphDefOptions* opts, const cha
   if (opts != nullptr) opts->prefix = prefix != nullptr ? prefix : "";
 }
 
+void TF_ImportGraphDefOptionsSetDefaultDevice(TF_ImportGraphDefOptions* opts, const char* device) {
+  if (opts != nullptr) opts->default_device = device != nullptr ? device : "";
+}
+
+void TF_ImportGraphDefOptionsSetUniquifyNames(TF_ImportGraphDefOptions* opts,
+                                              unsigned char uniquify_names) {
+  if (opts != nullptr) opts->uniquify_names = uniquify_names != 0;
+}
+
+void TF_ImportGraphDefOptionsSetUniquifyPrefix(TF_ImportGraphDefOptions* opts,
+                                               unsigned char uniquify_prefix) {
+  if (opts != nullptr) opts->uniquify_prefix = uniquify_prefix != 0;
+}
+
+void TF_ImportGraphDefOptionsAddInputMapping(TF_ImportGraphDefOptions* opts, const char* src_name,
+                                             int src_index, TF_Output dst) {
+  if (opts == nullptr) return;
+  if (src_name == nullptr) {
+    DeferOptionsError(opts, "TF_ImportGraphDefOptionsAddInputMapping", "src_name");
+    return;
+  }
+  sluice::TensorId key{src_name, src_index};
+  for (auto& [k, v] : opts->input_map) {
+    if (k.node == key.node && k.index == key.index) {
+      v = dst;
+      return;
+    }
+  }
+  opts->input_map.emplace_back(std::move(key), dst);
+}
+
+void TF_ImportGraphDefOptionsRemapControlDependency(TF_ImportGraphDefOptions* opts,
+                                                    const char* src_name, TF_Operation* dst) {
+  if (opts == nullptr) return;
+  if (src_name == nullptr || dst == nullptr) {
+    DeferOptionsError(opts, "TF_ImportGraphDefOptionsRemapControlDependency",
+                      src_name == nullptr ? "src_name" : "dst");
+    return;
+  }
+  TF_ImportGraphDefOptionsAddInputMapping(opts, src_name, sluice::kControlSlot,
+                                          TF_Output{dst, sluice::kControlSlot});
+}
+
+void TF_ImportGraphDefOptionsAddControlDependency(TF_ImportGraphDefOptions* opts,
+                                                  TF_Operation* oper) {
+  if (opts == nullptr) return;
+  if (oper == nullptr) {
+    DeferOptionsError(opts, "TF_ImportGraphDefOptionsAddControlDependency", "oper");
+    return;
+  }
+  opts->control_dependencies.push_back(oper);
+}
+
+void TF_ImportGraphDefOptionsAddReturnOutput(TF_ImportGraphDefOptions* opts,
+                                             const char* oper_name, int index) {
+  if (opts == nullptr) return;
+  if (oper_name == nullptr) {
+    DeferOptionsError(opts, "TF_ImportGraphDefOptionsAddReturnOutput", "oper_name");
+    return;
+  }
+  opts->return_outputs.push_back(sluice::TensorId{oper_name, index});
+}
+
+int TF_ImportGraphDefOptionsNumReturnOutputs(const TF_ImportGraphDefOptions* opts) {
+  return opts == nullptr ? 0 : static_cast<int>(opts->return_outputs.size());
+}
+
+void TF_ImportGraphDefOptionsAddReturnOperation(TF_ImportGraphDefOptions* opts,
+                                                const char* oper_name) {
+  if (opts == nullptr) return;
+  if (oper_name == nullptr) {
+    DeferOptionsError(opts, "TF_ImportGraphDefOptionsAddReturnOperation", "oper_name");
+    return;
+  }
+  opts->return_operations.push_back(oper_name);
+}
+
+int TF_ImportGraphDefOptionsNumReturnOperations(const TF_ImportGraphDefOptions* opts) {
+  return opts == nullptr ? 0 : static_cast<int>(opts->return_operations.size());
+}
+
+void TF_ImportGraphDefResultsReturnOutputs(TF_ImportGraphDefResults* results, int* num_outputs,
+                                           TF_Output** outputs) {
+  if (results == nullptr) {
+    if (num_outputs != nullptr) *num_outputs = 0;
+    if (outputs != nullptr) *outputs = nullptr;
+    return;
+  }
+  if (num_outputs != nullptr) *num_outputs = static_cast<int>(results->return_outputs.size());
+  if (outputs != nullptr) *outputs = results->return_outputs.data();
+}
+
+void TF_ImportGraphDefResultsReturnOperations(TF_ImportGraphDefResults* results, int* num_opers,
+                                              TF_Operation*** opers) {
+  if (results == nullptr) {
+    if (num_opers != nullptr) *num_opers = 0;
+    if (opers != nullptr) *opers = nullptr;
+    return;
+  }
+  if (num_opers != nullptr) *num_opers = static_cast<int>(results->return_operations.size());
+  if (opers != nullptr) *opers = results->return_operations.data();
+}
+
+void TF_ImportGraphDefResultsMissingUnusedInputMappings(TF_ImportGraphDefResults* results,
+                                                        int* num_missing_unused_input_mappings,
+                                                        const char*** src_names,
+                                                        int** src_indexes) {
+  const bool none = results == nullptr;
+  if (num_missing_unused_input_mappings != nullptr) {
+    *num_missing_unused_input_mappings =
+        none ? 0 : static_cast<int>(results->missing_unused_name_ptrs.size());
+  }
+  if (src_names != nullptr) *src_names = none ? nullptr : results->missing_unused_name_ptrs.data();
+  if (src_indexes != nullptr) *src_indexes = none ? nullptr : results->missing_unused_indexes.data();
+}
+
+void TF_DeleteImportGraphDefResults(TF_ImportGraphDefResults* results) { delete results; }
+
+TF_ImportGraphDefResults* TF_GraphImportGraphDefWithResults(TF_Graph* graph,
+                                                            const TF_Buffer* graph_def,
+                                                            const TF_ImportGraphDefOptions* options,
+                                                            TF_Status* status) {
+  auto results = std::make_unique<TF_ImportGraphDefResults>();
+  absl::Status s = ImportGraphDef(graph, graph_def, options, results.get());
+  SetStatus(status, sluice::AddContext(s, "TF_GraphImportGraphDefWithResults"));
+  return s.ok() ? results.release() : nullptr;
+}
+
+void TF_GraphImportGraphDefWithReturnOutputs(TF_Graph* graph, const TF_Buffer* graph_def,
+                                             const TF_ImportGraphDefOptions* options,
+                                             TF_Output* return_outputs, int num_return_outputs,
+                                             TF_Status* status) {
+  constexpr char kFn[] = "TF_GraphImportGraphDefWithReturnOutputs";
+  int expected = TF_ImportGraphDefOptionsNumReturnOutputs(options);
+  if (num_return_outputs != expected) {
+    SetStatus(status, absl::InvalidArgumentError(absl::StrCat(
+                          kFn, ": num_return_outputs is ", num_return_outputs,
+                          " but the options ask for ", expected, " return outputs")));
+    return;
+  }
+  if (num_return_outputs > 0 && return_outputs == nullptr) {
+    SetStatus(status, sluice::NullArgument(kFn, "return_outputs"));
+    return;
+  }
+  TF_ImportGraphDefResults results;
+  absl::Status s = ImportGraphDef(graph, graph_def, options, &results);
+  if (s.ok()) {
+    for (int i = 0; i < num_return_outputs; ++i) return_outputs[i] = results.return_outputs[i];
+  }
+  SetStatus(status, sluice::AddContext(s, kFn));
+}
+
 void TF_GraphImportGraphDef(TF_Graph* graph, const TF_Buffer* graph_def,
                             const TF_ImportGraphDefOptions* options, TF_Status* status) {
-  constexpr char kFn[] = "TF_GraphImportGraphDef";
-  if (graph == nullptr || graph_def == nullptr) {
-    SetStatus(status, sluice::NullArgument(kFn, graph == nullptr ? "graph" : "graph_def"));
-    return;
-  }
-  sluice::GraphDef def;
-  if (!sluice::ParseFromBytes(graph_def->data, graph_def->length, &def)) {
-    SetStatus(status, absl::InvalidArgumentError(absl::StrCat(
-                          kFn, ": the buffer (", graph_def->length,
-                          " bytes) is not a valid serialized GraphDef")));
-    return;
-  }
-  absl::MutexLock lock(&graph->mu);
-  SetStatus(status, sluice::AddContext(sluice::ImportGraphDefLocked(
-                                           graph, def, options != nullptr ? options->prefix : ""),
-                                       kFn));
+  SetStatus(status, sluice::AddContext(ImportGraphDef(graph, graph_def, options, nullptr),
+                                       "TF_GraphImportGraphDef"));
 }
 
 TF_Operation* TF_FinishOperation(TF_OperationDescription* desc, TF_Status* status) {
@@ -437,72 +920,6 @@ TF_Operation* TF_FinishOperation(TF_OperationDescription* desc, TF_Status* statu
   }
   SetStatus(status, s);
   return s.ok() ? op : nullptr;
-}
-
-// Operations, their nodes' NodeDefs and in-edges never change once added: no lock but to map
-// an input's node to its operation.
-
-const char* TF_OperationName(TF_Operation* oper) {
-  return oper == nullptr ? "" : oper->node->name().c_str();
-}
-
-const char* TF_OperationOpType(TF_Operation* oper) {
-  return oper == nullptr ? "" : oper->node->type_string().c_str();
-}
-
-const char* TF_OperationDevice(TF_Operation* oper) {
-  return oper == nullptr ? "" : oper->node->def().device().c_str();
-}
-
-int TF_OperationNumOutputs(TF_Operation* oper) {
-  return oper == nullptr ? 0 : oper->node->num_outputs();
-}
-
-TF_DataType TF_OperationOutputType(TF_Output oper_out) {
-  const TF_Operation* op = oper_out.oper;
-  if (op == nullptr || oper_out.index < 0 || oper_out.index >= op->node->num_outputs()) {
-    return static_cast<TF_DataType>(0);
-  }
-  return static_cast<TF_DataType>(op->node->output_types()[oper_out.index]);
-}
-
-int TF_OperationNumInputs(TF_Operation* oper) {
-  return oper == nullptr ? 0 : oper->node->num_inputs();
-}
-
-TF_DataType TF_OperationInputType(TF_Input oper_in) {
-  const TF_Operation* op = oper_in.oper;
-  if (op == nullptr || oper_in.index < 0 || oper_in.index >= op->node->num_inputs()) {
-    return static_cast<TF_DataType>(0);
-  }
-  return static_cast<TF_DataType>(op->node->input_types()[oper_in.index]);
-}
-
-TF_Output TF_OperationInput(TF_Input oper_in) {
-  const TF_Operation* op = oper_in.oper;
-  if (op == nullptr || oper_in.index < 0 || oper_in.index >= op->node->num_inputs()) {
-    return TF_Output{nullptr, -1};
-  }
-  const sluice::Edge* edge = op->node->input_edge(oper_in.index);
-  absl::ReaderMutexLock lock(&op->graph->mu);
-  return TF_Output{op->graph->OperationOf(edge->src), edge->src_output};
-}
-
-int TF_OperationNumControlInputs(TF_Operation* oper) {
-  if (oper == nullptr) return 0;
-  int n = 0;
-  for (const sluice::Edge* e : oper->node->in_edges()) n += e->IsControl() ? 1 : 0;
-  return n;
-}
-
-void TF_OperationToNodeDef(TF_Operation* oper, TF_Buffer* output_node_def, TF_Status* status) {
-  if (oper == nullptr || output_node_def == nullptr) {
-    SetStatus(status, sluice::NullArgument("TF_OperationToNodeDef",
-                                           oper == nullptr ? "oper" : "output_node_def"));
-    return;
-  }
-  SetStatus(status, sluice::AddContext(sluice::MessageToBuffer(oper->node->def(), output_node_def),
-                                       "TF_OperationToNodeDef"));
 }
 
 }  // extern "C"

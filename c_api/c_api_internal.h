@@ -12,9 +12,11 @@
 #ifndef SLUICE_C_API_C_API_INTERNAL_H_
 #define SLUICE_C_API_C_API_INTERNAL_H_
 
+#include <deque>
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -23,6 +25,7 @@
 #include "absl/synchronization/mutex.h"
 #include "c_api/c_api.h"
 #include "framework/graph.h"
+#include "framework/node_def_util.h"
 #include "framework/tensor.h"
 #include "framework/tensor_shape.h"
 #include "framework/types.h"
@@ -52,16 +55,42 @@ struct TF_SessionOptions {
   sluice::SessionOptions options;
 };
 
+// What TF_ImportGraphDefOptions* record; names are the GraphDef's own, before any prefix.
 struct TF_ImportGraphDefOptions {
   std::string prefix;  // As given; a trailing '/' is added when importing.
+  std::string default_device;
+  bool uniquify_names = false;
+  bool uniquify_prefix = false;
+  // GraphDef tensors (index kControlSlot: control dependencies) read from existing outputs
+  // (index kControlSlot: the operation itself) instead; one entry per key, the latest wins.
+  std::vector<std::pair<sluice::TensorId, TF_Output>> input_map;
+  std::vector<TF_Operation*> control_dependencies;
+  std::vector<sluice::TensorId> return_outputs;
+  std::vector<std::string> return_operations;
+  // The first misuse seen while setting options (null names or operations); reported by the
+  // import, because the setters have no status of their own.
+  absl::Status deferred;
 };
 
-// Immutable once in a graph, and so is its node's NodeDef and in-edges (edges are only ever
-// added into a new node), so accessors read them without the graph's lock.
+struct TF_ImportGraphDefResults {
+  std::vector<TF_Output> return_outputs;
+  std::vector<TF_Operation*> return_operations;
+  // Input-map keys neither used nor naming a tensor of the GraphDef. The names are copies
+  // (a deque, so the pointers in missing_unused_name_ptrs stay valid).
+  std::deque<std::string> missing_unused_names;
+  std::vector<const char*> missing_unused_name_ptrs;
+  std::vector<int> missing_unused_indexes;
+};
+
+// Its node's NodeDef and in-edges never change once in a graph (edges are only ever added
+// into a new node), so accessors read them without the graph's lock. Out-edges grow as
+// consumers are added (and shrink when a failed import is rolled back): read them under it.
 struct TF_Operation {
   TF_Graph* graph = nullptr;
   sluice::Node* node = nullptr;  // Owned by graph->graph; its NodeDef has every attr set.
-  // From the op's shape function; unknown rank or -1 dims where it could not tell.
+  // From the op's shape function, refined by TF_GraphSetTensorShape; unknown rank or -1 dims
+  // where neither could tell. Guarded by graph->mu (only TF_GraphSetTensorShape changes it
+  // after the operation is added).
   std::vector<sluice::PartialShape> output_shapes;
   // The value of a Const, so shape functions of its consumers can read it.
   std::optional<sluice::Tensor> const_value;
@@ -118,6 +147,13 @@ struct TF_DeviceList {
   std::vector<sluice::DeviceAttributes> devices;
 };
 
+// A handle on a loaded custom-op library: the ops it registered, as a serialized OpList that
+// TF_GetOpList hands out without copying.
+struct TF_Library {
+  void* handle = nullptr;  // From dlopen; never closed (its ops stay registered).
+  std::string op_list;
+};
+
 namespace sluice {
 
 // ---- Statuses (tf_status.cc) ----
@@ -159,8 +195,15 @@ bool InGraph(const TF_Graph& graph, const TF_Operation* op);
 // `out` names an existing output of an operation of `graph`; errors start with `what`.
 absl::Status CheckOutput(const TF_Graph& graph, const TF_Output& out, absl::string_view what);
 
-// Adds `def`'s nodes (renamed under `prefix`) and functions to `graph`, all or nothing, with
-// the checks TF_FinishOperation makes for each node.
+// Adds `def`'s nodes and functions to `graph` as `options` say (renaming, input mappings,
+// control dependencies, default device), all or nothing, with the checks TF_FinishOperation
+// makes for each node. Fills `results` (may be null) with what the options asked to return.
+absl::Status ImportGraphDefLocked(TF_Graph* graph, const GraphDef& def,
+                                  const TF_ImportGraphDefOptions& options,
+                                  TF_ImportGraphDefResults* results)
+    ABSL_EXCLUSIVE_LOCKS_REQUIRED(graph->mu);
+
+// The same with only a prefix ("" for none).
 absl::Status ImportGraphDefLocked(TF_Graph* graph, const GraphDef& def, std::string prefix)
     ABSL_EXCLUSIVE_LOCKS_REQUIRED(graph->mu);
 

@@ -1,5 +1,5 @@
 // Session options, TF_Session (a sluice::Session fed the graph's operations as they appear),
-// TF_SessionRun and device lists.
+// TF_SessionRun, partial runs (not supported: UNIMPLEMENTED) and device lists.
 #include <string>
 #include <utility>
 #include <vector>
@@ -236,6 +236,31 @@ void TF_SessionRun(TF_Session* session, const TF_Buffer* run_options, const TF_O
                                        outputs, output_values, noutputs, target_opers, ntargets,
                                        run_metadata));
 }
+
+void TF_SessionPRunSetup(TF_Session* session, const TF_Output* inputs, int ninputs,
+                         const TF_Output* outputs, int noutputs,
+                         const TF_Operation* const* target_opers, int ntargets,
+                         const char** handle, TF_Status* status) {
+  if (handle != nullptr) *handle = nullptr;
+  SetStatus(status, absl::UnimplementedError(
+                        "TF_SessionPRunSetup: partial runs are not supported by Sluice's "
+                        "sessions; feed and fetch everything in one TF_SessionRun"));
+}
+
+void TF_SessionPRun(TF_Session* session, const char* handle, const TF_Output* inputs,
+                    TF_Tensor* const* input_values, int ninputs, const TF_Output* outputs,
+                    TF_Tensor** output_values, int noutputs,
+                    const TF_Operation* const* target_opers, int ntargets, TF_Status* status) {
+  if (output_values != nullptr) {
+    for (int i = 0; i < noutputs; ++i) output_values[i] = nullptr;
+  }
+  SetStatus(status, absl::UnimplementedError(
+                        "TF_SessionPRun: partial runs are not supported by Sluice's sessions; "
+                        "feed and fetch everything in one TF_SessionRun"));
+}
+
+// TF_SessionPRunSetup never hands out a handle, so there is nothing to free.
+void TF_DeletePRunHandle(const char* handle) {}
 
 TF_DeviceList* TF_SessionListDevices(TF_Session* session, TF_Status* status) {
   if (session == nullptr) {

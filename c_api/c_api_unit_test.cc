@@ -18,6 +18,7 @@
 #include "proto/attr_value.pb.h"
 #include "proto/config.pb.h"
 #include "proto/graph.pb.h"
+#include "proto/op_def.pb.h"
 
 namespace sluice {
 namespace {
@@ -654,6 +655,139 @@ TEST_F(CApiTest, ConcurrentExtendAndRun) {
   }
   for (auto& th : threads) th.join();
   EXPECT_EQ(failures.load(), 0);
+}
+
+// Import options that name operations of another graph, or nothing, are rejected by the import
+// (their setters have no status), and a mapped input of the wrong type takes the import back.
+TEST_F(CApiTest, ImportOptionsMisuse) {
+  TF_Operation* feed = Placeholder("feed", TF_INT32);
+  GraphDef def;
+  ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(R"(
+    node { name: "x" op: "Placeholder" attr { key: "dtype" value { type: DT_FLOAT } } }
+    node { name: "y" op: "Identity" input: "x" attr { key: "T" value { type: DT_FLOAT } } }
+  )", &def));
+  GraphPtr other(TF_NewGraph());
+  TF_OperationDescription* d = TF_NewOperation(other.get(), "Placeholder", "elsewhere");
+  TF_SetAttrType(d, "dtype", TF_FLOAT);
+  TF_Operation* elsewhere = TF_FinishOperation(d, status_.get());
+  ASSERT_NE(elsewhere, nullptr) << Message(status_.get());
+
+  struct Case {
+    const char* what;
+    std::function<void(TF_ImportGraphDefOptions*)> set;
+    const char* message;
+  };
+  std::vector<Case> cases = {
+      {"another graph's output",
+       [&](TF_ImportGraphDefOptions* o) {
+         TF_ImportGraphDefOptionsAddInputMapping(o, "x", 0, TF_Output{elsewhere, 0});
+       },
+       "not in this graph"},
+      {"an output that does not exist",
+       [&](TF_ImportGraphDefOptions* o) {
+         TF_ImportGraphDefOptionsAddInputMapping(o, "x", 0, TF_Output{feed, 3});
+       },
+       "out of range"},
+      {"a null source name",
+       [](TF_ImportGraphDefOptions* o) {
+         TF_ImportGraphDefOptionsAddInputMapping(o, nullptr, 0, TF_Output{nullptr, 0});
+       },
+       "src_name"},
+      {"another graph's control dependency",
+       [&](TF_ImportGraphDefOptions* o) {
+         TF_ImportGraphDefOptionsAddControlDependency(o, elsewhere);
+       },
+       "not an operation of this graph"},
+      {"a mapped input of the wrong type",
+       [&](TF_ImportGraphDefOptions* o) {
+         TF_ImportGraphDefOptionsAddInputMapping(o, "x", 0, TF_Output{feed, 0});
+       },
+       "expects float"},
+      {"a return operation the GraphDef lacks",
+       [](TF_ImportGraphDefOptions* o) { TF_ImportGraphDefOptionsAddReturnOperation(o, "q"); },
+       "'q'"},
+      {"a return output out of range",
+       [](TF_ImportGraphDefOptions* o) { TF_ImportGraphDefOptionsAddReturnOutput(o, "y", 1); },
+       "out of range"},
+  };
+  for (const Case& c : cases) {
+    TF_ImportGraphDefOptions* o = TF_NewImportGraphDefOptions();
+    TF_ImportGraphDefOptionsSetPrefix(o, "i");
+    c.set(o);
+    TF_ImportGraphDefResults* r =
+        TF_GraphImportGraphDefWithResults(graph_.get(), GraphDefBuffer(def).get(), o,
+                                          status_.get());
+    EXPECT_EQ(r, nullptr) << c.what;
+    EXPECT_EQ(TF_GetCode(status_.get()), TF_INVALID_ARGUMENT) << c.what;
+    EXPECT_THAT(Message(status_.get()), HasSubstr(c.message)) << c.what;
+    EXPECT_EQ(NumOps(graph_.get()), 1u) << c.what;
+    EXPECT_EQ(TF_OperationOutputNumConsumers(TF_Output{feed, 0}), 0) << c.what;
+    TF_DeleteImportGraphDefResults(r);
+    TF_DeleteImportGraphDefOptions(o);
+  }
+  // Results of nothing read as empty.
+  int n = -1;
+  TF_Output* outputs = nullptr;
+  TF_ImportGraphDefResultsReturnOutputs(nullptr, &n, &outputs);
+  EXPECT_EQ(n, 0);
+  EXPECT_EQ(outputs, nullptr);
+}
+
+// A function imported with a GraphDef has an OpDef: its signature.
+TEST_F(CApiTest, GraphGetOpDefFindsFunctions) {
+  GraphDef def;
+  ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(R"(
+    library { function { signature { name: "Twice" input_arg { name: "a" type: DT_FLOAT }
+                                      output_arg { name: "b" type: DT_FLOAT } }
+                         node_def { name: "s" op: "AddN" input: "a" input: "a"
+                                    attr { key: "N" value { i: 2 } }
+                                    attr { key: "T" value { type: DT_FLOAT } } }
+                         ret { key: "b" value: "s:sum:0" } } }
+  )", &def));
+  TF_GraphImportGraphDef(graph_.get(), GraphDefBuffer(def).get(), nullptr, status_.get());
+  ASSERT_EQ(TF_GetCode(status_.get()), TF_OK) << Message(status_.get());
+  BufferPtr out(TF_NewBuffer());
+  TF_GraphGetOpDef(graph_.get(), "Twice", out.get(), status_.get());
+  ASSERT_EQ(TF_GetCode(status_.get()), TF_OK) << Message(status_.get());
+  OpDef op_def;
+  ASSERT_TRUE(op_def.ParseFromArray(out->data, static_cast<int>(out->length)));
+  EXPECT_EQ(op_def.name(), "Twice");
+  ASSERT_EQ(op_def.input_arg_size(), 1);
+  EXPECT_EQ(op_def.input_arg(0).name(), "a");
+}
+
+// A library that registers no ops loads, twice, with an empty OpList each time.
+TEST_F(CApiTest, LoadLibraryWithoutOps) {
+  for (int i = 0; i < 2; ++i) {
+    TF_Library* lib = TF_LoadLibrary("libm.so.6", status_.get());
+    ASSERT_EQ(TF_GetCode(status_.get()), TF_OK) << Message(status_.get());
+    ASSERT_NE(lib, nullptr);
+    TF_Buffer ops = TF_GetOpList(lib);
+    OpList list;
+    EXPECT_TRUE(list.ParseFromArray(ops.data, static_cast<int>(ops.length)));
+    EXPECT_EQ(list.op_size(), 0);
+    TF_DeleteLibraryHandle(lib);
+  }
+  TF_LoadLibrary(nullptr, status_.get());
+  EXPECT_EQ(TF_GetCode(status_.get()), TF_INVALID_ARGUMENT);
+}
+
+// Attr getters reject null operations and names through the status.
+TEST_F(CApiTest, AttrGettersCheckArguments) {
+  TF_Operation* x = Placeholder("x");
+  int64_t v = 0;
+  TF_OperationGetAttrInt(nullptr, "dtype", &v, status_.get());
+  EXPECT_EQ(TF_GetCode(status_.get()), TF_INVALID_ARGUMENT);
+  TF_OperationGetAttrInt(x, nullptr, &v, status_.get());
+  EXPECT_EQ(TF_GetCode(status_.get()), TF_INVALID_ARGUMENT);
+  TF_OperationGetAttrTensor(x, "dtype", nullptr, status_.get());
+  EXPECT_EQ(TF_GetCode(status_.get()), TF_INVALID_ARGUMENT);  // Not a tensor.
+  TF_AttrMetadata m = TF_OperationGetAttrMetadata(x, "nope", status_.get());
+  EXPECT_EQ(TF_GetCode(status_.get()), TF_NOT_FOUND);
+  EXPECT_EQ(m.list_size, -1);
+  EXPECT_EQ(m.total_size, -1);
+  EXPECT_EQ(TF_OperationOutputListLength(nullptr, "output", status_.get()), -1);
+  EXPECT_EQ(TF_GetCode(status_.get()), TF_INVALID_ARGUMENT);
 }
 
 }  // namespace

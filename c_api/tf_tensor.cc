@@ -1,5 +1,6 @@
 // TF_DataType sizes and TF_Tensor: a sluice::Tensor, sharing its reference-counted buffer with
-// the runtime's values, so tensors cross the API without copies.
+// the runtime's values, so tensors cross the API without copies (TF_TensorBitcastFrom shares
+// one tensor's buffer with another).
 #include <cstdint>
 #include <limits>
 #include <utility>
@@ -8,6 +9,7 @@
 #include "absl/types/span.h"
 #include "c_api/c_api.h"
 #include "c_api/c_api_internal.h"
+#include "framework/status.h"
 
 namespace sluice {
 namespace {
@@ -93,6 +95,53 @@ void* TF_TensorData(const TF_Tensor* t) { return t == nullptr ? nullptr : t->ten
 
 int64_t TF_TensorElementCount(const TF_Tensor* t) {
   return t == nullptr ? 0 : t->tensor.NumElements();
+}
+
+TF_Tensor* TF_TensorMaybeMove(TF_Tensor* tensor) {
+  if (tensor == nullptr || !tensor->tensor.RefCountIsOne()) return nullptr;
+  auto* moved = new TF_Tensor{std::move(tensor->tensor)};
+  delete tensor;
+  return moved;
+}
+
+void TF_TensorBitcastFrom(const TF_Tensor* from, TF_DataType type, TF_Tensor* to,
+                          const int64_t* new_dims, int num_new_dims, TF_Status* status) {
+  constexpr char kFn[] = "TF_TensorBitcastFrom";
+  if (from == nullptr || to == nullptr) {
+    sluice::SetStatus(status, sluice::NullArgument(kFn, from == nullptr ? "from" : "to"));
+    return;
+  }
+  DataType from_dt = from->tensor.dtype();
+  DataType to_dt = static_cast<DataType>(type);
+  if (!sluice::CanCrossCApi(from_dt) || !sluice::CanCrossCApi(to_dt)) {
+    sluice::SetStatus(status, absl::InvalidArgumentError(absl::StrCat(
+                                  kFn, ": both types need a fixed size, but it is from ",
+                                  sluice::DataTypeString(from_dt), " to ",
+                                  sluice::DataTypeString(to_dt))));
+    return;
+  }
+  auto shape = sluice::ShapeFromDims(new_dims, num_new_dims);
+  if (!shape.ok()) {
+    sluice::SetStatus(status, sluice::AddContext(shape.status(), kFn));
+    return;
+  }
+  auto bytes = sluice::ByteSize(to_dt, *shape);
+  size_t from_bytes = from->tensor.AllocatedBytes();
+  if (!bytes.ok() || *bytes != from_bytes) {
+    sluice::SetStatus(status, absl::InvalidArgumentError(absl::StrCat(
+                                  kFn, ": ", sluice::DataTypeString(to_dt), " of shape ",
+                                  shape->DebugString(), " does not cover exactly the ",
+                                  from_bytes, " bytes of ", sluice::DataTypeString(from_dt),
+                                  " of shape ", from->tensor.shape().DebugString())));
+    return;
+  }
+  to->tensor = sluice::Tensor(to_dt, *shape, from->tensor.buffer());
+  sluice::SetStatus(status, absl::OkStatus());
+}
+
+bool TF_TensorIsAligned(const TF_Tensor* t) {
+  if (t == nullptr) return false;
+  return reinterpret_cast<uintptr_t>(t->tensor.raw_data()) % sluice::kTensorAlignment == 0;
 }
 
 }  // extern "C"

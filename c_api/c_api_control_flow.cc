@@ -1,0 +1,38 @@
+// While loops and symbolic gradients over a TF_Graph: declared with TensorFlow's signatures so
+// that bindings written against TensorFlow's C API link and run, but not provided (Sluice has
+// no TensorFlow control-flow ops or gradient registry for TF_Graph yet), so every call reports
+// UNIMPLEMENTED.
+#include "absl/status/status.h"
+#include "c_api/c_api.h"
+#include "c_api/c_api_internal.h"
+
+extern "C" {
+
+TF_WhileParams TF_NewWhile(TF_Graph* g, TF_Output* inputs, int ninputs, TF_Status* status) {
+  sluice::SetStatus(status, absl::UnimplementedError(
+                                "TF_NewWhile: while loops are not supported by Sluice's C API"));
+  return TF_WhileParams{0, nullptr, nullptr, TF_Output{nullptr, -1}, nullptr, nullptr, nullptr,
+                        nullptr};
+}
+
+void TF_FinishWhile(const TF_WhileParams* params, TF_Status* status, TF_Output* outputs) {
+  sluice::SetStatus(status, absl::UnimplementedError(
+                                "TF_FinishWhile: while loops are not supported by Sluice's C API"));
+}
+
+void TF_AbortWhile(const TF_WhileParams* params) {}
+
+void TF_AddGradientsWithPrefix(TF_Graph* g, const char* prefix, TF_Output* y, int ny,
+                               TF_Output* x, int nx, TF_Output* dx, TF_Status* status,
+                               TF_Output* dy) {
+  sluice::SetStatus(status, absl::UnimplementedError(
+                                "TF_AddGradients: gradients of TF_Graph operations are not "
+                                "supported by Sluice's C API yet"));
+}
+
+void TF_AddGradients(TF_Graph* g, TF_Output* y, int ny, TF_Output* x, int nx, TF_Output* dx,
+                     TF_Status* status, TF_Output* dy) {
+  TF_AddGradientsWithPrefix(g, nullptr, y, ny, x, nx, dx, status, dy);
+}
+
+}  // extern "C"

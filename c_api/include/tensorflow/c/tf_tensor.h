@@ -1,0 +1,68 @@
+/* TF_Tensor: an n-dimensional array of one element type, in row-major order.
+ *
+ *   int64_t dims[] = {2, 3};
+ *   TF_Tensor* t = TF_AllocateTensor(TF_FLOAT, dims, 2, 6 * sizeof(float));
+ *   float* v = (float*)TF_TensorData(t);   (write 6 floats)
+ *   ...                                    (feed it to TF_SessionRun, or TF_SetAttrTensor)
+ *   TF_DeleteTensor(t);
+ */
+#ifndef SLUICE_TENSORFLOW_C_TF_TENSOR_H_
+#define SLUICE_TENSORFLOW_C_TF_TENSOR_H_
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "c_api_macros.h"
+#include "tf_datatype.h"
+#include "tf_status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct TF_Tensor TF_Tensor;
+
+/* Wraps `data` (len bytes) without copying; `deallocator(data, len, deallocator_arg)` runs once
+ * the tensor and every value shared with it (for example session outputs that forward it) are
+ * gone. Returns NULL, without calling the deallocator, for TF_STRING and other types without a
+ * fixed element size, negative dims, or len smaller than the shape needs. */
+TF_CAPI_EXPORT extern TF_Tensor* TF_NewTensor(TF_DataType, const int64_t* dims, int num_dims,
+                                              void* data, size_t len,
+                                              void (*deallocator)(void* data, size_t len,
+                                                                  void* arg),
+                                              void* deallocator_arg);
+/* A tensor with uninitialized, 64-byte-aligned contents. `len` must equal the element count
+ * times TF_DataTypeSize; NULL otherwise and for TF_STRING. */
+TF_CAPI_EXPORT extern TF_Tensor* TF_AllocateTensor(TF_DataType, const int64_t* dims, int num_dims,
+                                                   size_t len);
+/* When nothing else shares `tensor`'s contents (no session value, no other TF_Tensor), deletes
+ * `tensor` and returns a new tensor that owns them; otherwise returns NULL and leaves `tensor`
+ * as it was. */
+TF_CAPI_EXPORT extern TF_Tensor* TF_TensorMaybeMove(TF_Tensor* tensor);
+/* NULL is allowed. */
+TF_CAPI_EXPORT extern void TF_DeleteTensor(TF_Tensor*);
+TF_CAPI_EXPORT extern TF_DataType TF_TensorType(const TF_Tensor*);
+TF_CAPI_EXPORT extern int TF_NumDims(const TF_Tensor*);
+/* Size of dimension dim_index; -1 when the index is out of range. */
+TF_CAPI_EXPORT extern int64_t TF_Dim(const TF_Tensor* tensor, int dim_index);
+TF_CAPI_EXPORT extern size_t TF_TensorByteSize(const TF_Tensor*);
+/* The contents, in row-major order. May be NULL for tensors with no elements. */
+TF_CAPI_EXPORT extern void* TF_TensorData(const TF_Tensor*);
+TF_CAPI_EXPORT extern int64_t TF_TensorElementCount(const TF_Tensor* tensor);
+
+/* Makes `to` share the bytes of `from`, read as `type` in the shape new_dims[0, num_new_dims).
+ * Both types must have a fixed size and the new shape must cover exactly the bytes `from`
+ * holds; otherwise INVALID_ARGUMENT and `to` is unchanged. */
+TF_CAPI_EXPORT extern void TF_TensorBitcastFrom(const TF_Tensor* from, TF_DataType type,
+                                                TF_Tensor* to, const int64_t* new_dims,
+                                                int num_new_dims, TF_Status* status);
+
+/* Whether the contents start at a 64-byte boundary (what Sluice's kernels prefer). */
+TF_CAPI_EXPORT extern bool TF_TensorIsAligned(const TF_Tensor*);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* SLUICE_TENSORFLOW_C_TF_TENSOR_H_ */
