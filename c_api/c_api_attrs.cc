@@ -174,11 +174,7 @@ void CopyList(const List& list, C* values, int max_values) {
 // A tensor attr as a new TF_Tensor.
 absl::StatusOr<TF_Tensor*> NewTensorFromProto(const TensorProto& proto) {
   SL_ASSIGN_OR_RETURN(Tensor t, Tensor::FromProto(proto));
-  if (!CanCrossCApi(t.dtype())) {
-    return absl::UnimplementedError(absl::StrCat("a ", DataTypeString(t.dtype()),
-                                                 " tensor cannot cross the C API"));
-  }
-  return new TF_Tensor{std::move(t)};
+  return NewCApiTensor(std::move(t));
 }
 
 // The attr names of `oper`, sorted (NodeDef attrs are a map without a stable order).

@@ -12,6 +12,8 @@
 #ifndef SLUICE_C_API_C_API_INTERNAL_H_
 #define SLUICE_C_API_C_API_INTERNAL_H_
 
+#include <cstddef>
+#include <cstdint>
 #include <deque>
 #include <memory>
 #include <optional>
@@ -47,8 +49,52 @@ struct TF_Status {
   }
 };
 
+namespace sluice {
+
+// The elements of a TF_STRING tensor: TF_TStrings in TensorFlow's layout (tf_tstring.h), which C
+// programs read and write in place through TF_TensorData. The runtime keeps strings as
+// std::string, so they are copied on the way in (ToRuntimeTensor) and out (NewCApiTensor).
+class TStringArray {
+ public:
+  using Deallocator = void (*)(void* data, size_t len, void* arg);
+
+  // `num_elements` empty strings in 64-byte-aligned memory the library owns; deleting the array
+  // frees what each element owns (TF_TString_Dealloc: a LARGE string's bytes), then the memory.
+  // Null when the size overflows, exceeds kMaxTensorBytes or memory runs out.
+  static std::unique_ptr<TStringArray> Allocate(int64_t num_elements);
+  // The caller's `len` bytes at `data` (TF_NewTensor); deleting the array calls
+  // deallocator(data, len, arg), if any, and leaves the elements alone: as in TensorFlow,
+  // freeing what they own is the deallocator's job.
+  static std::unique_ptr<TStringArray> Wrap(void* data, size_t len, Deallocator deallocator,
+                                            void* deallocator_arg);
+
+  ~TStringArray();
+  TStringArray(const TStringArray&) = delete;
+  TStringArray& operator=(const TStringArray&) = delete;
+
+  TF_TString* data() const { return data_; }
+  size_t bytes() const { return bytes_; }
+
+ private:
+  TStringArray() = default;
+
+  TF_TString* data_ = nullptr;
+  size_t bytes_ = 0;
+  int64_t num_owned_ = 0;  // Elements to TF_TString_Dealloc; 0 for wrapped memory.
+  bool owns_memory_ = false;
+  Deallocator deallocator_ = nullptr;
+  void* deallocator_arg_ = nullptr;
+};
+
+}  // namespace sluice
+
+// Numbers: `tensor` shares its reference-counted buffer with session values (no copies across
+// the API). TF_STRING: `tensor` is a DT_STRING tensor of the right shape without a buffer, only
+// for the dtype and shape, and the elements are `strings`. Hand either to the runtime through
+// sluice::ToRuntimeTensor, never `tensor` itself.
 struct TF_Tensor {
-  sluice::Tensor tensor;  // Shares its buffer with session values; never a DT_STRING tensor.
+  sluice::Tensor tensor;
+  std::unique_ptr<sluice::TStringArray> strings;  // Set exactly when the dtype is DT_STRING.
 };
 
 struct TF_SessionOptions {
@@ -180,9 +226,20 @@ bool ParseFromBytes(const void* data, size_t length, google::protobuf::MessageLi
 
 // ---- Tensors (tf_tensor.cc) ----
 
-// Types a TF_Tensor can hold: fixed-size numerics and bool (strings need a C layout we do
-// not offer).
+// Types a TF_Tensor can hold: fixed-size numerics, bool and strings (not resources or
+// variants).
 bool CanCrossCApi(DataType dt);
+
+// The runtime's value of `t`: numbers share its buffer; TF_STRING elements are copied into a
+// DT_STRING tensor (bytes may hold NULs). INVALID_ARGUMENT for a malformed TF_TString (a SMALL
+// size over 22, a LARGE size over its capacity, a null pointer with bytes, an OFFSET outside
+// the tensor's data); RESOURCE_EXHAUSTED when the bytes add up to more than kMaxTensorBytes.
+absl::StatusOr<Tensor> ToRuntimeTensor(const TF_Tensor& t);
+
+// A new TF_Tensor, for the caller to delete, holding a runtime value: numbers share `value`'s
+// buffer; DT_STRING elements are copied into TF_TStrings the library owns. UNIMPLEMENTED for a
+// type CanCrossCApi refuses, RESOURCE_EXHAUSTED when memory runs out.
+absl::StatusOr<TF_Tensor*> NewCApiTensor(Tensor value);
 
 // ---- Graphs (c_api_graph.cc) ----
 

@@ -49,7 +49,8 @@ void ShapeToProto(const int64_t* dims, int num_dims, TensorShapeProto* proto) {
 
 absl::Status TensorToProto(const TF_Tensor* t, TensorProto* proto) {
   if (t == nullptr) return absl::InvalidArgumentError("the tensor is null");
-  t->tensor.AsProtoTensorContent(proto);
+  SL_ASSIGN_OR_RETURN(Tensor value, ToRuntimeTensor(*t));
+  value.AsProtoTensorContent(proto);  // Strings go to string_val.
   return absl::OkStatus();
 }
 
@@ -235,10 +236,14 @@ void TF_SetAttrTensor(TF_OperationDescription* desc, const char* attr_name, TF_T
                                                                    : "value"));
     return;
   }
+  // A malformed string tensor is reported here, as TensorFlow does, and by TF_FinishOperation.
+  absl::Status result;
   sluice::SetAttr(desc, attr_name, [&](sluice::AttrValue* v) {
-    return sluice::TensorToProto(value, v->mutable_tensor());
+    result = sluice::TensorToProto(value, v->mutable_tensor());
+    return result;
   });
-  SetStatus(status, absl::OkStatus());
+  SetStatus(status, sluice::AddContext(
+                        result, absl::StrCat("TF_SetAttrTensor: attr '", attr_name, "'")));
 }
 
 void TF_SetAttrTensorList(TF_OperationDescription* desc, const char* attr_name,
@@ -261,11 +266,15 @@ void TF_SetAttrTensorList(TF_OperationDescription* desc, const char* attr_name,
   sluice::SetAttr(desc, attr_name, [&](sluice::AttrValue* v) {
     v->mutable_list();
     for (int i = 0; i < num_values; ++i) {
-      SL_RETURN_IF_ERROR(sluice::TensorToProto(values[i], v->mutable_list()->add_tensor()));
+      result = sluice::AddContext(
+          sluice::TensorToProto(values[i], v->mutable_list()->add_tensor()),
+          absl::StrCat("tensor ", i));
+      SL_RETURN_IF_ERROR(result);
     }
     return absl::OkStatus();
   });
-  SetStatus(status, absl::OkStatus());
+  SetStatus(status, sluice::AddContext(
+                        result, absl::StrCat("TF_SetAttrTensorList: attr '", attr_name, "'")));
 }
 
 void TF_SetAttrValueProto(TF_OperationDescription* desc, const char* attr_name,

@@ -1,5 +1,6 @@
 // Session options, TF_Session (a sluice::Session fed the graph's operations as they appear),
 // TF_SessionRun, partial runs (not supported: UNIMPLEMENTED) and device lists.
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -83,7 +84,9 @@ absl::Status SessionRun(TF_Session* session, const TF_Buffer* run_options,
       return absl::InvalidArgumentError(absl::StrCat(kFn, ": input_values[", i, "] (for '",
                                                      OutputName(inputs[i]), "') is null"));
     }
-    feeds.emplace_back(OutputName(inputs[i]), input_values[i]->tensor);
+    SL_ASSIGN_OR_RETURN(Tensor value, ToRuntimeTensor(*input_values[i]), kFn, ": input ", i,
+                        " (for '", OutputName(inputs[i]), "')");
+    feeds.emplace_back(OutputName(inputs[i]), std::move(value));
   }
   for (int i = 0; i < noutputs; ++i) {
     SL_RETURN_IF_ERROR(
@@ -108,18 +111,16 @@ absl::Status SessionRun(TF_Session* session, const TF_Buffer* run_options,
     return absl::InternalError(absl::StrCat(kFn, ": the session returned ", results.size(),
                                             " values for ", noutputs, " fetches"));
   }
+  // Numbers share the session's buffers (no copy); strings are copied into TF_TStrings. All or
+  // nothing: no output is handed out unless every one converts.
+  std::vector<std::unique_ptr<TF_Tensor>> converted;
   for (int i = 0; i < noutputs; ++i) {
-    if (!CanCrossCApi(results[i].dtype())) {
-      return absl::UnimplementedError(absl::StrCat(
-          kFn, ": fetched '", fetches[i], "' has type ", DataTypeString(results[i].dtype()),
-          ", which the C API cannot return"));
-    }
+    SL_ASSIGN_OR_RETURN(TF_Tensor * value, NewCApiTensor(std::move(results[i])), kFn,
+                        ": fetched '", fetches[i], "'");
+    converted.emplace_back(value);
   }
   if (run_metadata != nullptr) SL_RETURN_IF_ERROR(MessageToBuffer(metadata, run_metadata));
-  for (int i = 0; i < noutputs; ++i) {
-    // Shares the session's buffer: no copy.
-    output_values[i] = new TF_Tensor{std::move(results[i])};
-  }
+  for (int i = 0; i < noutputs; ++i) output_values[i] = converted[i].release();
   return absl::OkStatus();
 }
 

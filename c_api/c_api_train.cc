@@ -1,11 +1,13 @@
 // SL_Trainer: sluice train's trainer (training/trainer.h) behind the C API.
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "c_api/c_api_internal.h"
 #include "c_api/sluice_c_api.h"
+#include "framework/status.h"
 #include "training/trainer.h"
 
 struct SL_Trainer {
@@ -57,16 +59,29 @@ void SL_TrainerStep(SL_Trainer* trainer, const char* const* names, TF_Tensor* co
     if (names[i] == nullptr || values[i] == nullptr) {
       return Set(status, absl::InvalidArgumentError(absl::StrCat("SL_TrainerStep: feed ", i, " is NULL")));
     }
-    feeds.emplace_back(names[i], values[i]->tensor);
+    auto value = sluice::ToRuntimeTensor(*values[i]);
+    if (!value.ok()) {
+      return Set(status, sluice::AddContext(value.status(), absl::StrCat("SL_TrainerStep: feed ", i,
+                                                                        " ('", names[i], "')")));
+    }
+    feeds.emplace_back(names[i], *std::move(value));
   }
   auto out = trainer->trainer->Step(feeds);
   if (!out.ok()) return Set(status, out.status());
-  trainer->names.clear();
-  trainer->outputs.clear();
+  // Numbers share the trainer's buffers; strings are copied into TF_TStrings.
+  std::vector<std::string> output_names;
+  std::vector<std::unique_ptr<TF_Tensor>> outputs;
   for (auto& [name, value] : *out) {
-    trainer->names.push_back(name);
-    trainer->outputs.push_back(std::unique_ptr<TF_Tensor>(new TF_Tensor{value}));
+    auto t = sluice::NewCApiTensor(value);
+    if (!t.ok()) {
+      return Set(status, sluice::AddContext(t.status(),
+                                            absl::StrCat("SL_TrainerStep: output '", name, "'")));
+    }
+    output_names.push_back(name);
+    outputs.emplace_back(*t);
   }
+  trainer->names = std::move(output_names);
+  trainer->outputs = std::move(outputs);
   Set(status, absl::OkStatus());
 }
 

@@ -4,17 +4,20 @@
 #include "c_api/c_api.h"
 
 #include <atomic>
-#include <functional>
+#include <cstddef>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "absl/status/status.h"
+#include "c_api/sluice_c_api.h"
 #include "gmock/gmock.h"
 #include "google/protobuf/text_format.h"
 #include "gtest/gtest.h"
+#include "onnx/onnx_pb.h"
 #include "proto/attr_value.pb.h"
 #include "proto/config.pb.h"
 #include "proto/graph.pb.h"
@@ -128,11 +131,15 @@ TEST_F(CApiTest, NewTensorRejectsWhatItCannotHold) {
   EXPECT_EQ(TF_NewTensor(TF_FLOAT, negative, 2, data, 16, nullptr, nullptr), nullptr);
   EXPECT_EQ(TF_NewTensor(TF_FLOAT, nullptr, 2, data, 16, nullptr, nullptr), nullptr);
   EXPECT_EQ(TF_NewTensor(TF_FLOAT, dims, 2, nullptr, 16, nullptr, nullptr), nullptr);
+  // TF_STRING: one TF_TString (24 bytes) per element, so 16 bytes are too few for [2, 2].
   EXPECT_EQ(TF_NewTensor(TF_STRING, dims, 2, data, 16, nullptr, nullptr), nullptr);
   EXPECT_EQ(TF_NewTensor(TF_RESOURCE, dims, 2, data, 16, nullptr, nullptr), nullptr);
   EXPECT_EQ(TF_NewTensor(static_cast<TF_DataType>(77), dims, 2, data, 16, nullptr, nullptr), nullptr);
   EXPECT_EQ(TF_AllocateTensor(TF_FLOAT, dims, 2, 17), nullptr);
   EXPECT_EQ(TF_AllocateTensor(TF_STRING, dims, 2, 0), nullptr);
+  EXPECT_EQ(TF_AllocateTensor(TF_STRING, dims, 2, 4 * sizeof(TF_TString) + 1), nullptr);
+  int64_t huge[] = {int64_t{1} << 62};
+  EXPECT_EQ(TF_AllocateTensor(TF_STRING, huge, 1, 0), nullptr);  // Overflows size_t.
 
   // No elements: fine, even without data.
   int64_t empty[] = {0, 3};
@@ -578,11 +585,23 @@ TEST_F(CApiTest, SessionRunArgumentChecks) {
   EXPECT_NE(metadata->data_deallocator, nullptr);
 }
 
-TEST_F(CApiTest, StringsDoNotCrossTheApi) {
+// The bytes of a TF_STRING tensor's elements.
+std::vector<std::string> Strings(const TF_Tensor* t) {
+  const auto* e = static_cast<const TF_TString*>(TF_TensorData(t));
+  std::vector<std::string> out;
+  for (int64_t i = 0; i < TF_TensorElementCount(t); ++i) {
+    out.emplace_back(TF_TString_GetDataPointer(&e[i]), TF_TString_GetSize(&e[i]));
+  }
+  return out;
+}
+
+TEST_F(CApiTest, StringConstCrossesTheApi) {
   AttrValue value;
   TensorProto* t = value.mutable_tensor();
   t->set_dtype(DT_STRING);
+  t->mutable_tensor_shape()->add_dim()->set_size(2);
   t->add_string_val("hello");
+  t->add_string_val(std::string("a\0b", 3));
   std::string bytes = value.SerializeAsString();
   TF_OperationDescription* d = TF_NewOperation(graph_.get(), "Const", "s");
   TF_SetAttrValueProto(d, "value", bytes.data(), bytes.size(), status_.get());
@@ -595,8 +614,184 @@ TEST_F(CApiTest, StringsDoNotCrossTheApi) {
   TF_Tensor* out = nullptr;
   TF_SessionRun(sess.get(), nullptr, nullptr, nullptr, 0, &fetch, &out, 1, nullptr, 0, nullptr,
                 status_.get());
-  EXPECT_EQ(TF_GetCode(status_.get()), TF_UNIMPLEMENTED) << Message(status_.get());
+  ASSERT_EQ(TF_GetCode(status_.get()), TF_OK) << Message(status_.get());
+  TensorPtr owner(out);
+  EXPECT_EQ(TF_TensorType(out), TF_STRING);
+  EXPECT_EQ(TF_TensorByteSize(out), 2 * sizeof(TF_TString));
+  EXPECT_THAT(Strings(out), ::testing::ElementsAre("hello", std::string("a\0b", 3)));
+
+  TF_Tensor* attr = nullptr;
+  TF_OperationGetAttrTensor(s, "value", &attr, status_.get());
+  ASSERT_EQ(TF_GetCode(status_.get()), TF_OK) << Message(status_.get());
+  TensorPtr attr_owner(attr);
+  EXPECT_THAT(Strings(attr), ::testing::ElementsAre("hello", std::string("a\0b", 3)));
+}
+
+TEST_F(CApiTest, StringFeedsAreCopiedAndChecked) {
+  TF_Operation* x = Placeholder("x", TF_STRING);
+  TF_Operation* id = Op("Identity", "id", {{x, 0}});
+  ASSERT_NE(id, nullptr) << Message(status_.get());
+  SessionPtr sess(graph_.get(), nullptr, status_.get());
+  TF_Output feed{x, 0}, fetch{id, 0};
+
+  // A TF_NewTensor array whose elements are SMALL, LARGE, VIEW and OFFSET strings.
+  struct Array {
+    TF_TString e[4];
+    char tail[8];  // What the OFFSET element points at.
+  };
+  auto* array = new Array;
+  for (TF_TString& e : array->e) TF_TString_Init(&e);
+  TF_TString_Copy(&array->e[0], "small", 5);
+  std::string large(300, 'L');
+  TF_TString_Copy(&array->e[1], large.data(), large.size());
+  const char* viewed = "viewed";
+  TF_TString_AssignView(&array->e[2], viewed, 6);
+  std::memcpy(array->tail, "tail", 4);
+  array->e[3].u.offset.size = (4 << 2) | TF_TSTR_OFFSET;
+  array->e[3].u.offset.offset = static_cast<uint32_t>(offsetof(Array, tail) - 3 * sizeof(TF_TString));
+  array->e[3].u.offset.count = 1;
+  std::atomic<int> released{0};
+  int64_t dims[] = {4};
+  // The caller frees its elements in its deallocator.
+  auto free_array = [](void* data, size_t, void* counter) {
+    auto* a = static_cast<Array*>(data);
+    for (TF_TString& e : a->e) TF_TString_Dealloc(&e);
+    delete a;
+    ++*static_cast<std::atomic<int>*>(counter);
+  };
+  TensorPtr in(TF_NewTensor(TF_STRING, dims, 1, array, sizeof(Array), free_array, &released));
+  ASSERT_NE(in, nullptr);
+  EXPECT_EQ(TF_TensorData(in.get()), static_cast<void*>(array));
+  EXPECT_EQ(TF_TensorByteSize(in.get()), sizeof(Array));
+
+  TF_Tensor* in_value = in.get();
+  TF_Tensor* out = nullptr;
+  TF_SessionRun(sess.get(), nullptr, &feed, &in_value, 1, &fetch, &out, 1, nullptr, 0, nullptr,
+                status_.get());
+  ASSERT_EQ(TF_GetCode(status_.get()), TF_OK) << Message(status_.get());
+  TensorPtr out_owner(out);
+  EXPECT_THAT(Strings(out), ::testing::ElementsAre("small", large, "viewed", "tail"));
+  // Fetched strings are the library's own copies: LARGE where they do not fit inline.
+  const auto* fetched = static_cast<const TF_TString*>(TF_TensorData(out));
+  EXPECT_EQ(TF_TString_GetType(&fetched[0]), TF_TSTR_SMALL);
+  EXPECT_EQ(TF_TString_GetType(&fetched[1]), TF_TSTR_LARGE);
+  EXPECT_NE(TF_TString_GetDataPointer(&fetched[1]), TF_TString_GetDataPointer(&array->e[1]));
+
+  // Malformed elements are refused, with the element named.
+  TF_TString saved = array->e[3];
+  array->e[3].u.offset.offset = 1000;
+  TF_SessionRun(sess.get(), nullptr, &feed, &in_value, 1, &fetch, &out, 1, nullptr, 0, nullptr,
+                status_.get());
+  EXPECT_EQ(TF_GetCode(status_.get()), TF_INVALID_ARGUMENT);
+  EXPECT_THAT(Message(status_.get()), HasSubstr("string 3"));
   EXPECT_EQ(out, nullptr);
+  array->e[3] = saved;
+  TF_TString small_saved = array->e[0];
+  array->e[0].u.smll.size = (30 << 2) | TF_TSTR_SMALL;  // SMALL holds at most 22 bytes.
+  TF_SessionRun(sess.get(), nullptr, &feed, &in_value, 1, &fetch, &out, 1, nullptr, 0, nullptr,
+                status_.get());
+  EXPECT_EQ(TF_GetCode(status_.get()), TF_INVALID_ARGUMENT);
+  EXPECT_THAT(Message(status_.get()), HasSubstr("string 0"));
+  array->e[0] = small_saved;
+  TF_TString view_saved = array->e[2];
+  TF_TString_AssignView(&array->e[2], nullptr, 3);
+  TF_SessionRun(sess.get(), nullptr, &feed, &in_value, 1, &fetch, &out, 1, nullptr, 0, nullptr,
+                status_.get());
+  EXPECT_EQ(TF_GetCode(status_.get()), TF_INVALID_ARGUMENT);
+  EXPECT_THAT(Message(status_.get()), HasSubstr("null"));
+  array->e[2] = view_saved;
+
+  // Feeds are copies: the caller's tensor goes now, and its deallocator runs exactly once.
+  EXPECT_EQ(released.load(), 0);
+  in.reset();
+  EXPECT_EQ(released.load(), 1);
+  EXPECT_THAT(Strings(out_owner.get()), ::testing::ElementsAre("small", large, "viewed", "tail"));
+
+  // A misaligned array is refused.
+  alignas(8) char raw[2 * sizeof(TF_TString)] = {};
+  int64_t one[] = {1};
+  EXPECT_EQ(TF_NewTensor(TF_STRING, one, 1, raw + 1, sizeof(TF_TString), nullptr, nullptr),
+            nullptr);
+}
+
+// An ONNX model with a string input and output (Identity), through SL_GraphImportONNX and
+// TF_SessionRun.
+TEST_F(CApiTest, OnnxModelWithStringsRuns) {
+  onnx::ModelProto model;
+  model.set_ir_version(8);
+  model.add_opset_import()->set_version(13);
+  onnx::GraphProto* g = model.mutable_graph();
+  g->set_name("strings");
+  auto string_vector = [](onnx::ValueInfoProto* v, const char* name) {
+    v->set_name(name);
+    auto* type = v->mutable_type()->mutable_tensor_type();
+    type->set_elem_type(onnx::TensorProto::STRING);
+    type->mutable_shape()->add_dim()->set_dim_param("n");
+  };
+  string_vector(g->add_input(), "words");
+  string_vector(g->add_output(), "same");
+  onnx::NodeProto* id = g->add_node();
+  id->set_op_type("Identity");
+  id->add_input("words");
+  id->add_output("same");
+  std::string bytes = model.SerializeAsString();
+
+  SL_ONNXImport* m =
+      SL_GraphImportONNX(graph_.get(), nullptr, bytes.data(), bytes.size(), "m", status_.get());
+  ASSERT_NE(m, nullptr) << Message(status_.get());
+  std::unique_ptr<SL_ONNXImport, void (*)(SL_ONNXImport*)> owner(m, SL_DeleteONNXImport);
+  EXPECT_EQ(SL_ONNXImportValueType(m, 0, 0), TF_STRING);
+  EXPECT_STREQ(SL_ONNXImportValueTypeString(m, 1, 0), "tensor(string)");
+
+  int64_t dims[] = {2};
+  TensorPtr in(TF_AllocateTensor(TF_STRING, dims, 1, 2 * sizeof(TF_TString)));
+  ASSERT_NE(in, nullptr);
+  auto* e = static_cast<TF_TString*>(TF_TensorData(in.get()));
+  std::string large(64, 'w');
+  TF_TString_Copy(&e[0], "word", 4);
+  TF_TString_Copy(&e[1], large.data(), large.size());
+  SessionPtr sess(graph_.get(), nullptr, status_.get());
+  TF_Output feed = SL_ONNXImportInput(m, 0), fetch = SL_ONNXImportOutput(m, 0);
+  TF_Tensor* in_value = in.get();
+  TF_Tensor* out = nullptr;
+  TF_SessionRun(sess.get(), nullptr, &feed, &in_value, 1, &fetch, &out, 1, nullptr, 0, nullptr,
+                status_.get());
+  ASSERT_EQ(TF_GetCode(status_.get()), TF_OK) << Message(status_.get());
+  TensorPtr out_owner(out);
+  EXPECT_THAT(Strings(out), ::testing::ElementsAre("word", large));
+}
+
+TEST_F(CApiTest, StringTensorsAllocateMoveAndRefuseBitcasts) {
+  int64_t dims[] = {3};
+  TF_Tensor* t = TF_AllocateTensor(TF_STRING, dims, 1, 3 * sizeof(TF_TString));
+  ASSERT_NE(t, nullptr);
+  EXPECT_TRUE(TF_TensorIsAligned(t));
+  EXPECT_EQ(TF_TensorElementCount(t), 3);
+  EXPECT_EQ(TF_DataTypeSize(TF_STRING), 0u);  // As in TensorFlow.
+  auto* e = static_cast<TF_TString*>(TF_TensorData(t));
+  EXPECT_THAT(Strings(t), ::testing::ElementsAre("", "", ""));
+  std::string large(100, 'x');
+  TF_TString_Copy(&e[1], large.data(), large.size());  // Freed by TF_DeleteTensor.
+
+  TF_Tensor* moved = TF_TensorMaybeMove(t);
+  ASSERT_NE(moved, nullptr);
+  TensorPtr owner(moved);
+  EXPECT_EQ(TF_TensorData(moved), static_cast<void*>(e));
+  EXPECT_THAT(Strings(moved), ::testing::ElementsAre("", large, ""));
+
+  TensorPtr floats(TF_AllocateTensor(TF_FLOAT, dims, 1, 3 * sizeof(float)));
+  TF_TensorBitcastFrom(moved, TF_FLOAT, floats.get(), dims, 1, status_.get());
+  EXPECT_EQ(TF_GetCode(status_.get()), TF_INVALID_ARGUMENT);
+  TF_TensorBitcastFrom(floats.get(), TF_STRING, moved, dims, 1, status_.get());
+  EXPECT_EQ(TF_GetCode(status_.get()), TF_INVALID_ARGUMENT);
+  EXPECT_EQ(TF_TensorType(moved), TF_STRING);
+
+  // No elements: no data, nothing to free.
+  int64_t empty[] = {0, 2};
+  TensorPtr none(TF_AllocateTensor(TF_STRING, empty, 2, 0));
+  ASSERT_NE(none, nullptr);
+  EXPECT_EQ(TF_TensorElementCount(none.get()), 0);
+  EXPECT_EQ(TF_Dim(none.get(), 1), 2);
 }
 
 TEST_F(CApiTest, GraphOutlivesItsDeletionUntilSessionsEnd) {

@@ -2,8 +2,9 @@
  * "tensorflow/c/c_api.h", is built with `cc -I c_api/include` and linked with `-ltensorflow`
  * (tf_layout_test.sh). One check function per family of the API: attr getters, input and
  * output list lengths, consumers and control edges, every GraphDef import option, setting
- * tensor shapes, the op registry, bitcasts, TF_TString, library loading and partial runs. It
- * prints each check and exits non-zero if any fails. */
+ * tensor shapes, the op registry, bitcasts, TF_TString, TF_STRING tensors through a session and
+ * attrs, library loading and partial runs. It prints each check and exits non-zero if any
+ * fails. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -643,6 +644,176 @@ static void CheckTString(void) {
   TF_StringDealloc(&c);
 }
 
+/* ---- TF_STRING tensors ------------------------------------------------------------------ */
+
+/* Element i of a TF_STRING tensor has exactly `size` bytes equal to want[0, size). */
+static int StringIs(const TF_Tensor* t, int i, const char* want, size_t size) {
+  const TF_TString* e = (const TF_TString*)TF_TensorData(t);
+  return e != NULL && TF_TString_GetSize(&e[i]) == size &&
+         (size == 0 || memcmp(TF_TString_GetDataPointer(&e[i]), want, size) == 0);
+}
+
+/* A TF_NewTensor deallocator: the elements are the caller's to free, then the array. */
+static void FreeStrings(void* data, size_t len, void* arg) {
+  TF_TString* e = (TF_TString*)data;
+  size_t i;
+  for (i = 0; i < len / sizeof(TF_TString); ++i) TF_TString_Dealloc(&e[i]);
+  free(data);
+  ++*(int*)arg;
+}
+
+static void CheckStringTensors(TF_Status* s) {
+  printf("-- TF_STRING tensors\n");
+  int64_t dims[] = {2, 2};
+  const size_t len = 4 * sizeof(TF_TString);
+  CHECK(TF_DataTypeSize(TF_STRING) == 0, "TF_DataTypeSize(TF_STRING) is 0, as in TensorFlow");
+  CHECK(TF_AllocateTensor(TF_STRING, dims, 2, len - 1) == NULL &&
+            TF_AllocateTensor(TF_STRING, dims, 2, 4) == NULL &&
+            TF_AllocateTensor(TF_STRING, dims, 2, len + sizeof(TF_TString)) == NULL,
+        "TF_AllocateTensor refuses a len other than 4 * sizeof(TF_TString)");
+  TF_Tensor* t = TF_AllocateTensor(TF_STRING, dims, 2, len);
+  CHECK(t != NULL, "TF_AllocateTensor(TF_STRING, [2, 2])");
+  if (t == NULL) return;
+  CHECK(TF_TensorType(t) == TF_STRING && TF_NumDims(t) == 2 && TF_Dim(t, 0) == 2 &&
+            TF_Dim(t, 1) == 2 && TF_TensorElementCount(t) == 4 && TF_TensorByteSize(t) == len &&
+            TF_TensorIsAligned(t),
+        "type, shape, %zu bytes of TF_TString, aligned", TF_TensorByteSize(t));
+  TF_TString* e = (TF_TString*)TF_TensorData(t);
+  CHECK(StringIs(t, 0, "", 0) && StringIs(t, 3, "", 0) && TF_TString_GetType(&e[3]) == TF_TSTR_SMALL,
+        "the elements start empty");
+  char large[1000];
+  size_t i;
+  for (i = 0; i < sizeof(large); ++i) large[i] = (char)('a' + i % 26);
+  const char nul[] = {'n', '\0', 'u', '\0', 'l'};
+  const char fits[] = "exactly 22 bytes long.";  /* TF_TString_SmallCapacity */
+  TF_TString_Copy(&e[0], "small", 5);
+  TF_TString_Copy(&e[1], large, sizeof(large));
+  TF_TString_Copy(&e[2], nul, sizeof(nul));
+  TF_TString_Copy(&e[3], fits, 22);
+  CHECK(TF_TString_GetType(&e[1]) == TF_TSTR_LARGE && TF_TString_GetType(&e[3]) == TF_TSTR_SMALL,
+        "filled: SMALL, LARGE (1000 bytes), embedded NULs, 22 bytes inline");
+
+  /* Through a TF_STRING Placeholder and an Identity, and back. */
+  TF_Graph* g = TF_NewGraph();
+  TF_OperationDescription* d = TF_NewOperation(g, "Placeholder", "sx");
+  TF_SetAttrType(d, "dtype", TF_STRING);
+  TF_Operation* x = Finish(d, s, "a TF_STRING Placeholder");
+  TF_Output x0 = {x, 0};
+  TF_Operation* y = Identity(g, "sy", x0, s);
+  TF_Output y0 = {y, 0};
+  TF_SessionOptions* opts = TF_NewSessionOptions();
+  TF_Session* sess = TF_NewSession(g, opts, s);
+  CHECK_OK(s, "TF_NewSession");
+  TF_Tensor* out = NULL;
+  TF_SessionRun(sess, NULL, &x0, &t, 1, &y0, &out, 1, NULL, 0, NULL, s);
+  CHECK_OK(s, "feed [2, 2] strings, fetch their Identity");
+  if (out != NULL) {
+    CHECK(TF_TensorType(out) == TF_STRING && TF_NumDims(out) == 2 && TF_Dim(out, 0) == 2 &&
+              TF_Dim(out, 1) == 2 && TF_TensorByteSize(out) == len,
+          "the fetched tensor: TF_STRING [2, 2] of TF_TString");
+    CHECK(StringIs(out, 0, "small", 5), "element 0: \"small\"");
+    CHECK(StringIs(out, 1, large, sizeof(large)), "element 1: the 1000 bytes");
+    CHECK(StringIs(out, 2, nul, sizeof(nul)), "element 2: 5 bytes with NULs in them");
+    CHECK(StringIs(out, 3, fits, 22), "element 3: 22 bytes");
+    CHECK(TF_TString_GetDataPointer(&((TF_TString*)TF_TensorData(out))[1]) !=
+              TF_TString_GetDataPointer(&e[1]),
+          "the fetched strings are copies");
+    /* Fetched strings are the library's: TF_TensorMaybeMove takes them, TF_DeleteTensor frees. */
+    void* data = TF_TensorData(out);
+    TF_Tensor* moved = TF_TensorMaybeMove(out);
+    CHECK(moved != NULL && TF_TensorData(moved) == data && StringIs(moved, 1, large, sizeof(large)),
+          "TF_TensorMaybeMove of a fetched string tensor");
+    out = moved;
+    TF_Tensor* to = TF_AllocateTensor(TF_INT8, dims, 2, 4);
+    int64_t flat[] = {4 * (int64_t)sizeof(TF_TString)};
+    TF_TensorBitcastFrom(out, TF_UINT8, to, flat, 1, s);
+    CHECK_CODE(s, TF_INVALID_ARGUMENT, "TF_TensorBitcastFrom of a string tensor");
+    TF_DeleteTensor(to);
+    TF_DeleteTensor(out);
+  }
+
+  /* The caller's TF_TString array: its deallocator runs once, and frees the elements. */
+  int frees = 0;
+  TF_TString* mine = (TF_TString*)malloc(2 * sizeof(TF_TString));
+  TF_TString_Init(&mine[0]);
+  TF_TString_Init(&mine[1]);
+  TF_TString_Copy(&mine[0], large, 200);
+  TF_TString_AssignView(&mine[1], "view", 4);
+  int64_t two[] = {2};
+  CHECK(TF_NewTensor(TF_STRING, two, 1, mine, 2 * sizeof(TF_TString) - 1, FreeStrings, &frees) ==
+                NULL && frees == 0,
+        "TF_NewTensor refuses too short a len, without calling the deallocator");
+  TF_Tensor* wrapped = TF_NewTensor(TF_STRING, two, 1, mine, 2 * sizeof(TF_TString), FreeStrings,
+                                    &frees);
+  CHECK(wrapped != NULL && TF_TensorData(wrapped) == (void*)mine, "TF_NewTensor wraps the array");
+  TF_Tensor* wrapped_out = NULL;
+  TF_SessionRun(sess, NULL, &x0, &wrapped, 1, &y0, &wrapped_out, 1, NULL, 0, NULL, s);
+  CHECK_OK(s, "feed a TF_NewTensor string tensor");
+  TF_DeleteTensor(wrapped);
+  CHECK(frees == 1, "deleting it calls the deallocator once (%d)", frees);
+  if (wrapped_out != NULL) {
+    CHECK(StringIs(wrapped_out, 0, large, 200) && StringIs(wrapped_out, 1, "view", 4),
+          "its strings came back, the caller's memory gone");
+    TF_DeleteTensor(wrapped_out);
+  }
+
+  /* A Const of strings: TF_SetAttrTensor, fetched, and read back from the attr. */
+  d = TF_NewOperation(g, "Const", "sc");
+  TF_SetAttrType(d, "dtype", TF_STRING);
+  TF_SetAttrTensor(d, "value", t, s);
+  CHECK_OK(s, "TF_SetAttrTensor of a string tensor");
+  TF_Tensor* list[] = {t, t};
+  TF_SetAttrTensorList(d, "_strings", list, 2, s);
+  CHECK_OK(s, "TF_SetAttrTensorList of string tensors");
+  TF_Operation* c = Finish(d, s, "a Const of strings");
+  if (c != NULL) {
+    TF_Output c0 = {c, 0};
+    TF_SessionRun(sess, NULL, NULL, NULL, 0, &c0, &out, 1, NULL, 0, NULL, s);
+    CHECK_OK(s, "fetch the Const");
+    if (out != NULL) {
+      CHECK(TF_NumDims(out) == 2 && StringIs(out, 0, "small", 5) &&
+                StringIs(out, 1, large, sizeof(large)) && StringIs(out, 2, nul, sizeof(nul)) &&
+                StringIs(out, 3, fits, 22),
+            "the Const's strings");
+      TF_DeleteTensor(out);
+    }
+    TF_Tensor* attr = NULL;
+    TF_OperationGetAttrTensor(c, "value", &attr, s);
+    CHECK_OK(s, "TF_OperationGetAttrTensor of the Const");
+    if (attr != NULL) {
+      CHECK(TF_TensorType(attr) == TF_STRING && TF_Dim(attr, 1) == 2 &&
+                StringIs(attr, 1, large, sizeof(large)) && StringIs(attr, 2, nul, sizeof(nul)),
+            "the attr's strings");
+      TF_DeleteTensor(attr);
+    }
+    TF_Tensor* attrs[2] = {NULL, NULL};
+    TF_OperationGetAttrTensorList(c, "_strings", attrs, 2, s);
+    CHECK(TF_GetCode(s) == TF_OK && attrs[0] != NULL && attrs[1] != NULL &&
+              StringIs(attrs[1], 0, "small", 5),
+          "TF_OperationGetAttrTensorList of string tensors");
+    TF_DeleteTensor(attrs[0]);
+    TF_DeleteTensor(attrs[1]);
+  }
+
+  /* A malformed element (a SMALL size over 22) is refused where it crosses. */
+  e[0].u.smll.size = (uint8_t)((30 << 2) | TF_TSTR_SMALL);
+  TF_SessionRun(sess, NULL, &x0, &t, 1, &y0, &out, 1, NULL, 0, NULL, s);
+  CHECK_CODE(s, TF_INVALID_ARGUMENT, "feeding a malformed TF_TString");
+  d = TF_NewOperation(g, "Const", "bad");
+  TF_SetAttrType(d, "dtype", TF_STRING);
+  TF_SetAttrTensor(d, "value", t, s);
+  CHECK_CODE(s, TF_INVALID_ARGUMENT, "TF_SetAttrTensor of a malformed TF_TString");
+  TF_FinishOperation(d, s);
+  CHECK_CODE(s, TF_INVALID_ARGUMENT, "and TF_FinishOperation after it");
+  TF_TString_Init(&e[0]);
+
+  TF_DeleteTensor(t); /* Frees the 1000-byte element. */
+  TF_DeleteSession(sess, s);
+  CHECK_OK(s, "TF_DeleteSession");
+  TF_DeleteSessionOptions(opts);
+  TF_DeleteGraph(g);
+}
+
 /* ---- libraries and partial runs --------------------------------------------------------- */
 
 static void CheckLoadLibrary(TF_Status* s) {
@@ -698,6 +869,7 @@ int main(void) {
   CheckOpList(s);
   CheckBitcast(s);
   CheckTString();
+  CheckStringTensors(s);
   CheckLoadLibrary(s);
   CheckPartialRun(s);
   TF_DeleteStatus(s);

@@ -143,6 +143,35 @@ class NumericsTest(unittest.TestCase):
         self.assertEqual(errors, [])
 
 
+class StringTest(unittest.TestCase):
+
+    def test_strings_feed_fetch_and_constants(self):
+        g = sluice.Graph()
+        x = g.placeholder("x", object)
+        y = g.op("Identity", [x], name="y")
+        c = g.constant(np.array([b"const", u"text \u00e9"], dtype=object), name="c")
+        u = g.constant(["unicode", "array"], name="u")  # A "U" array: strings too.
+        self.assertEqual(x.dtype, np.dtype(object))
+        self.assertEqual(c.dtype, np.dtype(object))
+        big = b"L" * 1000
+        fed = np.array([[b"small", big], [b"nul\x00inside", u"\u00e9t\u00e9"]], dtype=object)
+        with sluice.Session(g) as sess:
+            out, cv, uv = sess.run([y, c, u], {x: fed})
+            self.assertEqual(out.dtype, np.dtype(object))
+            self.assertEqual(out.shape, (2, 2))
+            self.assertEqual(out.tolist(), [[b"small", big],
+                                            [b"nul\x00inside", u"\u00e9t\u00e9".encode("utf-8")]])
+            self.assertEqual(cv.tolist(), [b"const", u"text \u00e9".encode("utf-8")])
+            self.assertEqual(uv.tolist(), [b"unicode", b"array"])
+            # np.bytes_ arrays, Python lists and scalars feed too.
+            self.assertEqual(sess.run(y, {x: np.array([b"a", b"bc"])}).tolist(), [b"a", b"bc"])
+            self.assertEqual(sess.run(y, {"x": ["p", "q"]}).tolist(), [b"p", b"q"])
+            self.assertEqual(sess.run(y, {x: b"one"}).tolist(), b"one")
+            self.assertEqual(sess.run(y, {x: np.array([], dtype=object)}).shape, (0,))
+            with self.assertRaises(TypeError):
+                sess.run(y, {x: np.array([1, 2], dtype=object)})
+
+
 class ErrorTest(unittest.TestCase):
 
     def setUp(self):

@@ -17,7 +17,9 @@ carry TensorFlow's error code (`.code`) and the runtime's message (`.message`).
 
 Arrays returned by Session.run share memory with the runtime (no copy) and are read-only;
 call .copy() for a writable array. Fed arrays are copied into tensors the runtime owns.
-String tensors are not supported.
+String tensors (TF_STRING) are numpy object arrays: fed from arrays of bytes or str (str as
+UTF-8; "S" and "U" arrays too), fetched as new object arrays of bytes (InferenceSession does
+not take string inputs yet).
 
 Modules: inference (InferenceSession, NodeArg), errors (SluiceError and a subclass per
 code), graph (Graph, Operation, Output), session (Session), config (encode_config, ConfigProto written by hand), training (Trainer);

@@ -1,4 +1,9 @@
-"""numpy arrays in and out of TF_Tensors, and the dtypes that can cross the C API."""
+"""numpy arrays in and out of TF_Tensors, and the dtypes that can cross the C API.
+
+Strings (TF_STRING) are numpy arrays of dtype object holding bytes: fed from object arrays of
+bytes or str (str is encoded as UTF-8), np.bytes_ ("S") or np.str_ ("U") arrays, and fetched
+as object arrays of bytes. A TF_STRING tensor's data is one 24-byte TF_TString per element,
+filled and read through the library's exported TF_String* functions."""
 
 import ctypes
 
@@ -14,7 +19,10 @@ DTYPE_TO_TF = {
     np.dtype(np.uint16): 17, np.dtype(np.complex128): 18, np.dtype(np.float16): 19,
     np.dtype(np.uint32): 22, np.dtype(np.uint64): 23,
 }
+TF_STRING = 7
+DTYPE_TO_TF[np.dtype(object)] = TF_STRING
 TF_TO_DTYPE = {v: k for k, v in DTYPE_TO_TF.items()}
+_TSTRING_SIZE = 24  # sizeof(TF_TString)
 
 
 def tf_type(dtype):
@@ -23,6 +31,8 @@ def tf_type(dtype):
         dt = np.dtype(dtype)
     except TypeError:
         raise TypeError("not a numpy dtype: %r" % (dtype,))
+    if dt.kind in "OSU":  # object, bytes_ and str_ arrays all become strings
+        return TF_STRING
     dt = dt.newbyteorder("=")
     if dt not in DTYPE_TO_TF:
         raise TypeError("dtype %s is not supported by Sluice's C API" % dt)
@@ -61,6 +71,43 @@ def c_dims(shape):
     return (ctypes.c_int64 * max(len(shape), 1))(*shape)
 
 
+def _as_bytes(value):
+    if isinstance(value, bytes):  # np.bytes_ too
+        return bytes(value)
+    if isinstance(value, str):  # np.str_ too
+        return value.encode("utf-8")
+    raise TypeError("a string tensor's elements must be bytes or str, not %s"
+                    % type(value).__name__)
+
+
+def _string_tensor_from_array(arr):
+    """A new TF_STRING tensor with a copy of each element's bytes; the caller deletes it."""
+    items = [_as_bytes(v) for v in arr.ravel(order="C")]
+    handle = lib()
+    ptr = handle.TF_AllocateTensor(TF_STRING, c_dims(arr.shape), arr.ndim,
+                                   len(items) * _TSTRING_SIZE)
+    if not ptr:
+        raise errors.InvalidArgumentError("cannot make a string tensor of shape %s" % (arr.shape,))
+    base = handle.TF_TensorData(ptr)
+    for i, b in enumerate(items):
+        handle.TF_StringCopy(base + i * _TSTRING_SIZE, b, len(b))
+    return ptr
+
+
+def _strings_of_tensor(ptr):
+    """An object array of the bytes of a TF_STRING tensor's elements (copies)."""
+    handle = lib()
+    shape = tuple(handle.TF_Dim(ptr, i) for i in range(handle.TF_NumDims(ptr)))
+    n = handle.TF_TensorElementCount(ptr)
+    base = handle.TF_TensorData(ptr)
+    out = np.empty(n, dtype=object)
+    for i in range(n):
+        elem = base + i * _TSTRING_SIZE
+        size = handle.TF_StringGetSize(elem)
+        out[i] = ctypes.string_at(handle.TF_StringGetDataPointer(elem), size) if size else b""
+    return out.reshape(shape)
+
+
 def tensor_from_array(arr):
     """A new TF_Tensor holding a copy of the array; the caller deletes it.
 
@@ -68,6 +115,8 @@ def tensor_from_array(arr):
     own threads after the run returns, and a Python deallocator called from there while the
     interpreter shuts down aborts the process."""
     type_number = tf_type(arr.dtype)
+    if type_number == TF_STRING:
+        return _string_tensor_from_array(arr)
     if not arr.dtype.isnative:
         arr = arr.astype(arr.dtype.newbyteorder("="))
     if not arr.flags.c_contiguous:
@@ -102,7 +151,13 @@ class _TensorOwner(object):
 
 
 def array_from_tensor(ptr):
-    """A read-only numpy view of a TF_Tensor, which it takes ownership of."""
+    """A read-only numpy view of a TF_Tensor, which it takes ownership of (strings: an object
+    array of bytes, copied, and the tensor deleted)."""
+    if lib().TF_TensorType(ptr) == TF_STRING:
+        try:
+            return _strings_of_tensor(ptr)
+        finally:
+            lib().TF_DeleteTensor(ptr)
     owner = _TensorOwner(ptr)
     dtype, shape, nbytes, data = _layout(ptr)
     if nbytes == 0 or not data:
@@ -116,6 +171,8 @@ def array_from_tensor(ptr):
 
 def array_copy_of_tensor(ptr):
     """A writable numpy copy of a TF_Tensor that stays owned by someone else."""
+    if lib().TF_TensorType(ptr) == TF_STRING:
+        return _strings_of_tensor(ptr)
     dtype, shape, nbytes, data = _layout(ptr)
     raw = ctypes.string_at(data, nbytes) if nbytes else b""
     return np.frombuffer(raw, dtype=dtype).reshape(shape).copy()

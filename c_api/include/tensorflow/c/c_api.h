@@ -19,9 +19,11 @@
  *   status rather than crashing where a status is available.
  * - Booleans are unsigned char.
  * - Tensors passed in stay owned by the caller; tensors handed out are new and the caller
- *   deletes them with TF_DeleteTensor. Session outputs are not copied: they may share memory
- *   with values the runtime keeps (a Const's value, a fed tensor), so treat their data as
- *   read-only.
+ *   deletes them with TF_DeleteTensor. Numeric session outputs are not copied: they may share
+ *   memory with values the runtime keeps (a Const's value, a fed tensor), so treat their data
+ *   as read-only. TF_STRING tensors hold TF_TString elements as in TensorFlow 2.x and are
+ *   copied whenever they cross into or out of the runtime (tf_tensor.h says who frees their
+ *   elements).
  *
  * What is provided: statuses, buffers, tensors (tf_tensor.h) and the TF_TString helpers
  * (tf_tstring.h); building graphs (every TF_SetAttr* but the shape-proto and function ones),
@@ -31,11 +33,11 @@
  * device lists); the op registry (TF_GetAllOpList) and custom-op libraries (TF_LoadLibrary,
  * TF_GetOpList).
  *
- * Limitations: TF_STRING tensors cannot cross this API yet (TF_NewTensor and TF_AllocateTensor
- * return NULL for them, and TF_SessionRun reports UNIMPLEMENTED when a fetched value is a
- * string); the TF_TString helpers work on caller memory only. Declared but answering
- * UNIMPLEMENTED: partial runs (TF_SessionPRunSetup, TF_SessionPRun), while loops
- * (TF_NewWhile) and gradients (TF_AddGradients, TF_AddGradientsWithPrefix). Not declared:
+ * Limitations: TF_RESOURCE and TF_VARIANT tensors cannot cross this API (TF_NewTensor and
+ * TF_AllocateTensor return NULL for them, and TF_SessionRun reports UNIMPLEMENTED when a fetched
+ * value has one of these types). Declared but answering UNIMPLEMENTED: partial runs
+ * (TF_SessionPRunSetup, TF_SessionPRun), while loops (TF_NewWhile) and gradients
+ * (TF_AddGradients, TF_AddGradientsWithPrefix). Not declared:
  * functions (TF_GraphToFunction, TF_GraphCopyFunction, ...), SavedModel loading, servers
  * (TF_NewServer, ...), TF_TryEvaluateConstant, the ApiDef and kernel-list calls, and the
  * deprecated session API.
@@ -169,7 +171,9 @@ TF_CAPI_EXPORT extern void TF_SetAttrShape(TF_OperationDescription* desc, const 
 TF_CAPI_EXPORT extern void TF_SetAttrShapeList(TF_OperationDescription* desc,
                                                const char* attr_name, const int64_t* const* dims,
                                                const int* num_dims, int num_shapes);
-/* Copies the tensor's contents; `value` stays owned by the caller. */
+/* Copies the tensor's contents (a TF_STRING tensor's string bytes); `value` stays owned by the
+ * caller. INVALID_ARGUMENT for a malformed TF_TString element (also reported by
+ * TF_FinishOperation). */
 TF_CAPI_EXPORT extern void TF_SetAttrTensor(TF_OperationDescription* desc, const char* attr_name,
                                             TF_Tensor* value, TF_Status* status);
 TF_CAPI_EXPORT extern void TF_SetAttrTensorList(TF_OperationDescription* desc,
@@ -319,8 +323,8 @@ TF_CAPI_EXPORT extern void TF_OperationGetAttrTensorShapeProtoList(TF_Operation*
                                                                    TF_Buffer** values,
                                                                    int max_values,
                                                                    TF_Status* status);
-/* *value becomes a new tensor the caller owns (TF_DeleteTensor). UNIMPLEMENTED for a string
- * tensor. */
+/* *value becomes a new tensor the caller owns (TF_DeleteTensor); a string tensor's TF_TString
+ * elements are the library's, freed by TF_DeleteTensor. */
 TF_CAPI_EXPORT extern void TF_OperationGetAttrTensor(TF_Operation* oper, const char* attr_name,
                                                      TF_Tensor** value, TF_Status* status);
 /* values[i] (i < min(max_values, list size)) become new tensors the caller owns; on error none
@@ -496,6 +500,9 @@ TF_CAPI_EXPORT extern void TF_DeleteSession(TF_Session*, TF_Status* status);
 
 /* Feeds inputs[i] with input_values[i] (still owned by the caller), computes outputs into
  * output_values[i] (new tensors owned by the caller; NULL on error) and runs target_opers.
+ * TF_STRING values are copied both ways; a fed TF_TString that is malformed (a size over what
+ * its representation holds, a null pointer with bytes, an OFFSET outside the tensor's data) is
+ * INVALID_ARGUMENT.
  * run_options (serialized RunOptions) may be NULL; run_metadata, when not NULL, must be an
  * empty buffer and receives a serialized RunMetadata. */
 TF_CAPI_EXPORT extern void TF_SessionRun(TF_Session* session, const TF_Buffer* run_options,
