@@ -7,6 +7,7 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "framework/checked_size.h"
 #include "kernels/blas.h"
 #include "kernels/fast_math.h"
 #include "kernels/kernel_registry.h"
@@ -150,6 +151,19 @@ class RecurrentOp : public OpKernel {
     const int64_t batch = layout_ == 0 ? x.dim_size(1) : x.dim_size(0);
     const int64_t input = x.dim_size(2);
     const int64_t H = hidden_, G = Gates(kCell);
+    // hidden_size is an attribute and batch a dim of X that may be huge when X is empty: every
+    // size below is checked before it is used (a hidden_size of 2^62 overflowed G * H).
+    int64_t gh, bh, bgh, dbh, sbgh, ydims, four_h;
+    if (!CheckedMul(G, H, &gh) || !CheckedMul(batch, H, &bh) || !CheckedMul(batch, gh, &bgh) ||
+        !CheckedMul(int64_t{num_dirs_}, bh, &dbh) || !CheckedMul(seq_len, bgh, &sbgh) ||
+        !CheckedMul(seq_len, dbh, &ydims) || !CheckedMul(int64_t{4}, H, &four_h)) {
+      return absl::InvalidArgumentError(absl::StrCat("hidden_size ", H, " with X of shape ", x.shape().DebugString(),
+                                                     ": the state and output sizes overflow"));
+    }
+    // The scratch buffers below hold X's projections for every step and the recurrent state.
+    SL_RETURN_IF_ERROR(TensorBytes(DT_FLOAT, sbgh, "the input projections").status());
+    SL_RETURN_IF_ERROR(TensorBytes(DT_FLOAT, ydims, "output Y").status());
+    SL_RETURN_IF_ERROR(TensorBytes(DT_FLOAT, four_h, "the gates").status());
     if (w.shape() != TensorShape({num_dirs_, G * H, input})) {
       return absl::InvalidArgumentError(absl::StrCat("W must be [", num_dirs_, ",", G * H, ",", input, "], got ", w.shape().DebugString()));
     }

@@ -81,6 +81,11 @@ def cases(out):
          h.make_node("ConstantOfShape", ["c"], ["y"], name="constant_of_shape_inferred_long_shape",
                      value=h.make_tensor("v", T.FLOAT, [1], [1.0]))],
         [], [y(rank=1)], [h.make_tensor("s", T.INT64, [1], [2**31])])
+    # hidden_size 2^62: the kernel's 4 * hidden_size wrapped (UBSan, structured fuzzer).
+    yield "lstm_hidden_huge", model(
+        [h.make_node("LSTM", ["x3", "lw", "lr"], ["y"], name="lstm_hidden_huge", hidden_size=2**62)],
+        [h.make_tensor_value_info("x3", T.FLOAT, [2, 1, 3])], [y(rank=4)],
+        [h.make_tensor("lw", T.FLOAT, [1, 8, 3], [0.0] * 24), h.make_tensor("lr", T.FLOAT, [1, 8, 2], [0.0] * 16)])
     yield "resize_scales_1e9", model(
         [h.make_node("Resize", ["x", "", "sc"], ["y"], name="resize_scales_1e9")],
         [x4()], [y()], [h.make_tensor("sc", T.FLOAT, [4], [1, 1, 1e9, 1e9])])
