@@ -16,6 +16,7 @@
 #include "framework/node_attr.h"
 #include "framework/node_def_util.h"
 #include "framework/status.h"
+#include "google/protobuf/util/message_differencer.h"
 #include "ops/shape_inference.h"
 
 namespace sluice {
@@ -466,7 +467,7 @@ absl::Status ImportGraphDefLocked(TF_Graph* graph, const GraphDef& def,
     }
     if (existing == nullptr) {
       new_functions.push_back(&f);
-    } else if (existing->SerializeAsString() != f.SerializeAsString()) {
+    } else if (!google::protobuf::util::MessageDifferencer::Equals(*existing, f)) {  // Maps in any order.
       return absl::InvalidArgumentError(absl::StrCat(
           "the graph already has a different function named '", f.signature().name(), "'"));
     }

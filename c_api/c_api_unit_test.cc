@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <cstddef>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <memory>
@@ -20,8 +21,10 @@
 #include "onnx/onnx_pb.h"
 #include "proto/attr_value.pb.h"
 #include "proto/config.pb.h"
+#include "proto/function.pb.h"
 #include "proto/graph.pb.h"
 #include "proto/op_def.pb.h"
+#include "proto/tensorflow_server.pb.h"
 
 namespace sluice {
 namespace {
@@ -983,6 +986,279 @@ TEST_F(CApiTest, AttrGettersCheckArguments) {
   EXPECT_EQ(m.total_size, -1);
   EXPECT_EQ(TF_OperationOutputListLength(nullptr, "output", status_.get()), -1);
   EXPECT_EQ(TF_GetCode(status_.get()), TF_INVALID_ARGUMENT);
+}
+
+// ---- Functions and servers ----
+
+TF_Operation* AddOp(TF_Graph* g, const char* type, const char* name, std::vector<TF_Output> inputs,
+                    TF_Status* s) {
+  TF_OperationDescription* d = TF_NewOperation(g, type, name);
+  for (const TF_Output& in : inputs) TF_AddInput(d, in);
+  return TF_FinishOperation(d, s);
+}
+
+TF_Operation* AddPlaceholder(TF_Graph* g, const char* name, TF_DataType dt, TF_Status* s) {
+  TF_OperationDescription* d = TF_NewOperation(g, "Placeholder", name);
+  TF_SetAttrType(d, "dtype", dt);
+  return TF_FinishOperation(d, s);
+}
+
+TF_Operation* AddFloatConst(TF_Graph* g, const char* name, float value, TF_Status* s) {
+  TensorPtr t = FloatTensor({1}, {value});
+  TF_OperationDescription* d = TF_NewOperation(g, "Const", name);
+  TF_SetAttrTensor(d, "value", t.get(), s);
+  TF_SetAttrType(d, "dtype", TF_FLOAT);
+  return TF_FinishOperation(d, s);
+}
+
+// y = x * 2 + 1 in `g`; *x is the placeholder.
+TF_Operation* XTimesTwoPlusOne(TF_Graph* g, TF_Operation** x, TF_Status* s) {
+  *x = AddPlaceholder(g, "x", TF_FLOAT, s);
+  EXPECT_EQ(TF_GetCode(s), TF_OK) << Message(s);
+  TF_Operation* two = AddFloatConst(g, "two", 2, s);
+  EXPECT_EQ(TF_GetCode(s), TF_OK) << Message(s);
+  TF_Operation* mul = AddOp(g, "Mul", "mul", {{*x, 0}, {two, 0}}, s);
+  EXPECT_EQ(TF_GetCode(s), TF_OK) << Message(s);
+  TF_Operation* one = AddFloatConst(g, "one", 1, s);
+  EXPECT_EQ(TF_GetCode(s), TF_OK) << Message(s);
+  TF_Operation* y = AddOp(g, "AddV2", "y", {{mul, 0}, {one, 0}}, s);
+  EXPECT_EQ(TF_GetCode(s), TF_OK) << Message(s);
+  return y;
+}
+
+struct FunctionDeleter {
+  void operator()(TF_Function* f) const { TF_DeleteFunction(f); }
+};
+using FunctionPtr = std::unique_ptr<TF_Function, FunctionDeleter>;
+
+// A graph made into a function: its FunctionDef round-trips, joins another graph's library
+// (and its GraphDef), and runs there as the branch of an If.
+TEST_F(CApiTest, GraphToFunctionRoundTripsAndRuns) {
+  TF_Operation* x = nullptr;
+  TF_Operation* y = XTimesTwoPlusOne(graph_.get(), &x, status_.get());
+  TF_Output in{x, 0}, out{y, 0};
+  const char* out_names[] = {"y"};
+  FunctionPtr f(TF_GraphToFunction(graph_.get(), "XTimesTwoPlusOne", 0, -1, nullptr, 1, &in, 1,
+                                   &out, out_names, nullptr, "y = x * 2 + 1", status_.get()));
+  ASSERT_EQ(TF_GetCode(status_.get()), TF_OK) << Message(status_.get());
+  EXPECT_STREQ(TF_FunctionName(f.get()), "XTimesTwoPlusOne");
+
+  BufferPtr bytes(TF_NewBuffer());
+  TF_FunctionToFunctionDef(f.get(), bytes.get(), status_.get());
+  ASSERT_EQ(TF_GetCode(status_.get()), TF_OK) << Message(status_.get());
+  FunctionDef fdef;
+  ASSERT_TRUE(fdef.ParseFromArray(bytes->data, static_cast<int>(bytes->length)));
+  EXPECT_EQ(fdef.signature().name(), "XTimesTwoPlusOne");
+  ASSERT_EQ(fdef.signature().input_arg_size(), 1);
+  ASSERT_EQ(fdef.signature().output_arg_size(), 1);
+  EXPECT_EQ(fdef.signature().input_arg(0).type(), DT_FLOAT);
+  EXPECT_EQ(fdef.signature().output_arg(0).name(), "y");
+  int args = 0, retvals = 0;
+  for (const NodeDef& n : fdef.node_def()) {
+    EXPECT_NE(n.op(), "Placeholder");  // Replaced by the argument.
+    args += n.op() == "_Arg";
+    retvals += n.op() == "_Retval";
+  }
+  EXPECT_EQ(args, 1);
+  EXPECT_EQ(retvals, 1);
+
+  // A hash makes a name of the contents.
+  FunctionPtr hashed(TF_GraphToFunction(graph_.get(), "F", 1, -1, nullptr, 1, &in, 1, &out,
+                                        nullptr, nullptr, nullptr, status_.get()));
+  ASSERT_EQ(TF_GetCode(status_.get()), TF_OK) << Message(status_.get());
+  EXPECT_THAT(std::string(TF_FunctionName(hashed.get())), ::testing::StartsWith("F_"));
+
+  FunctionPtr imported(TF_FunctionImportFunctionDef(bytes->data, bytes->length, status_.get()));
+  ASSERT_EQ(TF_GetCode(status_.get()), TF_OK) << Message(status_.get());
+  EXPECT_STREQ(TF_FunctionName(imported.get()), "XTimesTwoPlusOne");
+  EXPECT_EQ(TF_FunctionImportFunctionDef("\xff\xff", 2, status_.get()), nullptr);
+  EXPECT_EQ(TF_GetCode(status_.get()), TF_INVALID_ARGUMENT);
+
+  // Attrs round-trip.
+  AttrValue attr;
+  attr.set_b(true);
+  const std::string attr_bytes = attr.SerializeAsString();
+  TF_FunctionSetAttrValueProto(imported.get(), "_noinline", attr_bytes.data(), attr_bytes.size(),
+                               status_.get());
+  ASSERT_EQ(TF_GetCode(status_.get()), TF_OK) << Message(status_.get());
+  BufferPtr attr_out(TF_NewBuffer());
+  TF_FunctionGetAttrValueProto(imported.get(), "_noinline", attr_out.get(), status_.get());
+  ASSERT_EQ(TF_GetCode(status_.get()), TF_OK) << Message(status_.get());
+  TF_FunctionGetAttrValueProto(imported.get(), "missing", attr_out.get(), status_.get());
+  EXPECT_EQ(TF_GetCode(status_.get()), TF_INVALID_ARGUMENT);
+
+  GraphPtr other(TF_NewGraph());
+  TF_GraphCopyFunction(other.get(), f.get(), nullptr, status_.get());
+  ASSERT_EQ(TF_GetCode(status_.get()), TF_OK) << Message(status_.get());
+  TF_GraphCopyFunction(other.get(), f.get(), nullptr, status_.get());  // The same: no change.
+  ASSERT_EQ(TF_GetCode(status_.get()), TF_OK) << Message(status_.get());
+  EXPECT_EQ(TF_GraphNumFunctions(other.get()), 1);
+  // Another function of the same name is refused.
+  TF_GraphCopyFunction(other.get(), imported.get(), nullptr, status_.get());
+  EXPECT_EQ(TF_GetCode(status_.get()), TF_INVALID_ARGUMENT);
+  TF_Function* got[2] = {nullptr, nullptr};
+  EXPECT_EQ(TF_GraphGetFunctions(other.get(), got, 2, status_.get()), 1);
+  ASSERT_EQ(TF_GetCode(status_.get()), TF_OK) << Message(status_.get());
+  EXPECT_STREQ(TF_FunctionName(got[0]), "XTimesTwoPlusOne");
+  TF_DeleteFunction(got[0]);
+  BufferPtr graph_def_bytes(TF_NewBuffer());
+  TF_GraphToGraphDef(other.get(), graph_def_bytes.get(), status_.get());
+  ASSERT_EQ(TF_GetCode(status_.get()), TF_OK) << Message(status_.get());
+  GraphDef graph_def;
+  ASSERT_TRUE(graph_def.ParseFromArray(graph_def_bytes->data, static_cast<int>(graph_def_bytes->length)));
+  ASSERT_EQ(graph_def.library().function_size(), 1);
+  EXPECT_EQ(graph_def.library().function(0).signature().name(), "XTimesTwoPlusOne");
+
+  // Run as both branches of an If.
+  TF_Operation* cond = AddPlaceholder(other.get(), "cond", TF_BOOL, status_.get());
+  ASSERT_EQ(TF_GetCode(status_.get()), TF_OK) << Message(status_.get());
+  TF_Operation* v = AddPlaceholder(other.get(), "v", TF_FLOAT, status_.get());
+  ASSERT_EQ(TF_GetCode(status_.get()), TF_OK) << Message(status_.get());
+  TF_OperationDescription* d = TF_NewOperation(other.get(), "If", "call");
+  TF_AddInput(d, {cond, 0});
+  TF_Output vin{v, 0};
+  TF_AddInputList(d, &vin, 1);
+  const TF_DataType floats[] = {TF_FLOAT};
+  TF_SetAttrTypeList(d, "Tout", floats, 1);
+  AttrValue fn;
+  fn.mutable_func()->set_name("XTimesTwoPlusOne");
+  const std::string fn_bytes = fn.SerializeAsString();
+  TF_SetAttrValueProto(d, "then_branch", fn_bytes.data(), fn_bytes.size(), status_.get());
+  TF_SetAttrValueProto(d, "else_branch", fn_bytes.data(), fn_bytes.size(), status_.get());
+  TF_Operation* call = TF_FinishOperation(d, status_.get());
+  ASSERT_EQ(TF_GetCode(status_.get()), TF_OK) << Message(status_.get());
+  TF_SessionOptions* opts = TF_NewSessionOptions();
+  {
+    SessionPtr sess(other.get(), opts, status_.get());
+    ASSERT_EQ(TF_GetCode(status_.get()), TF_OK) << Message(status_.get());
+    TensorPtr c(TF_AllocateTensor(TF_BOOL, nullptr, 0, 1));
+    *static_cast<bool*>(TF_TensorData(c.get())) = true;
+    TensorPtr value = FloatTensor({2}, {3, 4});
+    TF_Output feeds[] = {{cond, 0}, {v, 0}};
+    TF_Tensor* values[] = {c.get(), value.get()};
+    TF_Output fetch{call, 0};
+    TF_Tensor* result = nullptr;
+    TF_SessionRun(sess.get(), nullptr, feeds, values, 2, &fetch, &result, 1, nullptr, 0, nullptr,
+                  status_.get());
+    ASSERT_EQ(TF_GetCode(status_.get()), TF_OK) << Message(status_.get());
+    TensorPtr owned(result);
+    EXPECT_EQ(Floats(result), (std::vector<float>{7, 9}));
+  }
+  TF_DeleteSessionOptions(opts);
+}
+
+// Bodies must be closed: a tensor read from outside is neither an input nor a body output.
+TEST_F(CApiTest, GraphToFunctionRefusesOpenBodies) {
+  TF_Operation* x = nullptr;
+  TF_Operation* y = XTimesTwoPlusOne(graph_.get(), &x, status_.get());
+  TF_Output out{y, 0};
+  const TF_Operation* only_y[] = {y};
+  EXPECT_EQ(TF_GraphToFunction(graph_.get(), "Open", 0, 1, only_y, 0, nullptr, 1, &out, nullptr,
+                               nullptr, nullptr, status_.get()),
+            nullptr);
+  EXPECT_EQ(TF_GetCode(status_.get()), TF_INVALID_ARGUMENT);
+  EXPECT_THAT(Message(status_.get()), HasSubstr("neither a function input"));
+  EXPECT_EQ(TF_GraphToFunction(graph_.get(), "", 0, -1, nullptr, 0, nullptr, 1, &out, nullptr,
+                               nullptr, nullptr, status_.get()),
+            nullptr);
+  EXPECT_EQ(TF_GetCode(status_.get()), TF_INVALID_ARGUMENT);
+}
+
+// Sets (and on destruction restores the absence of) the server's environment.
+class ServerEnvironment {
+ public:
+  explicit ServerEnvironment(const char* secret) {
+    for (const char* v : {"SLUICE_CLUSTER_SECRET", "SLUICE_CLUSTER_SECRET_FILE", "SLUICE_TLS_CERT",
+                          "SLUICE_TLS_KEY", "SLUICE_TLS_CA", "SLUICE_INSECURE"}) {
+      unsetenv(v);
+    }
+    if (secret != nullptr) setenv("SLUICE_CLUSTER_SECRET", secret, 1);
+  }
+  ~ServerEnvironment() { unsetenv("SLUICE_CLUSTER_SECRET"); }
+};
+
+std::string OneTaskServerDef(const std::string& address) {
+  ServerDef def;
+  JobDef* job = def.mutable_cluster()->add_job();
+  job->set_name("worker");
+  (*job->mutable_tasks())[0] = address;
+  def.set_job_name("worker");
+  def.set_task_index(0);
+  def.set_protocol("grpc");
+  return def.SerializeAsString();
+}
+
+// A one-task server with a cluster secret serves a session of this process (whose channels
+// present the same secret), and stops.
+TEST(CApiServerTest, ServesASession) {
+  ServerEnvironment env("c-api-server-test-secret-0123456789");
+  StatusPtr status(TF_NewStatus());
+  const std::string def = OneTaskServerDef("127.0.0.1:0");
+  TF_Server* server = TF_NewServer(def.data(), def.size(), status.get());
+  ASSERT_EQ(TF_GetCode(status.get()), TF_OK) << Message(status.get());
+  TF_ServerStart(server, status.get());
+  ASSERT_EQ(TF_GetCode(status.get()), TF_OK) << Message(status.get());
+  const std::string target = TF_ServerTarget(server);
+  EXPECT_THAT(target, ::testing::StartsWith("grpc://127.0.0.1:"));
+  EXPECT_THAT(target, ::testing::Not(::testing::EndsWith(":0")));
+  TF_ServerStart(server, status.get());  // Twice.
+  EXPECT_EQ(TF_GetCode(status.get()), TF_FAILED_PRECONDITION);
+
+  GraphPtr graph(TF_NewGraph());
+  TF_Operation* x = nullptr;
+  TF_Operation* y = XTimesTwoPlusOne(graph.get(), &x, status.get());
+  TF_SessionOptions* opts = TF_NewSessionOptions();
+  TF_SetTarget(opts, target.c_str());
+  {
+    SessionPtr sess(graph.get(), opts, status.get());
+    ASSERT_EQ(TF_GetCode(status.get()), TF_OK) << Message(status.get());
+    TensorPtr value = FloatTensor({2}, {1, 5});
+    TF_Output feed{x, 0}, fetch{y, 0};
+    TF_Tensor* in = value.get();
+    TF_Tensor* result = nullptr;
+    TF_SessionRun(sess.get(), nullptr, &feed, &in, 1, &fetch, &result, 1, nullptr, 0, nullptr,
+                  status.get());
+    ASSERT_EQ(TF_GetCode(status.get()), TF_OK) << Message(status.get());
+    TensorPtr owned(result);
+    EXPECT_EQ(Floats(result), (std::vector<float>{3, 11}));
+    TF_CloseSession(sess.get(), status.get());
+  }
+  TF_DeleteSessionOptions(opts);
+
+  StatusPtr join_status(TF_NewStatus());
+  std::thread joiner([&] { TF_ServerJoin(server, join_status.get()); });
+  TF_ServerStop(server, status.get());
+  joiner.join();
+  EXPECT_EQ(TF_GetCode(status.get()), TF_OK) << Message(status.get());
+  EXPECT_EQ(TF_GetCode(join_status.get()), TF_OK) << Message(join_status.get());
+  TF_ServerStop(server, status.get());  // Idempotent.
+  EXPECT_EQ(TF_GetCode(status.get()), TF_OK) << Message(status.get());
+  TF_DeleteServer(server);
+}
+
+TEST(CApiServerTest, RefusesMalformedDefsAndMissingCredentials) {
+  StatusPtr status(TF_NewStatus());
+  {
+    ServerEnvironment env("c-api-server-test-secret-0123456789");
+    EXPECT_EQ(TF_NewServer("\xff\xff\xff", 3, status.get()), nullptr);
+    EXPECT_EQ(TF_GetCode(status.get()), TF_INVALID_ARGUMENT);
+    ServerDef other_task;
+    other_task.mutable_cluster()->add_job()->set_name("ps");
+    other_task.set_job_name("worker");
+    const std::string bytes = other_task.SerializeAsString();
+    EXPECT_EQ(TF_NewServer(bytes.data(), bytes.size(), status.get()), nullptr);
+    EXPECT_EQ(TF_GetCode(status.get()), TF_INVALID_ARGUMENT) << Message(status.get());
+  }
+  ServerEnvironment env(nullptr);
+  const std::string def = OneTaskServerDef("127.0.0.1:0");
+  EXPECT_EQ(TF_NewServer(def.data(), def.size(), status.get()), nullptr);
+  EXPECT_EQ(TF_GetCode(status.get()), TF_FAILED_PRECONDITION);
+  EXPECT_THAT(Message(status.get()), HasSubstr("SLUICE_INSECURE=1"));
+  setenv("SLUICE_INSECURE", "1", 1);
+  TF_Server* server = TF_NewServer(def.data(), def.size(), status.get());
+  EXPECT_EQ(TF_GetCode(status.get()), TF_OK) << Message(status.get());
+  TF_DeleteServer(server);  // Never started.
+  unsetenv("SLUICE_INSECURE");
 }
 
 }  // namespace

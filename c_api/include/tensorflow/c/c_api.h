@@ -31,15 +31,15 @@
  * edges, NodeDefs, OpDefs), TF_GraphSetTensorShape, GraphDef export and import with every
  * TF_ImportGraphDefOptions* option and TF_ImportGraphDefResults; sessions (TF_SessionRun,
  * device lists); the op registry (TF_GetAllOpList) and custom-op libraries (TF_LoadLibrary,
- * TF_GetOpList).
+ * TF_GetOpList); functions (TF_GraphToFunction, TF_GraphCopyFunction, ...; they run as the
+ * branches of If, Loop and Scan, not as ops of their own name); servers (TF_NewServer, ...).
  *
  * Limitations: TF_RESOURCE and TF_VARIANT tensors cannot cross this API (TF_NewTensor and
  * TF_AllocateTensor return NULL for them, and TF_SessionRun reports UNIMPLEMENTED when a fetched
  * value has one of these types). Declared but answering UNIMPLEMENTED: partial runs
  * (TF_SessionPRunSetup, TF_SessionPRun), while loops (TF_NewWhile) and gradients
- * (TF_AddGradients, TF_AddGradientsWithPrefix). Not declared:
- * functions (TF_GraphToFunction, TF_GraphCopyFunction, ...), SavedModel loading, servers
- * (TF_NewServer, ...), TF_TryEvaluateConstant, the ApiDef and kernel-list calls, and the
+ * (TF_AddGradients, TF_AddGradientsWithPrefix). Not declared: SavedModel loading,
+ * TF_SetAttrFuncName, TF_TryEvaluateConstant, the ApiDef and kernel-list calls, and the
  * deprecated session API.
  *
  * Thread safety: a TF_Graph may be read and extended from several threads; a TF_Session may
@@ -569,6 +569,124 @@ TF_CAPI_EXPORT extern void TF_DeleteLibraryHandle(TF_Library* lib_handle);
 /* Every registered op as a serialized OpList, in a new buffer the caller deletes with
  * TF_DeleteBuffer. */
 TF_CAPI_EXPORT extern TF_Buffer* TF_GetAllOpList(void);
+
+/* ---------------------------------------------------------------------------------------- */
+/* Functions: a graph's operations made into a function of its library
+ *
+ *   TF_Function* f = TF_GraphToFunction(body, "AddOne", 0, -1, NULL, 1, &x, 1, &y, NULL,
+ *                                        NULL, NULL, status);  (x: a Placeholder's output)
+ *   TF_GraphCopyFunction(g, f, NULL, status);   (g's library now has "AddOne")
+ *   (an If op of g with then_branch "AddOne" calls it; TF_GraphToGraphDef has it)
+ *   TF_DeleteFunction(f);
+ *
+ * A function is a FunctionDef (proto/function.proto) as Sluice's runtime runs it: its
+ * signature, and a body of NodeDefs in GraphDef syntax ("node" or "node:k" inputs) where an
+ * _Arg node (attr index) stands for each input and a _Retval node for each output; `ret` is
+ * left empty. TF_FunctionImportFunctionDef takes such FunctionDefs. Sluice has no op that calls
+ * a library function by its name: functions run as the branches and bodies of the functional
+ * ops (If, Loop, Scan), so TF_NewOperation(g, "AddOne", ...) is refused. */
+
+typedef struct TF_Function TF_Function;
+/* Declared for TensorFlow's signatures; no options are defined (pass NULL). */
+typedef struct TF_FunctionOptions TF_FunctionOptions;
+
+/* A new function, for the caller to delete, named fn_name (with "_" and a hash of its contents
+ * appended when append_hash_to_fn_name is nonzero). Its body is the num_opers operations in
+ * opers, or with num_opers -1 every operation of fn_body except those whose outputs are
+ * inputs (each must then have exactly one output). Each of the ninputs inputs becomes an
+ * argument (in order) that replaces that tensor in the body; each of the noutputs outputs a
+ * result, named output_names[i] (or "output<i>" when output_names is NULL). Every data input
+ * of a body operation must be a function input or an output of a body operation; control
+ * inputs from outside the body are dropped. INVALID_ARGUMENT otherwise; NULL on error.
+ * `opts` must be NULL; `description` (may be NULL) becomes the signature's summary. */
+TF_CAPI_EXPORT extern TF_Function* TF_GraphToFunction(
+    const TF_Graph* fn_body, const char* fn_name, unsigned char append_hash_to_fn_name,
+    int num_opers, const TF_Operation* const* opers, int ninputs, const TF_Output* inputs,
+    int noutputs, const TF_Output* outputs, const char* const* output_names,
+    const TF_FunctionOptions* opts, const char* description, TF_Status* status);
+/* The same, with ncontrol_outputs body operations that must run whenever the function does,
+ * named control_output_names[i] (the signature's control_output, the FunctionDef's
+ * control_ret). */
+TF_CAPI_EXPORT extern TF_Function* TF_GraphToFunctionWithControlOutputs(
+    const TF_Graph* fn_body, const char* fn_name, unsigned char append_hash_to_fn_name,
+    int num_opers, const TF_Operation* const* opers, int ninputs, const TF_Output* inputs,
+    int noutputs, const TF_Output* outputs, const char* const* output_names,
+    int ncontrol_outputs, const TF_Operation* const* control_outputs,
+    const char* const* control_output_names, const TF_FunctionOptions* opts,
+    const char* description, TF_Status* status);
+/* The function's name, owned by the function. */
+TF_CAPI_EXPORT extern const char* TF_FunctionName(TF_Function* func);
+/* The serialized FunctionDef, into output_func_def. */
+TF_CAPI_EXPORT extern void TF_FunctionToFunctionDef(TF_Function* func,
+                                                    TF_Buffer* output_func_def,
+                                                    TF_Status* status);
+/* A new function from a serialized FunctionDef; INVALID_ARGUMENT for bytes that are not one
+ * or a FunctionDef without a name. NULL on error. */
+TF_CAPI_EXPORT extern TF_Function* TF_FunctionImportFunctionDef(const void* proto,
+                                                                size_t proto_len,
+                                                                TF_Status* status);
+/* Sets (replaces) the function's attr attr_name to a serialized AttrValue. */
+TF_CAPI_EXPORT extern void TF_FunctionSetAttrValueProto(TF_Function* func, const char* attr_name,
+                                                        const void* proto, size_t proto_len,
+                                                        TF_Status* status);
+/* The function's attr attr_name, serialized; INVALID_ARGUMENT when it has none. */
+TF_CAPI_EXPORT extern void TF_FunctionGetAttrValueProto(TF_Function* func, const char* attr_name,
+                                                        TF_Buffer* output_attr_value,
+                                                        TF_Status* status);
+/* NULL is allowed. */
+TF_CAPI_EXPORT extern void TF_DeleteFunction(TF_Function* func);
+
+/* Adds func, and grad (may be NULL) as its gradient, to g's library. A function of the same
+ * name already there must be the same function (nothing is added), else INVALID_ARGUMENT. */
+TF_CAPI_EXPORT extern void TF_GraphCopyFunction(TF_Graph* g, const TF_Function* func,
+                                                const TF_Function* grad, TF_Status* status);
+/* How many functions g's library holds. */
+TF_CAPI_EXPORT extern int TF_GraphNumFunctions(TF_Graph* g);
+/* Fills funcs with new copies (the caller deletes each) of the first max_func functions of g's
+ * library, in the order they were added; returns how many it wrote. */
+TF_CAPI_EXPORT extern int TF_GraphGetFunctions(TF_Graph* g, TF_Function** funcs, int max_func,
+                                               TF_Status* status);
+
+/* ---------------------------------------------------------------------------------------- */
+/* Servers: one task of a cluster in this process, as `sluice serve` runs it
+ *
+ *   TF_Server* server = TF_NewServer(server_def, server_def_len, status);  (a ServerDef)
+ *   TF_ServerStart(server, status);
+ *   TF_SetTarget(session_options, TF_ServerTarget(server));   ("grpc://host:port")
+ *   ...
+ *   TF_ServerStop(server, status);
+ *   TF_DeleteServer(server);
+ *
+ * The ServerDef names the cluster, this task (job_name, task_index) and protocol "grpc" (or
+ * none); a nonzero `port` replaces the port of the task's address, and port 0 in the address
+ * binds a free port (TF_ServerTarget says which, once started). default_session_config's
+ * device_count["CPU"] and inter/intra-op thread counts size the task.
+ *
+ * Every call must be authenticated, as with `sluice serve`: the cluster secret
+ * (SLUICE_CLUSTER_SECRET or SLUICE_CLUSTER_SECRET_FILE) and/or TLS (SLUICE_TLS_CERT,
+ * SLUICE_TLS_KEY, SLUICE_TLS_CA) come from the environment, which this process's sessions
+ * read too. Without any, TF_NewServer is refused with FAILED_PRECONDITION unless
+ * SLUICE_INSECURE=1 is set (the equivalent of `sluice serve --insecure`: anyone who reaches
+ * the port may run graphs). */
+
+typedef struct TF_Server TF_Server;
+
+/* A new server, not yet serving; INVALID_ARGUMENT for bytes that are not a ServerDef or a
+ * ServerDef without this task. NULL on error. */
+TF_CAPI_EXPORT extern TF_Server* TF_NewServer(const void* proto, size_t proto_len,
+                                              TF_Status* status);
+/* Binds the task's address and serves; UNAVAILABLE when it cannot be bound,
+ * FAILED_PRECONDITION when already started or stopped. */
+TF_CAPI_EXPORT extern void TF_ServerStart(TF_Server* server, TF_Status* status);
+/* Stops serving (calls under way get a short grace period); idempotent. */
+TF_CAPI_EXPORT extern void TF_ServerStop(TF_Server* server, TF_Status* status);
+/* Blocks until the server is stopped (by TF_ServerStop from another thread);
+ * FAILED_PRECONDITION for a server never started. */
+TF_CAPI_EXPORT extern void TF_ServerJoin(TF_Server* server, TF_Status* status);
+/* "grpc://host:port", owned by the server; the bound port once started. */
+TF_CAPI_EXPORT extern const char* TF_ServerTarget(TF_Server* server);
+/* Stops the server if needed and frees it; NULL is allowed. */
+TF_CAPI_EXPORT extern void TF_DeleteServer(TF_Server* server);
 
 #ifdef __cplusplus
 } /* extern "C" */
