@@ -222,6 +222,11 @@ std::string ValueString(const T& v) {
 
 }  // namespace
 
+void CanonicalizeBoolBytes(void* data, size_t size) {
+  auto* bytes = static_cast<unsigned char*>(data);
+  for (size_t i = 0; i < size; ++i) bytes[i] = bytes[i] != 0;
+}
+
 absl::StatusOr<Tensor> Tensor::FromProto(const TensorProto& proto) {
   DataType dt = proto.dtype();
   if (!DataTypeIsSupported(dt) && dt != DT_VARIANT) {
@@ -242,6 +247,7 @@ absl::StatusOr<Tensor> Tensor::FromProto(const TensorProto& proto) {
   const int64_t n = t.NumElements();
   if (dt != DT_STRING && !proto.tensor_content().empty()) {
     std::memcpy(t.raw_data(), proto.tensor_content().data(), t.AllocatedBytes());
+    if (dt == DT_BOOL) CanonicalizeBoolBytes(t.raw_data(), t.AllocatedBytes());
     return t;
   }
   absl::Status status;

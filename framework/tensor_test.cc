@@ -96,6 +96,24 @@ TEST_P(TensorProtoRoundTrip, OneValueFillsTheShape) {
 INSTANTIATE_TEST_SUITE_P(AllTypes, TensorProtoRoundTrip, ::testing::ValuesIn(kAllTypes),
                          [](const auto& info) { return DataTypeString(info.param); });
 
+// Bytes other than 0 and 1 are not bools (reading one is undefined behaviour; UBSan, the
+// tensor_proto fuzzer): they arrive as true.
+TEST(TensorTest, BoolTensorContentIsCanonical) {
+  TensorProto p;
+  p.set_dtype(DT_BOOL);
+  p.mutable_tensor_shape()->add_dim()->set_size(4);
+  p.set_tensor_content(std::string("\x00\x53\x01\xff", 4));
+  auto t = Tensor::FromProto(p);
+  ASSERT_TRUE(t.ok()) << t.status();
+  const auto* bytes = static_cast<const unsigned char*>(t->raw_data());
+  EXPECT_EQ(std::vector<int>(bytes, bytes + 4), std::vector<int>({0, 1, 1, 1}));
+  TensorProto fields;
+  t->AsProtoField(&fields);
+  ASSERT_EQ(fields.bool_val_size(), 4);
+  EXPECT_FALSE(fields.bool_val(0));
+  EXPECT_TRUE(fields.bool_val(1));
+}
+
 TEST(TensorTest, BufferIsAligned) {
   for (int n : {1, 3, 17, 1000}) {
     Tensor t(DT_FLOAT, TensorShape({n}));

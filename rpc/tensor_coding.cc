@@ -422,6 +422,10 @@ absl::Status RecvTensorDecoder::Add(const grpc::ByteBuffer& buffer) {
   }
   if (!has_tensor && !response_.is_dead) return Malformed("no tensor");
   if (!has_tensor) started_ = true;  // A dead tensor has no value to wait for.
+  // The last chunk of a bool tensor's bytes from the network: 0 or 1 each from here on.
+  if (has_tensor && done() && !same_host_ && response_.tensor.dtype() == DT_BOOL) {
+    CanonicalizeBoolBytes(response_.tensor.raw_data(), response_.tensor.AllocatedBytes());
+  }
   return absl::OkStatus();
 }
 

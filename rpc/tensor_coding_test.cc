@@ -101,6 +101,18 @@ TEST(TensorCodingTest, RoundTrips) {
   }
 }
 
+TEST(TensorCodingTest, BoolBytesFromThePeerAreCanonical) {
+  Tensor flags(DT_BOOL, TensorShape({3}));
+  auto* bytes = static_cast<unsigned char*>(flags.raw_data());
+  bytes[0] = 0, bytes[1] = 0x53, bytes[2] = 1;  // A peer's byte that is not a bool.
+  RecvTensorResponse response;
+  response.tensor = flags;
+  RecvTensorResponse back;
+  ASSERT_TRUE(DecodeRecvTensorResponse(EncodeRecvTensorResponse(response), &back).ok());
+  const auto* got = static_cast<const unsigned char*>(back.tensor.raw_data());
+  EXPECT_EQ(std::vector<int>(got, got + 3), std::vector<int>({0, 1, 1}));
+}
+
 TEST(TensorCodingTest, BigTensorsGoInChunks) {
   RecvTensorResponse response;
   response.tensor = Iota(4096);  // 16384 bytes: chunks of 5000, 5000, 5000 and 1384.

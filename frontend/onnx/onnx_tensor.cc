@@ -99,6 +99,7 @@ absl::StatusOr<Tensor> TensorFromOnnx(const onnx::TensorProto& p) {
   SL_ASSIGN_OR_RETURN(Tensor t, Tensor::Allocate(*dt, *shape), "tensor '", p.name(), "'");
   if (p.has_raw_data() && *dt != DT_STRING) {
     if (t.AllocatedBytes() > 0) std::memcpy(t.raw_data(), p.raw_data().data(), t.AllocatedBytes());
+    if (*dt == DT_BOOL) CanonicalizeBoolBytes(t.raw_data(), t.AllocatedBytes());
     return t;
   }
   absl::Status status;

@@ -34,6 +34,18 @@ TEST(OnnxTensorTest, RawDataRoundTripsEveryType) {
   }
 }
 
+TEST(OnnxTensorTest, BoolRawDataIsCanonical) {
+  onnx::TensorProto p;
+  p.set_name("flags");
+  p.set_data_type(onnx::TensorProto::BOOL);
+  p.add_dims(3);
+  p.set_raw_data(std::string("\x00\x02\x01", 3));
+  auto t = TensorFromOnnx(p);
+  ASSERT_OK(t);
+  const auto* bytes = static_cast<const unsigned char*>(t->raw_data());
+  EXPECT_EQ(std::vector<int>(bytes, bytes + 3), std::vector<int>({0, 1, 1}));
+}
+
 TEST(OnnxTensorTest, TypedFields) {
   onnx::TensorProto p;
   p.set_data_type(onnx::TensorProto::INT64);
