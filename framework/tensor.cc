@@ -7,6 +7,7 @@
 #include <new>
 
 #include "absl/strings/str_cat.h"
+#include "framework/bool_bytes.h"
 #include "framework/checked_size.h"
 #include "framework/memory_budget.h"
 #include "framework/status.h"
@@ -221,11 +222,6 @@ std::string ValueString(const T& v) {
 }
 
 }  // namespace
-
-void CanonicalizeBoolBytes(void* data, size_t size) {
-  auto* bytes = static_cast<unsigned char*>(data);
-  for (size_t i = 0; i < size; ++i) bytes[i] = bytes[i] != 0;
-}
 
 absl::StatusOr<Tensor> Tensor::FromProto(const TensorProto& proto) {
   DataType dt = proto.dtype();

@@ -59,11 +59,6 @@ class TensorBuffer {
   std::shared_ptr<MemoryBudget> budget_;  // What the bytes are charged to; null: nothing.
 };
 
-// Raw bytes that have just become the elements of a DT_BOOL tensor (tensor_content, ONNX
-// raw_data, the wire): a byte other than 0 or 1 is not a bool, and reading it as one is
-// undefined behaviour, so every nonzero byte becomes 1 (true), as numpy reads bool bytes.
-void CanonicalizeBoolBytes(void* data, size_t size);
-
 // The largest tensor a compact TensorProto from the network may expand to (Tensor::FromWireProto).
 inline constexpr uint64_t kMaxCompactWireTensorBytes = uint64_t{256} << 20;
 

@@ -10,6 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
+#include "framework/bool_bytes.h"
 #include "framework/status.h"
 #include "proto/worker.pb.h"
 

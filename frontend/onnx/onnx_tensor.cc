@@ -4,6 +4,7 @@
 #include <fstream>
 
 #include "absl/strings/str_cat.h"
+#include "framework/bool_bytes.h"
 #include "framework/checked_size.h"
 #include "framework/file_util.h"
 #include "framework/status.h"
