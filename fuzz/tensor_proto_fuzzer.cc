@@ -26,6 +26,9 @@ namespace {
 void CheckRoundTrip(const sluice::Tensor& t) {
   if (!t.IsInitialized()) Fail("a decoded tensor is uninitialized", t.DebugString());
   for (int field = 0; field < 2; ++field) {
+    // A compact wire tensor may fill 256 MiB from one value; written back one element per
+    // repeated-field entry that took 13 s under ASan (a harness timeout, not a product one).
+    if (field == 1 && t.NumElements() > (int64_t{1} << 20)) continue;
     sluice::TensorProto p;
     field ? t.AsProtoField(&p) : t.AsProtoTensorContent(&p);
     auto back = sluice::Tensor::FromProto(p);
