@@ -296,20 +296,10 @@ TF_Function* TF_GraphToFunction(const TF_Graph* fn_body, const char* fn_name,
                                 const TF_Output* inputs, int noutputs, const TF_Output* outputs,
                                 const char* const* output_names, const TF_FunctionOptions* opts,
                                 const char* description, TF_Status* status) {
-  sluice::FunctionSpec spec;
-  spec.body = fn_body;
-  spec.name = fn_name;
-  spec.append_hash = append_hash_to_fn_name != 0;
-  spec.num_opers = num_opers;
-  spec.opers = opers;
-  spec.ninputs = ninputs;
-  spec.inputs = inputs;
-  spec.noutputs = noutputs;
-  spec.outputs = outputs;
-  spec.output_names = output_names;
-  spec.opts = opts;
-  spec.description = description;
-  return sluice::NewFunction(spec, status);
+  return TF_GraphToFunctionWithControlOutputs(fn_body, fn_name, append_hash_to_fn_name, num_opers,
+                                              opers, ninputs, inputs, noutputs, outputs,
+                                              output_names, 0, nullptr, nullptr, opts, description,
+                                              status);
 }
 
 TF_Function* TF_GraphToFunctionWithControlOutputs(
