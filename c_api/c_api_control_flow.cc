@@ -1,7 +1,7 @@
-// While loops and symbolic gradients over a TF_Graph: declared with TensorFlow's signatures so
-// that bindings written against TensorFlow's C API link and run, but not provided (Sluice has
-// no TensorFlow control-flow ops or gradient registry for TF_Graph yet), so every call reports
-// UNIMPLEMENTED.
+// While loops over a TF_Graph: declared with TensorFlow's signatures so that bindings written
+// against TensorFlow's C API link and run, but not provided (Sluice has no TensorFlow
+// control-flow ops yet), so every call reports UNIMPLEMENTED. Gradients are in
+// c_api_gradients.cc.
 #include "absl/status/status.h"
 #include "c_api/c_api.h"
 #include "c_api/c_api_internal.h"
@@ -21,18 +21,5 @@ void TF_FinishWhile(const TF_WhileParams* params, TF_Status* status, TF_Output* 
 }
 
 void TF_AbortWhile(const TF_WhileParams* params) {}
-
-void TF_AddGradientsWithPrefix(TF_Graph* g, const char* prefix, TF_Output* y, int ny,
-                               TF_Output* x, int nx, TF_Output* dx, TF_Status* status,
-                               TF_Output* dy) {
-  sluice::SetStatus(status, absl::UnimplementedError(
-                                "TF_AddGradients: gradients of TF_Graph operations are not "
-                                "supported by Sluice's C API yet"));
-}
-
-void TF_AddGradients(TF_Graph* g, TF_Output* y, int ny, TF_Output* x, int nx, TF_Output* dx,
-                     TF_Status* status, TF_Output* dy) {
-  TF_AddGradientsWithPrefix(g, nullptr, y, ny, x, nx, dx, status, dy);
-}
 
 }  // extern "C"

@@ -1114,7 +1114,7 @@ TEST_F(CApiTest, GraphToFunctionRoundTripsAndRuns) {
   ASSERT_EQ(TF_GetCode(status_.get()), TF_OK) << Message(status_.get());
   TF_Operation* v = AddPlaceholder(other.get(), "v", TF_FLOAT, status_.get());
   ASSERT_EQ(TF_GetCode(status_.get()), TF_OK) << Message(status_.get());
-  TF_OperationDescription* d = TF_NewOperation(other.get(), "If", "call");
+  TF_OperationDescription* d = TF_NewOperation(other.get(), "Onnx>If", "call");
   TF_AddInput(d, {cond, 0});
   TF_Output vin{v, 0};
   TF_AddInputList(d, &vin, 1);

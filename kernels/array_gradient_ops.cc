@@ -130,10 +130,10 @@ class MatMulGradShapesOp : public OpKernel {
   }
 };
 
-REGISTER_KERNEL_BUILDER(Name("SliceGrad").Device(DEVICE_CPU).TypeConstraint<float>("T"), SliceGradOp<float>);
-REGISTER_KERNEL_BUILDER(Name("SliceGrad").Device(DEVICE_CPU).TypeConstraint<double>("T"), SliceGradOp<double>);
-REGISTER_KERNEL_BUILDER(Name("GatherGrad").Device(DEVICE_CPU).TypeConstraint<float>("T"), GatherGradOp<float>);
-REGISTER_KERNEL_BUILDER(Name("GatherGrad").Device(DEVICE_CPU).TypeConstraint<double>("T"), GatherGradOp<double>);
+REGISTER_KERNEL_BUILDER(Name("Onnx>SliceGrad").Device(DEVICE_CPU).TypeConstraint<float>("T"), SliceGradOp<float>);
+REGISTER_KERNEL_BUILDER(Name("Onnx>SliceGrad").Device(DEVICE_CPU).TypeConstraint<double>("T"), SliceGradOp<double>);
+REGISTER_KERNEL_BUILDER(Name("Onnx>GatherGrad").Device(DEVICE_CPU).TypeConstraint<float>("T"), GatherGradOp<float>);
+REGISTER_KERNEL_BUILDER(Name("Onnx>GatherGrad").Device(DEVICE_CPU).TypeConstraint<double>("T"), GatherGradOp<double>);
 REGISTER_KERNEL_BUILDER(Name("MatMulGradShapes").Device(DEVICE_CPU), MatMulGradShapesOp);
 
 }  // namespace

@@ -17,7 +17,7 @@ using ::testing::HasSubstr;
 // ---- Reshape family: no copies.
 
 TEST(ReshapeTest, ZeroCopiesDimAndMinusOneIsInferred) {
-  KernelTester t("Reshape");
+  KernelTester t("Onnx>Reshape");
   t.Input<float>({2, 3, 4}, std::vector<float>(24, 1.f)).Input<int64_t>({3}, {0, -1, 2});
   ASSERT_OK(t.Run());
   EXPECT_EQ(t.output(0).shape(), TensorShape({2, 6, 2}));
@@ -25,7 +25,7 @@ TEST(ReshapeTest, ZeroCopiesDimAndMinusOneIsInferred) {
 
 TEST(ReshapeTest, SharesTheInputBuffer) {
   Tensor in = Tensor::FromVector<int32_t>({1, 2, 3, 4, 5, 6}, TensorShape({2, 3}));
-  KernelTester t("Reshape");
+  KernelTester t("Onnx>Reshape");
   t.Input(in).Input<int64_t>({1}, {-1});
   ASSERT_OK(t.Run());
   t.ExpectOutput<int32_t>(0, {6}, {1, 2, 3, 4, 5, 6});
@@ -33,7 +33,7 @@ TEST(ReshapeTest, SharesTheInputBuffer) {
 }
 
 TEST(ReshapeTest, AllowZeroKeepsZeroDims) {
-  KernelTester t("Reshape");
+  KernelTester t("Onnx>Reshape");
   t.Attr("allowzero", int64_t{1}).Input(Tensor(DT_FLOAT, TensorShape({0, 3}))).Input<int64_t>({2}, {3, 0});
   ASSERT_OK(t.Run());
   EXPECT_EQ(t.output(0).shape(), TensorShape({3, 0}));
@@ -41,23 +41,23 @@ TEST(ReshapeTest, AllowZeroKeepsZeroDims) {
 
 TEST(ReshapeTest, ElementCountMismatchAndTwoMinusOnesAreErrors) {
   {
-    KernelTester t("Reshape");
+    KernelTester t("Onnx>Reshape");
     t.Input<float>({2, 3}, {1, 2, 3, 4, 5, 6}).Input<int64_t>({2}, {4, 2});
     ExpectInvalid(t, "cannot reshape");
   }
   {
-    KernelTester t("Reshape");
+    KernelTester t("Onnx>Reshape");
     t.Input<float>({2, 3}, {1, 2, 3, 4, 5, 6}).Input<int64_t>({2}, {-1, -1});
     ExpectInvalid(t, "more than one -1");
   }
 }
 
 TEST(FlattenTest, AxisSplitsOuterAndInner) {
-  KernelTester t("Flatten");
+  KernelTester t("Onnx>Flatten");
   t.Attr("axis", int64_t{-1}).Input<int64_t>({2, 3, 2}, {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11});
   ASSERT_OK(t.Run());
   t.ExpectOutput<int64_t>(0, {6, 2}, {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11});
-  KernelTester z("Flatten");
+  KernelTester z("Onnx>Flatten");
   z.Attr("axis", int64_t{0}).Input<float>({2, 2}, {1, 2, 3, 4});
   ASSERT_OK(z.Run());
   z.ExpectOutput<float>(0, {1, 4}, {1, 2, 3, 4});
@@ -65,30 +65,30 @@ TEST(FlattenTest, AxisSplitsOuterAndInner) {
 
 TEST(SqueezeTest, WithAndWithoutAxes) {
   {
-    KernelTester t("Squeeze");
+    KernelTester t("Onnx>Squeeze");
     t.Input<float>({1, 2, 1}, {1, 2});
     ASSERT_OK(t.Run());
     t.ExpectOutput<float>(0, {2}, {1, 2});
   }
   {
-    KernelTester t("Squeeze");
+    KernelTester t("Onnx>Squeeze");
     t.Input<float>({1, 2, 1}, {1, 2}).Input<int64_t>({1}, {-1});
     ASSERT_OK(t.Run());
     t.ExpectOutput<float>(0, {1, 2}, {1, 2});
   }
   {
-    KernelTester t("Squeeze");
+    KernelTester t("Onnx>Squeeze");
     t.Input<float>({1, 2, 1}, {1, 2}).Input<int64_t>({1}, {1});
     ExpectInvalid(t, "is not 1");
   }
 }
 
 TEST(UnsqueezeTest, AxesIndexTheOutput) {
-  KernelTester t("Unsqueeze");
+  KernelTester t("Onnx>Unsqueeze");
   t.Input<float>({2, 3}, {1, 2, 3, 4, 5, 6}).Input<int64_t>({2}, {3, 0});
   ASSERT_OK(t.Run());
   EXPECT_EQ(t.output(0).shape(), TensorShape({1, 2, 3, 1}));
-  KernelTester bad("Unsqueeze");
+  KernelTester bad("Onnx>Unsqueeze");
   bad.Input<float>({2}, {1, 2}).Input<int64_t>({1}, {3});
   ExpectInvalid(bad, "out of range");
 }
@@ -98,19 +98,19 @@ TEST(UnsqueezeTest, AxesIndexTheOutput) {
 TEST(ShapeTest, StartAndEndClamp) {
   Tensor x(DT_FLOAT, TensorShape({2, 3, 4, 5}));
   {
-    KernelTester t("Shape");
+    KernelTester t("Onnx>Shape");
     t.Input(x);
     ASSERT_OK(t.Run());
     t.ExpectOutput<int64_t>(0, {4}, {2, 3, 4, 5});
   }
   {
-    KernelTester t("Shape");
+    KernelTester t("Onnx>Shape");
     t.Attr("start", int64_t{-3}).Attr("end", int64_t{-1}).Input(x);
     ASSERT_OK(t.Run());
     t.ExpectOutput<int64_t>(0, {2}, {3, 4});
   }
   {
-    KernelTester t("Shape");
+    KernelTester t("Onnx>Shape");
     t.Attr("start", int64_t{-10}).Attr("end", int64_t{10}).Input(x);
     ASSERT_OK(t.Run());
     t.ExpectOutput<int64_t>(0, {4}, {2, 3, 4, 5});
@@ -118,19 +118,19 @@ TEST(ShapeTest, StartAndEndClamp) {
 }
 
 TEST(SizeTest, CountsElements) {
-  KernelTester t("Size");
+  KernelTester t("Onnx>Size");
   t.Input(Tensor(DT_STRING, TensorShape({3, 4})));
   ASSERT_OK(t.Run());
   t.ExpectOutput<int64_t>(0, {}, {12});
 }
 
 TEST(ConstantOfShapeTest, FillsWithValue) {
-  KernelTester t("ConstantOfShape");
+  KernelTester t("Onnx>ConstantOfShape");
   t.Attr("value", Tensor::FromVector<int32_t>({7}, TensorShape({1}))).Attr("dtype", DT_INT32);
   t.Input<int64_t>({2}, {2, 2});
   ASSERT_OK(t.Run());
   t.ExpectOutput<int32_t>(0, {2, 2}, {7, 7, 7, 7});
-  KernelTester bad("ConstantOfShape");
+  KernelTester bad("Onnx>ConstantOfShape");
   bad.Attr("value", Tensor::FromVector<float>({0}, TensorShape({1}))).Attr("dtype", DT_FLOAT);
   bad.Input<int64_t>({2}, {2, -1});
   ExpectInvalid(bad, "bad shape");
@@ -138,26 +138,26 @@ TEST(ConstantOfShapeTest, FillsWithValue) {
 
 TEST(RangeTest, NegativeDeltaAndFloat) {
   {
-    KernelTester t("Range");
+    KernelTester t("Onnx>Range");
     t.Input<int32_t>({}, {10}).Input<int32_t>({}, {4}).Input<int32_t>({}, {-3});
     ASSERT_OK(t.Run());
     t.ExpectOutput<int32_t>(0, {2}, {10, 7});
   }
   {
-    KernelTester t("Range");
+    KernelTester t("Onnx>Range");
     t.Input<float>({}, {1}).Input<float>({}, {2}).Input<float>({}, {0.25});
     ASSERT_OK(t.Run());
     t.ExpectOutput<float>(0, {4}, {1, 1.25, 1.5, 1.75});
   }
   {
-    KernelTester t("Range");
+    KernelTester t("Onnx>Range");
     t.Input<int64_t>({}, {1}).Input<int64_t>({}, {5}).Input<int64_t>({}, {0});
     ExpectInvalid(t, "delta is 0");
   }
 }
 
 TEST(EyeLikeTest, OffDiagonalAndOtherDtype) {
-  KernelTester t("EyeLike");
+  KernelTester t("Onnx>EyeLike");
   t.Attr("dtype", DT_FLOAT).Attr("k", int64_t{1}).Input<int32_t>({3, 4}, std::vector<int32_t>(12));
   ASSERT_OK(t.Run());
   t.ExpectOutput<float>(0, {3, 4}, {0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1});
@@ -167,27 +167,27 @@ TEST(EyeLikeTest, OffDiagonalAndOtherDtype) {
 
 TEST(TransposeTest, DefaultReversesAndPermWorks) {
   {
-    KernelTester t("Transpose");
+    KernelTester t("Onnx>Transpose");
     t.Input<float>({2, 3}, {1, 2, 3, 4, 5, 6});
     ASSERT_OK(t.Run());
     t.ExpectOutput<float>(0, {3, 2}, {1, 4, 2, 5, 3, 6});
   }
   {
     // x[i][j][k] = 100i + 10j + k, shape [2,2,3]; perm (1,0,2) swaps the first two dims.
-    KernelTester t("Transpose");
+    KernelTester t("Onnx>Transpose");
     t.Attr("perm", std::vector<int64_t>{1, 0, 2});
     t.Input<int16_t>({2, 2, 3}, {0, 1, 2, 10, 11, 12, 100, 101, 102, 110, 111, 112});
     ASSERT_OK(t.Run());
     t.ExpectOutput<int16_t>(0, {2, 2, 3}, {0, 1, 2, 100, 101, 102, 10, 11, 12, 110, 111, 112});
   }
   {
-    KernelTester t("Transpose");
+    KernelTester t("Onnx>Transpose");
     t.Input<std::string>({2, 2}, {"a", "b", "c", "d"});
     ASSERT_OK(t.Run());
     t.ExpectOutput<std::string>(0, {2, 2}, {"a", "c", "b", "d"});
   }
   {
-    KernelTester t("Transpose");
+    KernelTester t("Onnx>Transpose");
     t.Attr("perm", std::vector<int64_t>{0, 0}).Input<float>({2, 2}, {1, 2, 3, 4});
     ExpectInvalid(t, "not a permutation");
   }
@@ -197,7 +197,7 @@ TEST(TransposeTest, LargeInputUsesThePool) {
   const int64_t r = 300, c = 200;
   std::vector<int32_t> v(r * c);
   for (int64_t i = 0; i < r * c; ++i) v[i] = static_cast<int32_t>(i);
-  KernelTester t("Transpose");
+  KernelTester t("Onnx>Transpose");
   t.Input(Tensor::FromVector<int32_t>(v, TensorShape({r, c})));
   ASSERT_OK(t.Run());
   const int32_t* o = t.output(0).data<int32_t>();
@@ -213,7 +213,7 @@ TEST(TransposeTest, BatchedTilesWithRaggedEdges) {
   for (int p = 0; p < 3; ++p)
     for (int r = 0; r < 40; ++r)
       for (int c = 0; c < 50; ++c) v.push_back(10000 * p + 100 * r + c);
-  KernelTester t("Transpose");
+  KernelTester t("Onnx>Transpose");
   t.Attr("perm", std::vector<int64_t>{0, 2, 1}).Input(Tensor::FromVector<int32_t>(v, TensorShape({3, 40, 50})));
   ASSERT_OK(t.Run());
   ASSERT_EQ(t.output(0).shape(), TensorShape({3, 50, 40}));
@@ -224,25 +224,25 @@ TEST(TransposeTest, BatchedTilesWithRaggedEdges) {
 }
 
 TEST(ConcatTest, AlongInnerAxisAndMismatch) {
-  KernelTester t("Concat");
+  KernelTester t("Onnx>Concat");
   t.Attr("axis", int64_t{-1}).Input<float>({2, 1}, {1, 2}).Input<float>({2, 2}, {3, 4, 5, 6});
   ASSERT_OK(t.Run());
   t.ExpectOutput<float>(0, {2, 3}, {1, 3, 4, 2, 5, 6});
-  KernelTester bad("Concat");
+  KernelTester bad("Onnx>Concat");
   bad.Attr("axis", int64_t{0}).Input<float>({2, 1}, {1, 2}).Input<float>({2, 2}, {3, 4, 5, 6});
   ExpectInvalid(bad, "does not match");
 }
 
 TEST(SplitTest, EqualAndExplicitParts) {
   {
-    KernelTester t("Split");
+    KernelTester t("Onnx>Split");
     t.Attr("num_outputs", int64_t{3}).Input<int32_t>({6}, {1, 2, 3, 4, 5, 6});
     ASSERT_OK(t.Run());
     t.ExpectOutput<int32_t>(0, {2}, {1, 2});
     t.ExpectOutput<int32_t>(2, {2}, {5, 6});
   }
   {
-    KernelTester t("Split");
+    KernelTester t("Onnx>Split");
     t.Attr("num_outputs", int64_t{2}).Attr("axis", int64_t{1});
     t.Input<float>({2, 3}, {1, 2, 3, 4, 5, 6}).Input<int64_t>({2}, {1, 2});
     ASSERT_OK(t.Run());
@@ -250,12 +250,12 @@ TEST(SplitTest, EqualAndExplicitParts) {
     t.ExpectOutput<float>(1, {2, 2}, {2, 3, 5, 6});
   }
   {
-    KernelTester t("Split");
+    KernelTester t("Onnx>Split");
     t.Attr("num_outputs", int64_t{2}).Input<float>({3}, {1, 2, 3}).Input<int64_t>({2}, {1, 1});
     ExpectInvalid(t, "sum to the axis dim");
   }
   {  // Found by fuzzing: the sum wrapped to the axis dim (1) and the sizes were trusted.
-    KernelTester t("Split");
+    KernelTester t("Onnx>Split");
     const int64_t big = std::numeric_limits<int64_t>::max();
     t.Attr("num_outputs", int64_t{3}).Input<float>({1}, {1}).Input<int64_t>({3}, {big, big, 3});
     ExpectInvalid(t, "overflows int64");
@@ -266,27 +266,27 @@ TEST(SliceTest, StepsClampingAndNegativeSteps) {
   // x = [[0..4],[10..14]]
   std::vector<float> x = {0, 1, 2, 3, 4, 10, 11, 12, 13, 14};
   {
-    KernelTester t("Slice");  // rows 0:2, cols 1:1000:2 -> clamps to 1:5:2
+    KernelTester t("Onnx>Slice");  // rows 0:2, cols 1:1000:2 -> clamps to 1:5:2
     t.Input<float>({2, 5}, x).Input<int64_t>({2}, {0, 1}).Input<int64_t>({2}, {2, 1000});
     t.Input<int64_t>({2}, {0, 1}).Input<int64_t>({2}, {1, 2});
     ASSERT_OK(t.Run());
     t.ExpectOutput<float>(0, {2, 2}, {1, 3, 11, 13});
   }
   {
-    KernelTester t("Slice");  // cols -1 down to (excl.) -1000, step -2: 4, 2, 0
+    KernelTester t("Onnx>Slice");  // cols -1 down to (excl.) -1000, step -2: 4, 2, 0
     t.Input<float>({2, 5}, x).Input<int32_t>({1}, {-1}).Input<int32_t>({1}, {-1000});
     t.Input<int32_t>({1}, {1}).Input<int32_t>({1}, {-2});
     ASSERT_OK(t.Run());
     t.ExpectOutput<float>(0, {2, 3}, {4, 2, 0, 14, 12, 10});
   }
   {
-    KernelTester t("Slice");  // Only starts/ends: axes default to 0..n-1.
+    KernelTester t("Onnx>Slice");  // Only starts/ends: axes default to 0..n-1.
     t.Input<float>({2, 5}, x).Input<int64_t>({1}, {1}).Input<int64_t>({1}, {2});
     ASSERT_OK(t.Run());
     t.ExpectOutput<float>(0, {1, 5}, {10, 11, 12, 13, 14});
   }
   {
-    KernelTester t("Slice");  // Steps beyond the dim take one element without overflowing.
+    KernelTester t("Onnx>Slice");  // Steps beyond the dim take one element without overflowing.
     t.Input<float>({2, 5}, x).Input<int64_t>({2}, {1, -1}).Input<int64_t>({2}, {2, -1000});
     t.Input<int64_t>({2}, {0, 1});
     t.Input<int64_t>({2}, {std::numeric_limits<int64_t>::max(), std::numeric_limits<int64_t>::min()});
@@ -294,14 +294,14 @@ TEST(SliceTest, StepsClampingAndNegativeSteps) {
     t.ExpectOutput<float>(0, {1, 1}, {14});
   }
   {
-    KernelTester t("Slice");  // Empty result.
+    KernelTester t("Onnx>Slice");  // Empty result.
     t.Input<float>({2, 5}, x).Input<int64_t>({1}, {3}).Input<int64_t>({1}, {1});
     t.Input<int64_t>({1}, {1}).Input<int64_t>({1}, {1});
     ASSERT_OK(t.Run());
     EXPECT_EQ(t.output(0).shape(), TensorShape({2, 0}));
   }
   {
-    KernelTester t("Slice");
+    KernelTester t("Onnx>Slice");
     t.Input<float>({2, 5}, x).Input<int64_t>({1}, {0}).Input<int64_t>({1}, {1});
     t.Input<int64_t>({1}, {2}).Input<int64_t>({1}, {1});
     ExpectInvalid(t, "axis 2 is out of range");
@@ -309,17 +309,17 @@ TEST(SliceTest, StepsClampingAndNegativeSteps) {
 }
 
 TEST(ExpandTest, BroadcastsBothWays) {
-  KernelTester t("Expand");
+  KernelTester t("Onnx>Expand");
   t.Input<float>({3, 1}, {1, 2, 3}).Input<int64_t>({3}, {2, 1, 2});
   ASSERT_OK(t.Run());
   t.ExpectOutput<float>(0, {2, 3, 2}, {1, 1, 2, 2, 3, 3, 1, 1, 2, 2, 3, 3});
-  KernelTester bad("Expand");
+  KernelTester bad("Onnx>Expand");
   bad.Input<float>({3}, {1, 2, 3}).Input<int64_t>({1}, {2});
   ExpectInvalid(bad, "cannot broadcast");
 }
 
 TEST(TileTest, RepeatsEachDim) {
-  KernelTester t("Tile");
+  KernelTester t("Onnx>Tile");
   t.Input<uint8_t>({2, 2}, {1, 2, 3, 4}).Input<int64_t>({2}, {2, 2});
   ASSERT_OK(t.Run());
   t.ExpectOutput<uint8_t>(0, {4, 4}, {1, 2, 1, 2, 3, 4, 3, 4, 1, 2, 1, 2, 3, 4, 3, 4});
@@ -329,33 +329,33 @@ TEST(PadTest, ConstantReflectEdge) {
   // x = [[1,2],[3,4]]
   {
     // One row above with 9, one column right. (The tester needs axes with a constant.)
-    KernelTester t("Pad");
+    KernelTester t("Onnx>Pad");
     t.Input<float>({2, 2}, {1, 2, 3, 4}).Input<int64_t>({4}, {1, 0, 0, 1}).Input<float>({}, {9});
     t.Input<int64_t>({2}, {0, 1});
     ASSERT_OK(t.Run());
     t.ExpectOutput<float>(0, {3, 3}, {9, 9, 9, 1, 2, 9, 3, 4, 9});
   }
   {
-    KernelTester t("Pad");
+    KernelTester t("Onnx>Pad");
     t.Attr("mode", "reflect").Input<int32_t>({1, 3}, {1, 2, 3}).Input<int64_t>({4}, {0, 2, 0, 2});
     ASSERT_OK(t.Run());
     t.ExpectOutput<int32_t>(0, {1, 7}, {3, 2, 1, 2, 3, 2, 1});
   }
   {
-    KernelTester t("Pad");
+    KernelTester t("Onnx>Pad");
     t.Attr("mode", "edge").Input<int32_t>({2, 2}, {1, 2, 3, 4}).Input<int64_t>({4}, {1, 1, 0, 0});
     ASSERT_OK(t.Run());
     t.ExpectOutput<int32_t>(0, {3, 3}, {1, 1, 2, 1, 1, 2, 3, 3, 4});
   }
   {
-    KernelTester t("Pad");  // Negative pads crop; axes picks dim 1 only.
+    KernelTester t("Onnx>Pad");  // Negative pads crop; axes picks dim 1 only.
     t.Input<int32_t>({2, 3}, {1, 2, 3, 4, 5, 6}).Input<int64_t>({2}, {-1, 1});
     t.Input<int32_t>({}, {0}).Input<int64_t>({1}, {-1});
     ASSERT_OK(t.Run());
     t.ExpectOutput<int32_t>(0, {2, 3}, {2, 3, 0, 5, 6, 0});
   }
   {
-    KernelTester t("Pad");
+    KernelTester t("Onnx>Pad");
     t.Input<float>({2}, {1, 2}).Input<int64_t>({4}, {1, 1, 1, 1});
     ExpectInvalid(t, "pads has 4 entries");
   }
@@ -366,20 +366,20 @@ TEST(DepthToSpaceTest, DcrAndCrdAndBack) {
   std::vector<float> x = {0, 1, 2, 3, 4, 5, 6, 7};
   {
     // DCR: out[0][0][h*2+i][w*2+j] = x[(i*2+j)][h][w].
-    KernelTester t("DepthToSpace");
+    KernelTester t("Onnx>DepthToSpace");
     t.Attr("blocksize", int64_t{2}).Input<float>({1, 4, 1, 2}, x);
     ASSERT_OK(t.Run());
     t.ExpectOutput<float>(0, {1, 1, 2, 4}, {0, 2, 1, 3, 4, 6, 5, 7});
   }
   {
     // CRD with one output channel: channel index c*4 + i*2 + j, the same here.
-    KernelTester t("DepthToSpace");
+    KernelTester t("Onnx>DepthToSpace");
     t.Attr("blocksize", int64_t{2}).Attr("mode", "CRD").Input<float>({1, 4, 1, 2}, x);
     ASSERT_OK(t.Run());
     t.ExpectOutput<float>(0, {1, 1, 2, 4}, {0, 2, 1, 3, 4, 6, 5, 7});
   }
   {
-    KernelTester t("SpaceToDepth");
+    KernelTester t("Onnx>SpaceToDepth");
     t.Attr("blocksize", int64_t{2}).Input<float>({1, 1, 2, 4}, {0, 2, 1, 3, 4, 6, 5, 7});
     ASSERT_OK(t.Run());
     t.ExpectOutput<float>(0, {1, 4, 1, 2}, x);
@@ -389,13 +389,13 @@ TEST(DepthToSpaceTest, DcrAndCrdAndBack) {
 TEST(TriluTest, UpperLowerWithK) {
   std::vector<int64_t> x = {1, 2, 3, 4, 5, 6, 7, 8, 9};
   {
-    KernelTester t("Trilu");
+    KernelTester t("Onnx>Trilu");
     t.Input<int64_t>({3, 3}, x);
     ASSERT_OK(t.Run());
     t.ExpectOutput<int64_t>(0, {3, 3}, {1, 2, 3, 0, 5, 6, 0, 0, 9});
   }
   {
-    KernelTester t("Trilu");
+    KernelTester t("Onnx>Trilu");
     t.Attr("upper", int64_t{0}).Input<int64_t>({3, 3}, x).Input<int64_t>({}, {-1});
     ASSERT_OK(t.Run());
     t.ExpectOutput<int64_t>(0, {3, 3}, {0, 0, 0, 4, 0, 0, 7, 8, 0});
@@ -403,7 +403,7 @@ TEST(TriluTest, UpperLowerWithK) {
   // k at int64's ends keeps all or nothing (found by fuzzing: row + k + 1 overflowed).
   for (auto [upper, k, want] : {std::tuple<int64_t, int64_t, int64_t>{0, INT64_MAX, 45}, {1, INT64_MAX, 0},
                                 {0, INT64_MIN, 0}, {1, INT64_MIN, 45}}) {
-    KernelTester t("Trilu");
+    KernelTester t("Onnx>Trilu");
     t.Attr("upper", upper).Input<int64_t>({3, 3}, x).Input<int64_t>({}, {k});
     ASSERT_OK(t.Run());
     int64_t sum = 0;
@@ -414,14 +414,14 @@ TEST(TriluTest, UpperLowerWithK) {
 
 TEST(ReverseSequenceTest, TimeMajor) {
   // [time=3, batch=2]: batch 0 reverses 3 steps, batch 1 reverses 2.
-  KernelTester t("ReverseSequence");
+  KernelTester t("Onnx>ReverseSequence");
   t.Input<float>({3, 2}, {1, 10, 2, 20, 3, 30}).Input<int64_t>({2}, {3, 2});
   ASSERT_OK(t.Run());
   t.ExpectOutput<float>(0, {3, 2}, {3, 20, 2, 10, 1, 30});
 }
 
 TEST(CompressTest, ShortConditionDropsTheRest) {
-  KernelTester t("Compress");
+  KernelTester t("Onnx>Compress");
   t.Attr("axis", int64_t{1}).Input<float>({2, 3}, {1, 2, 3, 4, 5, 6}).Input<bool>({2}, {false, true});
   ASSERT_OK(t.Run());
   t.ExpectOutput<float>(0, {2, 1}, {2, 5});
@@ -430,24 +430,24 @@ TEST(CompressTest, ShortConditionDropsTheRest) {
 // ---- Indexing.
 
 TEST(GatherTest, AxisOneNegativeIndicesAndRange) {
-  KernelTester t("Gather");
+  KernelTester t("Onnx>Gather");
   t.Attr("axis", int64_t{1}).Input<float>({2, 3}, {1, 2, 3, 4, 5, 6}).Input<int32_t>({2}, {-1, 0});
   ASSERT_OK(t.Run());
   t.ExpectOutput<float>(0, {2, 2}, {3, 1, 6, 4});
-  KernelTester bad("Gather");
+  KernelTester bad("Onnx>Gather");
   bad.Input<float>({2}, {1, 2}).Input<int64_t>({1}, {2});
   ExpectInvalid(bad, "index 2 is out of range");
 }
 
 TEST(GatherTest, StringsAndScalarIndex) {
-  KernelTester t("Gather");
+  KernelTester t("Onnx>Gather");
   t.Input<std::string>({3}, {"x", "y", "z"}).Input<int64_t>({}, {1});
   ASSERT_OK(t.Run());
   t.ExpectOutput<std::string>(0, {}, {"y"});
 }
 
 TEST(GatherElementsTest, Axis1) {
-  KernelTester t("GatherElements");
+  KernelTester t("Onnx>GatherElements");
   t.Attr("axis", int64_t{1}).Input<float>({2, 2}, {1, 2, 3, 4}).Input<int64_t>({2, 2}, {0, 0, 1, 0});
   ASSERT_OK(t.Run());
   t.ExpectOutput<float>(0, {2, 2}, {1, 1, 4, 3});
@@ -455,14 +455,14 @@ TEST(GatherElementsTest, Axis1) {
 
 TEST(GatherNDTest, SlicesAndBatchDims) {
   {
-    KernelTester t("GatherND");
+    KernelTester t("Onnx>GatherND");
     t.Input<int32_t>({2, 2}, {0, 1, 2, 3}).Input<int64_t>({2, 1}, {1, 0});
     ASSERT_OK(t.Run());
     t.ExpectOutput<int32_t>(0, {2, 2}, {2, 3, 0, 1});
   }
   {
     // data [2,2,2], batch_dims 1, indices [[1],[0]]: batch 0 row 1, batch 1 row 0.
-    KernelTester t("GatherND");
+    KernelTester t("Onnx>GatherND");
     t.Attr("batch_dims", int64_t{1}).Input<int32_t>({2, 2, 2}, {0, 1, 2, 3, 4, 5, 6, 7});
     t.Input<int64_t>({2, 1}, {1, 0});
     ASSERT_OK(t.Run());
@@ -472,21 +472,21 @@ TEST(GatherNDTest, SlicesAndBatchDims) {
 
 TEST(ScatterElementsTest, NoneAddAndDuplicates) {
   {
-    KernelTester t("ScatterElements");
+    KernelTester t("Onnx>ScatterElements");
     t.Attr("axis", int64_t{1}).Input<float>({1, 5}, {1, 2, 3, 4, 5});
     t.Input<int64_t>({1, 2}, {1, -2}).Input<float>({1, 2}, {1.1, 2.1});
     ASSERT_OK(t.Run());
     t.ExpectOutput<float>(0, {1, 5}, {1, 1.1, 3, 2.1, 5});
   }
   {
-    KernelTester t("ScatterElements");
+    KernelTester t("Onnx>ScatterElements");
     t.Attr("axis", int64_t{1}).Attr("reduction", "add").Input<float>({1, 5}, {1, 2, 3, 4, 5});
     t.Input<int64_t>({1, 2}, {1, 1}).Input<float>({1, 2}, {1.1, 2.1});
     ASSERT_OK(t.Run());
     t.ExpectOutput<float>(0, {1, 5}, {1, 5.2, 3, 4, 5});
   }
   {
-    KernelTester t("ScatterElements");
+    KernelTester t("Onnx>ScatterElements");
     t.Input<float>({2}, {1, 2}).Input<int64_t>({1}, {5}).Input<float>({1}, {0});
     ExpectInvalid(t, "out of range");
   }
@@ -494,27 +494,27 @@ TEST(ScatterElementsTest, NoneAddAndDuplicates) {
 
 TEST(ScatterNDTest, RowsAndMul) {
   {
-    KernelTester t("ScatterND");
+    KernelTester t("Onnx>ScatterND");
     t.Input<int32_t>({3, 2}, {1, 2, 3, 4, 5, 6}).Input<int64_t>({1, 1}, {2}).Input<int32_t>({1, 2}, {7, 8});
     ASSERT_OK(t.Run());
     t.ExpectOutput<int32_t>(0, {3, 2}, {1, 2, 3, 4, 7, 8});
   }
   {
-    KernelTester t("ScatterND");
+    KernelTester t("Onnx>ScatterND");
     t.Attr("reduction", "mul").Input<int32_t>({4}, {1, 2, 3, 4});
     t.Input<int64_t>({2, 1}, {1, 1}).Input<int32_t>({2}, {3, 5});
     ASSERT_OK(t.Run());
     t.ExpectOutput<int32_t>(0, {4}, {1, 30, 3, 4});
   }
   {
-    KernelTester t("ScatterND");
+    KernelTester t("Onnx>ScatterND");
     t.Input<int32_t>({4}, {1, 2, 3, 4}).Input<int64_t>({2, 1}, {1, 1}).Input<int32_t>({3}, {3, 5, 6});
     ExpectInvalid(t, "updates");
   }
 }
 
 TEST(NonZeroTest, CoordinatesPerDim) {
-  KernelTester t("NonZero");
+  KernelTester t("Onnx>NonZero");
   t.Input<bool>({2, 2}, {true, false, true, true});
   ASSERT_OK(t.Run());
   t.ExpectOutput<int64_t>(0, {2, 3}, {0, 1, 1, 0, 0, 1});
@@ -524,7 +524,7 @@ TEST(UniqueTest, SortedAndFirstOccurrenceOrder) {
   // x = [2, 1, 1, 3, 4, 3]
   std::vector<float> x = {2, 1, 1, 3, 4, 3};
   {
-    KernelTester t("Unique");
+    KernelTester t("Onnx>Unique");
     t.Input<float>({6}, x);
     ASSERT_OK(t.Run());
     t.ExpectOutput<float>(0, {4}, {1, 2, 3, 4});
@@ -533,7 +533,7 @@ TEST(UniqueTest, SortedAndFirstOccurrenceOrder) {
     t.ExpectOutput<int64_t>(3, {4}, {2, 1, 2, 1});
   }
   {
-    KernelTester t("Unique");
+    KernelTester t("Onnx>Unique");
     t.Attr("sorted", int64_t{0}).Input<float>({6}, x);
     ASSERT_OK(t.Run());
     t.ExpectOutput<float>(0, {4}, {2, 1, 3, 4});
@@ -543,7 +543,7 @@ TEST(UniqueTest, SortedAndFirstOccurrenceOrder) {
   }
   {
     // Rows of [[1,0],[0,1],[1,0]] along axis 0: unique sorted rows [0,1], [1,0].
-    KernelTester t("Unique");
+    KernelTester t("Onnx>Unique");
     t.Input<int32_t>({3, 2}, {1, 0, 0, 1, 1, 0});
     ASSERT_OK(t.Run());
     t.ExpectOutput<int32_t>(0, {2, 2}, {0, 1, 1, 0});
@@ -555,7 +555,7 @@ TEST(UniqueTest, SortedAndFirstOccurrenceOrder) {
 
 TEST(UniqueTest, NaNsSortLastAndCollapse) {
   const float nan = std::nanf("");
-  KernelTester t("Unique");
+  KernelTester t("Onnx>Unique");
   t.Input<float>({4}, {nan, 1, nan, 0});
   ASSERT_OK(t.Run());
   EXPECT_EQ(t.output(0).shape(), TensorShape({3}));
@@ -566,7 +566,7 @@ TEST(UniqueTest, NaNsSortLastAndCollapse) {
 }
 
 TEST(OneHotTest, AxisAndOutOfRange) {
-  KernelTester t("OneHot");
+  KernelTester t("Onnx>OneHot");
   t.Attr("axis", int64_t{0}).Input<int64_t>({3}, {0, -1, 5}).Input<float>({}, {3});
   t.Input<int32_t>({2}, {0, 1});
   ASSERT_OK(t.Run());
@@ -577,12 +577,12 @@ TEST(OneHotTest, AxisAndOutOfRange) {
 // Found by fuzzing: an index or depth beyond int64's range was cast to int64 (undefined
 // behaviour). Such an index is out of range (all off); such a depth is refused.
 TEST(OneHotTest, IndicesAndDepthBeyondInt64) {
-  KernelTester t("OneHot");
+  KernelTester t("Onnx>OneHot");
   t.Attr("axis", int64_t{-1}).Input<float>({3}, {1e30f, std::nanf(""), 1}).Input<float>({}, {2});
   t.Input<int32_t>({2}, {0, 1});
   ASSERT_OK(t.Run());
   t.ExpectOutput<int32_t>(0, {3, 2}, {0, 0, 0, 0, 0, 1});
-  KernelTester bad("OneHot");
+  KernelTester bad("Onnx>OneHot");
   bad.Attr("axis", int64_t{-1}).Input<int64_t>({1}, {0}).Input<float>({}, {1e30f});
   bad.Input<int32_t>({2}, {0, 1});
   ExpectInvalid(bad, "depth");

@@ -2,6 +2,7 @@
 // Split, Slice, Expand, Tile, DepthToSpace, SpaceToDepth, Trilu, ReverseSequence, Compress.
 #include <algorithm>
 
+#include "absl/strings/strip.h"
 #include "framework/checked_size.h"
 #include "kernels/array_kernel_util.h"
 #include "kernels/kernel_registry.h"
@@ -21,11 +22,21 @@ absl::Status CopyView(OpKernelContext* ctx, int output, const Tensor& in, int64_
 
 class TransposeOp : public OpKernel {
  public:
-  absl::Status Init(OpKernelConstruction* ctx) override { return ctx->GetAttr("perm", &perm_); }
+  absl::Status Init(OpKernelConstruction* ctx) override {
+    perm_input_ = ctx->def().attr().contains("Tperm");  // TensorFlow's: perm is input 1.
+    return perm_input_ ? absl::OkStatus() : ctx->GetAttr("perm", &perm_);
+  }
 
   absl::Status Compute(OpKernelContext* ctx) const override {
     const Tensor& in = ctx->input(0);
     std::vector<int64_t> perm = perm_;
+    if (perm_input_) {
+      if (ctx->input(1).dims() != 1) {
+        return absl::InvalidArgumentError(absl::StrCat("Transpose: perm must be a vector, got shape ",
+                                                       ctx->input(1).shape().DebugString()));
+      }
+      SL_ASSIGN_OR_RETURN(perm, IndexValues(ctx->input(1), "Transpose: perm"));
+    }
     if (perm.empty()) {
       for (int i = in.dims() - 1; i >= 0; --i) perm.push_back(i);
     }
@@ -50,6 +61,7 @@ class TransposeOp : public OpKernel {
 
  private:
   std::vector<int64_t> perm_;
+  bool perm_input_ = false;
 };
 
 // Shapes [outer, axis, inner] of `shape` around `axis`.
@@ -60,54 +72,94 @@ void SplitAround(const TensorShape& shape, int axis, int64_t* outer, int64_t* in
   for (int i = axis + 1; i < shape.dims(); ++i) *inner *= shape.dim_size(i);
 }
 
+// Joins `inputs` along `axis` into output 0; `op` names the op in errors. With `stack`, each
+// input is one slice of a new axis (TensorFlow's Pack): all shapes equal, the output's rank one
+// more.
+absl::Status ConcatTensors(OpKernelContext* ctx, const std::vector<const Tensor*>& inputs, int64_t axis_value,
+                           bool stack, absl::string_view op) {
+  if (inputs.empty()) return absl::InvalidArgumentError(absl::StrCat(op, ": no inputs"));
+  const Tensor& first = *inputs[0];
+  SL_ASSIGN_OR_RETURN(int axis, NormalizeAxis(axis_value, first.dims() + (stack ? 1 : 0),
+                                              absl::StrCat(op, ": axis")));
+  TensorShape out_shape = first.shape();
+  if (stack) out_shape.InsertDim(axis, 1);
+  int64_t total = 0;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const Tensor& t = *inputs[i];
+    bool ok = t.dims() == first.dims();
+    for (int d = 0; ok && d < t.dims(); ++d) ok = (!stack && d == axis) || t.dim_size(d) == first.dim_size(d);
+    if (!ok) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(op, ": input ", i, " has shape ", t.shape().DebugString(),
+                       ", which does not match input 0's ", first.shape().DebugString(),
+                       stack ? "" : absl::StrCat(" outside axis ", axis)));
+    }
+    total += stack ? 1 : t.dim_size(axis);
+  }
+  out_shape.set_dim(axis, total);
+  Tensor* out;
+  SL_RETURN_IF_ERROR(ctx->allocate_output(0, out_shape, &out));
+  if (out->NumElements() == 0) return absl::OkStatus();
+  int64_t outer, inner;
+  SplitAround(out_shape, axis, &outer, &inner);
+  const int64_t out_row = total * inner;
+  return VisitElements(first.dtype(), [&](auto tag) {
+    using E = typename decltype(tag)::type;
+    E* o = static_cast<E*>(out->raw_data());
+    ParallelForIfLarge(ctx, outer, out->NumElements(), [&](int64_t b, int64_t e) {
+      for (int64_t r = b; r < e; ++r) {
+        E* dst = o + r * out_row;
+        for (const Tensor* t : inputs) {
+          const int64_t run = (stack ? 1 : t->dim_size(axis)) * inner;
+          const E* src = static_cast<const E*>(t->raw_data()) + r * run;
+          std::copy(src, src + run, dst);
+          dst += run;
+        }
+      }
+    });
+    return absl::OkStatus();
+  });
+}
+
+// ONNX's Concat (axis an attr), TensorFlow's ConcatV2 (axis the last input) and Concat (axis
+// the first input), and TensorFlow's Pack (a new axis, an attr).
 class ConcatOp : public OpKernel {
  public:
-  absl::Status Init(OpKernelConstruction* ctx) override { return ctx->GetAttr("axis", &axis_); }
+  absl::Status Init(OpKernelConstruction* ctx) override {
+    const std::string& op = ctx->def().op();
+    if (op == "ConcatV2") {
+      axis_input_ = kLast;
+    } else if (op == "Concat") {
+      axis_input_ = kFirst;
+    } else {
+      stack_ = op == "Pack";
+      SL_RETURN_IF_ERROR(ctx->GetAttr("axis", &axis_));
+    }
+    return absl::OkStatus();
+  }
 
   absl::Status Compute(OpKernelContext* ctx) const override {
-    const Tensor& first = ctx->input(0);
-    SL_ASSIGN_OR_RETURN(int axis, NormalizeAxis(axis_, first.dims(), "Concat: axis"));
-    TensorShape out_shape = first.shape();
-    int64_t total = 0;
-    for (int i = 0; i < ctx->num_inputs(); ++i) {
-      const Tensor& t = ctx->input(i);
-      bool ok = t.dims() == first.dims();
-      for (int d = 0; ok && d < t.dims(); ++d) ok = d == axis || t.dim_size(d) == first.dim_size(d);
-      if (!ok) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("Concat: input ", i, " has shape ", t.shape().DebugString(),
-                         ", which does not match input 0's ", first.shape().DebugString(),
-                         " outside axis ", axis));
+    int64_t axis = axis_;
+    int begin = 0, end = ctx->num_inputs();
+    if (axis_input_ != kNone) {
+      const int at = axis_input_ == kFirst ? begin++ : --end;
+      const Tensor& a = ctx->input(at);
+      if (a.NumElements() != 1) {
+        return absl::InvalidArgumentError(absl::StrCat(type_string(), ": axis must be a scalar, got shape ",
+                                                       a.shape().DebugString()));
       }
-      total += t.dim_size(axis);
+      SL_ASSIGN_OR_RETURN(std::vector<int64_t> v, IndexValues(a, "axis"));
+      axis = v[0];
     }
-    out_shape.set_dim(axis, total);
-    Tensor* out;
-    SL_RETURN_IF_ERROR(ctx->allocate_output(0, out_shape, &out));
-    if (out->NumElements() == 0) return absl::OkStatus();
-    int64_t outer, inner;
-    SplitAround(out_shape, axis, &outer, &inner);
-    const int64_t out_row = total * inner;
-    return VisitElements(first.dtype(), [&](auto tag) {
-      using E = typename decltype(tag)::type;
-      E* o = static_cast<E*>(out->raw_data());
-      ParallelForIfLarge(ctx, outer, out->NumElements(), [&](int64_t b, int64_t e) {
-        for (int64_t r = b; r < e; ++r) {
-          E* dst = o + r * out_row;
-          for (int i = 0; i < ctx->num_inputs(); ++i) {
-            const Tensor& t = ctx->input(i);
-            const int64_t run = t.dim_size(axis) * inner;
-            const E* src = static_cast<const E*>(t.raw_data()) + r * run;
-            std::copy(src, src + run, dst);
-            dst += run;
-          }
-        }
-      });
-      return absl::OkStatus();
-    });
+    std::vector<const Tensor*> inputs;
+    for (int i = begin; i < end; ++i) inputs.push_back(&ctx->input(i));
+    return ConcatTensors(ctx, inputs, axis, stack_, absl::StripPrefix(type_string(), "Onnx>"));
   }
 
  private:
+  enum AxisInput { kNone, kFirst, kLast };
+  AxisInput axis_input_ = kNone;
+  bool stack_ = false;
   int64_t axis_ = 0;
 };
 
@@ -279,7 +331,7 @@ class DepthSpaceOp : public OpKernel {
   absl::Status Init(OpKernelConstruction* ctx) override {
     SL_RETURN_IF_ERROR(ctx->GetAttr("blocksize", &block_));
     if (block_ <= 0) return absl::InvalidArgumentError("blocksize must be positive");
-    to_space_ = ctx->def().op() == "DepthToSpace";
+    to_space_ = ctx->def().op() == "Onnx>DepthToSpace";
     if (to_space_) {
       std::string mode;
       SL_RETURN_IF_ERROR(ctx->GetAttr("mode", &mode));
@@ -489,17 +541,21 @@ class CompressOp : public OpKernel {
   int64_t axis_ = 0;
 };
 
-REGISTER_KERNEL_BUILDER(Name("Transpose").Device(DEVICE_CPU), TransposeOp);
+REGISTER_KERNEL_BUILDER(Name("Onnx>Transpose").Device(DEVICE_CPU), TransposeOp);
+REGISTER_KERNEL_BUILDER(Name("Onnx>Concat").Device(DEVICE_CPU), ConcatOp);
+REGISTER_KERNEL_BUILDER(Name("ConcatV2").Device(DEVICE_CPU), ConcatOp);
 REGISTER_KERNEL_BUILDER(Name("Concat").Device(DEVICE_CPU), ConcatOp);
-REGISTER_KERNEL_BUILDER(Name("Split").Device(DEVICE_CPU), SplitOp);
-REGISTER_KERNEL_BUILDER(Name("Slice").Device(DEVICE_CPU), SliceOp);
-REGISTER_KERNEL_BUILDER(Name("Expand").Device(DEVICE_CPU), ExpandOp);
-REGISTER_KERNEL_BUILDER(Name("Tile").Device(DEVICE_CPU), TileOp);
-REGISTER_KERNEL_BUILDER(Name("DepthToSpace").Device(DEVICE_CPU), DepthSpaceOp);
-REGISTER_KERNEL_BUILDER(Name("SpaceToDepth").Device(DEVICE_CPU), DepthSpaceOp);
-REGISTER_KERNEL_BUILDER(Name("Trilu").Device(DEVICE_CPU), TriluOp);
-REGISTER_KERNEL_BUILDER(Name("ReverseSequence").Device(DEVICE_CPU), ReverseSequenceOp);
-REGISTER_KERNEL_BUILDER(Name("Compress").Device(DEVICE_CPU), CompressOp);
+REGISTER_KERNEL_BUILDER(Name("Pack").Device(DEVICE_CPU), ConcatOp);
+REGISTER_KERNEL_BUILDER(Name("Transpose").Device(DEVICE_CPU), TransposeOp);
+REGISTER_KERNEL_BUILDER(Name("Onnx>Split").Device(DEVICE_CPU), SplitOp);
+REGISTER_KERNEL_BUILDER(Name("Onnx>Slice").Device(DEVICE_CPU), SliceOp);
+REGISTER_KERNEL_BUILDER(Name("Onnx>Expand").Device(DEVICE_CPU), ExpandOp);
+REGISTER_KERNEL_BUILDER(Name("Onnx>Tile").Device(DEVICE_CPU), TileOp);
+REGISTER_KERNEL_BUILDER(Name("Onnx>DepthToSpace").Device(DEVICE_CPU), DepthSpaceOp);
+REGISTER_KERNEL_BUILDER(Name("Onnx>SpaceToDepth").Device(DEVICE_CPU), DepthSpaceOp);
+REGISTER_KERNEL_BUILDER(Name("Onnx>Trilu").Device(DEVICE_CPU), TriluOp);
+REGISTER_KERNEL_BUILDER(Name("Onnx>ReverseSequence").Device(DEVICE_CPU), ReverseSequenceOp);
+REGISTER_KERNEL_BUILDER(Name("Onnx>Compress").Device(DEVICE_CPU), CompressOp);
 
 }  // namespace
 }  // namespace sluice

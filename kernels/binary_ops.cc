@@ -122,6 +122,66 @@ struct LessOrEqualFn : ElementwiseFn {
   template <typename C> bool operator()(C a, C b) const { return a <= b; }
 };
 
+struct NotEqualFn : ElementwiseFn {
+  template <typename C> bool operator()(C a, C b) const { return a != b; }
+};
+
+// TensorFlow's FloorDiv: the quotient rounded toward negative infinity (floor of a / b for
+// floats); integer division by zero gives 0 as in Div.
+struct FloorDivFn : ElementwiseFn {
+  template <typename C> C operator()(C a, C b) const {
+    if constexpr (kIsInteger<C>) {
+      C q = IntegerQuotient(a, b);
+      if constexpr (std::is_signed_v<C>) {
+        if (b != C(0) && IntegerRemainder(a, b) != C(0) && ((a < C(0)) != (b < C(0)))) q = C(q - 1);
+      }
+      return q;
+    } else if constexpr (std::is_floating_point_v<C>) {
+      return std::floor(a / b);
+    } else {
+      return C(std::floor(float(a) / float(b)));
+    }
+  }
+};
+// The remainder of FloorDiv: takes the divisor's sign.
+struct FloorModFn : ElementwiseFn {
+  template <typename C> C operator()(C a, C b) const {
+    if constexpr (kIsInteger<C>) {
+      C r = IntegerRemainder(a, b);
+      if constexpr (std::is_signed_v<C>) {
+        if (r != C(0) && ((r < C(0)) != (b < C(0)))) r = C(r + b);
+      }
+      return r;
+    } else if constexpr (std::is_floating_point_v<C>) {
+      C r = std::fmod(a, b);
+      if (r != C(0) && ((r < C(0)) != (b < C(0)))) r += b;
+      return r;
+    } else {
+      float r = std::fmod(float(a), float(b));
+      if (r != 0 && ((r < 0) != (float(b) < 0))) r += float(b);
+      return C(r);
+    }
+  }
+};
+// TruncateMod: the remainder takes the dividend's sign (C's %).
+struct TruncateModFn : ElementwiseFn {
+  template <typename C> C operator()(C a, C b) const {
+    if constexpr (kIsInteger<C>) {
+      return IntegerRemainder(a, b);
+    } else if constexpr (std::is_floating_point_v<C>) {
+      return std::fmod(a, b);
+    } else {
+      return C(std::fmod(float(a), float(b)));
+    }
+  }
+};
+struct SquaredDifferenceFn : ElementwiseFn {
+  template <typename C> C operator()(C a, C b) const {
+    C d = Wrapping(a, b, std::minus<>());
+    return Wrapping(d, d, std::multiplies<>());
+  }
+};
+
 // NaN wins, as in numpy's maximum and minimum.
 struct MaxFn : ElementwiseFn {
   template <typename C> C operator()(C a, C b) const {
@@ -334,24 +394,45 @@ void RegisterTyped(const char* op, Types types) {
   RegisterBinary<SubFn>("Sub", NumericTypes{});
   RegisterBinary<MulFn>("Mul", NumericTypes{});
   RegisterBinary<DivFn>("Div", NumericTypes{});
-  RegisterBinary<ModFn>("Mod", NumericTypes{});
-  RegisterBinary<BitShiftFn>("BitShift", UnsignedIntTypes{});
-  RegisterBinary<PReluFn>("PRelu", FloatTypes{} + TypeList<int32_t, int64_t, uint32_t, uint64_t>{});
-  RegisterBinary<AndFn>("And", TypeList<bool>{});
-  RegisterBinary<OrFn>("Or", TypeList<bool>{});
-  RegisterBinary<XorFn>("Xor", TypeList<bool>{});
-  RegisterBinary<EqualFn>("Equal", NumericTypes{} + TypeList<bool>{});
-  RegisterBinary<GreaterFn>("Greater", NumericTypes{});
-  RegisterBinary<LessFn>("Less", NumericTypes{});
-  RegisterBinary<GreaterOrEqualFn>("GreaterOrEqual", NumericTypes{});
-  RegisterBinary<LessOrEqualFn>("LessOrEqual", NumericTypes{});
-  RegisterVariadic<MaxFn>("Max", NumericTypes{});
-  RegisterVariadic<MinFn>("Min", NumericTypes{});
-  RegisterVariadic<AddFn>("Sum", FloatTypes{});
-  RegisterVariadic<AddFn, true>("Mean", FloatTypes{});
+  RegisterBinary<ModFn>("Onnx>Mod", NumericTypes{});
+  RegisterBinary<BitShiftFn>("Onnx>BitShift", UnsignedIntTypes{});
+  RegisterBinary<PReluFn>("Onnx>PRelu", FloatTypes{} + TypeList<int32_t, int64_t, uint32_t, uint64_t>{});
+  RegisterBinary<AndFn>("Onnx>And", TypeList<bool>{});
+  RegisterBinary<OrFn>("Onnx>Or", TypeList<bool>{});
+  RegisterBinary<XorFn>("Onnx>Xor", TypeList<bool>{});
+  RegisterBinary<EqualFn>("Onnx>Equal", NumericTypes{} + TypeList<bool>{});
+  RegisterBinary<GreaterFn>("Onnx>Greater", NumericTypes{});
+  RegisterBinary<LessFn>("Onnx>Less", NumericTypes{});
+  RegisterBinary<GreaterOrEqualFn>("Onnx>GreaterOrEqual", NumericTypes{});
+  RegisterBinary<LessOrEqualFn>("Onnx>LessOrEqual", NumericTypes{});
+  RegisterVariadic<MaxFn>("Onnx>Max", NumericTypes{});
+  RegisterVariadic<MinFn>("Onnx>Min", NumericTypes{});
+  RegisterVariadic<AddFn>("Onnx>Sum", FloatTypes{});
+  RegisterVariadic<AddFn, true>("Onnx>Mean", FloatTypes{});
   RegisterTyped<PowOp>("Pow", FloatTypes{} + TypeList<int32_t, int64_t>{});
-  RegisterTyped<WhereOp>("Where", NumericTypes{} + TypeList<bool, tstring>{});
-  RegisterTyped<ClipOp>("Clip", NumericTypes{});
+  RegisterTyped<WhereOp>("Onnx>Where", NumericTypes{} + TypeList<bool, tstring>{});
+  RegisterTyped<ClipOp>("Onnx>Clip", NumericTypes{});
+  // TensorFlow's ops (ops/tf_math_ops.cc).
+  RegisterBinary<DivFn>("RealDiv", NumericTypes{});
+  RegisterBinary<DivFn>("TruncateDiv", NumericTypes{});
+  RegisterBinary<FloorDivFn>("FloorDiv", NumericTypes{});
+  RegisterBinary<FloorModFn>("FloorMod", NumericTypes{});
+  RegisterBinary<TruncateModFn>("TruncateMod", NumericTypes{});
+  RegisterBinary<MaxFn>("Maximum", NumericTypes{});
+  RegisterBinary<MinFn>("Minimum", NumericTypes{});
+  RegisterBinary<SquaredDifferenceFn>("SquaredDifference", NumericTypes{});
+  RegisterBinary<EqualFn>("Equal", NumericTypes{} + TypeList<bool>{});
+  RegisterBinary<NotEqualFn>("NotEqual", NumericTypes{} + TypeList<bool>{});
+  RegisterBinary<LessFn>("Less", NumericTypes{});
+  RegisterBinary<LessOrEqualFn>("LessEqual", NumericTypes{});
+  RegisterBinary<GreaterFn>("Greater", NumericTypes{});
+  RegisterBinary<GreaterOrEqualFn>("GreaterEqual", NumericTypes{});
+  RegisterTyped<WhereOp>("SelectV2", NumericTypes{} + TypeList<bool, tstring>{});
+  // LogicalAnd and LogicalOr take bools and have no type attr to constrain.
+  KernelRegistry::Global()->Register(Name("LogicalAnd").Device(DEVICE_CPU).Build(), "BinaryOp",
+                                     [] { return std::make_unique<BinaryOp<bool, AndFn>>(); });
+  KernelRegistry::Global()->Register(Name("LogicalOr").Device(DEVICE_CPU).Build(), "BinaryOp",
+                                     [] { return std::make_unique<BinaryOp<bool, OrFn>>(); });
   return true;
 }();
 

@@ -156,10 +156,12 @@ class CastOp : public OpKernel {
 };
 
 [[maybe_unused]] const bool kRegistered = [] {
-  KernelRegistry::Global()->Register(Name("Cast").Device(DEVICE_CPU).Build(), "CastOp",
+  KernelRegistry::Global()->Register(Name("Onnx>Cast").Device(DEVICE_CPU).Build(), "CastOp",
                                      [] { return std::make_unique<CastOp>("to"); });
-  KernelRegistry::Global()->Register(Name("CastLike").Device(DEVICE_CPU).Build(), "CastOp",
+  KernelRegistry::Global()->Register(Name("Onnx>CastLike").Device(DEVICE_CPU).Build(), "CastOp",
                                      [] { return std::make_unique<CastOp>("T2"); });
+  KernelRegistry::Global()->Register(Name("Cast").Device(DEVICE_CPU).Build(), "CastOp",
+                                     [] { return std::make_unique<CastOp>("DstT"); });
   return true;
 }();
 

@@ -360,9 +360,9 @@ class ScanOp : public OpKernel {
 
 REGISTER_KERNEL_BUILDER(Name("_Arg").Device(DEVICE_CPU), ArgOp);
 REGISTER_KERNEL_BUILDER(Name("_Retval").Device(DEVICE_CPU), RetvalOp);
-REGISTER_KERNEL_BUILDER(Name("If").Device(DEVICE_CPU), IfOp);
-REGISTER_KERNEL_BUILDER(Name("Loop").Device(DEVICE_CPU), LoopOp);
-REGISTER_KERNEL_BUILDER(Name("Scan").Device(DEVICE_CPU), ScanOp);
+REGISTER_KERNEL_BUILDER(Name("Onnx>If").Device(DEVICE_CPU), IfOp);
+REGISTER_KERNEL_BUILDER(Name("Onnx>Loop").Device(DEVICE_CPU), LoopOp);
+REGISTER_KERNEL_BUILDER(Name("Onnx>Scan").Device(DEVICE_CPU), ScanOp);
 
 }  // namespace
 }  // namespace sluice

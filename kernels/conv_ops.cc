@@ -296,10 +296,10 @@ class ConvTransposeOp : public OpKernel {
   std::vector<int64_t> output_padding_, output_shape_;
 };
 
-REGISTER_KERNEL_BUILDER(Name("Conv").Device(DEVICE_CPU).TypeConstraint<float>("T"), ConvOp<float>);
-REGISTER_KERNEL_BUILDER(Name("Conv").Device(DEVICE_CPU).TypeConstraint<double>("T"), ConvOp<double>);
-REGISTER_KERNEL_BUILDER(Name("ConvTranspose").Device(DEVICE_CPU).TypeConstraint<float>("T"), ConvTransposeOp<float>);
-REGISTER_KERNEL_BUILDER(Name("ConvTranspose").Device(DEVICE_CPU).TypeConstraint<double>("T"), ConvTransposeOp<double>);
+REGISTER_KERNEL_BUILDER(Name("Onnx>Conv").Device(DEVICE_CPU).TypeConstraint<float>("T"), ConvOp<float>);
+REGISTER_KERNEL_BUILDER(Name("Onnx>Conv").Device(DEVICE_CPU).TypeConstraint<double>("T"), ConvOp<double>);
+REGISTER_KERNEL_BUILDER(Name("Onnx>ConvTranspose").Device(DEVICE_CPU).TypeConstraint<float>("T"), ConvTransposeOp<float>);
+REGISTER_KERNEL_BUILDER(Name("Onnx>ConvTranspose").Device(DEVICE_CPU).TypeConstraint<double>("T"), ConvTransposeOp<double>);
 
 }  // namespace
 }  // namespace sluice

@@ -60,7 +60,7 @@ class CumSumOp : public OpKernel {
 };
 
 [[maybe_unused]] const bool kRegistered = [] {
-  RegisterCpuKernels("CumSum", "T", NumericTypes{}, [](auto t) -> std::unique_ptr<OpKernel> {
+  RegisterCpuKernels("Onnx>CumSum", "T", NumericTypes{}, [](auto t) -> std::unique_ptr<OpKernel> {
     return std::make_unique<CumSumOp<typename decltype(t)::type>>();
   });
   return true;

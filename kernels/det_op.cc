@@ -67,7 +67,7 @@ class DetOp : public OpKernel {
 
 struct RegisterDet {
   RegisterDet() {
-    RegisterCpuKernels("Det", "T", TypeList<half, float, double>{}, [](auto t) -> std::unique_ptr<OpKernel> {
+    RegisterCpuKernels("Onnx>Det", "T", TypeList<half, float, double>{}, [](auto t) -> std::unique_ptr<OpKernel> {
       return std::make_unique<DetOp<typename decltype(t)::type>>();
     });
   }

@@ -23,7 +23,7 @@ const std::vector<float> kScores = {0.9f, 0.8f, 0.7f, 0.95f,   // class 0
                                     0.1f, 0.6f, 0.2f, 0.3f};  // class 1
 
 KernelTester Nms(int64_t max_boxes, float iou, float score) {
-  KernelTester t("NonMaxSuppression");
+  KernelTester t("Onnx>NonMaxSuppression");
   t.Input<float>({1, 4, 4}, kBoxes).Input<float>({1, 2, 4}, kScores);
   t.Input<int64_t>({1}, {max_boxes}).Input<float>({1}, {iou}).Input<float>({1}, {score});
   return t;
@@ -52,14 +52,14 @@ TEST(NonMaxSuppressionTest, SuppressesByIouPerClass) {
 
 TEST(NonMaxSuppressionTest, OptionalInputsAndCenterFormat) {
   {
-    KernelTester t("NonMaxSuppression");  // max_output_boxes_per_class defaults to 0.
+    KernelTester t("Onnx>NonMaxSuppression");  // max_output_boxes_per_class defaults to 0.
     t.Input<float>({1, 4, 4}, kBoxes).Input<float>({1, 2, 4}, kScores);
     ASSERT_OK(t.Run());
     t.ExpectOutput<int64_t>(0, {0, 3}, {});
   }
   {
     // [x_center, y_center, w, h]: [1,1,2,2] and [2,1,2,2] are squares shifted by 1, IoU 1/3.
-    KernelTester t("NonMaxSuppression");
+    KernelTester t("Onnx>NonMaxSuppression");
     t.Attr("center_point_box", int64_t{1});
     t.Input<float>({1, 2, 4}, {1, 1, 2, 2, 2, 1, 2, 2}).Input<float>({1, 1, 2}, {0.5f, 0.7f});
     t.Input<int64_t>({}, {5}).Input<float>({}, {0.3f}).Input<float>({}, {0.0f});
@@ -67,14 +67,14 @@ TEST(NonMaxSuppressionTest, OptionalInputsAndCenterFormat) {
     t.ExpectOutput<int64_t>(0, {1, 3}, {0, 0, 1});
   }
   {
-    KernelTester t("NonMaxSuppression");  // A NaN score is never selected.
+    KernelTester t("Onnx>NonMaxSuppression");  // A NaN score is never selected.
     t.Input<float>({1, 2, 4}, {0, 0, 1, 1, 5, 5, 6, 6}).Input<float>({1, 1, 2}, {NAN, 0.5f});
     t.Input<int64_t>({}, {5}).Input<float>({}, {0.5f}).Input<float>({}, {0.0f});
     ASSERT_OK(t.Run());
     t.ExpectOutput<int64_t>(0, {1, 3}, {0, 0, 1});
   }
   {
-    KernelTester t("NonMaxSuppression");
+    KernelTester t("Onnx>NonMaxSuppression");
     t.Input<float>({1, 4, 3}, std::vector<float>(12)).Input<float>({1, 1, 4}, std::vector<float>(4));
     EXPECT_THAT(t.Run().message(), HasSubstr("boxes must be"));
   }
@@ -93,7 +93,7 @@ std::vector<float> Ramp4x4() {
 // Found by fuzzing: an empty plane (width 0) was sampled at offset -1. It has nothing to
 // sample, so every bin is 0.
 TEST(RoiAlignTest, EmptyPlaneGivesZeros) {
-  KernelTester t("RoiAlign");
+  KernelTester t("Onnx>RoiAlign");
   t.Attr("sampling_ratio", int64_t{2});
   t.Input<float>({1, 1, 4, 0}, {}).Input<float>({1, 4}, {0, 0, 3, 3}).Input<int64_t>({1}, {0});
   ASSERT_OK(t.Run());
@@ -104,7 +104,7 @@ TEST(RoiAlignTest, CoordinateModesAndScale) {
   {
     // half_pixel: roi [0, 2] shifts to [-0.5, 1.5]; samples at 0 and 1 on each axis:
     // mean(0, 1, 4, 5) = 2.5.
-    KernelTester t("RoiAlign");
+    KernelTester t("Onnx>RoiAlign");
     t.Attr("sampling_ratio", int64_t{2});
     t.Input<float>({1, 1, 4, 4}, Ramp4x4()).Input<float>({1, 4}, {0, 0, 2, 2}).Input<int64_t>({1}, {0});
     ASSERT_OK(t.Run());
@@ -113,7 +113,7 @@ TEST(RoiAlignTest, CoordinateModesAndScale) {
   {
     // output_half_pixel: samples at 0.5 and 1.5: the plane at (1, 1) = 5. spatial_scale 0.5
     // maps roi [0, 4] onto [0, 2].
-    KernelTester t("RoiAlign");
+    KernelTester t("Onnx>RoiAlign");
     t.Attr("sampling_ratio", int64_t{2}).Attr("spatial_scale", 0.5f);
     t.Attr("coordinate_transformation_mode", "output_half_pixel");
     t.Input<float>({1, 1, 4, 4}, Ramp4x4()).Input<float>({1, 4}, {0, 0, 4, 4}).Input<int64_t>({1}, {0});
@@ -122,7 +122,7 @@ TEST(RoiAlignTest, CoordinateModesAndScale) {
   }
   {
     // 2 x 2 bins of roi [0, 4] with sampling_ratio 1: one sample per bin, at 1 and 3.
-    KernelTester t("RoiAlign");
+    KernelTester t("Onnx>RoiAlign");
     t.Attr("output_height", int64_t{2}).Attr("output_width", int64_t{2}).Attr("sampling_ratio", int64_t{1});
     t.Attr("coordinate_transformation_mode", "output_half_pixel");
     t.Input<float>({1, 1, 4, 4}, Ramp4x4()).Input<float>({1, 4}, {0, 0, 4, 4}).Input<int64_t>({1}, {0});
@@ -134,7 +134,7 @@ TEST(RoiAlignTest, CoordinateModesAndScale) {
 TEST(RoiAlignTest, MaxModeTakesTheLargestWeightedCorner) {
   // Samples at (0.5, 0.5), (0.5, 1.5), (1.5, 0.5), (1.5, 1.5), each between four pixels with
   // weight 1/4; the largest weighted corners are 5/4, 6/4, 9/4 and 10/4.
-  KernelTester t("RoiAlign");
+  KernelTester t("Onnx>RoiAlign");
   t.Attr("mode", "max").Attr("sampling_ratio", int64_t{2});
   t.Attr("coordinate_transformation_mode", "output_half_pixel");
   t.Input<float>({1, 1, 4, 4}, Ramp4x4()).Input<float>({1, 4}, {0, 0, 2, 2}).Input<int64_t>({1}, {0});
@@ -144,12 +144,12 @@ TEST(RoiAlignTest, MaxModeTakesTheLargestWeightedCorner) {
 
 TEST(RoiAlignTest, RejectsBadBatchIndexAndNonFiniteRois) {
   {
-    KernelTester t("RoiAlign");
+    KernelTester t("Onnx>RoiAlign");
     t.Input<float>({1, 1, 4, 4}, Ramp4x4()).Input<float>({1, 4}, {0, 0, 2, 2}).Input<int64_t>({1}, {3});
     EXPECT_THAT(t.Run().message(), HasSubstr("batch index 3"));
   }
   {
-    KernelTester t("RoiAlign");
+    KernelTester t("Onnx>RoiAlign");
     t.Input<float>({1, 1, 4, 4}, Ramp4x4()).Input<float>({1, 4}, {0, 0, INFINITY, 2}).Input<int64_t>({1}, {0});
     EXPECT_THAT(t.Run().message(), HasSubstr("not finite"));
   }
@@ -162,7 +162,7 @@ const std::vector<float> kPlane2x2 = {0, 1, 2, 3};
 
 TEST(GridSampleTest, BilinearAlignCorners) {
   // align_corners: -1 and 1 are the pixel centres 0 and 1. (0, 0) -> (0.5, 0.5) = 1.5.
-  KernelTester t("GridSample");
+  KernelTester t("Onnx>GridSample");
   t.Attr("align_corners", int64_t{1});
   t.Input<float>({1, 1, 2, 2}, kPlane2x2).Input<float>({1, 1, 4, 2}, {-1, -1, 1, 1, 0, 0, 1, -1});
   ASSERT_OK(t.Run());
@@ -175,7 +175,7 @@ TEST(GridSampleTest, PaddingModes) {
   // Grid 0 is pixel 0.5 in every mode: 1.5.
   const std::vector<std::pair<std::string, float>> modes = {{"zeros", 0.75f}, {"border", 3}, {"reflection", 3}};
   for (const auto& [mode, want] : modes) {
-    KernelTester t("GridSample");
+    KernelTester t("Onnx>GridSample");
     t.Attr("padding_mode", mode);
     t.Input<float>({1, 1, 2, 2}, kPlane2x2).Input<float>({1, 1, 2, 2}, {1, 1, 0, 0});
     ASSERT_OK(t.Run()) << mode;
@@ -187,7 +187,7 @@ TEST(GridSampleTest, NearestAndBicubic) {
   {
     // align_corners: (-0.1, 0.1) -> (0.45, 0.55) rounds to (0, 1): 2; (0, 0) -> (0.5, 0.5)
     // rounds half to even: (0, 0): 0.
-    KernelTester t("GridSample");
+    KernelTester t("Onnx>GridSample");
     t.Attr("mode", "nearest").Attr("align_corners", int64_t{1});
     t.Input<float>({1, 1, 2, 2}, kPlane2x2).Input<float>({1, 1, 2, 2}, {-0.1f, 0.1f, 0, 0});
     ASSERT_OK(t.Run());
@@ -197,7 +197,7 @@ TEST(GridSampleTest, NearestAndBicubic) {
     // Bicubic at (0.5, 0.5), A = -0.75: tap weights at t = 0.5 are -0.09375, 0.59375,
     // 0.59375, -0.09375; with zeros padding only the four pixels count:
     // 0.59375^2 * (0 + 1 + 2 + 3) = 2.115234375.
-    KernelTester t("GridSample");
+    KernelTester t("Onnx>GridSample");
     t.Attr("mode", "bicubic").Attr("align_corners", int64_t{1});
     t.Input<float>({1, 1, 2, 2}, kPlane2x2).Input<float>({1, 1, 1, 2}, {0, 0});
     ASSERT_OK(t.Run());
@@ -205,14 +205,14 @@ TEST(GridSampleTest, NearestAndBicubic) {
   }
   {
     // With border padding every tap reads the plane: a constant plane stays constant.
-    KernelTester t("GridSample");
+    KernelTester t("Onnx>GridSample");
     t.Attr("mode", "bicubic").Attr("padding_mode", "border");
     t.Input<float>({1, 1, 2, 2}, {5, 5, 5, 5}).Input<float>({1, 1, 2, 2}, {0.3f, -0.7f, 1e30f, -1e30f});
     ASSERT_OK(t.Run());
     t.ExpectOutput<float>(0, {1, 1, 1, 2}, {5, 5});
   }
   {
-    KernelTester t("GridSample");
+    KernelTester t("Onnx>GridSample");
     t.Input<float>({1, 1, 2, 2}, kPlane2x2).Input<float>({1, 1, 1, 3}, {0, 0, 0});
     EXPECT_THAT(t.Run().message(), HasSubstr("grid must be"));
   }
@@ -228,14 +228,14 @@ std::vector<std::string> Strings(const Tensor& t) {
 
 TEST(StringNormalizerTest, StopwordsAndCase) {
   {
-    KernelTester t("StringNormalizer");  // Case-insensitive by default.
+    KernelTester t("Onnx>StringNormalizer");  // Case-insensitive by default.
     t.Attr("stopwords", std::vector<std::string>{"the"}).Attr("case_change_action", "LOWER");
     t.Input<tstring>({4}, {"Hello", "WORLD", "the", "The"});
     ASSERT_OK(t.Run());
     EXPECT_EQ(Strings(t.output(0)), (std::vector<std::string>{"hello", "world"}));
   }
   {
-    KernelTester t("StringNormalizer");
+    KernelTester t("Onnx>StringNormalizer");
     t.Attr("stopwords", std::vector<std::string>{"the"}).Attr("case_change_action", "UPPER");
     t.Attr("is_case_sensitive", int64_t{1});
     t.Input<tstring>({1, 4}, {"Hello", "WORLD", "the", "The"});
@@ -244,7 +244,7 @@ TEST(StringNormalizerTest, StopwordsAndCase) {
     EXPECT_EQ(Strings(t.output(0)), (std::vector<std::string>{"HELLO", "WORLD", "THE"}));
   }
   {
-    KernelTester t("StringNormalizer");  // Beyond ASCII (en_US, or C.UTF-8's mapping).
+    KernelTester t("Onnx>StringNormalizer");  // Beyond ASCII (en_US, or C.UTF-8's mapping).
     t.Attr("case_change_action", "LOWER").Attr("locale", "en_US");
     t.Input<tstring>({1}, {"\xC3\x89" "COLE"});  // "ÉCOLE"
     ASSERT_OK(t.Run());
@@ -254,7 +254,7 @@ TEST(StringNormalizerTest, StopwordsAndCase) {
 
 TEST(StringNormalizerTest, EverythingDroppedAndBadShape) {
   {
-    KernelTester t("StringNormalizer");
+    KernelTester t("Onnx>StringNormalizer");
     t.Attr("stopwords", std::vector<std::string>{"a"});
     t.Input<tstring>({1, 2}, {"a", "A"});
     ASSERT_OK(t.Run());
@@ -262,7 +262,7 @@ TEST(StringNormalizerTest, EverythingDroppedAndBadShape) {
     EXPECT_EQ(Strings(t.output(0)), (std::vector<std::string>{""}));
   }
   {
-    KernelTester t("StringNormalizer");
+    KernelTester t("Onnx>StringNormalizer");
     t.Input<tstring>({2, 1}, {"a", "b"});
     EXPECT_THAT(t.Run().message(), HasSubstr("[C] or [1, C]"));
   }
@@ -273,7 +273,7 @@ TEST(StringNormalizerTest, EverythingDroppedAndBadShape) {
 // Pool: unigrams "a", "b"; bigram ("a", "b"). Input a x b a b: unigrams a 2, b 2 (counted once
 // whatever the skips); bigram a-b adjacent once (3, 4), and once more with one skip (0, 2).
 KernelTester TfIdf(const std::string& mode, int64_t max_skip, std::vector<float> weights = {}) {
-  KernelTester t("TfIdfVectorizer");
+  KernelTester t("Onnx>TfIdfVectorizer");
   t.Attr("mode", mode).Attr("min_gram_length", int64_t{1}).Attr("max_gram_length", int64_t{2});
   t.Attr("max_skip_count", max_skip).Attr("ngram_counts", std::vector<int64_t>{0, 2});
   t.Attr("ngram_indexes", std::vector<int64_t>{0, 1, 2});
@@ -313,7 +313,7 @@ TEST(TfIdfVectorizerTest, StringSkipGramsAndModes) {
 
 TEST(TfIdfVectorizerTest, IntBatchWithPermutedIndexes) {
   // Unigram 1 goes to column 1 with weight 10, unigram 3 to column 0 with weight 100.
-  KernelTester t("TfIdfVectorizer");
+  KernelTester t("Onnx>TfIdfVectorizer");
   t.Attr("mode", "TFIDF").Attr("min_gram_length", int64_t{1}).Attr("max_gram_length", int64_t{1});
   t.Attr("max_skip_count", int64_t{0}).Attr("ngram_counts", std::vector<int64_t>{0});
   t.Attr("ngram_indexes", std::vector<int64_t>{1, 0}).Attr("pool_int64s", std::vector<int64_t>{1, 3});
@@ -324,7 +324,7 @@ TEST(TfIdfVectorizerTest, IntBatchWithPermutedIndexes) {
 }
 
 TEST(TfIdfVectorizerTest, RejectsInconsistentAttrs) {
-  KernelTester t("TfIdfVectorizer");
+  KernelTester t("Onnx>TfIdfVectorizer");
   t.Attr("mode", "TF").Attr("min_gram_length", int64_t{1}).Attr("max_gram_length", int64_t{1});
   t.Attr("max_skip_count", int64_t{0}).Attr("ngram_counts", std::vector<int64_t>{0});
   t.Attr("ngram_indexes", std::vector<int64_t>{0}).Attr("pool_int64s", std::vector<int64_t>{1, 3});
@@ -337,14 +337,14 @@ TEST(TfIdfVectorizerTest, RejectsInconsistentAttrs) {
 TEST(RandomTest, SeededDrawsAreNumpys) {
   {
     // np.random.seed(0); np.random.uniform(0, 1, 3)
-    KernelTester t("RandomUniform");
+    KernelTester t("Onnx>RandomUniform");
     t.Attr("seed", 0.0f).Attr("shape", std::vector<int64_t>{3});
     ASSERT_OK(t.Run());
     t.ExpectOutput<float>(0, {3}, {0.5488135f, 0.71518937f, 0.60276338f});
   }
   {
     // np.random.seed(0); np.random.normal(1, 2, 3) = 1 + 2 * [1.76405235, 0.40015721, 0.97873798]
-    KernelTester t("RandomNormal");
+    KernelTester t("Onnx>RandomNormal");
     t.Attr("seed", 0.0f).Attr("mean", 1.0f).Attr("scale", 2.0f).Attr("dtype", DT_DOUBLE);
     t.Attr("shape", std::vector<int64_t>{3});
     ASSERT_OK(t.Run());
@@ -352,7 +352,7 @@ TEST(RandomTest, SeededDrawsAreNumpys) {
   }
   {
     // Uniform draws 0.549, 0.715, 0.603, 0.545, 0.424 against p: 1 where draw < p.
-    KernelTester t("Bernoulli");
+    KernelTester t("Onnx>Bernoulli");
     t.Attr("seed", 0.0f).Attr("dtype", DT_BOOL);
     t.Input<float>({5}, {0.6f, 0.5f, 0.7f, 0.0f, 1.0f});
     ASSERT_OK(t.Run());
@@ -362,7 +362,7 @@ TEST(RandomTest, SeededDrawsAreNumpys) {
 
 TEST(RandomTest, LikeShapesRangesAndErrors) {
   {
-    KernelTester t("RandomUniformLike");  // Unseeded: in [low, high), the input's shape.
+    KernelTester t("Onnx>RandomUniformLike");  // Unseeded: in [low, high), the input's shape.
     t.Attr("dtype", DT_FLOAT).Attr("low", -3.0f).Attr("high", -1.0f);
     t.Input<int32_t>({2, 5}, std::vector<int32_t>(10));
     ASSERT_OK(t.Run());
@@ -373,25 +373,25 @@ TEST(RandomTest, LikeShapesRangesAndErrors) {
     }
   }
   {
-    KernelTester t("RandomNormalLike");  // Seeded: the same values on every run.
+    KernelTester t("Onnx>RandomNormalLike");  // Seeded: the same values on every run.
     t.Attr("dtype", DT_FLOAT).Attr("seed", 42.0f);
     t.Input<float>({4}, std::vector<float>(4));
     ASSERT_OK(t.Run());
     ASSERT_OK(t.Run());
-    KernelTester u("RandomNormalLike");
+    KernelTester u("Onnx>RandomNormalLike");
     u.Attr("dtype", DT_FLOAT).Attr("seed", 42.0f);
     u.Input<float>({4}, std::vector<float>(4));
     ASSERT_OK(u.Run());
     for (int i = 0; i < 4; ++i) EXPECT_EQ(t.output(0).flat<float>()[i], u.output(0).flat<float>()[i]);
   }
   {
-    KernelTester t("Bernoulli");
+    KernelTester t("Onnx>Bernoulli");
     t.Attr("dtype", DT_FLOAT);
     t.Input<float>({2}, {0.5f, 1.5f});
     EXPECT_THAT(t.Run().message(), HasSubstr("probabilities must be in [0, 1]"));
   }
   {
-    KernelTester t("RandomUniform");
+    KernelTester t("Onnx>RandomUniform");
     t.Attr("shape", std::vector<int64_t>{2, -1});
     EXPECT_THAT(t.Run().message(), HasSubstr("shape dims must be >= 0"));
   }

@@ -77,9 +77,9 @@ class DropoutOp : public OpKernel {
   bool has_ratio_ = false, has_training_ = false;
 };
 
-REGISTER_KERNEL_BUILDER(Name("Dropout").Device(DEVICE_CPU).TypeConstraint<float>("T"), DropoutOp<float>);
-REGISTER_KERNEL_BUILDER(Name("Dropout").Device(DEVICE_CPU).TypeConstraint<double>("T"), DropoutOp<double>);
-REGISTER_KERNEL_BUILDER(Name("Dropout").Device(DEVICE_CPU).TypeConstraint<half>("T"), DropoutOp<half>);
+REGISTER_KERNEL_BUILDER(Name("Onnx>Dropout").Device(DEVICE_CPU).TypeConstraint<float>("T"), DropoutOp<float>);
+REGISTER_KERNEL_BUILDER(Name("Onnx>Dropout").Device(DEVICE_CPU).TypeConstraint<double>("T"), DropoutOp<double>);
+REGISTER_KERNEL_BUILDER(Name("Onnx>Dropout").Device(DEVICE_CPU).TypeConstraint<half>("T"), DropoutOp<half>);
 
 }  // namespace
 }  // namespace sluice

@@ -436,7 +436,7 @@ class EinsumOp : public OpKernel {
 struct RegisterEinsum {
   RegisterEinsum() {
     using EinsumTypes = decltype(TypeList<half, float, double>{} + IntTypes{});
-    RegisterCpuKernels("Einsum", "T", EinsumTypes{}, [](auto t) -> std::unique_ptr<OpKernel> {
+    RegisterCpuKernels("Onnx>Einsum", "T", EinsumTypes{}, [](auto t) -> std::unique_ptr<OpKernel> {
       return std::make_unique<EinsumOp<typename decltype(t)::type>>();
     });
   }

@@ -345,11 +345,11 @@ class ScatterNDOp : public OpKernel {
   Reduction reduction_ = Reduction::kNone;
 };
 
-REGISTER_KERNEL_BUILDER(Name("Gather").Device(DEVICE_CPU), GatherOp);
-REGISTER_KERNEL_BUILDER(Name("GatherElements").Device(DEVICE_CPU), GatherElementsOp);
-REGISTER_KERNEL_BUILDER(Name("GatherND").Device(DEVICE_CPU), GatherNDOp);
-REGISTER_KERNEL_BUILDER(Name("ScatterElements").Device(DEVICE_CPU), ScatterElementsOp);
-REGISTER_KERNEL_BUILDER(Name("ScatterND").Device(DEVICE_CPU), ScatterNDOp);
+REGISTER_KERNEL_BUILDER(Name("Onnx>Gather").Device(DEVICE_CPU), GatherOp);
+REGISTER_KERNEL_BUILDER(Name("Onnx>GatherElements").Device(DEVICE_CPU), GatherElementsOp);
+REGISTER_KERNEL_BUILDER(Name("Onnx>GatherND").Device(DEVICE_CPU), GatherNDOp);
+REGISTER_KERNEL_BUILDER(Name("Onnx>ScatterElements").Device(DEVICE_CPU), ScatterElementsOp);
+REGISTER_KERNEL_BUILDER(Name("Onnx>ScatterND").Device(DEVICE_CPU), ScatterNDOp);
 
 }  // namespace
 }  // namespace sluice

@@ -65,10 +65,10 @@ class GemmOp : public OpKernel {
   int64_t trans_a_ = 0, trans_b_ = 0;
 };
 
-REGISTER_KERNEL_BUILDER(Name("Gemm").Device(DEVICE_CPU).TypeConstraint<float>("T"), GemmOp<float>);
-REGISTER_KERNEL_BUILDER(Name("Gemm").Device(DEVICE_CPU).TypeConstraint<double>("T"), GemmOp<double>);
-REGISTER_KERNEL_BUILDER(Name("Gemm").Device(DEVICE_CPU).TypeConstraint<int32_t>("T"), GemmOp<int32_t>);
-REGISTER_KERNEL_BUILDER(Name("Gemm").Device(DEVICE_CPU).TypeConstraint<int64_t>("T"), GemmOp<int64_t>);
+REGISTER_KERNEL_BUILDER(Name("Onnx>Gemm").Device(DEVICE_CPU).TypeConstraint<float>("T"), GemmOp<float>);
+REGISTER_KERNEL_BUILDER(Name("Onnx>Gemm").Device(DEVICE_CPU).TypeConstraint<double>("T"), GemmOp<double>);
+REGISTER_KERNEL_BUILDER(Name("Onnx>Gemm").Device(DEVICE_CPU).TypeConstraint<int32_t>("T"), GemmOp<int32_t>);
+REGISTER_KERNEL_BUILDER(Name("Onnx>Gemm").Device(DEVICE_CPU).TypeConstraint<int64_t>("T"), GemmOp<int64_t>);
 
 }  // namespace
 }  // namespace sluice

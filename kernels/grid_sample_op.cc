@@ -146,9 +146,9 @@ class GridSampleOp : public OpKernel {
   bool align_corners_ = false;
 };
 
-REGISTER_KERNEL_BUILDER(Name("GridSample").Device(DEVICE_CPU).TypeConstraint<float>("T1"), GridSampleOp<float>);
-REGISTER_KERNEL_BUILDER(Name("GridSample").Device(DEVICE_CPU).TypeConstraint<double>("T1"), GridSampleOp<double>);
-REGISTER_KERNEL_BUILDER(Name("GridSample").Device(DEVICE_CPU).TypeConstraint<half>("T1"), GridSampleOp<half>);
+REGISTER_KERNEL_BUILDER(Name("Onnx>GridSample").Device(DEVICE_CPU).TypeConstraint<float>("T1"), GridSampleOp<float>);
+REGISTER_KERNEL_BUILDER(Name("Onnx>GridSample").Device(DEVICE_CPU).TypeConstraint<double>("T1"), GridSampleOp<double>);
+REGISTER_KERNEL_BUILDER(Name("Onnx>GridSample").Device(DEVICE_CPU).TypeConstraint<half>("T1"), GridSampleOp<half>);
 
 }  // namespace
 }  // namespace sluice

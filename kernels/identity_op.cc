@@ -21,6 +21,7 @@ class NoOp : public OpKernel {
 
 REGISTER_KERNEL_BUILDER(Name("Identity").Device(DEVICE_CPU), IdentityOp);
 REGISTER_KERNEL_BUILDER(Name("IdentityN").Device(DEVICE_CPU), IdentityOp);
+REGISTER_KERNEL_BUILDER(Name("StopGradient").Device(DEVICE_CPU), IdentityOp);
 REGISTER_KERNEL_BUILDER(Name("NoOp").Device(DEVICE_CPU), NoOp);
 
 }  // namespace

@@ -9,7 +9,7 @@
 // Optional and variadic inputs are list args. By default each arg takes one input and a list
 // arg takes what the args after it leave (with fewer inputs than args, the inputs go in order,
 // one per list); ArgSizes says exactly how many each arg takes:
-//   KernelTester c("Clip");  // Clip(input, min: list, max: list): a min and no max.
+//   KernelTester c("Onnx>Clip");  // Clip(input, min: list, max: list): a min and no max.
 //   c.Input<float>({2}, {-1, 3}).Input<float>({}, {0}).ArgSizes({1, 1, 0});
 #ifndef SLUICE_KERNELS_KERNEL_TEST_UTIL_H_
 #define SLUICE_KERNELS_KERNEL_TEST_UTIL_H_

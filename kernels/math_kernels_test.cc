@@ -87,7 +87,7 @@ TEST(UnaryMathTest, TranscendentalsMatchTheirDefinitions) {
       {"Softplus", [](double v) { return std::log(std::exp(v) + 1); }},
       {"Softsign", [](double v) { return v / (1 + std::fabs(v)); }},
       {"Reciprocal", [](double v) { return 1 / v; }},
-      {"HardSwish", [](double v) { return v * std::max(0.0, std::min(1.0, v / 6 + 0.5)); }},
+      {"Onnx>HardSwish", [](double v) { return v * std::max(0.0, std::min(1.0, v / 6 + 0.5)); }},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.op);
@@ -189,43 +189,43 @@ TEST(UnaryMathTest, HalfComputesThroughFloat) {
 
 TEST(ActivationTest, AttrsAndDefaults) {
   {
-    KernelTester t("LeakyRelu");  // default alpha 0.01
+    KernelTester t("Onnx>LeakyRelu");  // default alpha 0.01
     t.Input<float>({3}, {-2, 0, 3});
     ASSERT_OK(t.Run());
     t.ExpectOutput<float>(0, {3}, {-0.02f, 0, 3});
   }
   {
-    KernelTester t("Elu");
+    KernelTester t("Onnx>Elu");
     t.Attr("alpha", 2.0f).Input<float>({2}, {-1, 1});
     ASSERT_OK(t.Run());
     t.ExpectOutput<float>(0, {2}, {float(2 * (std::exp(-1.0) - 1)), 1});
   }
   {
-    KernelTester t("Selu");  // defaults alpha 1.6732632, gamma 1.0507010
+    KernelTester t("Onnx>Selu");  // defaults alpha 1.6732632, gamma 1.0507010
     t.Input<float>({2}, {-1, 2});
     ASSERT_OK(t.Run());
     t.ExpectOutput<float>(0, {2}, {float(1.0507010 * 1.6732632 * (std::exp(-1.0) - 1)), 2 * 1.0507010f});
   }
   {
-    KernelTester t("Celu");
+    KernelTester t("Onnx>Celu");
     t.Attr("alpha", 2.0f).Input<float>({2}, {-1, 1});
     ASSERT_OK(t.Run());
     t.ExpectOutput<float>(0, {2}, {float(2 * (std::exp(-0.5) - 1)), 1});
   }
   {
-    KernelTester t("HardSigmoid");  // max(0, min(1, 0.2x + 0.5))
+    KernelTester t("Onnx>HardSigmoid");  // max(0, min(1, 0.2x + 0.5))
     t.Input<float>({3}, {-5, 1, 5});
     ASSERT_OK(t.Run());
     t.ExpectOutput<float>(0, {3}, {0, 0.7f, 1});
   }
   {
-    KernelTester t("ThresholdedRelu");
+    KernelTester t("Onnx>ThresholdedRelu");
     t.Attr("alpha", 2.0f).Input<float>({3}, {1, 2, 3});
     ASSERT_OK(t.Run());
     t.ExpectOutput<float>(0, {3}, {0, 0, 3});
   }
   {
-    KernelTester t("Shrink");
+    KernelTester t("Onnx>Shrink");
     t.Attr("lambd", 1.5f).Attr("bias", 1.0f).Input<int32_t>({5}, {-3, -1, 0, 1, 3});
     ASSERT_OK(t.Run());
     t.ExpectOutput<int32_t>(0, {5}, {-2, 0, 0, 0, 2});
@@ -240,19 +240,19 @@ TEST(ActivationTest, AttrsAndDefaults) {
 
 TEST(PredicateTest, IsNaNIsInfNot) {
   {
-    KernelTester t("IsNaN");
+    KernelTester t("Onnx>IsNaN");
     t.Input<float>({3}, {kNaN, 1, kInf});
     ASSERT_OK(t.Run());
     t.ExpectOutput<bool>(0, {3}, {true, false, false});
   }
   {
-    KernelTester t("IsInf");
+    KernelTester t("Onnx>IsInf");
     t.Attr("detect_positive", false).Input<double>({3}, {-kInf, kInf, 0});
     ASSERT_OK(t.Run());
     t.ExpectOutput<bool>(0, {3}, {true, false, false});
   }
   {
-    KernelTester t("Not");
+    KernelTester t("Onnx>Not");
     t.Input<bool>({2}, {true, false});
     ASSERT_OK(t.Run());
     t.ExpectOutput<bool>(0, {2}, {false, true});
@@ -311,20 +311,20 @@ TEST(BinaryMathTest, PowWithMixedExponentTypes) {
 
 TEST(BinaryMathTest, ModFollowsDivisorOrDividendSign) {
   {
-    KernelTester t("Mod");  // Python-style: sign of the divisor
+    KernelTester t("Onnx>Mod");  // Python-style: sign of the divisor
     t.Input<int32_t>({4}, {7, -7, 7, -7}).Input<int32_t>({4}, {3, 3, -3, -3});
     ASSERT_OK(t.Run());
     t.ExpectOutput<int32_t>(0, {4}, {1, 2, -2, -1});
   }
   {
-    KernelTester t("Mod");  // C-style fmod: sign of the dividend
+    KernelTester t("Onnx>Mod");  // C-style fmod: sign of the dividend
     t.Attr("fmod", true).Input<float>({4}, {7, -7, 7, -7}).Input<float>({4}, {3, 3, -3, -3});
     ASSERT_OK(t.Run());
     t.ExpectOutput<float>(0, {4}, {1, -1, 1, -1});
   }
   // Defined for every input (numpy's answers), never SIGFPE: x % 0 == 0, x % -1 == 0.
   for (bool fmod : {false, true}) {
-    KernelTester t("Mod");
+    KernelTester t("Onnx>Mod");
     t.Attr("fmod", fmod)
         .Input<int64_t>({3}, {5, INT64_MIN, INT64_MIN})
         .Input<int64_t>({3}, {0, -1, 0});
@@ -332,7 +332,7 @@ TEST(BinaryMathTest, ModFollowsDivisorOrDividendSign) {
     t.ExpectOutput<int64_t>(0, {3}, {0, 0, 0});
   }
   {
-    KernelTester t("Mod");
+    KernelTester t("Onnx>Mod");
     t.Input<int32_t>({2}, {INT32_MIN, 4}).Input<int32_t>({2}, {-1, 0});
     ASSERT_OK(t.Run());
     t.ExpectOutput<int32_t>(0, {2}, {0, 0});
@@ -382,13 +382,13 @@ TEST(BinaryMathTest, IntegerOverflowWrapsAround) {
 
 TEST(BinaryMathTest, BitShiftBothDirections) {
   {
-    KernelTester t("BitShift");
+    KernelTester t("Onnx>BitShift");
     t.Attr("direction", std::string("LEFT")).Input<uint8_t>({3}, {1, 3, 255}).Input<uint8_t>({3}, {3, 1, 8});
     ASSERT_OK(t.Run());
     t.ExpectOutput<uint8_t>(0, {3}, {8, 6, 0});
   }
   {
-    KernelTester t("BitShift");
+    KernelTester t("Onnx>BitShift");
     t.Attr("direction", std::string("RIGHT")).Input<uint32_t>({2}, {16, 7}).Input<uint32_t>({}, {2});
     ASSERT_OK(t.Run());
     t.ExpectOutput<uint32_t>(0, {2}, {4, 1});
@@ -396,7 +396,7 @@ TEST(BinaryMathTest, BitShiftBothDirections) {
 }
 
 TEST(BinaryMathTest, PReluBroadcastsSlope) {
-  KernelTester t("PRelu");
+  KernelTester t("Onnx>PRelu");
   t.Input<float>({2, 2}, {-1, 2, -3, 4}).Input<float>({2}, {0.5f, 0.25f});
   ASSERT_OK(t.Run());
   t.ExpectOutput<float>(0, {2, 2}, {-0.5f, 2, -1.5f, 4});
@@ -408,18 +408,18 @@ TEST(LogicTest, ComparisonsGiveBools) {
     const char* op;
     std::vector<bool> want;
   };
-  for (const Case& c : {Case{"Equal", {false, true, false}}, Case{"Greater", {false, false, true}},
-                        Case{"Less", {true, false, false}},
-                        Case{"GreaterOrEqual", {false, true, true}},
-                        Case{"LessOrEqual", {true, true, false}}}) {
+  for (const Case& c : {Case{"Onnx>Equal", {false, true, false}}, Case{"Onnx>Greater", {false, false, true}},
+                        Case{"Onnx>Less", {true, false, false}},
+                        Case{"Onnx>GreaterOrEqual", {false, true, true}},
+                        Case{"Onnx>LessOrEqual", {true, true, false}}}) {
     SCOPED_TRACE(c.op);
     KernelTester t(c.op);
     t.Input<int16_t>({3}, a).Input<int16_t>({}, {2});
     ASSERT_OK(t.Run());
     t.ExpectOutput<bool>(0, {3}, c.want);
   }
-  for (const Case& c : {Case{"And", {true, false, false, false}}, Case{"Or", {true, true, true, false}},
-                        Case{"Xor", {false, true, true, false}}}) {
+  for (const Case& c : {Case{"Onnx>And", {true, false, false, false}}, Case{"Onnx>Or", {true, true, true, false}},
+                        Case{"Onnx>Xor", {false, true, true, false}}}) {
     SCOPED_TRACE(c.op);
     KernelTester t(c.op);
     t.Input<bool>({2, 2}, {true, true, false, false}).Input<bool>({2, 2}, {true, false, true, false});
@@ -430,13 +430,13 @@ TEST(LogicTest, ComparisonsGiveBools) {
 
 TEST(VariadicTest, MinMaxSumMeanBroadcastAllInputs) {
   {
-    KernelTester t("Max");
+    KernelTester t("Onnx>Max");
     t.Input<int32_t>({3}, {1, 5, 3}).Input<int32_t>({2, 1}, {2, 4}).Input<int32_t>({}, {0});
     ASSERT_OK(t.Run());
     t.ExpectOutput<int32_t>(0, {2, 3}, {2, 5, 3, 4, 5, 4});
   }
   {
-    KernelTester t("Min");
+    KernelTester t("Onnx>Min");
     t.Input<float>({3}, {1, kNaN, 3}).Input<float>({3}, {2, 0, -1});
     ASSERT_OK(t.Run());
     auto got = t.output(0).flat<float>();
@@ -445,13 +445,13 @@ TEST(VariadicTest, MinMaxSumMeanBroadcastAllInputs) {
     EXPECT_EQ(got[2], -1);
   }
   {
-    KernelTester t("Sum");
+    KernelTester t("Onnx>Sum");
     t.Input<float>({2}, {1, 2});
     ASSERT_OK(t.Run());
     t.ExpectOutput<float>(0, {2}, {1, 2});
   }
   {
-    KernelTester t("Mean");
+    KernelTester t("Onnx>Mean");
     t.Input<double>({2}, {1, 2}).Input<double>({2}, {3, 4}).Input<double>({1}, {5});
     ASSERT_OK(t.Run());
     t.ExpectOutput<double>(0, {2}, {3, 11.0 / 3});
@@ -459,11 +459,11 @@ TEST(VariadicTest, MinMaxSumMeanBroadcastAllInputs) {
 }
 
 TEST(WhereTest, BroadcastsConditionAndBranches) {
-  KernelTester t("Where");
+  KernelTester t("Onnx>Where");
   t.Input<bool>({2, 1}, {true, false}).Input<int64_t>({2}, {1, 2}).Input<int64_t>({}, {9});
   ASSERT_OK(t.Run());
   t.ExpectOutput<int64_t>(0, {2, 2}, {1, 2, 9, 9});
-  KernelTester s("Where");
+  KernelTester s("Onnx>Where");
   s.Input<bool>({2}, {false, true});
   s.Input(Tensor::FromVector<tstring>({"a", "b"}, TensorShape({2})));
   s.Input(Tensor::FromVector<tstring>({"c", "d"}, TensorShape({2})));
@@ -474,7 +474,7 @@ TEST(WhereTest, BroadcastsConditionAndBranches) {
 
 TEST(ClipTest, OptionalBounds) {
   {
-    KernelTester t("Clip");
+    KernelTester t("Onnx>Clip");
     t.Input<float>({4}, {-2, 0.5f, 3, kNaN}).Input<float>({}, {-1}).Input<float>({}, {1});
     ASSERT_OK(t.Run());
     auto got = t.output(0).flat<float>();
@@ -484,19 +484,19 @@ TEST(ClipTest, OptionalBounds) {
     EXPECT_TRUE(std::isnan(got[3]));
   }
   {
-    KernelTester t("Clip");  // No bounds: unchanged.
+    KernelTester t("Onnx>Clip");  // No bounds: unchanged.
     t.Input<int8_t>({2}, {-128, 127});
     ASSERT_OK(t.Run());
     t.ExpectOutput<int8_t>(0, {2}, {-128, 127});
   }
   {
-    KernelTester t("Clip");  // The harness gives a lone second input to the last list: max.
+    KernelTester t("Onnx>Clip");  // The harness gives a lone second input to the last list: max.
     t.Input<int32_t>({3}, {-5, 5, 50}).Input<int32_t>({}, {10});
     ASSERT_OK(t.Run());
     t.ExpectOutput<int32_t>(0, {3}, {-5, 5, 10});
   }
   {
-    KernelTester t("Clip");
+    KernelTester t("Onnx>Clip");
     t.Input<float>({1}, {1}).Input<float>({2}, {0, 1}).Input<float>({}, {2});
     EXPECT_THAT(t.Run().message(), HasSubstr("min must be a scalar"));
   }
@@ -504,27 +504,27 @@ TEST(ClipTest, OptionalBounds) {
 
 TEST(CastTest, NumbersBoolsAndStrings) {
   {
-    KernelTester t("Cast");
+    KernelTester t("Onnx>Cast");
     t.Attr("to", DT_INT32).Input<float>({5}, {1.9f, -1.9f, kNaN, 3e10f, -3e10f});
     ASSERT_OK(t.Run());
     t.ExpectOutput<int32_t>(0, {5}, {1, -1, 0, std::numeric_limits<int32_t>::max(),
                                      std::numeric_limits<int32_t>::min()});
   }
   {
-    KernelTester t("Cast");
+    KernelTester t("Onnx>Cast");
     t.Attr("to", DT_BOOL).Input<double>({3}, {0.0, -0.5, 2.0});
     ASSERT_OK(t.Run());
     t.ExpectOutput<bool>(0, {3}, {false, true, true});
   }
   {
-    KernelTester t("Cast");
+    KernelTester t("Onnx>Cast");
     t.Attr("to", DT_HALF).Input<uint8_t>({2}, {3, 255});
     ASSERT_OK(t.Run());
     EXPECT_EQ(float(t.output(0).flat<half>()[0]), 3.0f);
     EXPECT_EQ(float(t.output(0).flat<half>()[1]), 255.0f);
   }
   {
-    KernelTester t("Cast");
+    KernelTester t("Onnx>Cast");
     t.Attr("to", DT_STRING).Input<float>({4}, {0.1f, -2.5f, kInf, kNaN});
     ASSERT_OK(t.Run());
     auto s = t.output(0).flat<tstring>();
@@ -534,7 +534,7 @@ TEST(CastTest, NumbersBoolsAndStrings) {
     EXPECT_EQ(s[3], "NaN");
   }
   {
-    KernelTester t("Cast");
+    KernelTester t("Onnx>Cast");
     t.Attr("to", DT_FLOAT).Input(Tensor::FromVector<tstring>({"0.25", "-INF", "+INF", "NaN"},
                                                              TensorShape({4})));
     ASSERT_OK(t.Run());
@@ -545,12 +545,12 @@ TEST(CastTest, NumbersBoolsAndStrings) {
     EXPECT_TRUE(std::isnan(f[3]));
   }
   {
-    KernelTester t("Cast");
+    KernelTester t("Onnx>Cast");
     t.Attr("to", DT_INT64).Input(Tensor::FromVector<tstring>({"12x"}, TensorShape({1})));
     EXPECT_THAT(t.Run().message(), HasSubstr("cannot cast string \"12x\" to int64"));
   }
   {
-    KernelTester t("CastLike");
+    KernelTester t("Onnx>CastLike");
     t.Input<int64_t>({2}, {7, -1}).Input<double>({}, {0});
     ASSERT_OK(t.Run());
     t.ExpectOutput<double>(0, {2}, {7, -1});
@@ -583,7 +583,7 @@ TEST(ReduceTest, SumOverEachAxisSet) {
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(testing::PrintToString(c.axes));
-    KernelTester t("ReduceSum");
+    KernelTester t("Onnx>ReduceSum");
     t.Attr("keepdims", c.keepdims).Input<float>({2, 2, 2}, kCube).Input(Axes(c.axes));
     ASSERT_OK(t.Run());
     EXPECT_EQ(t.output(0).shape(), c.shape);
@@ -593,13 +593,13 @@ TEST(ReduceTest, SumOverEachAxisSet) {
 
 TEST(ReduceTest, NoAxesReducesAllUnlessNoop) {
   {
-    KernelTester t("ReduceMax");
+    KernelTester t("Onnx>ReduceMax");
     t.Input<int32_t>({2, 3}, {4, -1, 9, 2, 8, 0});
     ASSERT_OK(t.Run());
     t.ExpectOutput<int32_t>(0, {1, 1}, {9});
   }
   {
-    KernelTester t("ReduceSum");
+    KernelTester t("Onnx>ReduceSum");
     t.Attr("noop_with_empty_axes", true).Input<float>({2}, {1, 2}).Input(Axes({}));
     ASSERT_OK(t.Run());
     t.ExpectOutput<float>(0, {2}, {1, 2});
@@ -614,16 +614,16 @@ TEST(ReduceTest, EveryReducerOnOneAxis) {
     std::vector<double> want;
   };
   const Case cases[] = {
-      {"ReduceSum", {1, 7.5}},
-      {"ReduceMean", {1.0 / 3, 2.5}},
-      {"ReduceMax", {2, 4}},
-      {"ReduceMin", {-2, 0.5}},
-      {"ReduceProd", {-4, 6}},
-      {"ReduceL1", {5, 7.5}},
-      {"ReduceL2", {3, std::sqrt(25.25)}},
-      {"ReduceSumSquare", {9, 25.25}},
-      {"ReduceLogSum", {std::log(1.0), std::log(7.5)}},
-      {"ReduceLogSumExp", {std::log(std::exp(1.0) + std::exp(-2.0) + std::exp(2.0)),
+      {"Onnx>ReduceSum", {1, 7.5}},
+      {"Onnx>ReduceMean", {1.0 / 3, 2.5}},
+      {"Onnx>ReduceMax", {2, 4}},
+      {"Onnx>ReduceMin", {-2, 0.5}},
+      {"Onnx>ReduceProd", {-4, 6}},
+      {"Onnx>ReduceL1", {5, 7.5}},
+      {"Onnx>ReduceL2", {3, std::sqrt(25.25)}},
+      {"Onnx>ReduceSumSquare", {9, 25.25}},
+      {"Onnx>ReduceLogSum", {std::log(1.0), std::log(7.5)}},
+      {"Onnx>ReduceLogSumExp", {std::log(std::exp(1.0) + std::exp(-2.0) + std::exp(2.0)),
                            std::log(std::exp(3.0) + std::exp(4.0) + std::exp(0.5))}},
   };
   for (const Case& c : cases) {
@@ -636,7 +636,7 @@ TEST(ReduceTest, EveryReducerOnOneAxis) {
 }
 
 TEST(ReduceTest, IntegersAccumulateWide) {
-  KernelTester t("ReduceSum");
+  KernelTester t("Onnx>ReduceSum");
   t.Attr("keepdims", false).Input<int8_t>({4}, {100, 100, -90, -100}).Input(Axes({0}));
   ASSERT_OK(t.Run());
   t.ExpectOutput<int8_t>(0, {}, {10});
@@ -651,15 +651,15 @@ TEST(ReduceTest, IntegerOverflowWraps) {
     std::vector<int64_t> x;
     int64_t want;
   };
-  for (const Case& c : {Case{"ReduceSum", {kMax, 1}, kMin}, Case{"ReduceProd", {int64_t{1} << 62, 4}, 0},
-                        Case{"ReduceL1", {kMin}, kMin}, Case{"ReduceSumSquare", {int64_t{1} << 32}, 0}}) {
+  for (const Case& c : {Case{"Onnx>ReduceSum", {kMax, 1}, kMin}, Case{"Onnx>ReduceProd", {int64_t{1} << 62, 4}, 0},
+                        Case{"Onnx>ReduceL1", {kMin}, kMin}, Case{"Onnx>ReduceSumSquare", {int64_t{1} << 32}, 0}}) {
     SCOPED_TRACE(c.op);
     KernelTester t(c.op);
     t.Attr("keepdims", false).Input<int64_t>({static_cast<int64_t>(c.x.size())}, c.x).Input(Axes({0}));
     ASSERT_OK(t.Run());
     t.ExpectOutput<int64_t>(0, {}, {c.want});
   }
-  KernelTester mean("ReduceMean");
+  KernelTester mean("Onnx>ReduceMean");
   mean.Attr("keepdims", false).Input<int8_t>({256}, std::vector<int8_t>(256, 3)).Input(Axes({0}));
   ASSERT_OK(mean.Run());
   mean.ExpectOutput<int8_t>(0, {}, {3});
@@ -675,36 +675,36 @@ TEST(ReduceTest, LargeInputMatchesRowSums) {
     for (int j = 0; j < cols; ++j) s += (i + j) % 7;
     want[i] = float(s / cols);
   }
-  KernelTester t("ReduceMean");
+  KernelTester t("Onnx>ReduceMean");
   t.Attr("keepdims", false).Input<float>({rows, cols}, x).Input(Axes({1}));
   ASSERT_OK(t.Run());
   t.ExpectOutput<float>(0, {rows}, want);
 }
 
 TEST(ReduceTest, BadAxesAreErrors) {
-  KernelTester t("ReduceSum");
+  KernelTester t("Onnx>ReduceSum");
   t.Input<float>({2}, {1, 2}).Input(Axes({1}));
   EXPECT_THAT(t.Run().message(), HasSubstr("axis 1 is out of range"));
-  KernelTester d("ReduceSum");
+  KernelTester d("Onnx>ReduceSum");
   d.Input<float>({2}, {1, 2}).Input(Axes({0, -1}));
   EXPECT_THAT(d.Run().message(), HasSubstr("appears twice"));
 }
 
 TEST(ArgReduceTest, AxisKeepdimsAndLastIndex) {
   {
-    KernelTester t("ArgMax");
+    KernelTester t("Onnx>ArgMax");
     t.Attr("axis", int64_t{1}).Input<float>({2, 3}, {1, 5, 5, 7, 2, 7});
     ASSERT_OK(t.Run());
     t.ExpectOutput<int64_t>(0, {2, 1}, {1, 0});
   }
   {
-    KernelTester t("ArgMax");
+    KernelTester t("Onnx>ArgMax");
     t.Attr("axis", int64_t{1}).Attr("select_last_index", true).Input<float>({2, 3}, {1, 5, 5, 7, 2, 7});
     ASSERT_OK(t.Run());
     t.ExpectOutput<int64_t>(0, {2, 1}, {2, 2});
   }
   {
-    KernelTester t("ArgMin");
+    KernelTester t("Onnx>ArgMin");
     t.Attr("keepdims", false).Input<int32_t>({3, 2}, {4, 1, 2, 8, 2, 0});
     ASSERT_OK(t.Run());
     t.ExpectOutput<int64_t>(0, {2}, {1, 2});
@@ -714,7 +714,7 @@ TEST(ArgReduceTest, AxisKeepdimsAndLastIndex) {
 TEST(SoftmaxTest, LastAndMiddleAxes) {
   const double e1 = std::exp(1.0), e2 = std::exp(2.0), e3 = std::exp(3.0);
   {
-    KernelTester t("Softmax");
+    KernelTester t("Onnx>Softmax");
     t.Input<float>({2, 3}, {1, 2, 3, 1001, 1002, 1003});  // The second row must not overflow.
     ASSERT_OK(t.Run());
     const double s = e1 + e2 + e3;
@@ -722,14 +722,14 @@ TEST(SoftmaxTest, LastAndMiddleAxes) {
     t.ExpectOutput<float>(0, {2, 3}, {row[0], row[1], row[2], row[0], row[1], row[2]});
   }
   {
-    KernelTester t("LogSoftmax");  // axis 0 of [2, 2]: columns (1, 3) and (2, 2)
+    KernelTester t("Onnx>LogSoftmax");  // axis 0 of [2, 2]: columns (1, 3) and (2, 2)
     t.Attr("axis", int64_t{0}).Input<double>({2, 2}, {1, 2, 3, 2});
     ASSERT_OK(t.Run());
     const double l13 = std::log(e1 + e3), l22 = std::log(2 * e2);
     t.ExpectOutput<double>(0, {2, 2}, {1 - l13, 2 - l22, 3 - l13, 2 - l22});
   }
   {
-    KernelTester t("Hardmax");  // ties go to the first
+    KernelTester t("Onnx>Hardmax");  // ties go to the first
     t.Attr("axis", int64_t{1}).Input<float>({1, 3, 2}, {1, 4, 3, 4, 3, 0});
     ASSERT_OK(t.Run());
     t.ExpectOutput<float>(0, {1, 3, 2}, {0, 1, 1, 0, 0, 0});
@@ -744,13 +744,13 @@ TEST(CumSumTest, ExclusiveAndReverse) {
   };
   for (const Case& c : {Case{false, false, {1, 3, 6, 4, 9, 15}}, Case{true, false, {0, 1, 3, 0, 4, 9}},
                         Case{false, true, {6, 5, 3, 15, 11, 6}}, Case{true, true, {5, 3, 0, 11, 6, 0}}}) {
-    KernelTester t("CumSum");
+    KernelTester t("Onnx>CumSum");
     t.Attr("exclusive", c.exclusive).Attr("reverse", c.reverse);
     t.Input<float>({2, 3}, x).Input<int32_t>({}, {1});
     ASSERT_OK(t.Run());
     t.ExpectOutput<float>(0, {2, 3}, c.want);
   }
-  KernelTester t("CumSum");  // axis 0
+  KernelTester t("Onnx>CumSum");  // axis 0
   t.Input<int64_t>({2, 3}, {1, 2, 3, 4, 5, 6}).Input<int64_t>({1}, {0});
   ASSERT_OK(t.Run());
   t.ExpectOutput<int64_t>(0, {2, 3}, {1, 2, 3, 5, 7, 9});
@@ -759,7 +759,7 @@ TEST(CumSumTest, ExclusiveAndReverse) {
 // Integer running sums wrap as numpy's do (signed overflow was undefined behaviour).
 TEST(CumSumTest, IntegerOverflowWraps) {
   constexpr int64_t kMax = std::numeric_limits<int64_t>::max(), kMin = std::numeric_limits<int64_t>::min();
-  KernelTester t("CumSum");
+  KernelTester t("Onnx>CumSum");
   t.Input<int64_t>({3}, {kMax, 1, 1}).Input<int64_t>({}, {0});
   ASSERT_OK(t.Run());
   t.ExpectOutput<int64_t>(0, {3}, {kMax, kMin, kMin + 1});
@@ -767,14 +767,14 @@ TEST(CumSumTest, IntegerOverflowWraps) {
 
 TEST(TopKTest, LargestSmallestAndTies) {
   {
-    KernelTester t("TopK");
+    KernelTester t("Onnx>TopK");
     t.Input<float>({2, 4}, {3, 1, 3, 2, 0, 9, 8, 9}).Input<int64_t>({1}, {2});
     ASSERT_OK(t.Run());
     t.ExpectOutput<float>(0, {2, 2}, {3, 3, 9, 9});
     t.ExpectOutput<int64_t>(1, {2, 2}, {0, 2, 1, 3});
   }
   {
-    KernelTester t("TopK");  // smallest along axis 0
+    KernelTester t("Onnx>TopK");  // smallest along axis 0
     t.Attr("largest", false).Attr("axis", int64_t{0});
     t.Input<int32_t>({3, 2}, {5, 1, 2, 1, 7, 0}).Input<int64_t>({1}, {2});
     ASSERT_OK(t.Run());
@@ -782,7 +782,7 @@ TEST(TopKTest, LargestSmallestAndTies) {
     t.ExpectOutput<int64_t>(1, {2, 2}, {1, 2, 0, 0});
   }
   {
-    KernelTester t("TopK");
+    KernelTester t("Onnx>TopK");
     t.Input<float>({3}, {1, 2, 3}).Input<int64_t>({1}, {4});
     EXPECT_THAT(t.Run().message(), HasSubstr("K = 4 is outside [0, 3]"));
   }

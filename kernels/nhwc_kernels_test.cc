@@ -92,7 +92,7 @@ TEST(NhwcRewriteOpsTest, BadInputsAreErrors) {
   pool.Input<float>({1, 2, 3}, {1, 2, 3, 4, 5, 6});
   ExpectInvalid(pool, "4-D");
   // A fused activation with the wrong number of parameters (LeakyRelu takes its alpha).
-  KernelTester conv("Conv");
+  KernelTester conv("Onnx>Conv");
   conv.Attr("activation", std::string("LeakyRelu")).Attr("activation_params", std::vector<float>{});
   conv.Input<float>({1, 1, 2, 2}, {1, 2, 3, 4}).Input<float>({1, 1, 1, 1}, {1}).ArgSizes({1, 1, 0});
   ExpectInvalid(conv, "LeakyRelu takes 1 activation_params");

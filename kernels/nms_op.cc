@@ -147,7 +147,7 @@ class NonMaxSuppressionOp : public OpKernel {
   std::vector<bool> present_;  // max_output_boxes_per_class, iou_threshold, score_threshold.
 };
 
-REGISTER_KERNEL_BUILDER(Name("NonMaxSuppression").Device(DEVICE_CPU), NonMaxSuppressionOp);
+REGISTER_KERNEL_BUILDER(Name("Onnx>NonMaxSuppression").Device(DEVICE_CPU), NonMaxSuppressionOp);
 
 }  // namespace
 }  // namespace sluice

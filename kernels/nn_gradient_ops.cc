@@ -330,17 +330,17 @@ class BatchNormGradOp : public OpKernel {
 
 [[maybe_unused]] const bool kRegistered = [] {
   using Types = TypeList<float, double>;
-  RegisterCpuKernelTemplate<ConvBackpropInputOp>("ConvBackpropInput", Types{});
-  RegisterCpuKernelTemplate<ConvBackpropFilterOp>("ConvBackpropFilter", Types{});
-  RegisterCpuKernelTemplate<MaxPoolGradOp>("MaxPoolGrad", Types{});
-  RegisterCpuKernelTemplate<AveragePoolGradOp>("AveragePoolGrad", Types{});
+  RegisterCpuKernelTemplate<ConvBackpropInputOp>("Onnx>ConvBackpropInput", Types{});
+  RegisterCpuKernelTemplate<ConvBackpropFilterOp>("Onnx>ConvBackpropFilter", Types{});
+  RegisterCpuKernelTemplate<MaxPoolGradOp>("Onnx>MaxPoolGrad", Types{});
+  RegisterCpuKernelTemplate<AveragePoolGradOp>("Onnx>AveragePoolGrad", Types{});
   return true;
 }();
 REGISTER_KERNEL_BUILDER(
-    Name("BatchNormalizationGrad").Device(DEVICE_CPU).TypeConstraint<float>("T").TypeConstraint<float>("U"),
+    Name("Onnx>BatchNormalizationGrad").Device(DEVICE_CPU).TypeConstraint<float>("T").TypeConstraint<float>("U"),
     BatchNormGradOp<float, float>);
 REGISTER_KERNEL_BUILDER(
-    Name("BatchNormalizationGrad").Device(DEVICE_CPU).TypeConstraint<double>("T").TypeConstraint<double>("U"),
+    Name("Onnx>BatchNormalizationGrad").Device(DEVICE_CPU).TypeConstraint<double>("T").TypeConstraint<double>("U"),
     BatchNormGradOp<double, double>);
 
 }  // namespace

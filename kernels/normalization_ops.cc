@@ -294,7 +294,7 @@ class LrnOp : public OpKernel {
 };
 
 #define SL_REGISTER_BN(T, U)                                                                  \
-  REGISTER_KERNEL_BUILDER(Name("BatchNormalization").Device(DEVICE_CPU).TypeConstraint<T>("T") \
+  REGISTER_KERNEL_BUILDER(Name("Onnx>BatchNormalization").Device(DEVICE_CPU).TypeConstraint<T>("T") \
                               .TypeConstraint<U>("T1").TypeConstraint<U>("T2"),                \
                           BatchNormOp<T, U>)
 SL_REGISTER_BN(float, float);
@@ -305,12 +305,12 @@ SL_REGISTER_BN(bfloat16, float);
 #undef SL_REGISTER_BN
 
 #define SL_REGISTER_NORMS(T)                                                                            \
-  REGISTER_KERNEL_BUILDER(Name("InstanceNormalization").Device(DEVICE_CPU).TypeConstraint<T>("T"),     \
+  REGISTER_KERNEL_BUILDER(Name("Onnx>InstanceNormalization").Device(DEVICE_CPU).TypeConstraint<T>("T"),     \
                           InstanceNormOp<T>);                                                          \
-  REGISTER_KERNEL_BUILDER(Name("LayerNormalization").Device(DEVICE_CPU).TypeConstraint<T>("T")         \
+  REGISTER_KERNEL_BUILDER(Name("Onnx>LayerNormalization").Device(DEVICE_CPU).TypeConstraint<T>("T")         \
                               .TypeConstraint<float>("U"),                                             \
                           LayerNormOp<T>);                                                             \
-  REGISTER_KERNEL_BUILDER(Name("LRN").Device(DEVICE_CPU).TypeConstraint<T>("T"), LrnOp<T>)
+  REGISTER_KERNEL_BUILDER(Name("Onnx>LRN").Device(DEVICE_CPU).TypeConstraint<T>("T"), LrnOp<T>)
 SL_REGISTER_NORMS(float);
 SL_REGISTER_NORMS(double);
 SL_REGISTER_NORMS(half);

@@ -14,7 +14,7 @@ absl::Status RunLayerNorm(const std::vector<int64_t>& dims, int64_t axis, bool w
                           std::vector<Tensor>* out) {
   std::mt19937 rng(seed);
   std::uniform_real_distribution<double> value(-3, 5);
-  KernelTester t("LayerNormalization");
+  KernelTester t("Onnx>LayerNormalization");
   t.Attr("axis", axis).Attr("epsilon", 1e-5f);
   Tensor x(DataTypeToEnum<T>::value, TensorShape(DimVector(dims.begin(), dims.end())));
   for (T& v : x.flat<T>()) v = static_cast<T>(static_cast<float>(value(rng)));
@@ -64,7 +64,7 @@ TEST(SoftmaxTest, FloatRowsMatchTheGeneralPath) {
     SCOPED_TRACE(n);
     Tensor xf(DT_FLOAT, TensorShape({3, n})), xd(DT_DOUBLE, TensorShape({3, n}));
     for (int64_t i = 0; i < xf.NumElements(); ++i) xd.flat<double>()[i] = xf.flat<float>()[i] = static_cast<float>(value(rng));
-    KernelTester f("Softmax"), d("Softmax");
+    KernelTester f("Onnx>Softmax"), d("Onnx>Softmax");
     f.Attr("axis", int64_t{-1}).Input(xf);
     d.Attr("axis", int64_t{-1}).Input(xd);
     ASSERT_OK(f.Run());

@@ -99,12 +99,12 @@ class OptimizerOp : public OpKernel {
 #define SL_REGISTER_OPTIMIZER(NAME, KIND, T)                                                     \
   REGISTER_KERNEL_BUILDER(Name(NAME).Device(DEVICE_CPU).TypeConstraint<T>("T1").TypeConstraint<T>("T3"), \
                           OptimizerOp<T, KIND>)
-SL_REGISTER_OPTIMIZER("Adagrad", Optimizer::kAdagrad, float);
-SL_REGISTER_OPTIMIZER("Adagrad", Optimizer::kAdagrad, double);
-SL_REGISTER_OPTIMIZER("Momentum", Optimizer::kMomentum, float);
-SL_REGISTER_OPTIMIZER("Momentum", Optimizer::kMomentum, double);
-SL_REGISTER_OPTIMIZER("Adam", Optimizer::kAdam, float);
-SL_REGISTER_OPTIMIZER("Adam", Optimizer::kAdam, double);
+SL_REGISTER_OPTIMIZER("Onnx>Adagrad", Optimizer::kAdagrad, float);
+SL_REGISTER_OPTIMIZER("Onnx>Adagrad", Optimizer::kAdagrad, double);
+SL_REGISTER_OPTIMIZER("Onnx>Momentum", Optimizer::kMomentum, float);
+SL_REGISTER_OPTIMIZER("Onnx>Momentum", Optimizer::kMomentum, double);
+SL_REGISTER_OPTIMIZER("Onnx>Adam", Optimizer::kAdam, float);
+SL_REGISTER_OPTIMIZER("Onnx>Adam", Optimizer::kAdam, double);
 #undef SL_REGISTER_OPTIMIZER
 
 }  // namespace

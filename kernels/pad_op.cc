@@ -159,7 +159,7 @@ class PadOp : public OpKernel {
   bool has_axes_ = false;
 };
 
-REGISTER_KERNEL_BUILDER(Name("Pad").Device(DEVICE_CPU), PadOp);
+REGISTER_KERNEL_BUILDER(Name("Onnx>Pad").Device(DEVICE_CPU), PadOp);
 
 }  // namespace
 }  // namespace sluice

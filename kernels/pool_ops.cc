@@ -342,13 +342,13 @@ void RegisterPool(const char* op, Types types) {
 
 [[maybe_unused]] const bool kRegistered = [] {
   using Types = TypeList<float, double>;
-  RegisterPool<PoolOp, PoolKind::kMax>("MaxPool", Types{} + TypeList<int8_t, uint8_t>{});
-  RegisterPool<PoolOp, PoolKind::kAverage>("AveragePool", Types{});
-  RegisterPool<PoolOp, PoolKind::kLp>("LpPool", Types{});
-  RegisterPool<GlobalPoolOp, PoolKind::kMax>("GlobalMaxPool", Types{});
-  RegisterPool<GlobalPoolOp, PoolKind::kAverage>("GlobalAveragePool", Types{});
-  RegisterPool<GlobalPoolOp, PoolKind::kLp>("GlobalLpPool", Types{});
-  RegisterCpuKernelTemplate<MaxUnpoolOp>("MaxUnpool", Types{});
+  RegisterPool<PoolOp, PoolKind::kMax>("Onnx>MaxPool", Types{} + TypeList<int8_t, uint8_t>{});
+  RegisterPool<PoolOp, PoolKind::kAverage>("Onnx>AveragePool", Types{});
+  RegisterPool<PoolOp, PoolKind::kLp>("Onnx>LpPool", Types{});
+  RegisterPool<GlobalPoolOp, PoolKind::kMax>("Onnx>GlobalMaxPool", Types{});
+  RegisterPool<GlobalPoolOp, PoolKind::kAverage>("Onnx>GlobalAveragePool", Types{});
+  RegisterPool<GlobalPoolOp, PoolKind::kLp>("Onnx>GlobalLpPool", Types{});
+  RegisterCpuKernelTemplate<MaxUnpoolOp>("Onnx>MaxUnpool", Types{});
   return true;
 }();
 

@@ -180,9 +180,9 @@ class QLinearConvOp : public OpKernel {
 constexpr DataType kQuantTypes[] = {DT_INT8, DT_UINT8};
 
 REGISTER_KERNEL_BUILDER(
-    Name("ConvInteger").Device(DEVICE_CPU).TypeConstraint("T1", kQuantTypes).TypeConstraint("T2", kQuantTypes),
+    Name("Onnx>ConvInteger").Device(DEVICE_CPU).TypeConstraint("T1", kQuantTypes).TypeConstraint("T2", kQuantTypes),
     ConvIntegerOp);
-REGISTER_KERNEL_BUILDER(Name("QLinearConv")
+REGISTER_KERNEL_BUILDER(Name("Onnx>QLinearConv")
                             .Device(DEVICE_CPU)
                             .TypeConstraint("T1", kQuantTypes)
                             .TypeConstraint("T2", kQuantTypes)

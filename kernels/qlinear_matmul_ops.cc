@@ -179,9 +179,9 @@ class QLinearMatMulOp : public OpKernel {
 constexpr DataType kQuantTypes[] = {DT_INT8, DT_UINT8};
 
 REGISTER_KERNEL_BUILDER(
-    Name("MatMulInteger").Device(DEVICE_CPU).TypeConstraint("T1", kQuantTypes).TypeConstraint("T2", kQuantTypes),
+    Name("Onnx>MatMulInteger").Device(DEVICE_CPU).TypeConstraint("T1", kQuantTypes).TypeConstraint("T2", kQuantTypes),
     MatMulIntegerOp);
-REGISTER_KERNEL_BUILDER(Name("QLinearMatMul")
+REGISTER_KERNEL_BUILDER(Name("Onnx>QLinearMatMul")
                             .Device(DEVICE_CPU)
                             .TypeConstraint("T1", kQuantTypes)
                             .TypeConstraint("T2", kQuantTypes)

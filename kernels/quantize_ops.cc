@@ -139,7 +139,7 @@ class DynamicQuantizeLinearOp : public OpKernel {
 
 #define SL_REGISTER_QUANTIZE(T1, Q)                                                              \
   REGISTER_KERNEL_BUILDER(                                                                       \
-      Name("QuantizeLinear").Device(DEVICE_CPU).TypeConstraint<T1>("T1").TypeConstraint<Q>("T2"), \
+      Name("Onnx>QuantizeLinear").Device(DEVICE_CPU).TypeConstraint<T1>("T1").TypeConstraint<Q>("T2"), \
       QuantizeLinearOp<T1, Q>)
 SL_REGISTER_QUANTIZE(float, uint8_t);
 SL_REGISTER_QUANTIZE(float, int8_t);
@@ -147,13 +147,13 @@ SL_REGISTER_QUANTIZE(int32_t, uint8_t);
 SL_REGISTER_QUANTIZE(int32_t, int8_t);
 #undef SL_REGISTER_QUANTIZE
 
-REGISTER_KERNEL_BUILDER(Name("DequantizeLinear").Device(DEVICE_CPU).TypeConstraint<int8_t>("T"),
+REGISTER_KERNEL_BUILDER(Name("Onnx>DequantizeLinear").Device(DEVICE_CPU).TypeConstraint<int8_t>("T"),
                         DequantizeLinearOp<int8_t>);
-REGISTER_KERNEL_BUILDER(Name("DequantizeLinear").Device(DEVICE_CPU).TypeConstraint<uint8_t>("T"),
+REGISTER_KERNEL_BUILDER(Name("Onnx>DequantizeLinear").Device(DEVICE_CPU).TypeConstraint<uint8_t>("T"),
                         DequantizeLinearOp<uint8_t>);
-REGISTER_KERNEL_BUILDER(Name("DequantizeLinear").Device(DEVICE_CPU).TypeConstraint<int32_t>("T"),
+REGISTER_KERNEL_BUILDER(Name("Onnx>DequantizeLinear").Device(DEVICE_CPU).TypeConstraint<int32_t>("T"),
                         DequantizeLinearOp<int32_t>);
-REGISTER_KERNEL_BUILDER(Name("DynamicQuantizeLinear").Device(DEVICE_CPU), DynamicQuantizeLinearOp);
+REGISTER_KERNEL_BUILDER(Name("Onnx>DynamicQuantizeLinear").Device(DEVICE_CPU), DynamicQuantizeLinearOp);
 
 }  // namespace
 }  // namespace sluice

@@ -12,7 +12,7 @@ using ::testing::HasSubstr;
 TEST(QuantizeLinearTest, RoundsHalfToEvenThenSaturates) {
   // x / 2 = 0.5, 1.5, 2.5, -0.5, -1.5, -2.5, 500, -50 rounds to 0, 2, 2, 0, -2, -2, 500, -50;
   // plus 10, clamped to [0, 255].
-  KernelTester t("QuantizeLinear");
+  KernelTester t("Onnx>QuantizeLinear");
   t.Input<float>({8}, {1, 3, 5, -1, -3, -5, 1000, -100}).Input<float>({}, {2}).Input<uint8_t>({}, {10});
   t.Attr("T2", DT_UINT8);
   ASSERT_OK(t.Run());
@@ -22,7 +22,7 @@ TEST(QuantizeLinearTest, RoundsHalfToEvenThenSaturates) {
 TEST(QuantizeLinearTest, Int8SaturatesAtBothEnds) {
   // round(127.5) = 128 -> 127; round(126.5) = 126 -> 125; round(-127.5) = -128 -> -129 -> -128;
   // 200 -> 199 -> 127; round(-0.5) = 0 -> -1.
-  KernelTester t("QuantizeLinear");
+  KernelTester t("Onnx>QuantizeLinear");
   t.Input<float>({5}, {127.5f, 126.5f, -127.5f, 200, -0.5f}).Input<float>({}, {1}).Input<int8_t>({}, {-1});
   t.Attr("T2", DT_INT8);
   ASSERT_OK(t.Run());
@@ -31,7 +31,7 @@ TEST(QuantizeLinearTest, Int8SaturatesAtBothEnds) {
 
 TEST(QuantizeLinearTest, WithoutZeroPointGivesUint8AndInt32InputDividesExactly) {
   // 5 / 2 = 2.5 -> 2; 7 / 2 = 3.5 -> 4; -7 / 2 -> -4 -> 0.
-  KernelTester t("QuantizeLinear");
+  KernelTester t("Onnx>QuantizeLinear");
   t.Input<int32_t>({3}, {5, 7, -7}).Input<float>({}, {2});
   ASSERT_OK(t.Run());
   t.ExpectOutput<uint8_t>(0, {3}, {2, 4, 0});
@@ -41,7 +41,7 @@ TEST(QuantizeLinearTest, PerAxisScalesAndZeroPoints) {
   {
     // axis 1: columns use (1, 0), (2, 1), (4, 2). Row 1: -3 -> 0 (saturated), 5/2 = 2.5 -> 2 + 1,
     // 10/4 = 2.5 -> 2 + 2.
-    KernelTester t("QuantizeLinear");
+    KernelTester t("Onnx>QuantizeLinear");
     t.Input<float>({2, 3}, {1, 2, 4, -3, 5, 10}).Input<float>({3}, {1, 2, 4}).Input<uint8_t>({3}, {0, 1, 2});
     t.Attr("T2", DT_UINT8);
     ASSERT_OK(t.Run());
@@ -49,7 +49,7 @@ TEST(QuantizeLinearTest, PerAxisScalesAndZeroPoints) {
   }
   {
     // axis -2 (rows), scales 1 and 10: 25/10 = 2.5 -> 2, 35/10 = 3.5 -> 4.
-    KernelTester t("QuantizeLinear");
+    KernelTester t("Onnx>QuantizeLinear");
     t.Input<float>({2, 3}, {1, 2, 3, 10, 25, 35}).Input<float>({2}, {1, 10});
     t.Attr("axis", int64_t{-2});
     ASSERT_OK(t.Run());
@@ -59,18 +59,18 @@ TEST(QuantizeLinearTest, PerAxisScalesAndZeroPoints) {
 
 TEST(QuantizeLinearTest, RejectsMismatchedParameters) {
   {
-    KernelTester t("QuantizeLinear");
+    KernelTester t("Onnx>QuantizeLinear");
     t.Input<float>({2, 3}, {1, 2, 3, 4, 5, 6}).Input<float>({2}, {1, 2});  // axis 1 has 3
     ExpectInvalid(t, "quantization parameters for axis 1");
   }
   {
-    KernelTester t("QuantizeLinear");
+    KernelTester t("Onnx>QuantizeLinear");
     t.Input<float>({3}, {1, 2, 3}).Input<float>({}, {1}).Input<uint8_t>({2}, {0, 0});
     t.Attr("T2", DT_UINT8);
     ExpectInvalid(t, "does not match the scale");
   }
   {
-    KernelTester t("QuantizeLinear");
+    KernelTester t("Onnx>QuantizeLinear");
     t.Input<float>({3}, {1, 2, 3}).Input<float>({}, {1}).Input<int8_t>({}, {0});
     t.Attr("T2", DT_UINT8);
     ExpectInvalid(t, "y_zero_point is int8");
@@ -80,14 +80,14 @@ TEST(QuantizeLinearTest, RejectsMismatchedParameters) {
 TEST(DequantizeLinearTest, PerTensorAndPerAxis) {
   {
     // (x + 1) * 0.5
-    KernelTester t("DequantizeLinear");
+    KernelTester t("Onnx>DequantizeLinear");
     t.Input<int8_t>({3}, {-128, 0, 127}).Input<float>({}, {0.5f}).Input<int8_t>({}, {-1});
     ASSERT_OK(t.Run());
     t.ExpectOutput<float>(0, {3}, {-63.5f, 0.5f, 64.0f});
   }
   {
     // axis 0 of [2, 2]: row 0 (x - 10) * 2, row 1 (x - 20) * 0.25.
-    KernelTester t("DequantizeLinear");
+    KernelTester t("Onnx>DequantizeLinear");
     t.Input<uint8_t>({2, 2}, {10, 255, 0, 24}).Input<float>({2}, {2, 0.25f}).Input<uint8_t>({2}, {10, 20});
     t.Attr("axis", int64_t{0});
     ASSERT_OK(t.Run());
@@ -98,7 +98,7 @@ TEST(DequantizeLinearTest, PerTensorAndPerAxis) {
 TEST(DynamicQuantizeLinearTest, RangeIncludesZero) {
   {
     // min -10, max 245: scale 255 / 255 = 1, zero point 10; y = round_even(x) + 10.
-    KernelTester t("DynamicQuantizeLinear");
+    KernelTester t("Onnx>DynamicQuantizeLinear");
     t.Input<float>({5}, {-10, 245, 0.5f, 1.5f, 100.5f});
     ASSERT_OK(t.Run());
     t.ExpectOutput<uint8_t>(0, {5}, {0, 255, 10, 12, 110});
@@ -107,7 +107,7 @@ TEST(DynamicQuantizeLinearTest, RangeIncludesZero) {
   }
   {
     // All positive: the range starts at 0, so the zero point is 0.
-    KernelTester t("DynamicQuantizeLinear");
+    KernelTester t("Onnx>DynamicQuantizeLinear");
     t.Input<float>({3}, {2.5f, 5.5f, 255});
     ASSERT_OK(t.Run());
     t.ExpectOutput<uint8_t>(0, {3}, {2, 6, 255});
@@ -115,7 +115,7 @@ TEST(DynamicQuantizeLinearTest, RangeIncludesZero) {
   }
   {
     // All zero: scale 0 and zero point 0 rather than a division by zero.
-    KernelTester t("DynamicQuantizeLinear");
+    KernelTester t("Onnx>DynamicQuantizeLinear");
     t.Input<float>({2}, {0, 0});
     ASSERT_OK(t.Run());
     t.ExpectOutput<uint8_t>(0, {2}, {0, 0});
@@ -126,7 +126,7 @@ TEST(DynamicQuantizeLinearTest, RangeIncludesZero) {
 TEST(MatMulIntegerTest, PerRowAndPerColumnZeroPoints) {
   // A - [1, 2] per row = [[0, 1, 2], [2, 3, 4]]; B - [1, 0] per column = [[0, -1], [1, 0], [-4, 4]].
   // Row 0: [1 - 8, 8]; row 1: [3 - 16, -2 + 16].
-  KernelTester t("MatMulInteger");
+  KernelTester t("Onnx>MatMulInteger");
   t.Input<uint8_t>({2, 3}, {1, 2, 3, 4, 5, 6})
       .Input<int8_t>({3, 2}, {1, -1, 2, 0, -3, 4})
       .Input<uint8_t>({2}, {1, 2})
@@ -138,13 +138,13 @@ TEST(MatMulIntegerTest, PerRowAndPerColumnZeroPoints) {
 TEST(MatMulIntegerTest, BroadcastsBatchesAndRejectsBadShapes) {
   {
     // [2, 1, 2] x [2, 1]: [1*5 + 2*6], [3*5 + 4*6].
-    KernelTester t("MatMulInteger");
+    KernelTester t("Onnx>MatMulInteger");
     t.Input<uint8_t>({2, 1, 2}, {1, 2, 3, 4}).Input<uint8_t>({2, 1}, {5, 6});
     ASSERT_OK(t.Run());
     t.ExpectOutput<int32_t>(0, {2, 1, 1}, {17, 39});
   }
   {
-    KernelTester t("MatMulInteger");
+    KernelTester t("Onnx>MatMulInteger");
     t.Input<uint8_t>({2, 3}, {1, 2, 3, 4, 5, 6}).Input<uint8_t>({2, 1}, {5, 6});
     ExpectInvalid(t, "inner dimensions differ");
   }
@@ -153,7 +153,7 @@ TEST(MatMulIntegerTest, BroadcastsBatchesAndRejectsBadShapes) {
 TEST(QLinearMatMulTest, RequantizesWithRoundingHalfToEven) {
   // a - 10 = [[0, 10], [20, 0]], b - 1 = [2, -2]: acc = [-20, 40]; times 0.5 * 2 / 8:
   // -2.5 -> -2, 5 -> 5; plus 100.
-  KernelTester t("QLinearMatMul");
+  KernelTester t("Onnx>QLinearMatMul");
   t.Input<uint8_t>({2, 2}, {10, 20, 30, 10})
       .Input<float>({}, {0.5f})
       .Input<uint8_t>({}, {10})
@@ -169,7 +169,7 @@ TEST(QLinearMatMulTest, RequantizesWithRoundingHalfToEven) {
 TEST(ConvIntegerTest, PaddingReadsAsTheZeroPoint) {
   // x - 1 = [[0, 1], [2, 3]]; 1x1 weights minus per-channel zero points: 2 and 3; one row and
   // one column of padding in front.
-  KernelTester t("ConvInteger");
+  KernelTester t("Onnx>ConvInteger");
   t.Input<uint8_t>({1, 1, 2, 2}, {1, 2, 3, 4})
       .Input<uint8_t>({2, 1, 1, 1}, {3, 5})
       .Input<uint8_t>({}, {1})
@@ -180,7 +180,7 @@ TEST(ConvIntegerTest, PaddingReadsAsTheZeroPoint) {
 }
 
 TEST(ConvIntegerTest, RejectsAZeroPointPerInputChannel) {
-  KernelTester t("ConvInteger");
+  KernelTester t("Onnx>ConvInteger");
   t.Input<uint8_t>({1, 1, 2, 2}, {1, 2, 3, 4})
       .Input<uint8_t>({1, 1, 1, 1}, {3})
       .Input<uint8_t>({2}, {1, 1})
@@ -191,7 +191,7 @@ TEST(ConvIntegerTest, RejectsAZeroPointPerInputChannel) {
 TEST(QLinearConvTest, BiasAndPerChannelWeightScales) {
   // x - 10 = [2, 4]; channel 0: ([2, 4] * 1 + 1) * 0.5 * 1 = [1.5, 2.5] -> [2, 2];
   // channel 1: ([2, 4] * -2 + 3) * 0.5 * 0.25 = [-0.125, -0.625] -> [0, -1]; plus 128.
-  KernelTester t("QLinearConv");
+  KernelTester t("Onnx>QLinearConv");
   t.Input<uint8_t>({1, 1, 1, 2}, {12, 14})
       .Input<float>({}, {0.5f})
       .Input<uint8_t>({}, {10})

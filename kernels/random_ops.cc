@@ -164,11 +164,11 @@ void RegisterRandom(const char* op) {
 }
 
 [[maybe_unused]] const bool kRegistered = [] {
-  RegisterRandom<Distribution::kUniform, false>("RandomUniform");
-  RegisterRandom<Distribution::kNormal, false>("RandomNormal");
-  RegisterRandom<Distribution::kUniform, true>("RandomUniformLike");
-  RegisterRandom<Distribution::kNormal, true>("RandomNormalLike");
-  RegisterCpuKernels("Bernoulli", "dtype", NumericTypes{} + TypeList<bool>{},
+  RegisterRandom<Distribution::kUniform, false>("Onnx>RandomUniform");
+  RegisterRandom<Distribution::kNormal, false>("Onnx>RandomNormal");
+  RegisterRandom<Distribution::kUniform, true>("Onnx>RandomUniformLike");
+  RegisterRandom<Distribution::kNormal, true>("Onnx>RandomNormalLike");
+  RegisterCpuKernels("Onnx>Bernoulli", "dtype", NumericTypes{} + TypeList<bool>{},
                      [](auto t) -> std::unique_ptr<OpKernel> {
                        return std::make_unique<BernoulliOp<typename decltype(t)::type>>();
                      });

@@ -101,6 +101,14 @@ class ReduceOp : public OpKernel {
   using C = typename sluice::Compute<T>::type;
 
   absl::Status Init(OpKernelConstruction* ctx) override {
+    if (ctx->def().attr().contains("keep_dims")) {
+      // TensorFlow's form (Sum, Mean, Max, ...): axes always an input, int32 or int64, a
+      // scalar or a vector; no axes reduces nothing.
+      SL_RETURN_IF_ERROR(ctx->GetAttr("keep_dims", &keepdims_));
+      noop_ = true;
+      has_axes_ = true;
+      return absl::OkStatus();
+    }
     DataTypeVector taxes;
     SL_RETURN_IF_ERROR(ctx->GetAttr("keepdims", &keepdims_));
     SL_RETURN_IF_ERROR(ctx->GetAttr("noop_with_empty_axes", &noop_));
@@ -121,7 +129,13 @@ class ReduceOp : public OpKernel {
             "axes must be a 1-D tensor, got shape ", axes.shape().DebugString()));
       }
       reduced.assign(rank, false);
-      for (int64_t a : axes.flat<int64_t>()) {
+      std::vector<int64_t> axis_values;
+      if (axes.dtype() == DT_INT32) {
+        for (int32_t a : axes.flat<int32_t>()) axis_values.push_back(a);
+      } else {
+        for (int64_t a : axes.flat<int64_t>()) axis_values.push_back(a);
+      }
+      for (int64_t a : axis_values) {
         if (a < -rank || a >= rank) {
           return absl::InvalidArgumentError(absl::StrCat(
               "axis ", a, " is out of range for input of shape ", x.shape().DebugString()));
@@ -244,6 +258,16 @@ class ArgReduceOp : public OpKernel {
   using C = typename sluice::Compute<T>::type;
 
   absl::Status Init(OpKernelConstruction* ctx) override {
+    if (ctx->def().attr().contains("output_type")) {
+      // TensorFlow's ArgMax/ArgMin: the axis is input 1 (`dimension`), the axis is dropped,
+      // the first extreme wins, and the output is int32 or int64.
+      tf_ = true;
+      keepdims_ = false;
+      DataType out;
+      SL_RETURN_IF_ERROR(ctx->GetAttr("output_type", &out));
+      int32_output_ = out == DT_INT32;
+      return absl::OkStatus();
+    }
     SL_RETURN_IF_ERROR(ctx->GetAttr("axis", &axis_));
     SL_RETURN_IF_ERROR(ctx->GetAttr("keepdims", &keepdims_));
     return ctx->GetAttr("select_last_index", &select_last_);
@@ -251,7 +275,16 @@ class ArgReduceOp : public OpKernel {
 
   absl::Status Compute(OpKernelContext* ctx) const override {
     const Tensor& x = ctx->input(0);
-    SL_ASSIGN_OR_RETURN(AxisLayout l, MakeAxisLayout(x.shape(), axis_));
+    int64_t axis = axis_;
+    if (tf_) {
+      const Tensor& d = ctx->input(1);
+      if (d.NumElements() != 1) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "dimension must be a scalar, got shape ", d.shape().DebugString()));
+      }
+      axis = d.dtype() == DT_INT32 ? d.flat<int32_t>()[0] : d.flat<int64_t>()[0];
+    }
+    SL_ASSIGN_OR_RETURN(AxisLayout l, MakeAxisLayout(x.shape(), axis));
     if (l.n == 0) {
       return absl::InvalidArgumentError(absl::StrCat(
           "cannot take the arg", kMax ? "max" : "min", " of an empty axis ", l.axis,
@@ -266,7 +299,9 @@ class ArgReduceOp : public OpKernel {
     Tensor* out;
     SL_RETURN_IF_ERROR(ctx->allocate_output(0, out_shape, &out));
     const T* px = x.data<T>();
-    int64_t* po = out->data<int64_t>();
+    std::vector<int64_t> wide;
+    if (int32_output_) wide.resize(out->NumElements());
+    int64_t* po = int32_output_ ? wide.data() : out->data<int64_t>();
     const bool last = select_last_;
     auto better = [last](C v, C best) {
       if constexpr (kMax) {
@@ -294,12 +329,16 @@ class ArgReduceOp : public OpKernel {
         }
       }
     }
+    if (int32_output_) {  // Indices below the axis length, which a shape's int64 bounds.
+      int32_t* p32 = out->data<int32_t>();
+      for (size_t i = 0; i < wide.size(); ++i) p32[i] = static_cast<int32_t>(wide[i]);
+    }
     return absl::OkStatus();
   }
 
  private:
   int64_t axis_ = 0;
-  bool keepdims_ = true, select_last_ = false;
+  bool keepdims_ = true, select_last_ = false, tf_ = false, int32_output_ = false;
 };
 
 template <typename R, typename Types>
@@ -317,16 +356,26 @@ void RegisterArgReduce(const char* op, Types types) {
 }
 
 [[maybe_unused]] const bool kRegistered = [] {
-  RegisterReduce<SumReducer>("ReduceSum", NumericTypes{});
-  RegisterReduce<MeanReducer>("ReduceMean", NumericTypes{});
-  RegisterReduce<MaxReducer>("ReduceMax", NumericTypes{});
-  RegisterReduce<MinReducer>("ReduceMin", NumericTypes{});
-  RegisterReduce<ProdReducer>("ReduceProd", NumericTypes{});
-  RegisterReduce<L1Reducer>("ReduceL1", NumericTypes{});
-  RegisterReduce<L2Reducer>("ReduceL2", NumericTypes{});
-  RegisterReduce<LogSumReducer>("ReduceLogSum", NumericTypes{});
-  RegisterReduce<LogSumExpReducer>("ReduceLogSumExp", NumericTypes{});
-  RegisterReduce<SumSquareReducer>("ReduceSumSquare", NumericTypes{});
+  RegisterReduce<SumReducer>("Onnx>ReduceSum", NumericTypes{});
+  RegisterReduce<MeanReducer>("Onnx>ReduceMean", NumericTypes{});
+  RegisterReduce<MaxReducer>("Onnx>ReduceMax", NumericTypes{});
+  RegisterReduce<MinReducer>("Onnx>ReduceMin", NumericTypes{});
+  RegisterReduce<ProdReducer>("Onnx>ReduceProd", NumericTypes{});
+  RegisterReduce<L1Reducer>("Onnx>ReduceL1", NumericTypes{});
+  RegisterReduce<L2Reducer>("Onnx>ReduceL2", NumericTypes{});
+  RegisterReduce<LogSumReducer>("Onnx>ReduceLogSum", NumericTypes{});
+  RegisterReduce<LogSumExpReducer>("Onnx>ReduceLogSumExp", NumericTypes{});
+  RegisterReduce<SumSquareReducer>("Onnx>ReduceSumSquare", NumericTypes{});
+  RegisterArgReduce<true>("Onnx>ArgMax", NumericTypes{});
+  RegisterArgReduce<false>("Onnx>ArgMin", NumericTypes{});
+  // TensorFlow's (ops/tf_math_ops.cc).
+  RegisterReduce<SumReducer>("Sum", NumericTypes{});
+  RegisterReduce<MeanReducer>("Mean", NumericTypes{});
+  RegisterReduce<MaxReducer>("Max", NumericTypes{});
+  RegisterReduce<MinReducer>("Min", NumericTypes{});
+  RegisterReduce<ProdReducer>("Prod", NumericTypes{});
+  RegisterReduce<MinReducer>("All", TypeList<bool>{});  // Over 0/1: the minimum is "all".
+  RegisterReduce<MaxReducer>("Any", TypeList<bool>{});
   RegisterArgReduce<true>("ArgMax", NumericTypes{});
   RegisterArgReduce<false>("ArgMin", NumericTypes{});
   return true;

@@ -344,7 +344,7 @@ class ResizeOp : public OpKernel {
 };
 
 #define SL_REGISTER_RESIZE(T) \
-  REGISTER_KERNEL_BUILDER(Name("Resize").Device(DEVICE_CPU).TypeConstraint<T>("T"), ResizeOp<T>)
+  REGISTER_KERNEL_BUILDER(Name("Onnx>Resize").Device(DEVICE_CPU).TypeConstraint<T>("T"), ResizeOp<T>)
 SL_REGISTER_RESIZE(float);
 SL_REGISTER_RESIZE(double);
 SL_REGISTER_RESIZE(half);

@@ -20,7 +20,7 @@ struct ResizeCase {
 
 template <typename T>
 absl::StatusOr<Tensor> RunResize(const ResizeCase& c, const std::vector<double>& values) {
-  KernelTester t("Resize");
+  KernelTester t("Onnx>Resize");
   t.Attr("mode", c.mode).Attr("coordinate_transformation_mode", c.transform).Attr("nearest_mode", c.nearest_mode);
   t.Attr("exclude_outside", c.exclude_outside);
   Tensor x(DataTypeToEnum<T>::value, TensorShape(DimVector(c.in.begin(), c.in.end())));

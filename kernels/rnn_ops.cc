@@ -329,9 +329,9 @@ class RecurrentOp : public OpKernel {
   bool has_b_ = false, has_seq_ = false, has_h0_ = false, has_c0_ = false, has_p_ = false;
 };
 
-REGISTER_KERNEL_BUILDER(Name("RNN").Device(DEVICE_CPU).TypeConstraint<float>("T"), RecurrentOp<Cell::kRnn>);
-REGISTER_KERNEL_BUILDER(Name("GRU").Device(DEVICE_CPU).TypeConstraint<float>("T"), RecurrentOp<Cell::kGru>);
-REGISTER_KERNEL_BUILDER(Name("LSTM").Device(DEVICE_CPU).TypeConstraint<float>("T"), RecurrentOp<Cell::kLstm>);
+REGISTER_KERNEL_BUILDER(Name("Onnx>RNN").Device(DEVICE_CPU).TypeConstraint<float>("T"), RecurrentOp<Cell::kRnn>);
+REGISTER_KERNEL_BUILDER(Name("Onnx>GRU").Device(DEVICE_CPU).TypeConstraint<float>("T"), RecurrentOp<Cell::kGru>);
+REGISTER_KERNEL_BUILDER(Name("Onnx>LSTM").Device(DEVICE_CPU).TypeConstraint<float>("T"), RecurrentOp<Cell::kLstm>);
 
 }  // namespace
 }  // namespace sluice

@@ -176,9 +176,9 @@ class RoiAlignOp : public OpKernel {
   bool max_mode_ = false, half_pixel_ = true;
 };
 
-REGISTER_KERNEL_BUILDER(Name("RoiAlign").Device(DEVICE_CPU).TypeConstraint<float>("T1"), RoiAlignOp<float>);
-REGISTER_KERNEL_BUILDER(Name("RoiAlign").Device(DEVICE_CPU).TypeConstraint<double>("T1"), RoiAlignOp<double>);
-REGISTER_KERNEL_BUILDER(Name("RoiAlign").Device(DEVICE_CPU).TypeConstraint<half>("T1"), RoiAlignOp<half>);
+REGISTER_KERNEL_BUILDER(Name("Onnx>RoiAlign").Device(DEVICE_CPU).TypeConstraint<float>("T1"), RoiAlignOp<float>);
+REGISTER_KERNEL_BUILDER(Name("Onnx>RoiAlign").Device(DEVICE_CPU).TypeConstraint<double>("T1"), RoiAlignOp<double>);
+REGISTER_KERNEL_BUILDER(Name("Onnx>RoiAlign").Device(DEVICE_CPU).TypeConstraint<half>("T1"), RoiAlignOp<half>);
 
 }  // namespace
 }  // namespace sluice

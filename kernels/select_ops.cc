@@ -241,9 +241,9 @@ class OneHotOp : public OpKernel {
   int64_t axis_ = -1;
 };
 
-REGISTER_KERNEL_BUILDER(Name("NonZero").Device(DEVICE_CPU), NonZeroOp);
-REGISTER_KERNEL_BUILDER(Name("Unique").Device(DEVICE_CPU), UniqueOp);
-REGISTER_KERNEL_BUILDER(Name("OneHot").Device(DEVICE_CPU), OneHotOp);
+REGISTER_KERNEL_BUILDER(Name("Onnx>NonZero").Device(DEVICE_CPU), NonZeroOp);
+REGISTER_KERNEL_BUILDER(Name("Onnx>Unique").Device(DEVICE_CPU), UniqueOp);
+REGISTER_KERNEL_BUILDER(Name("Onnx>OneHot").Device(DEVICE_CPU), OneHotOp);
 
 }  // namespace
 }  // namespace sluice

@@ -298,17 +298,17 @@ class OptionalGetElementOp : public OpKernel {
   bool IsExpensive() const override { return false; }
 };
 
-REGISTER_KERNEL_BUILDER(Name("SequenceConstruct").Device(DEVICE_CPU), SequenceConstructOp);
-REGISTER_KERNEL_BUILDER(Name("SequenceEmpty").Device(DEVICE_CPU), SequenceEmptyOp);
-REGISTER_KERNEL_BUILDER(Name("SequenceInsert").Device(DEVICE_CPU), SequenceInsertOp);
-REGISTER_KERNEL_BUILDER(Name("SequenceAt").Device(DEVICE_CPU), SequenceAtOp);
-REGISTER_KERNEL_BUILDER(Name("SequenceErase").Device(DEVICE_CPU), SequenceEraseOp);
-REGISTER_KERNEL_BUILDER(Name("SequenceLength").Device(DEVICE_CPU), SequenceLengthOp);
-REGISTER_KERNEL_BUILDER(Name("SplitToSequence").Device(DEVICE_CPU), SplitToSequenceOp);
-REGISTER_KERNEL_BUILDER(Name("ConcatFromSequence").Device(DEVICE_CPU), ConcatFromSequenceOp);
-REGISTER_KERNEL_BUILDER(Name("Optional").Device(DEVICE_CPU), OptionalOp);
-REGISTER_KERNEL_BUILDER(Name("OptionalHasElement").Device(DEVICE_CPU), OptionalHasElementOp);
-REGISTER_KERNEL_BUILDER(Name("OptionalGetElement").Device(DEVICE_CPU), OptionalGetElementOp);
+REGISTER_KERNEL_BUILDER(Name("Onnx>SequenceConstruct").Device(DEVICE_CPU), SequenceConstructOp);
+REGISTER_KERNEL_BUILDER(Name("Onnx>SequenceEmpty").Device(DEVICE_CPU), SequenceEmptyOp);
+REGISTER_KERNEL_BUILDER(Name("Onnx>SequenceInsert").Device(DEVICE_CPU), SequenceInsertOp);
+REGISTER_KERNEL_BUILDER(Name("Onnx>SequenceAt").Device(DEVICE_CPU), SequenceAtOp);
+REGISTER_KERNEL_BUILDER(Name("Onnx>SequenceErase").Device(DEVICE_CPU), SequenceEraseOp);
+REGISTER_KERNEL_BUILDER(Name("Onnx>SequenceLength").Device(DEVICE_CPU), SequenceLengthOp);
+REGISTER_KERNEL_BUILDER(Name("Onnx>SplitToSequence").Device(DEVICE_CPU), SplitToSequenceOp);
+REGISTER_KERNEL_BUILDER(Name("Onnx>ConcatFromSequence").Device(DEVICE_CPU), ConcatFromSequenceOp);
+REGISTER_KERNEL_BUILDER(Name("Onnx>Optional").Device(DEVICE_CPU), OptionalOp);
+REGISTER_KERNEL_BUILDER(Name("Onnx>OptionalHasElement").Device(DEVICE_CPU), OptionalHasElementOp);
+REGISTER_KERNEL_BUILDER(Name("Onnx>OptionalGetElement").Device(DEVICE_CPU), OptionalGetElementOp);
 
 }  // namespace
 }  // namespace sluice

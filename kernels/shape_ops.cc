@@ -17,6 +17,10 @@ absl::Status ForwardReshaped(OpKernelContext* ctx, const Tensor& in, const Tenso
 class ReshapeOp : public OpKernel {
  public:
   absl::Status Init(OpKernelConstruction* ctx) override {
+    if (ctx->def().attr().contains("Tshape")) {  // TensorFlow's Reshape: a 0 is a 0.
+      allowzero_ = true;
+      return absl::OkStatus();
+    }
     int64_t allowzero = 0;
     SL_RETURN_IF_ERROR(ctx->GetAttr("allowzero", &allowzero));
     allowzero_ = allowzero != 0;
@@ -30,8 +34,8 @@ class ReshapeOp : public OpKernel {
       return absl::InvalidArgumentError(
           absl::StrCat("Reshape: shape must be 1-D, got ", shape.shape().DebugString()));
     }
-    const int64_t* s = shape.data<int64_t>();
-    DimVector dims(s, s + shape.NumElements());
+    SL_ASSIGN_OR_RETURN(std::vector<int64_t> values, IndexValues(shape, "Reshape: shape"));
+    DimVector dims(values.begin(), values.end());
     int infer = -1;
     int64_t known = 1;
     for (int i = 0; i < static_cast<int>(dims.size()); ++i) {
@@ -316,15 +320,17 @@ class EyeLikeOp : public OpKernel {
   int64_t k_ = 0;
 };
 
+REGISTER_KERNEL_BUILDER(Name("Onnx>Reshape").Device(DEVICE_CPU), ReshapeOp);
+REGISTER_KERNEL_BUILDER(Name("Onnx>Flatten").Device(DEVICE_CPU), FlattenOp);
+REGISTER_KERNEL_BUILDER(Name("Onnx>Squeeze").Device(DEVICE_CPU), SqueezeOp);
+REGISTER_KERNEL_BUILDER(Name("Onnx>Unsqueeze").Device(DEVICE_CPU), UnsqueezeOp);
+REGISTER_KERNEL_BUILDER(Name("Onnx>Shape").Device(DEVICE_CPU), ShapeOp);
+REGISTER_KERNEL_BUILDER(Name("Onnx>Size").Device(DEVICE_CPU), SizeOp);
+REGISTER_KERNEL_BUILDER(Name("Onnx>ConstantOfShape").Device(DEVICE_CPU), ConstantOfShapeOp);
+REGISTER_KERNEL_BUILDER(Name("Onnx>Range").Device(DEVICE_CPU), RangeOp);
 REGISTER_KERNEL_BUILDER(Name("Reshape").Device(DEVICE_CPU), ReshapeOp);
-REGISTER_KERNEL_BUILDER(Name("Flatten").Device(DEVICE_CPU), FlattenOp);
-REGISTER_KERNEL_BUILDER(Name("Squeeze").Device(DEVICE_CPU), SqueezeOp);
-REGISTER_KERNEL_BUILDER(Name("Unsqueeze").Device(DEVICE_CPU), UnsqueezeOp);
-REGISTER_KERNEL_BUILDER(Name("Shape").Device(DEVICE_CPU), ShapeOp);
-REGISTER_KERNEL_BUILDER(Name("Size").Device(DEVICE_CPU), SizeOp);
-REGISTER_KERNEL_BUILDER(Name("ConstantOfShape").Device(DEVICE_CPU), ConstantOfShapeOp);
 REGISTER_KERNEL_BUILDER(Name("Range").Device(DEVICE_CPU), RangeOp);
-REGISTER_KERNEL_BUILDER(Name("EyeLike").Device(DEVICE_CPU), EyeLikeOp);
+REGISTER_KERNEL_BUILDER(Name("Onnx>EyeLike").Device(DEVICE_CPU), EyeLikeOp);
 
 }  // namespace
 }  // namespace sluice

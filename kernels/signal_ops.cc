@@ -268,16 +268,16 @@ class MelWeightMatrixOp : public OpKernel {
 
 struct RegisterSignalKernels {
   RegisterSignalKernels() {
-    RegisterCpuKernels("DFT", "T1", FloatTypes{}, [](auto t) -> std::unique_ptr<OpKernel> {
+    RegisterCpuKernels("Onnx>DFT", "T1", FloatTypes{}, [](auto t) -> std::unique_ptr<OpKernel> {
       return std::make_unique<DftOp<typename decltype(t)::type>>();
     });
-    RegisterCpuKernels("STFT", "T1", FloatTypes{}, [](auto t) -> std::unique_ptr<OpKernel> {
+    RegisterCpuKernels("Onnx>STFT", "T1", FloatTypes{}, [](auto t) -> std::unique_ptr<OpKernel> {
       return std::make_unique<StftOp<typename decltype(t)::type>>();
     });
   }
 } register_signal_kernels;
 
-REGISTER_KERNEL_BUILDER(Name("MelWeightMatrix").Device(DEVICE_CPU), MelWeightMatrixOp);
+REGISTER_KERNEL_BUILDER(Name("Onnx>MelWeightMatrix").Device(DEVICE_CPU), MelWeightMatrixOp);
 
 }  // namespace
 }  // namespace sluice

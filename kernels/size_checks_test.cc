@@ -26,7 +26,7 @@ void ExpectRefused(KernelTester& t) {
 }
 
 TEST(SizeChecksTest, ConstantOfShapeWhoseBytesWrap) {
-  KernelTester t("ConstantOfShape");
+  KernelTester t("Onnx>ConstantOfShape");
   t.Attr("value", Tensor::Scalar<float>(1.0f)).Attr("dtype", DT_FLOAT).Input<int64_t>({1}, {kHuge});
   absl::Status s = t.Run();
   EXPECT_EQ(s.code(), absl::StatusCode::kResourceExhausted) << s;
@@ -34,18 +34,18 @@ TEST(SizeChecksTest, ConstantOfShapeWhoseBytesWrap) {
 
 TEST(SizeChecksTest, ExpandAndTileToHugeShapes) {
   {
-    KernelTester t("Expand");
+    KernelTester t("Onnx>Expand");
     t.Input<float>({1}, {1.0f}).Input<int64_t>({1}, {kHuge});
     ExpectRefused(t);
   }
   {
-    KernelTester t("Expand");
+    KernelTester t("Onnx>Expand");
     t.Input<float>({1, 1}, {1.0f}).Input<int64_t>({2}, {int64_t{1} << 40, int64_t{1} << 40});
     ExpectRefused(t);
   }
   {
     // 4 * 2^62 wraps to 0 in int64: the output was empty while the view read 2^62 rows.
-    KernelTester t("Tile");
+    KernelTester t("Onnx>Tile");
     t.Input<float>({4}, {1, 2, 3, 4}).Input<int64_t>({1}, {int64_t{1} << 62});
     absl::Status s = t.Run();
     EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
@@ -54,28 +54,28 @@ TEST(SizeChecksTest, ExpandAndTileToHugeShapes) {
 }
 
 TEST(SizeChecksTest, PadsThatOverflowTheDim) {
-  KernelTester t("Pad");
+  KernelTester t("Onnx>Pad");
   t.Input<float>({2}, {1, 2}).Input<int64_t>({2}, {INT64_MAX, INT64_MAX}).ArgSizes({1, 1, 0, 0});
   absl::Status s = t.Run();
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
 }
 
 TEST(SizeChecksTest, ResizeWithHugeScales) {
-  KernelTester t("Resize");
+  KernelTester t("Onnx>Resize");
   t.Input<float>({1, 1, 2, 2}, {1, 2, 3, 4}).Input<float>({4}, {1, 1, 1e9f, 1e9f}).ArgSizes({1, 0, 1, 0});
   ExpectRefused(t);
-  KernelTester u("Resize");
+  KernelTester u("Onnx>Resize");
   u.Input<float>({1, 1, 2, 2}, {1, 2, 3, 4}).Input<float>({4}, {1, 1, 1e30f, 1}).ArgSizes({1, 0, 1, 0});
   ExpectRefused(u);
 }
 
 // Found by fuzzing: a NaN size and a roi of 1e30 reached casts to int64 (undefined behaviour).
 TEST(SizeChecksTest, ResizeWithNanSizesAndHugeRois) {
-  KernelTester t("Resize");
+  KernelTester t("Onnx>Resize");
   t.Input<float>({1, 1, 2, 2}, {1, 2, 3, 4}).Input<float>({4}, {1, 1, std::nanf(""), 2}).ArgSizes({1, 0, 0, 1});
   ExpectRefused(t);
   for (const char* mode : {"nearest", "linear", "cubic"}) {
-    KernelTester u("Resize");
+    KernelTester u("Onnx>Resize");
     u.Attr("coordinate_transformation_mode", std::string("tf_crop_and_resize"))
         .Attr("mode", std::string(mode))
         .Input<float>({1, 1, 2, 2}, {1, 2, 3, 4})
@@ -87,7 +87,7 @@ TEST(SizeChecksTest, ResizeWithNanSizesAndHugeRois) {
 }
 
 TEST(SizeChecksTest, ConvWithPadsNear2To62) {
-  KernelTester t("Conv");
+  KernelTester t("Onnx>Conv");
   t.Attr("pads", std::vector<int64_t>{int64_t{1} << 62, int64_t{1} << 62, int64_t{1} << 62, int64_t{1} << 62})
       .Input<float>({1, 1, 2, 2}, {1, 2, 3, 4})
       .Input<float>({1, 1, 1, 1}, {1})
@@ -98,7 +98,7 @@ TEST(SizeChecksTest, ConvWithPadsNear2To62) {
 }
 
 TEST(SizeChecksTest, ConvTransposeWithHugeStrides) {
-  KernelTester t("ConvTranspose");
+  KernelTester t("Onnx>ConvTranspose");
   t.Attr("strides", std::vector<int64_t>{int64_t{1} << 62, 1})
       .Input<float>({1, 1, 5, 1}, {1, 2, 3, 4, 5})
       .Input<float>({1, 1, 1, 1}, {1})
@@ -109,7 +109,7 @@ TEST(SizeChecksTest, ConvTransposeWithHugeStrides) {
 }
 
 TEST(SizeChecksTest, PoolWithZeroStride) {
-  KernelTester t("MaxPool");
+  KernelTester t("Onnx>MaxPool");
   t.Attr("kernel_shape", std::vector<int64_t>{1, 1})
       .Attr("strides", std::vector<int64_t>{0, 1})
       .Input<float>({1, 1, 2, 2}, {1, 2, 3, 4});

@@ -21,7 +21,13 @@ class SoftmaxOp : public OpKernel {
   using C = typename sluice::Compute<T>::type;
   static constexpr bool kExact = std::is_same_v<T, C>;
 
-  absl::Status Init(OpKernelConstruction* ctx) override { return ctx->GetAttr("axis", &axis_); }
+  absl::Status Init(OpKernelConstruction* ctx) override {
+    if (!ctx->def().attr().contains("axis")) {  // TensorFlow's Softmax and LogSoftmax: the last axis.
+      axis_ = -1;
+      return absl::OkStatus();
+    }
+    return ctx->GetAttr("axis", &axis_);
+  }
 
   absl::Status Compute(OpKernelContext* ctx) const override {
     const Tensor& x = ctx->input(0);
@@ -128,9 +134,11 @@ void RegisterSoftmax(const char* op) {
 }
 
 [[maybe_unused]] const bool kRegistered = [] {
+  RegisterSoftmax<SoftmaxMode::kSoftmax>("Onnx>Softmax");
+  RegisterSoftmax<SoftmaxMode::kLogSoftmax>("Onnx>LogSoftmax");
+  RegisterSoftmax<SoftmaxMode::kHardmax>("Onnx>Hardmax");
   RegisterSoftmax<SoftmaxMode::kSoftmax>("Softmax");
   RegisterSoftmax<SoftmaxMode::kLogSoftmax>("LogSoftmax");
-  RegisterSoftmax<SoftmaxMode::kHardmax>("Hardmax");
   return true;
 }();
 

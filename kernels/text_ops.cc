@@ -151,7 +151,7 @@ class StringNormalizerOp : public OpKernel {
   locale_t locale_ = (locale_t)0;    // Owned; read-only after Init.
 };
 
-REGISTER_KERNEL_BUILDER(Name("StringNormalizer").Device(DEVICE_CPU), StringNormalizerOp);
+REGISTER_KERNEL_BUILDER(Name("Onnx>StringNormalizer").Device(DEVICE_CPU), StringNormalizerOp);
 
 // ---- TfIdfVectorizer -----------------------------------------------------------------------
 
@@ -306,11 +306,11 @@ class TfIdfVectorizerOp : public OpKernel {
   absl::flat_hash_map<std::string, int64_t> string_ids_;
 };
 
-REGISTER_KERNEL_BUILDER(Name("TfIdfVectorizer").Device(DEVICE_CPU).TypeConstraint<tstring>("T"),
+REGISTER_KERNEL_BUILDER(Name("Onnx>TfIdfVectorizer").Device(DEVICE_CPU).TypeConstraint<tstring>("T"),
                         TfIdfVectorizerOp<tstring>);
-REGISTER_KERNEL_BUILDER(Name("TfIdfVectorizer").Device(DEVICE_CPU).TypeConstraint<int32_t>("T"),
+REGISTER_KERNEL_BUILDER(Name("Onnx>TfIdfVectorizer").Device(DEVICE_CPU).TypeConstraint<int32_t>("T"),
                         TfIdfVectorizerOp<int32_t>);
-REGISTER_KERNEL_BUILDER(Name("TfIdfVectorizer").Device(DEVICE_CPU).TypeConstraint<int64_t>("T"),
+REGISTER_KERNEL_BUILDER(Name("Onnx>TfIdfVectorizer").Device(DEVICE_CPU).TypeConstraint<int64_t>("T"),
                         TfIdfVectorizerOp<int64_t>);
 
 }  // namespace

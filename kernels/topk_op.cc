@@ -92,7 +92,7 @@ class TopKOp : public OpKernel {
 };
 
 [[maybe_unused]] const bool kRegistered = [] {
-  RegisterCpuKernels("TopK", "T", NumericTypes{}, [](auto t) -> std::unique_ptr<OpKernel> {
+  RegisterCpuKernels("Onnx>TopK", "T", NumericTypes{}, [](auto t) -> std::unique_ptr<OpKernel> {
     return std::make_unique<TopKOp<typename decltype(t)::type>>();
   });
   return true;

@@ -188,6 +188,30 @@ struct NotFn : ElementwiseFn {
   bool operator()(bool x) const { return !x; }
 };
 
+// TensorFlow's forms: fixed constants where ONNX has attrs.
+struct SquareFn : ElementwiseFn {
+  template <typename C> C operator()(C x) const { return Wrapping(x, x, std::multiplies<>()); }
+};
+struct RsqrtFn : TranscendentalFn {
+  template <typename C> C operator()(C x) const { return C(1) / std::sqrt(x); }
+};
+struct Relu6Fn : ElementwiseFn {
+  template <typename C> C operator()(C x) const { return std::min(std::max(x, C(0)), C(6)); }
+};
+struct TfEluFn : TranscendentalFn {
+  template <typename C> C operator()(C x) const { return x < C(0) ? C(std::expm1(x)) : x; }
+};
+struct TfSeluFn : TranscendentalFn {  // The constants of Klambauer et al., as TensorFlow fixes them.
+  template <typename C> C operator()(C x) const {
+    constexpr double kAlpha = 1.6732632423543772848170429916717;
+    constexpr double kScale = 1.0507009873554804934193349852946;
+    return x > C(0) ? C(kScale * x) : C(kScale * kAlpha * std::expm1(x));
+  }
+};
+struct IsFiniteFn : ElementwiseFn {
+  template <typename C> bool operator()(C x) const { return std::isfinite(x); }
+};
+
 template <typename Fn, typename Types>
 void RegisterUnary(const char* op, Types types, const char* type_attr = "T") {
   RegisterCpuKernels(op, type_attr, types, [](auto t) -> std::unique_ptr<OpKernel> {
@@ -222,18 +246,29 @@ void RegisterUnary(const char* op, Types types, const char* type_attr = "T") {
   RegisterUnary<SigmoidFn>("Sigmoid", FloatTypes{});
   RegisterUnary<SoftplusFn>("Softplus", FloatTypes{});
   RegisterUnary<SoftsignFn>("Softsign", FloatTypes{});
-  RegisterUnary<HardSwishFn>("HardSwish", FloatTypes{});
+  RegisterUnary<HardSwishFn>("Onnx>HardSwish", FloatTypes{});
   RegisterUnary<ReluFn>("Relu", SignedTypes{});
+  RegisterUnary<LeakyReluFn>("Onnx>LeakyRelu", FloatTypes{});
+  RegisterUnary<ThresholdedReluFn>("Onnx>ThresholdedRelu", FloatTypes{});
+  RegisterUnary<EluFn>("Onnx>Elu", FloatTypes{});
+  RegisterUnary<CeluFn>("Onnx>Celu", FloatTypes{});
+  RegisterUnary<SeluFn>("Onnx>Selu", FloatTypes{});
+  RegisterUnary<HardSigmoidFn>("Onnx>HardSigmoid", FloatTypes{});
+  RegisterUnary<ShrinkFn>("Onnx>Shrink", NumericTypes{});
+  RegisterUnary<IsNaNFn>("Onnx>IsNaN", FloatTypes{}, "T1");
+  RegisterUnary<IsInfFn>("Onnx>IsInf", FloatTypes{}, "T1");
+  RegisterUnary<NotFn>("Onnx>Not", TypeList<bool>{});
+  // TensorFlow's ops (ops/tf_math_ops.cc).
+  KernelRegistry::Global()->Register(Name("LogicalNot").Device(DEVICE_CPU).Build(), "UnaryOp",
+                                     [] { return std::make_unique<UnaryOp<bool, NotFn>>(); });
+  RegisterUnary<SquareFn>("Square", NumericTypes{});
+  RegisterUnary<RsqrtFn>("Rsqrt", FloatTypes{});
+  RegisterUnary<Relu6Fn>("Relu6", SignedTypes{});
+  RegisterUnary<TfEluFn>("Elu", FloatTypes{});
+  RegisterUnary<TfSeluFn>("Selu", FloatTypes{});
   RegisterUnary<LeakyReluFn>("LeakyRelu", FloatTypes{});
-  RegisterUnary<ThresholdedReluFn>("ThresholdedRelu", FloatTypes{});
-  RegisterUnary<EluFn>("Elu", FloatTypes{});
-  RegisterUnary<CeluFn>("Celu", FloatTypes{});
-  RegisterUnary<SeluFn>("Selu", FloatTypes{});
-  RegisterUnary<HardSigmoidFn>("HardSigmoid", FloatTypes{});
-  RegisterUnary<ShrinkFn>("Shrink", NumericTypes{});
-  RegisterUnary<IsNaNFn>("IsNaN", FloatTypes{}, "T1");
-  RegisterUnary<IsInfFn>("IsInf", FloatTypes{}, "T1");
-  RegisterUnary<NotFn>("Not", TypeList<bool>{});
+  RegisterUnary<IsNaNFn>("IsNan", FloatTypes{});
+  RegisterUnary<IsFiniteFn>("IsFinite", FloatTypes{});
   return true;
 }();
 

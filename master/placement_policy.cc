@@ -56,7 +56,7 @@ PartialShape WindowedOutputShape(const Node& n, const PartialShape& x, const Par
   const std::string& op = n.type_string();
   if (x.unknown_rank() || x.rank() < 3) return PartialShape();
   std::vector<int64_t> out(x.dims().begin(), x.dims().end());
-  if (op == "GlobalAveragePool" || op == "GlobalMaxPool") {
+  if (op == "Onnx>GlobalAveragePool" || op == "Onnx>GlobalMaxPool") {
     for (int i = 2; i < x.rank(); ++i) out[i] = 1;
     return PartialShape(absl::Span<const int64_t>(out));
   }
@@ -69,7 +69,7 @@ PartialShape WindowedOutputShape(const Node& n, const PartialShape& x, const Par
   GetNodeAttrOr(attrs, "pads", std::vector<int64_t>(), &pads).IgnoreError();
   GetNodeAttrOr(attrs, "dilations", std::vector<int64_t>(), &dilations).IgnoreError();
   GetNodeAttrOr(attrs, "auto_pad", std::string("NOTSET"), &auto_pad).IgnoreError();
-  if (op == "Conv") {
+  if (op == "Onnx>Conv") {
     if (w == nullptr || w->rank() != x.rank()) return PartialShape();
     out[1] = w->dim(0);
     if (kernel.empty()) kernel.assign(w->dims().begin() + 2, w->dims().end());

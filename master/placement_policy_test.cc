@@ -161,8 +161,8 @@ TEST(PipelinePlacementTest, ConvolutionsCostTheirWorkNotTheirWeights) {
   weight("w2", {256, 64, 1, 1});
   weight("w3", {256, 256, 3, 3});
   weight("w4", {256, 256, 1, 1});
-  for (NodeDef* n : {add("c1", "Conv", {"x", "w1"}), add("c2", "Conv", {"c1", "w2"}),
-                     add("c3", "Conv", {"c2", "w3"}), add("c4", "Conv", {"c3", "w4"})}) {
+  for (NodeDef* n : {add("c1", "Onnx>Conv", {"x", "w1"}), add("c2", "Onnx>Conv", {"c1", "w2"}),
+                     add("c3", "Onnx>Conv", {"c2", "w3"}), add("c4", "Onnx>Conv", {"c3", "w4"})}) {
     (*n->mutable_attr())["Tb"].mutable_list();
     const bool three = n->name() == "c1" || n->name() == "c3";
     for (int i = 0; i < 4; ++i) (*n->mutable_attr())["pads"].mutable_list()->add_i(three ? 1 : 0);

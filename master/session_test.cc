@@ -352,7 +352,7 @@ TEST(EmbeddedSessionTest, ALoopWithANegativeTripCountRunsNoIteration) {
 // y = -fill(shape): a tensor as large as the fed shape says.
 constexpr char kFill[] = R"(
   node { name: "shape" op: "Placeholder" attr { key: "dtype" value { type: DT_INT64 } } }
-  node { name: "fill" op: "ConstantOfShape" input: "shape" attr { key: "dtype" value { type: DT_FLOAT } }
+  node { name: "fill" op: "Onnx>ConstantOfShape" input: "shape" attr { key: "dtype" value { type: DT_FLOAT } }
          attr { key: "value" value { tensor { dtype: DT_FLOAT tensor_shape { dim { size: 1 } } float_val: 2 } } } }
   node { name: "y" op: "Neg" input: "fill" attr { key: "T" value { type: DT_FLOAT } } }
 )";

@@ -11,7 +11,7 @@ constexpr char kCountingLoop[] = R"(
   node { name: "m" op: "Placeholder" attr { key: "dtype" value { type: DT_INT64 } } }
   node { name: "x0" op: "Const" attr { key: "dtype" value { type: DT_FLOAT } }
          attr { key: "value" value { tensor { dtype: DT_FLOAT float_val: 0 } } } }
-  node { name: "loop" op: "Loop" input: "m" input: "x0" device: "LOOP_DEVICE"
+  node { name: "loop" op: "Onnx>Loop" input: "m" input: "x0" device: "LOOP_DEVICE"
          attr { key: "Tm" value { list { type: DT_INT64 } } }
          attr { key: "Tc" value { list { } } }
          attr { key: "Tloop" value { list { type: DT_FLOAT } } }

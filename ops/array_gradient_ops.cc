@@ -4,7 +4,7 @@
 
 namespace sluice {
 
-REGISTER_OP("SliceGrad")
+REGISTER_OP("Onnx>SliceGrad")
     .Input("dy: T")
     .Input("shape: int64")
     .Input("starts: Tind")
@@ -19,7 +19,7 @@ REGISTER_OP("SliceGrad")
     .Doc("Zeros of `shape` with dy written where Slice(zeros, starts, ends, axes, steps) reads: "
          "the gradient of Slice.");
 
-REGISTER_OP("GatherGrad")
+REGISTER_OP("Onnx>GatherGrad")
     .Input("dy: T")
     .Input("indices: Tind")
     .Input("shape: int64")

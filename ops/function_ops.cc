@@ -21,7 +21,7 @@ REGISTER_OP("_Retval")
     .Doc("Result `index` of the function call this body runs for.");
 
 // TensorFlow's functional If: the branch's arguments are `input`.
-REGISTER_OP("If")
+REGISTER_OP("Onnx>If")
     .Input("cond: Tcond")
     .Input("input: Tin")
     .Output("output: Tout")
@@ -36,7 +36,7 @@ REGISTER_OP("If")
 // ONNX Loop. body(iteration, cond, loop_vars..., captured...) returns
 // (cond, loop_vars..., scan_outputs...); outputs are the final loop_vars, then each scan output
 // stacked over iterations.
-REGISTER_OP("Loop")
+REGISTER_OP("Onnx>Loop")
     .Input("max_trip_count: Tm")
     .Input("cond: Tc")
     .Input("loop_vars: Tloop")
@@ -51,7 +51,7 @@ REGISTER_OP("Loop")
 
 // ONNX Scan (version 9 and later). body(states..., scan slices..., captured...) returns
 // (states..., scan output slices...).
-REGISTER_OP("Scan")
+REGISTER_OP("Onnx>Scan")
     .Input("inputs: Tin")
     .Input("captured: Tcap")
     .Output("outputs: Tout")

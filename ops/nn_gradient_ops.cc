@@ -5,7 +5,7 @@
 
 namespace sluice {
 
-REGISTER_OP("ConvBackpropInput")
+REGISTER_OP("Onnx>ConvBackpropInput")
     .Input("dy: T")
     .Input("w: T")
     .Input("x_shape: int64")
@@ -20,7 +20,7 @@ REGISTER_OP("ConvBackpropInput")
     .Doc("The gradient of Conv's Y with respect to X (of shape x_shape), given dY and W: the "
          "adjoint of the convolution, col2im of W^T dY per image and group.");
 
-REGISTER_OP("ConvBackpropFilter")
+REGISTER_OP("Onnx>ConvBackpropFilter")
     .Input("x: T")
     .Input("dy: T")
     .Input("w_shape: int64")
@@ -35,7 +35,7 @@ REGISTER_OP("ConvBackpropFilter")
     .Doc("The gradient of Conv's Y with respect to W (of shape w_shape), given X and dY: "
          "dY im2col(X)^T summed over the batch, per group.");
 
-REGISTER_OP("MaxPoolGrad")
+REGISTER_OP("Onnx>MaxPoolGrad")
     .Input("x: T")
     .Input("dy: T")
     .Output("dx: T")
@@ -49,7 +49,7 @@ REGISTER_OP("MaxPoolGrad")
     .Doc("Each dY value added to the X position its window's maximum came from (the first "
          "maximum in window order, as MaxPool picks it).");
 
-REGISTER_OP("AveragePoolGrad")
+REGISTER_OP("Onnx>AveragePoolGrad")
     .Input("dy: T")
     .Input("x_shape: int64")
     .Output("dx: T")
@@ -63,7 +63,7 @@ REGISTER_OP("AveragePoolGrad")
     .Doc("Each dY value spread evenly over the X positions of its window (divided by the "
          "count AveragePool divided by).");
 
-REGISTER_OP("BatchNormalizationGrad")
+REGISTER_OP("Onnx>BatchNormalizationGrad")
     .Input("dy: T")
     .Input("x: T")
     .Input("scale: U")

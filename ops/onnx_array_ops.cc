@@ -65,7 +65,7 @@ absl::Status TransposeShape(InferenceContext* c) {
 
 // ---- Shape changes without data movement.
 
-REGISTER_OP("Reshape")
+REGISTER_OP("Onnx>Reshape")
     .Input("data: T")
     .Input("shape: int64")
     .Output("reshaped: T")
@@ -73,14 +73,14 @@ REGISTER_OP("Reshape")
     .Attr("allowzero: int = 0")
     .Doc("ONNX Reshape: 0 copies the input dim (unless allowzero), -1 is inferred.");
 
-REGISTER_OP("Flatten")
+REGISTER_OP("Onnx>Flatten")
     .Input("input: T")
     .Output("output: T")
     .Attr("T: type")
     .Attr("axis: int = 1")
     .Doc("ONNX Flatten: a matrix of dims [0, axis) by [axis, rank).");
 
-REGISTER_OP("Squeeze")
+REGISTER_OP("Onnx>Squeeze")
     .Input("data: T")
     .Input("axes: Taxes")
     .Output("squeezed: T")
@@ -88,7 +88,7 @@ REGISTER_OP("Squeeze")
     .Attr("Taxes: list({int64}) >= 0")
     .Doc("ONNX Squeeze; without axes every dim of size 1 goes.");
 
-REGISTER_OP("Unsqueeze")
+REGISTER_OP("Onnx>Unsqueeze")
     .Input("data: T")
     .Input("axes: int64")
     .Output("expanded: T")
@@ -97,7 +97,7 @@ REGISTER_OP("Unsqueeze")
 
 // ---- Reordering and copying.
 
-REGISTER_OP("Transpose")
+REGISTER_OP("Onnx>Transpose")
     .Input("data: T")
     .Output("transposed: T")
     .Attr("T: type")
@@ -105,14 +105,14 @@ REGISTER_OP("Transpose")
     .SetShapeFn(TransposeShape)
     .Doc("ONNX Transpose; an empty perm reverses the dims.");
 
-REGISTER_OP("Concat")
+REGISTER_OP("Onnx>Concat")
     .Input("inputs: N * T")
     .Output("concat_result: T")
     .Attr("N: int >= 1")
     .Attr("T: type")
     .Attr("axis: int");
 
-REGISTER_OP("Split")
+REGISTER_OP("Onnx>Split")
     .Input("input: T")
     .Input("split: Tsplit")
     .Output("outputs: num_outputs * T")
@@ -122,7 +122,7 @@ REGISTER_OP("Split")
     .Attr("axis: int = 0")
     .Doc("ONNX Split; without `split` the axis is divided equally among the outputs.");
 
-REGISTER_OP("Slice")
+REGISTER_OP("Onnx>Slice")
     .Input("data: T")
     .Input("starts: Tind")
     .Input("ends: Tind")
@@ -135,20 +135,20 @@ REGISTER_OP("Slice")
     .Attr("Tsteps: list({int32, int64}) >= 0")
     .Doc("ONNX Slice (opset 10+): clamped starts/ends, negative steps.");
 
-REGISTER_OP("Expand")
+REGISTER_OP("Onnx>Expand")
     .Input("input: T")
     .Input("shape: int64")
     .Output("output: T")
     .Attr("T: type")
     .Doc("ONNX Expand: broadcast `input` against `shape`.");
 
-REGISTER_OP("Tile")
+REGISTER_OP("Onnx>Tile")
     .Input("input: T")
     .Input("repeats: int64")
     .Output("output: T")
     .Attr("T: type");
 
-REGISTER_OP("Pad")
+REGISTER_OP("Onnx>Pad")
     .Input("data: T")
     .Input("pads: int64")
     .Input("constant_value: Tvalue")
@@ -160,20 +160,20 @@ REGISTER_OP("Pad")
     .Attr("mode: {'constant', 'reflect', 'edge'} = 'constant'")
     .Doc("ONNX Pad (opset 11+ inputs; axes as in opset 18).");
 
-REGISTER_OP("DepthToSpace")
+REGISTER_OP("Onnx>DepthToSpace")
     .Input("input: T")
     .Output("output: T")
     .Attr("T: type")
     .Attr("blocksize: int")
     .Attr("mode: {'DCR', 'CRD'} = 'DCR'");
 
-REGISTER_OP("SpaceToDepth")
+REGISTER_OP("Onnx>SpaceToDepth")
     .Input("input: T")
     .Output("output: T")
     .Attr("T: type")
     .Attr("blocksize: int");
 
-REGISTER_OP("Trilu")
+REGISTER_OP("Onnx>Trilu")
     .Input("input: T")
     .Input("k: Tk")
     .Output("output: T")
@@ -182,7 +182,7 @@ REGISTER_OP("Trilu")
     .Attr("upper: int = 1")
     .SetShapeFn(shape_fn::Unchanged);
 
-REGISTER_OP("ReverseSequence")
+REGISTER_OP("Onnx>ReverseSequence")
     .Input("input: T")
     .Input("sequence_lens: int64")
     .Output("y: T")
@@ -191,7 +191,7 @@ REGISTER_OP("ReverseSequence")
     .Attr("time_axis: int = 0")
     .SetShapeFn(shape_fn::Unchanged);
 
-REGISTER_OP("Compress")
+REGISTER_OP("Onnx>Compress")
     .Input("input: T")
     .Input("condition: bool")
     .Output("output: T")
@@ -201,7 +201,7 @@ REGISTER_OP("Compress")
 
 // ---- Indexing.
 
-REGISTER_OP("Gather")
+REGISTER_OP("Onnx>Gather")
     .Input("data: T")
     .Input("indices: Tind")
     .Output("output: T")
@@ -209,7 +209,7 @@ REGISTER_OP("Gather")
     .Attr("Tind: {int32, int64}")
     .Attr("axis: int = 0");
 
-REGISTER_OP("GatherElements")
+REGISTER_OP("Onnx>GatherElements")
     .Input("data: T")
     .Input("indices: Tind")
     .Output("output: T")
@@ -217,14 +217,14 @@ REGISTER_OP("GatherElements")
     .Attr("Tind: {int32, int64}")
     .Attr("axis: int = 0");
 
-REGISTER_OP("GatherND")
+REGISTER_OP("Onnx>GatherND")
     .Input("data: T")
     .Input("indices: int64")
     .Output("output: T")
     .Attr("T: type")
     .Attr("batch_dims: int = 0");
 
-REGISTER_OP("ScatterElements")
+REGISTER_OP("Onnx>ScatterElements")
     .Input("data: T")
     .Input("indices: Tind")
     .Input("updates: T")
@@ -235,7 +235,7 @@ REGISTER_OP("ScatterElements")
     .Attr("reduction: {'none', 'add', 'mul'} = 'none'")
     .SetShapeFn(shape_fn::Unchanged);
 
-REGISTER_OP("ScatterND")
+REGISTER_OP("Onnx>ScatterND")
     .Input("data: T")
     .Input("indices: int64")
     .Input("updates: T")
@@ -244,12 +244,12 @@ REGISTER_OP("ScatterND")
     .Attr("reduction: {'none', 'add', 'mul'} = 'none'")
     .SetShapeFn(shape_fn::Unchanged);
 
-REGISTER_OP("NonZero")
+REGISTER_OP("Onnx>NonZero")
     .Input("x: T")
     .Output("y: int64")
     .Attr("T: type");
 
-REGISTER_OP("Unique")
+REGISTER_OP("Onnx>Unique")
     .Input("x: T")
     .Output("y: T")
     .Output("indices: int64")
@@ -260,7 +260,7 @@ REGISTER_OP("Unique")
     .Attr("sorted: int = 1")
     .Doc("ONNX Unique along `axis` (the converter flattens when ONNX gives no axis).");
 
-REGISTER_OP("OneHot")
+REGISTER_OP("Onnx>OneHot")
     .Input("indices: T1")
     .Input("depth: T2")
     .Input("values: T3")
@@ -272,7 +272,7 @@ REGISTER_OP("OneHot")
 
 // ---- Shapes and generated tensors.
 
-REGISTER_OP("Shape")
+REGISTER_OP("Onnx>Shape")
     .Input("data: T")
     .Output("shape: int64")
     .Attr("T: type")
@@ -281,27 +281,27 @@ REGISTER_OP("Shape")
     .SetShapeFn(ShapeOfShape)
     .Doc("ONNX Shape; `end` defaults to the rank (any value past it clamps).");
 
-REGISTER_OP("Size")
+REGISTER_OP("Onnx>Size")
     .Input("data: T")
     .Output("size: int64")
     .Attr("T: type")
     .SetShapeFn(ScalarShape);
 
-REGISTER_OP("ConstantOfShape")
+REGISTER_OP("Onnx>ConstantOfShape")
     .Input("input: int64")
     .Output("output: dtype")
     .Attr("value: tensor")
     .Attr("dtype: type")
     .Doc("ONNX ConstantOfShape; `value` is a one-element tensor of `dtype`.");
 
-REGISTER_OP("Range")
+REGISTER_OP("Onnx>Range")
     .Input("start: T")
     .Input("limit: T")
     .Input("delta: T")
     .Output("output: T")
     .Attr("T: {float, double, int16, int32, int64}");
 
-REGISTER_OP("EyeLike")
+REGISTER_OP("Onnx>EyeLike")
     .Input("input: T1")
     .Output("output: dtype")
     .Attr("T1: type")

@@ -8,7 +8,7 @@
 
 namespace sluice {
 
-REGISTER_OP("NonMaxSuppression")
+REGISTER_OP("Onnx>NonMaxSuppression")
     .Input("boxes: float")
     .Input("scores: float")
     .Input("max_output_boxes_per_class: Tmax_output_boxes_per_class")
@@ -23,7 +23,7 @@ REGISTER_OP("NonMaxSuppression")
          "score_threshold) whose IoU with every kept box is <= iou_threshold, at most "
          "max_output_boxes_per_class (default 0: none). Rows are [batch, class, box].");
 
-REGISTER_OP("RoiAlign")
+REGISTER_OP("Onnx>RoiAlign")
     .Input("x: T1")
     .Input("rois: T1")
     .Input("batch_indices: int64")
@@ -37,7 +37,7 @@ REGISTER_OP("RoiAlign")
     .Attr("spatial_scale: float = 1.0")
     .Doc("RoiAlign-10 is this op with coordinate_transformation_mode 'output_half_pixel'.");
 
-REGISTER_OP("GridSample")
+REGISTER_OP("Onnx>GridSample")
     .Input("x: T1")
     .Input("grid: T2")
     .Output("y: T1")

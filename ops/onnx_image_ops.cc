@@ -5,7 +5,7 @@
 namespace sluice {
 
 // ONNX Resize (version 11 and later; older Resize and Upsample are converted onto it).
-REGISTER_OP("Resize")
+REGISTER_OP("Onnx>Resize")
     .Input("x: T")
     .Input("roi: Troi")
     .Input("scales: Tscales")

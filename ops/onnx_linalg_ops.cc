@@ -6,7 +6,7 @@
 
 namespace sluice {
 
-REGISTER_OP("Einsum")
+REGISTER_OP("Onnx>Einsum")
     .Input("inputs: N * T")
     .Output("output: T")
     .Attr("N: int >= 1")
@@ -16,7 +16,7 @@ REGISTER_OP("Einsum")
          "'...', an optional '->' output (implicit: the letters used once, in alphabetical "
          "order, after the ellipsis dims), repeated letters within a term for diagonals.");
 
-REGISTER_OP("Det")
+REGISTER_OP("Onnx>Det")
     .Input("x: T")
     .Output("y: T")
     .Attr(absl::StrCat("T: ", kIeeeFloatTypes))

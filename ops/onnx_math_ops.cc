@@ -130,28 +130,28 @@ SL_UNARY_OP("Atanh", kFloatTypes);
 SL_UNARY_OP("Erf", kNumericTypes);
 SL_UNARY_OP("Sigmoid", kFloatTypes);
 SL_UNARY_OP("Tanh", kFloatTypes);
-SL_UNARY_OP("HardSwish", kFloatTypes);
+SL_UNARY_OP("Onnx>HardSwish", kFloatTypes);
 SL_UNARY_OP("Softplus", kFloatTypes);
 SL_UNARY_OP("Softsign", kFloatTypes);
-SL_UNARY_OP("LeakyRelu", kFloatTypes).Attr("alpha: float = 0.01");
-SL_UNARY_OP("Elu", kFloatTypes).Attr("alpha: float = 1.0");
-SL_UNARY_OP("Celu", kFloatTypes).Attr("alpha: float = 1.0");
-SL_UNARY_OP("ThresholdedRelu", kFloatTypes).Attr("alpha: float = 1.0");
-SL_UNARY_OP("Selu", kFloatTypes)
+SL_UNARY_OP("Onnx>LeakyRelu", kFloatTypes).Attr("alpha: float = 0.01");
+SL_UNARY_OP("Onnx>Elu", kFloatTypes).Attr("alpha: float = 1.0");
+SL_UNARY_OP("Onnx>Celu", kFloatTypes).Attr("alpha: float = 1.0");
+SL_UNARY_OP("Onnx>ThresholdedRelu", kFloatTypes).Attr("alpha: float = 1.0");
+SL_UNARY_OP("Onnx>Selu", kFloatTypes)
     .Attr("alpha: float = 1.67326319217681884765625")
     .Attr("gamma: float = 1.05070102214813232421875");
-SL_UNARY_OP("HardSigmoid", kFloatTypes).Attr("alpha: float = 0.2").Attr("beta: float = 0.5");
-SL_UNARY_OP("Shrink", kNumericTypes).Attr("bias: float = 0.0").Attr("lambd: float = 0.5");
-SL_UNARY_OP("Not", "{bool}");
+SL_UNARY_OP("Onnx>HardSigmoid", kFloatTypes).Attr("alpha: float = 0.2").Attr("beta: float = 0.5");
+SL_UNARY_OP("Onnx>Shrink", kNumericTypes).Attr("bias: float = 0.0").Attr("lambd: float = 0.5");
+SL_UNARY_OP("Onnx>Not", "{bool}");
 #undef SL_UNARY_OP
 
-REGISTER_OP("IsNaN")
+REGISTER_OP("Onnx>IsNaN")
     .Input("x: T1")
     .Output("y: bool")
     .Attr(absl::StrCat("T1: ", kFloatTypes))
     .SetShapeFn(BoolOfSameShape);
 
-REGISTER_OP("IsInf")
+REGISTER_OP("Onnx>IsInf")
     .Input("x: T1")
     .Output("y: bool")
     .Attr(absl::StrCat("T1: ", kFloatTypes))
@@ -168,7 +168,7 @@ REGISTER_OP("Pow")
     .Attr(absl::StrCat("T1: ", kNumericTypes))
     .SetShapeFn(shape_fn::BroadcastBinary);
 
-REGISTER_OP("Mod")
+REGISTER_OP("Onnx>Mod")
     .Input("a: T")
     .Input("b: T")
     .Output("c: T")
@@ -176,7 +176,7 @@ REGISTER_OP("Mod")
     .Attr("fmod: bool = false")
     .SetShapeFn(shape_fn::BroadcastBinary);
 
-REGISTER_OP("BitShift")
+REGISTER_OP("Onnx>BitShift")
     .Input("x: T")
     .Input("y: T")
     .Output("z: T")
@@ -184,7 +184,7 @@ REGISTER_OP("BitShift")
     .Attr("direction: {'LEFT', 'RIGHT'}")
     .SetShapeFn(shape_fn::BroadcastBinary);
 
-REGISTER_OP("PRelu")
+REGISTER_OP("Onnx>PRelu")
     .Input("x: T")
     .Input("slope: T")
     .Output("y: T")
@@ -199,14 +199,14 @@ REGISTER_OP("PRelu")
       .Attr(absl::StrCat("T: ", TYPES))                    \
       .SetShapeFn(shape_fn::BroadcastBinary)
 
-SL_LOGIC_OP("And", "{bool}");
-SL_LOGIC_OP("Or", "{bool}");
-SL_LOGIC_OP("Xor", "{bool}");
-SL_LOGIC_OP("Equal", kNumericOrBoolTypes);
-SL_LOGIC_OP("Greater", kNumericTypes);
-SL_LOGIC_OP("Less", kNumericTypes);
-SL_LOGIC_OP("GreaterOrEqual", kNumericTypes);
-SL_LOGIC_OP("LessOrEqual", kNumericTypes);
+SL_LOGIC_OP("Onnx>And", "{bool}");
+SL_LOGIC_OP("Onnx>Or", "{bool}");
+SL_LOGIC_OP("Onnx>Xor", "{bool}");
+SL_LOGIC_OP("Onnx>Equal", kNumericOrBoolTypes);
+SL_LOGIC_OP("Onnx>Greater", kNumericTypes);
+SL_LOGIC_OP("Onnx>Less", kNumericTypes);
+SL_LOGIC_OP("Onnx>GreaterOrEqual", kNumericTypes);
+SL_LOGIC_OP("Onnx>LessOrEqual", kNumericTypes);
 #undef SL_LOGIC_OP
 
 // Variadic, broadcasting all inputs together.
@@ -218,13 +218,13 @@ SL_LOGIC_OP("LessOrEqual", kNumericTypes);
       .Attr(absl::StrCat("T: ", TYPES))        \
       .SetShapeFn(shape_fn::BroadcastAll)
 
-SL_VARIADIC_OP("Max", "max", kNumericTypes);
-SL_VARIADIC_OP("Min", "min", kNumericTypes);
-SL_VARIADIC_OP("Sum", "sum", kFloatTypes);
-SL_VARIADIC_OP("Mean", "mean", kFloatTypes);
+SL_VARIADIC_OP("Onnx>Max", "max", kNumericTypes);
+SL_VARIADIC_OP("Onnx>Min", "min", kNumericTypes);
+SL_VARIADIC_OP("Onnx>Sum", "sum", kFloatTypes);
+SL_VARIADIC_OP("Onnx>Mean", "mean", kFloatTypes);
 #undef SL_VARIADIC_OP
 
-REGISTER_OP("Where")
+REGISTER_OP("Onnx>Where")
     .Input("condition: bool")
     .Input("x: T")
     .Input("y: T")
@@ -233,7 +233,7 @@ REGISTER_OP("Where")
     .SetShapeFn(shape_fn::BroadcastAll);
 
 // min and max are optional inputs (zero or one tensor each) of type T.
-REGISTER_OP("Clip")
+REGISTER_OP("Onnx>Clip")
     .Input("input: T")
     .Input("min: Tmin")
     .Input("max: Tmax")
@@ -243,14 +243,14 @@ REGISTER_OP("Clip")
     .Attr(absl::StrCat("Tmax: list(", kNumericTypes, ") >= 0"))
     .SetShapeFn(shape_fn::Unchanged);
 
-REGISTER_OP("Cast")
+REGISTER_OP("Onnx>Cast")
     .Input("input: T1")
     .Output("output: to")
     .Attr(absl::StrCat("T1: ", kNumericBoolOrStringTypes))
     .Attr(absl::StrCat("to: ", kNumericBoolOrStringTypes))
     .SetShapeFn(shape_fn::Unchanged);
 
-REGISTER_OP("CastLike")
+REGISTER_OP("Onnx>CastLike")
     .Input("input: T1")
     .Input("target_type: T2")
     .Output("output: T2")
@@ -271,16 +271,16 @@ REGISTER_OP("CastLike")
       .Attr("noop_with_empty_axes: bool = false")           \
       .SetShapeFn(ReduceShape)
 
-SL_REDUCE_OP("ReduceSum");
-SL_REDUCE_OP("ReduceMean");
-SL_REDUCE_OP("ReduceMax");
-SL_REDUCE_OP("ReduceMin");
-SL_REDUCE_OP("ReduceProd");
-SL_REDUCE_OP("ReduceL1");
-SL_REDUCE_OP("ReduceL2");
-SL_REDUCE_OP("ReduceLogSum");
-SL_REDUCE_OP("ReduceLogSumExp");
-SL_REDUCE_OP("ReduceSumSquare");
+SL_REDUCE_OP("Onnx>ReduceSum");
+SL_REDUCE_OP("Onnx>ReduceMean");
+SL_REDUCE_OP("Onnx>ReduceMax");
+SL_REDUCE_OP("Onnx>ReduceMin");
+SL_REDUCE_OP("Onnx>ReduceProd");
+SL_REDUCE_OP("Onnx>ReduceL1");
+SL_REDUCE_OP("Onnx>ReduceL2");
+SL_REDUCE_OP("Onnx>ReduceLogSum");
+SL_REDUCE_OP("Onnx>ReduceLogSumExp");
+SL_REDUCE_OP("Onnx>ReduceSumSquare");
 #undef SL_REDUCE_OP
 
 #define SL_ARG_REDUCE_OP(NAME)                              \
@@ -293,8 +293,8 @@ SL_REDUCE_OP("ReduceSumSquare");
       .Attr("select_last_index: bool = false")              \
       .SetShapeFn(ArgReduceShape)
 
-SL_ARG_REDUCE_OP("ArgMax");
-SL_ARG_REDUCE_OP("ArgMin");
+SL_ARG_REDUCE_OP("Onnx>ArgMax");
+SL_ARG_REDUCE_OP("Onnx>ArgMin");
 #undef SL_ARG_REDUCE_OP
 
 // Opset-13 semantics: normalize along one axis (the converter rewrites older, 2-D-coercing
@@ -307,12 +307,12 @@ SL_ARG_REDUCE_OP("ArgMin");
       .Attr("axis: int = -1")                               \
       .SetShapeFn(shape_fn::Unchanged)
 
-SL_SOFTMAX_OP("Softmax");
-SL_SOFTMAX_OP("LogSoftmax");
-SL_SOFTMAX_OP("Hardmax");
+SL_SOFTMAX_OP("Onnx>Softmax");
+SL_SOFTMAX_OP("Onnx>LogSoftmax");
+SL_SOFTMAX_OP("Onnx>Hardmax");
 #undef SL_SOFTMAX_OP
 
-REGISTER_OP("CumSum")
+REGISTER_OP("Onnx>CumSum")
     .Input("x: T")
     .Input("axis: T2")
     .Output("y: T")
@@ -322,7 +322,7 @@ REGISTER_OP("CumSum")
     .Attr("reverse: bool = false")
     .SetShapeFn(shape_fn::Unchanged);
 
-REGISTER_OP("TopK")
+REGISTER_OP("Onnx>TopK")
     .Input("x: T")
     .Input("k: int64")
     .Output("values: T")

@@ -7,7 +7,7 @@
 
 namespace sluice {
 
-REGISTER_OP("Gemm")
+REGISTER_OP("Onnx>Gemm")
     .Input("a: T")
     .Input("b: T")
     .Input("c: Tc")
@@ -20,7 +20,7 @@ REGISTER_OP("Gemm")
     .Attr("transB: int = 0")
     .Doc("Y = alpha * A' * B' + beta * C, C broadcast to Y.");
 
-REGISTER_OP("Conv")
+REGISTER_OP("Onnx>Conv")
     .Input("x: T")
     .Input("w: T")
     .Input("b: Tb")
@@ -43,7 +43,7 @@ REGISTER_OP("Conv")
          "keep their N,C,H,W shape but hold their values in N,H,W,C order: the importer sets "
          "them on Conv -> Conv edges so consecutive convolutions skip two layout reorders.");
 
-REGISTER_OP("ConvTranspose")
+REGISTER_OP("Onnx>ConvTranspose")
     .Input("x: T")
     .Input("w: T")
     .Input("b: Tb")
@@ -59,7 +59,7 @@ REGISTER_OP("ConvTranspose")
     .Attr("pads: list(int) = []")
     .Attr("strides: list(int) = []");
 
-REGISTER_OP("MaxPool")
+REGISTER_OP("Onnx>MaxPool")
     .Input("x: T")
     .Output("y: T")
     .Output("indices: int64")
@@ -77,7 +77,7 @@ REGISTER_OP("MaxPool")
          "With layout NHWC (set by the importer between NHWC convolutions; 2-D float, no "
          "Indices), X and Y keep N,C,H,W shapes but hold values in N,H,W,C order.");
 
-REGISTER_OP("AveragePool")
+REGISTER_OP("Onnx>AveragePool")
     .Input("x: T")
     .Output("y: T")
     .Attr(absl::StrCat("T: ", kFloatTypes))
@@ -88,7 +88,7 @@ REGISTER_OP("AveragePool")
     .Attr("pads: list(int) = []")
     .Attr("strides: list(int) = []");
 
-REGISTER_OP("LpPool")
+REGISTER_OP("Onnx>LpPool")
     .Input("x: T")
     .Output("y: T")
     .Attr(absl::StrCat("T: ", kFloatTypes))
@@ -98,18 +98,18 @@ REGISTER_OP("LpPool")
     .Attr("pads: list(int) = []")
     .Attr("strides: list(int) = []");
 
-REGISTER_OP("GlobalAveragePool")
+REGISTER_OP("Onnx>GlobalAveragePool")
     .Input("x: T")
     .Output("y: T")
     .Attr(absl::StrCat("T: ", kFloatTypes));
-REGISTER_OP("GlobalMaxPool").Input("x: T").Output("y: T").Attr(absl::StrCat("T: ", kFloatTypes));
-REGISTER_OP("GlobalLpPool")
+REGISTER_OP("Onnx>GlobalMaxPool").Input("x: T").Output("y: T").Attr(absl::StrCat("T: ", kFloatTypes));
+REGISTER_OP("Onnx>GlobalLpPool")
     .Input("x: T")
     .Output("y: T")
     .Attr(absl::StrCat("T: ", kFloatTypes))
     .Attr("p: int = 2");
 
-REGISTER_OP("MaxUnpool")
+REGISTER_OP("Onnx>MaxUnpool")
     .Input("x: T")
     .Input("i: int64")
     .Input("output_shape: Ts")
@@ -121,7 +121,7 @@ REGISTER_OP("MaxUnpool")
     .Attr("strides: list(int) = []");
 
 // Every version's outputs: Y, the running statistics, and (versions 1-9) the batch's own.
-REGISTER_OP("BatchNormalization")
+REGISTER_OP("Onnx>BatchNormalization")
     .Input("x: T")
     .Input("scale: T1")
     .Input("b: T1")
@@ -142,7 +142,7 @@ REGISTER_OP("BatchNormalization")
     .Doc("Inference: statistics from input_mean/input_var. Training: the batch's population "
          "statistics, with running = input * momentum + batch * (1 - momentum).");
 
-REGISTER_OP("InstanceNormalization")
+REGISTER_OP("Onnx>InstanceNormalization")
     .Input("input: T")
     .Input("scale: T")
     .Input("b: T")
@@ -150,7 +150,7 @@ REGISTER_OP("InstanceNormalization")
     .Attr(absl::StrCat("T: ", kFloatTypes))
     .Attr("epsilon: float = 1e-5");
 
-REGISTER_OP("LayerNormalization")
+REGISTER_OP("Onnx>LayerNormalization")
     .Input("x: T")
     .Input("scale: T")
     .Input("b: Tb")
@@ -164,7 +164,7 @@ REGISTER_OP("LayerNormalization")
     .Attr("epsilon: float = 1e-5")
     .Attr("stash_type: int = 1");
 
-REGISTER_OP("LRN")
+REGISTER_OP("Onnx>LRN")
     .Input("x: T")
     .Output("y: T")
     .Attr(absl::StrCat("T: ", kFloatTypes))
@@ -173,7 +173,7 @@ REGISTER_OP("LRN")
     .Attr("bias: float = 1.0")
     .Attr("size: int >= 1");
 
-REGISTER_OP("Dropout")
+REGISTER_OP("Onnx>Dropout")
     .Input("data: T")
     .Input("ratio: T1")
     .Input("training_mode: T2")

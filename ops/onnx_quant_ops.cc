@@ -18,7 +18,7 @@ namespace sluice {
       .Attr("strides: list(int) = []")
 
 // T2 is the type of y_zero_point (uint8 without one); the converter sets it.
-REGISTER_OP("QuantizeLinear")
+REGISTER_OP("Onnx>QuantizeLinear")
     .Input("x: T1")
     .Input("y_scale: float")
     .Input("y_zero_point: Tzp")
@@ -31,7 +31,7 @@ REGISTER_OP("QuantizeLinear")
     .Doc("y = saturate(round_half_even(x / y_scale) + y_zero_point). A scalar (or one-element) "
          "scale quantizes per tensor; a 1-D one per slice along `axis`.");
 
-REGISTER_OP("DequantizeLinear")
+REGISTER_OP("Onnx>DequantizeLinear")
     .Input("x: T")
     .Input("x_scale: float")
     .Input("x_zero_point: Tzp")
@@ -42,7 +42,7 @@ REGISTER_OP("DequantizeLinear")
     .SetShapeFn(shape_fn::Unchanged)
     .Doc("y = (x - x_zero_point) * x_scale, per tensor or per slice along `axis`.");
 
-REGISTER_OP("DynamicQuantizeLinear")
+REGISTER_OP("Onnx>DynamicQuantizeLinear")
     .Input("x: T1")
     .Output("y: T2")
     .Output("y_scale: float")
@@ -52,7 +52,7 @@ REGISTER_OP("DynamicQuantizeLinear")
     .Doc("Quantizes x to uint8 with the scale and zero point that map [min(x, 0), max(x, 0)] "
          "onto [0, 255].");
 
-REGISTER_OP("MatMulInteger")
+REGISTER_OP("Onnx>MatMulInteger")
     .Input("a: T1")
     .Input("b: T2")
     .Input("a_zero_point: Ta")
@@ -65,7 +65,7 @@ REGISTER_OP("MatMulInteger")
     .Doc("numpy matmul of (a - a_zero_point) and (b - b_zero_point) in int32; zero points per "
          "tensor, per row of a, per column of b.");
 
-REGISTER_OP("QLinearMatMul")
+REGISTER_OP("Onnx>QLinearMatMul")
     .Input("a: T1")
     .Input("a_scale: float")
     .Input("a_zero_point: T1")
@@ -80,7 +80,7 @@ REGISTER_OP("QLinearMatMul")
     .Attr(absl::StrCat("T3: ", kQuantizedTypes))
     .Doc("MatMulInteger, rescaled by a_scale * b_scale / y_scale and requantized.");
 
-REGISTER_OP("ConvInteger")
+REGISTER_OP("Onnx>ConvInteger")
     .Input("x: T1")
     .Input("w: T2")
     .Input("x_zero_point: Tx")
@@ -94,7 +94,7 @@ REGISTER_OP("ConvInteger")
     .Doc("Conv of (x - x_zero_point) and (w - w_zero_point) in int32 (padding reads as the zero "
          "point); w_zero_point per tensor or per output channel.");
 
-REGISTER_OP("QLinearConv")
+REGISTER_OP("Onnx>QLinearConv")
     .Input("x: T1")
     .Input("x_scale: float")
     .Input("x_zero_point: T1")

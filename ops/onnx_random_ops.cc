@@ -8,7 +8,7 @@
 
 namespace sluice {
 
-REGISTER_OP("RandomUniform")
+REGISTER_OP("Onnx>RandomUniform")
     .Output("output: dtype")
     .Attr(absl::StrCat("dtype: ", kIeeeFloatTypes, " = DT_FLOAT"))
     .Attr("high: float = 1.0")
@@ -18,7 +18,7 @@ REGISTER_OP("RandomUniform")
     .SetIsStateful()
     .Doc("np.random.uniform(low, high, shape).");
 
-REGISTER_OP("RandomNormal")
+REGISTER_OP("Onnx>RandomNormal")
     .Output("output: dtype")
     .Attr(absl::StrCat("dtype: ", kIeeeFloatTypes, " = DT_FLOAT"))
     .Attr("mean: float = 0.0")
@@ -29,7 +29,7 @@ REGISTER_OP("RandomNormal")
     .Doc("np.random.normal(mean, scale, shape).");
 
 // The converters fill `dtype` from the input when ONNX leaves it out.
-REGISTER_OP("RandomUniformLike")
+REGISTER_OP("Onnx>RandomUniformLike")
     .Input("input: T1")
     .Output("output: dtype")
     .Attr("T1: type")
@@ -40,7 +40,7 @@ REGISTER_OP("RandomUniformLike")
     .SetIsStateful()
     .Doc("np.random.uniform(low, high, input.shape).");
 
-REGISTER_OP("RandomNormalLike")
+REGISTER_OP("Onnx>RandomNormalLike")
     .Input("input: T1")
     .Output("output: dtype")
     .Attr("T1: type")
@@ -51,7 +51,7 @@ REGISTER_OP("RandomNormalLike")
     .SetIsStateful()
     .Doc("np.random.normal(mean, scale, input.shape).");
 
-REGISTER_OP("Bernoulli")
+REGISTER_OP("Onnx>Bernoulli")
     .Input("input: T1")
     .Output("output: dtype")
     .Attr(absl::StrCat("T1: ", kIeeeFloatTypes))

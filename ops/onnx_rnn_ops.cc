@@ -20,7 +20,7 @@ namespace sluice {
       .Attr("hidden_size: int >= 1")                                                    \
       .Attr("layout: int = 0")
 
-REGISTER_OP("RNN")
+REGISTER_OP("Onnx>RNN")
     .Input("x: T")
     .Input("w: T")
     .Input("r: T")
@@ -31,7 +31,7 @@ REGISTER_OP("RNN")
     .Output("y_h: T")
     SL_RNN_COMMON_ATTRS(RNN);
 
-REGISTER_OP("GRU")
+REGISTER_OP("Onnx>GRU")
     .Input("x: T")
     .Input("w: T")
     .Input("r: T")
@@ -43,7 +43,7 @@ REGISTER_OP("GRU")
     SL_RNN_COMMON_ATTRS(GRU)
     .Attr("linear_before_reset: int = 0");
 
-REGISTER_OP("LSTM")
+REGISTER_OP("Onnx>LSTM")
     .Input("x: T")
     .Input("w: T")
     .Input("r: T")

@@ -15,7 +15,7 @@ absl::Status ScalarShape(InferenceContext* c) {
 
 }  // namespace
 
-REGISTER_OP("SequenceConstruct")
+REGISTER_OP("Onnx>SequenceConstruct")
     .Input("inputs: N * T")
     .Output("output_sequence: variant")
     .Attr("N: int >= 1")
@@ -23,13 +23,13 @@ REGISTER_OP("SequenceConstruct")
     .SetShapeFn(ScalarShape)
     .Doc("A sequence of the inputs, in order.");
 
-REGISTER_OP("SequenceEmpty")
+REGISTER_OP("Onnx>SequenceEmpty")
     .Output("output: variant")
     .Attr("dtype: type = DT_FLOAT")
     .SetShapeFn(ScalarShape)
     .Doc("An empty sequence of `dtype` tensors.");
 
-REGISTER_OP("SequenceInsert")
+REGISTER_OP("Onnx>SequenceInsert")
     .Input("input_sequence: variant")
     .Input("tensor: T")
     .Input("position: Tpos")
@@ -40,7 +40,7 @@ REGISTER_OP("SequenceInsert")
     .Doc("The sequence with `tensor` inserted before `position` (in [-n, n]; at the end "
          "without one).");
 
-REGISTER_OP("SequenceAt")
+REGISTER_OP("Onnx>SequenceAt")
     .Input("input_sequence: variant")
     .Input("position: I")
     .Output("tensor: T")
@@ -48,7 +48,7 @@ REGISTER_OP("SequenceAt")
     .Attr("I: {int32, int64}")
     .Doc("Element `position` (in [-n, n-1]) of the sequence.");
 
-REGISTER_OP("SequenceErase")
+REGISTER_OP("Onnx>SequenceErase")
     .Input("input_sequence: variant")
     .Input("position: Tpos")
     .Output("output_sequence: variant")
@@ -56,13 +56,13 @@ REGISTER_OP("SequenceErase")
     .SetShapeFn(ScalarShape)
     .Doc("The sequence without element `position` (in [-n, n-1]; the last without one).");
 
-REGISTER_OP("SequenceLength")
+REGISTER_OP("Onnx>SequenceLength")
     .Input("input_sequence: variant")
     .Output("length: int64")
     .SetShapeFn(ScalarShape)
     .Doc("The number of elements of the sequence.");
 
-REGISTER_OP("SplitToSequence")
+REGISTER_OP("Onnx>SplitToSequence")
     .Input("input: T")
     .Input("split: Tsplit")
     .Output("output_sequence: variant")
@@ -75,7 +75,7 @@ REGISTER_OP("SplitToSequence")
          "of a scalar `split`'s size (the last may be shorter), or without `split` into "
          "slices of size 1, which lose the axis unless keepdims.");
 
-REGISTER_OP("ConcatFromSequence")
+REGISTER_OP("Onnx>ConcatFromSequence")
     .Input("input_sequence: variant")
     .Output("concat_result: T")
     .Attr("T: type")
@@ -84,20 +84,20 @@ REGISTER_OP("ConcatFromSequence")
     .Doc("The elements concatenated along `axis`, or stacked along a new `axis` when "
          "new_axis is 1.");
 
-REGISTER_OP("Optional")
+REGISTER_OP("Onnx>Optional")
     .Input("input: Tin")
     .Output("output: variant")
     .Attr("Tin: list(type) >= 0")
     .SetShapeFn(ScalarShape)
     .Doc("An optional holding `input`, or nothing when there is no input.");
 
-REGISTER_OP("OptionalHasElement")
+REGISTER_OP("Onnx>OptionalHasElement")
     .Input("input: variant")
     .Output("output: bool")
     .SetShapeFn(ScalarShape)
     .Doc("Whether the optional holds a value.");
 
-REGISTER_OP("OptionalGetElement")
+REGISTER_OP("Onnx>OptionalGetElement")
     .Input("input: variant")
     .Output("output: T")
     .Attr("T: type")

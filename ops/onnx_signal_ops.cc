@@ -8,7 +8,7 @@
 
 namespace sluice {
 
-REGISTER_OP("DFT")
+REGISTER_OP("Onnx>DFT")
     .Input("input: T1")
     .Input("dft_length: T2")
     .Output("output: T1")
@@ -21,7 +21,7 @@ REGISTER_OP("DFT")
          "zero-pads or truncates the signal; onesided keeps the first n/2 + 1 frequencies; "
          "inverse scales by 1/n.");
 
-REGISTER_OP("STFT")
+REGISTER_OP("Onnx>STFT")
     .Input("signal: T1")
     .Input("frame_step: T2")
     .Input("window: Twindow")
@@ -35,7 +35,7 @@ REGISTER_OP("STFT")
     .Doc("Short-time Fourier transform of [batch, length, 1 or 2]: frames of frame_length "
          "every frame_step samples, each times the window, to [batch, frames, bins, 2].");
 
-REGISTER_OP("MelWeightMatrix")
+REGISTER_OP("Onnx>MelWeightMatrix")
     .Input("num_mel_bins: T1")
     .Input("dft_length: T1")
     .Input("sample_rate: T1")

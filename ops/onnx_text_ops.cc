@@ -4,7 +4,7 @@
 
 namespace sluice {
 
-REGISTER_OP("StringNormalizer")
+REGISTER_OP("Onnx>StringNormalizer")
     .Input("x: string")
     .Output("y: string")
     .Attr("case_change_action: {'NONE', 'LOWER', 'UPPER'} = 'NONE'")
@@ -14,7 +14,7 @@ REGISTER_OP("StringNormalizer")
     .Doc("Drops stopwords from a [C] or [1, C] string tensor, then changes case. When every "
          "string is dropped the output is one empty string ([1] or [1, 1]).");
 
-REGISTER_OP("TfIdfVectorizer")
+REGISTER_OP("Onnx>TfIdfVectorizer")
     .Input("x: T")
     .Output("y: float")
     .Attr("T: {string, int32, int64}")

@@ -36,6 +36,18 @@ bool IsIdentifier(absl::string_view s) {
   return true;
 }
 
+// An op's name, as TensorFlow allows it: a letter, digit or '.' first, then also '_', '-', '/'
+// and '>', the namespace separator of names such as "Onnx>Concat".
+bool IsOpName(absl::string_view s) {
+  if (s.empty() || !(std::isalnum(static_cast<unsigned char>(s[0])) || s[0] == '.' || s[0] == '_')) return false;
+  for (char c : s) {
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == '-' || c == '/' || c == '>')) {
+      return false;
+    }
+  }
+  return true;
+}
+
 bool IsArgName(absl::string_view s) {
   if (s.empty() || !std::islower(static_cast<unsigned char>(s[0]))) return false;
   for (char c : s) {
@@ -342,7 +354,7 @@ OpDefBuilder& OpDefBuilder::Doc(std::string summary) { op_def_.set_summary(std::
 absl::Status OpDefBuilder::Finalize(OpRegistrationData* out) const {
   OpDef op = op_def_;
   std::vector<std::string> errors;
-  if (!IsIdentifier(op.name())) errors.push_back(absl::StrCat("bad op name '", op.name(), "'"));
+  if (!IsOpName(op.name())) errors.push_back(absl::StrCat("bad op name '", op.name(), "'"));
   for (const std::string& spec : attrs_) {
     OpDef::AttrDef attr;
     absl::Status s = ParseAttrSpec(spec, &attr);

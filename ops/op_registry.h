@@ -21,6 +21,12 @@
 
 namespace sluice {
 
+// Ops named as TensorFlow names them have TensorFlow's inputs, attrs and meaning. Ops whose
+// meaning is ONNX's live under this prefix ("Onnx>Concat", "Onnx>Cast"), TensorFlow's own
+// namespace syntax, so the two op sets cannot collide. An ONNX op whose TensorFlow namesake is
+// the same op (Exp, Sigmoid, Relu, Add, ...) keeps the plain name.
+inline constexpr absl::string_view kOnnxOpPrefix = "Onnx>";
+
 class OpRegistry : public OpDefLookup {
  public:
   static OpRegistry* Global();

@@ -21,16 +21,16 @@ namespace sluice {
 
 // X_new = X - r * G' / (sqrt(H_new) + epsilon), H_new = H + G'^2, G' = G + norm * X,
 // r = R / (1 + T * decay_factor).
-SL_OPTIMIZER_OP("Adagrad").Attr("decay_factor: float = 0.0").Attr("epsilon: float = 1e-6");
+SL_OPTIMIZER_OP("Onnx>Adagrad").Attr("decay_factor: float = 0.0").Attr("epsilon: float = 1e-6");
 // V_new = alpha * V + beta' * G' (beta' = 1 at T = 0); X_new = X - R * V_new (standard) or
 // X - R * (G' + alpha * V_new) (nesterov).
-SL_OPTIMIZER_OP("Momentum")
+SL_OPTIMIZER_OP("Onnx>Momentum")
     .Attr("alpha: float")
     .Attr("beta: float")
     .Attr("mode: {'standard', 'nesterov'}");
 // V_new = alpha V + (1 - alpha) G'; H_new = beta H + (1 - beta) G'^2; R' = R sqrt(1 - beta^T) /
 // (1 - alpha^T) for T > 0; X_new = (1 - norm_post) (X - R' V_new / (sqrt(H_new) + epsilon)).
-SL_OPTIMIZER_OP("Adam")
+SL_OPTIMIZER_OP("Onnx>Adam")
     .Attr("alpha: float = 0.9")
     .Attr("beta: float = 0.999")
     .Attr("epsilon: float = 1e-6")

@@ -76,9 +76,9 @@ constexpr char kLargeTensorGraph[] = R"(
            attr { key: "value" value { tensor { dtype: DT_INT64 tensor_shape { dim { size: 1 } } int64_val: 16777216 } } } }
     node { name: "one" op: "Const" attr { key: "dtype" value { type: DT_FLOAT } }
            attr { key: "value" value { tensor { dtype: DT_FLOAT float_val: 1 } } } }
-    node { name: "big" op: "Expand" input: "one" input: "dims" device: "/job:worker/task:1"
+    node { name: "big" op: "Onnx>Expand" input: "one" input: "dims" device: "/job:worker/task:1"
            attr { key: "T" value { type: DT_FLOAT } } }
-    node { name: "sum" op: "ReduceSum" input: "big" device: "/job:worker/task:0"
+    node { name: "sum" op: "Onnx>ReduceSum" input: "big" device: "/job:worker/task:0"
            attr { key: "T" value { type: DT_FLOAT } } attr { key: "Taxes" value { list { } } }
            attr { key: "keepdims" value { b: false } } }
 )";
@@ -306,7 +306,7 @@ std::string SlowWorkerGraph() {
                   int64_val: 1024 int64_val: 1024 } } } }
     node { name: "v" op: "Const" attr { key: "dtype" value { type: DT_FLOAT } }
            attr { key: "value" value { tensor { dtype: DT_FLOAT float_val: 0.0009765625 } } } }
-    node { name: "m0" op: "Expand" input: "v" input: "dims" device: "/job:worker/task:1"
+    node { name: "m0" op: "Onnx>Expand" input: "v" input: "dims" device: "/job:worker/task:1"
            attr { key: "T" value { type: DT_FLOAT } } }
     node { name: "quick" op: "Neg" input: "v" device: "/job:worker/task:0"
            attr { key: "T" value { type: DT_FLOAT } } })";
@@ -315,7 +315,7 @@ std::string SlowWorkerGraph() {
                     "device: \"/job:worker/task:1\" attr { key: \"T\" value { type: DT_FLOAT } } }\n");
   }
   absl::StrAppend(&text, R"(
-    node { name: "sum" op: "ReduceSum" input: "m16" device: "/job:worker/task:0"
+    node { name: "sum" op: "Onnx>ReduceSum" input: "m16" device: "/job:worker/task:0"
            attr { key: "T" value { type: DT_FLOAT } } attr { key: "Taxes" value { list { } } }
            attr { key: "keepdims" value { b: false } } })");
   return text;
@@ -341,13 +341,13 @@ constexpr char kSequenceAcrossTasks[] = R"(
   node { name: "b" op: "Const" device: "/job:worker/task:1" attr { key: "dtype" value { type: DT_FLOAT } }
          attr { key: "value" value { tensor { dtype: DT_FLOAT tensor_shape { dim { size: 3 } }
                 float_val: 3 float_val: 4 float_val: 5 } } } }
-  node { name: "seq" op: "SequenceConstruct" input: "a" input: "b" device: "/job:worker/task:1"
+  node { name: "seq" op: "Onnx>SequenceConstruct" input: "a" input: "b" device: "/job:worker/task:1"
          attr { key: "N" value { i: 2 } } attr { key: "T" value { type: DT_FLOAT } } }
   node { name: "pos" op: "Const" device: "/job:worker/task:0" attr { key: "dtype" value { type: DT_INT64 } }
          attr { key: "value" value { tensor { dtype: DT_INT64 int64_val: 1 } } } }
-  node { name: "at" op: "SequenceAt" input: "seq" input: "pos" device: "/job:worker/task:0"
+  node { name: "at" op: "Onnx>SequenceAt" input: "seq" input: "pos" device: "/job:worker/task:0"
          attr { key: "T" value { type: DT_FLOAT } } attr { key: "I" value { type: DT_INT64 } } }
-  node { name: "len" op: "SequenceLength" input: "seq" device: "/job:worker/task:0" }
+  node { name: "len" op: "Onnx>SequenceLength" input: "seq" device: "/job:worker/task:0" }
 )";
 
 TEST_F(GrpcClusterTest, SequencesCrossTasks) {
@@ -480,7 +480,7 @@ TEST_F(GrpcClusterTest, StopsWhileAClientIsConnected) {
 std::string ChainWithStatefulNode() {
   std::string text = R"(
     node { name: "x" op: "Placeholder" attr { key: "dtype" value { type: DT_FLOAT } } }
-    node { name: "r" op: "RandomUniform" attr { key: "shape" value { list { i: 1 i: 2 } } }
+    node { name: "r" op: "Onnx>RandomUniform" attr { key: "shape" value { list { i: 1 i: 2 } } }
            attr { key: "seed" value { f: 7 } } })";
   std::string prev = "x";
   for (int i = 1; i <= 6; ++i) {

@@ -41,11 +41,11 @@ PBTXT
 cat > "$work/large.pbtxt" <<'PBTXT'
 node { name: "shape" op: "Const" device: "/job:worker/task:1" attr { key: "dtype" value { type: DT_INT64 } }
        attr { key: "value" value { tensor { dtype: DT_INT64 tensor_shape { dim { size: 2 } } int64_val: 4096 int64_val: 4096 } } } }
-node { name: "x" op: "ConstantOfShape" input: "shape" device: "/job:worker/task:1"
+node { name: "x" op: "Onnx>ConstantOfShape" input: "shape" device: "/job:worker/task:1"
        attr { key: "dtype" value { type: DT_FLOAT } }
        attr { key: "value" value { tensor { dtype: DT_FLOAT tensor_shape { dim { size: 1 } } float_val: 1 } } } }
 node { name: "y" op: "Neg" input: "x" device: "/job:worker/task:0" attr { key: "T" value { type: DT_FLOAT } } }
-node { name: "out" op: "ReduceSum" input: "y" device: "/job:worker/task:0" attr { key: "T" value { type: DT_FLOAT } }
+node { name: "out" op: "Onnx>ReduceSum" input: "y" device: "/job:worker/task:0" attr { key: "T" value { type: DT_FLOAT } }
        attr { key: "Taxes" value { list { } } } attr { key: "keepdims" value { b: false } } }
 PBTXT
 # A Loop of 2^40 trips on task 1, its result negated on task 0.

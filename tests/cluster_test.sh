@@ -130,9 +130,9 @@ node { name: "dims" op: "Const" attr { key: "dtype" value { type: DT_INT64 } }
        attr { key: "value" value { tensor { dtype: DT_INT64 tensor_shape { dim { size: 1 } } int64_val: 16777216 } } } }
 node { name: "one" op: "Const" attr { key: "dtype" value { type: DT_FLOAT } }
        attr { key: "value" value { tensor { dtype: DT_FLOAT float_val: 1 } } } }
-node { name: "big" op: "Expand" input: "one" input: "dims" device: "/job:worker/task:1"
+node { name: "big" op: "Onnx>Expand" input: "one" input: "dims" device: "/job:worker/task:1"
        attr { key: "T" value { type: DT_FLOAT } } }
-node { name: "sum" op: "ReduceSum" input: "big" device: "/job:worker/task:0"
+node { name: "sum" op: "Onnx>ReduceSum" input: "big" device: "/job:worker/task:0"
        attr { key: "T" value { type: DT_FLOAT } } attr { key: "Taxes" value { list { } } }
        attr { key: "keepdims" value { b: false } } }
 PBTXT

@@ -131,7 +131,7 @@ node { name: "m" op: "Const" attr { key: "dtype" value { type: DT_INT64 } }
        attr { key: "value" value { tensor { dtype: DT_INT64 int64_val: TRIPS } } } }
 node { name: "x0" op: "Const" attr { key: "dtype" value { type: DT_FLOAT } }
        attr { key: "value" value { tensor { dtype: DT_FLOAT float_val: 0 } } } }
-node { name: "loop" op: "Loop" input: "m" input: "x0" device: "LOOP_DEVICE"
+node { name: "loop" op: "Onnx>Loop" input: "m" input: "x0" device: "LOOP_DEVICE"
        attr { key: "Tm" value { list { type: DT_INT64 } } } attr { key: "Tc" value { list { } } }
        attr { key: "Tloop" value { list { type: DT_FLOAT } } } attr { key: "Tcap" value { list { } } }
        attr { key: "Tout" value { list { type: DT_FLOAT } } }

@@ -14,7 +14,7 @@ matmul_graph() {
   sed -e "s|MATMUL_DEVICE|$1|" <<'PBTXT'
 node { name: "shape" op: "Const" attr { key: "dtype" value { type: DT_INT64 } }
        attr { key: "value" value { tensor { dtype: DT_INT64 tensor_shape { dim { size: 2 } } int64_val: 12288 int64_val: 12288 } } } }
-node { name: "x" op: "ConstantOfShape" input: "shape" device: "MATMUL_DEVICE"
+node { name: "x" op: "Onnx>ConstantOfShape" input: "shape" device: "MATMUL_DEVICE"
        attr { key: "dtype" value { type: DT_FLOAT } }
        attr { key: "value" value { tensor { dtype: DT_FLOAT float_val: 1 } } } }
 node { name: "xx" op: "MatMul" input: "x" input: "x" device: "MATMUL_DEVICE" attr { key: "T" value { type: DT_FLOAT } }
@@ -34,11 +34,11 @@ node { name: "xs" op: "Const" attr { key: "dtype" value { type: DT_INT64 } }
        attr { key: "value" value { tensor { dtype: DT_INT64 tensor_shape { dim { size: 4 } } int64_val: 1 int64_val: 16 int64_val: 2048 int64_val: 2048 } } } }
 node { name: "ws" op: "Const" attr { key: "dtype" value { type: DT_INT64 } }
        attr { key: "value" value { tensor { dtype: DT_INT64 tensor_shape { dim { size: 4 } } int64_val: 16 int64_val: 16 int64_val: 31 int64_val: 31 } } } }
-node { name: "x" op: "ConstantOfShape" input: "xs" device: "CONV_DEVICE" attr { key: "dtype" value { type: DT_FLOAT } }
+node { name: "x" op: "Onnx>ConstantOfShape" input: "xs" device: "CONV_DEVICE" attr { key: "dtype" value { type: DT_FLOAT } }
        attr { key: "value" value { tensor { dtype: DT_FLOAT float_val: 1 } } } }
-node { name: "w" op: "ConstantOfShape" input: "ws" device: "CONV_DEVICE" attr { key: "dtype" value { type: DT_FLOAT } }
+node { name: "w" op: "Onnx>ConstantOfShape" input: "ws" device: "CONV_DEVICE" attr { key: "dtype" value { type: DT_FLOAT } }
        attr { key: "value" value { tensor { dtype: DT_FLOAT float_val: 1 } } } }
-node { name: "y" op: "Conv" input: "x" input: "w" device: "CONV_DEVICE" attr { key: "T" value { type: DT_FLOAT } }
+node { name: "y" op: "Onnx>Conv" input: "x" input: "w" device: "CONV_DEVICE" attr { key: "T" value { type: DT_FLOAT } }
        attr { key: "Tb" value { list { } } } attr { key: "pads" value { list { i: 15 i: 15 i: 15 i: 15 } } } }
 node { name: "out" op: "Neg" input: "y" attr { key: "T" value { type: DT_FLOAT } } }
 PBTXT

@@ -35,7 +35,7 @@ constexpr char kStep[] = R"(
   node { name: "step" op: "Mul" input: "g" input: "lr" attr { key: "T" value { type: DT_FLOAT } } }
   node { name: "w_new" op: "Sub" input: "w" input: "step" input: "^loss"
          attr { key: "T" value { type: DT_FLOAT } } }
-  node { name: "count" op: "Cast" input: "x" attr { key: "T1" value { type: DT_FLOAT } }
+  node { name: "count" op: "Onnx>Cast" input: "x" attr { key: "T1" value { type: DT_FLOAT } }
          attr { key: "to" value { type: DT_INT32 } } }
 )";
 

@@ -19,7 +19,7 @@ absl::Status EluGrad(GradientBuilder* b, const GradientNode& n, const Dxs& dys, 
   const DataType dt = b->Dtype(x);
   SL_ASSIGN_OR_RETURN(std::string zero, ScalarConst(b, dt, 0.0));
   SL_ASSIGN_OR_RETURN(std::string a, ScalarConst(b, dt, alpha));
-  SL_ASSIGN_OR_RETURN(std::string positive, b->Binary("Greater", x, zero));
+  SL_ASSIGN_OR_RETURN(std::string positive, b->Binary("Onnx>Greater", x, zero));
   SL_ASSIGN_OR_RETURN(std::string slope, b->Binary("Add", y, a));
   SL_ASSIGN_OR_RETURN(std::string scaled, b->Binary("Mul", dy, slope));
   SL_ASSIGN_OR_RETURN((*dxs)[0], Where(b, positive, dy, scaled));
@@ -35,9 +35,9 @@ absl::Status SeluGrad(GradientBuilder* b, const GradientNode& n, const Dxs& dys,
   SL_ASSIGN_OR_RETURN(std::string zero, ScalarConst(b, dt, 0.0));
   SL_ASSIGN_OR_RETURN(std::string g, ScalarConst(b, dt, gamma));
   SL_ASSIGN_OR_RETURN(std::string ga, ScalarConst(b, dt, static_cast<double>(gamma) * alpha));
-  SL_ASSIGN_OR_RETURN(std::string positive, b->Binary("Greater", x, zero));
+  SL_ASSIGN_OR_RETURN(std::string positive, b->Binary("Onnx>Greater", x, zero));
   SL_ASSIGN_OR_RETURN(std::string slope_neg, b->Binary("Add", y, ga));
-  SL_ASSIGN_OR_RETURN(auto slope, b->Add("Where", {{positive}, {g}, {slope_neg}}));
+  SL_ASSIGN_OR_RETURN(auto slope, b->Add("Onnx>Where", {{positive}, {g}, {slope_neg}}));
   SL_ASSIGN_OR_RETURN((*dxs)[0], b->Binary("Mul", dy, slope[0]));
   return absl::OkStatus();
 }
@@ -49,7 +49,7 @@ absl::Status CeluGrad(GradientBuilder* b, const GradientNode& n, const Dxs& dys,
   const DataType dt = b->Dtype(x);
   SL_ASSIGN_OR_RETURN(std::string zero, ScalarConst(b, dt, 0.0));
   SL_ASSIGN_OR_RETURN(std::string a, ScalarConst(b, dt, alpha));
-  SL_ASSIGN_OR_RETURN(std::string positive, b->Binary("Greater", x, zero));
+  SL_ASSIGN_OR_RETURN(std::string positive, b->Binary("Onnx>Greater", x, zero));
   SL_ASSIGN_OR_RETURN(std::string scaled_x, b->Binary("Div", x, a));
   SL_ASSIGN_OR_RETURN(std::string slope, b->Unary("Exp", scaled_x));
   SL_ASSIGN_OR_RETURN(std::string scaled, b->Binary("Mul", dy, slope));
@@ -87,9 +87,9 @@ absl::Status HardSigmoidGrad(GradientBuilder* b, const GradientNode& n, const Dx
   SL_ASSIGN_OR_RETURN(std::string bt, ScalarConst(b, dt, beta));
   SL_ASSIGN_OR_RETURN(std::string ax, b->Binary("Mul", x, a));
   SL_ASSIGN_OR_RETURN(std::string v, b->Binary("Add", ax, bt));
-  SL_ASSIGN_OR_RETURN(std::string above, b->Binary("Greater", v, zero));
-  SL_ASSIGN_OR_RETURN(std::string below, b->Binary("Less", v, one));
-  SL_ASSIGN_OR_RETURN(std::string inside, b->Binary("And", above, below));
+  SL_ASSIGN_OR_RETURN(std::string above, b->Binary("Onnx>Greater", v, zero));
+  SL_ASSIGN_OR_RETURN(std::string below, b->Binary("Onnx>Less", v, one));
+  SL_ASSIGN_OR_RETURN(std::string inside, b->Binary("Onnx>And", above, below));
   SL_ASSIGN_OR_RETURN(std::string scaled, b->Binary("Mul", dy, a));
   SL_ASSIGN_OR_RETURN((*dxs)[0], Where(b, inside, scaled, zero));
   return absl::OkStatus();
@@ -107,8 +107,8 @@ absl::Status HardSwishGrad(GradientBuilder* b, const GradientNode& n, const Dxs&
   SL_ASSIGN_OR_RETURN(std::string half, ScalarConst(b, dt, 0.5));
   SL_ASSIGN_OR_RETURN(std::string x3, b->Binary("Mul", x, third));
   SL_ASSIGN_OR_RETURN(std::string middle, b->Binary("Add", x3, half));
-  SL_ASSIGN_OR_RETURN(std::string high, b->Binary("Greater", x, three));
-  SL_ASSIGN_OR_RETURN(std::string low, b->Binary("Less", x, minus_three));
+  SL_ASSIGN_OR_RETURN(std::string high, b->Binary("Onnx>Greater", x, three));
+  SL_ASSIGN_OR_RETURN(std::string low, b->Binary("Onnx>Less", x, minus_three));
   SL_ASSIGN_OR_RETURN(std::string one, ScalarConst(b, dt, 1.0));
   SL_ASSIGN_OR_RETURN(std::string upper, Where(b, high, one, middle));
   SL_ASSIGN_OR_RETURN(std::string slope, Where(b, low, zero, upper));
@@ -123,7 +123,7 @@ absl::Status ThresholdedReluGrad(GradientBuilder* b, const GradientNode& n, cons
   const DataType dt = b->Dtype(x);
   SL_ASSIGN_OR_RETURN(std::string zero, ScalarConst(b, dt, 0.0));
   SL_ASSIGN_OR_RETURN(std::string a, ScalarConst(b, dt, alpha));
-  SL_ASSIGN_OR_RETURN(std::string above, b->Binary("Greater", x, a));
+  SL_ASSIGN_OR_RETURN(std::string above, b->Binary("Onnx>Greater", x, a));
   SL_ASSIGN_OR_RETURN((*dxs)[0], Where(b, above, dys[0], zero));
   return absl::OkStatus();
 }
@@ -133,7 +133,7 @@ absl::Status ThresholdedReluGrad(GradientBuilder* b, const GradientNode& n, cons
 absl::Status PReluGrad(GradientBuilder* b, const GradientNode& n, const Dxs& dys, Dxs* dxs) {
   const std::string &x = n.inputs[0], &slope = n.inputs[1], &dy = dys[0];
   SL_ASSIGN_OR_RETURN(std::string zero, ScalarConst(b, b->Dtype(x), 0.0));
-  SL_ASSIGN_OR_RETURN(std::string negative, b->Binary("Less", x, zero));
+  SL_ASSIGN_OR_RETURN(std::string negative, b->Binary("Onnx>Less", x, zero));
   SL_ASSIGN_OR_RETURN(std::string scaled, b->Binary("Mul", dy, slope));
   SL_ASSIGN_OR_RETURN(std::string dx, Where(b, negative, scaled, dy));
   SL_ASSIGN_OR_RETURN((*dxs)[0], b->SumLike(dx, x));
@@ -143,15 +143,15 @@ absl::Status PReluGrad(GradientBuilder* b, const GradientNode& n, const Dxs& dys
   return absl::OkStatus();
 }
 
-REGISTER_GRADIENT("Elu", EluGrad);
-REGISTER_GRADIENT("Selu", SeluGrad);
-REGISTER_GRADIENT("Celu", CeluGrad);
+REGISTER_GRADIENT("Onnx>Elu", EluGrad);
+REGISTER_GRADIENT("Onnx>Selu", SeluGrad);
+REGISTER_GRADIENT("Onnx>Celu", CeluGrad);
 REGISTER_GRADIENT("Softplus", SoftplusGrad);
 REGISTER_GRADIENT("Softsign", SoftsignGrad);
-REGISTER_GRADIENT("HardSigmoid", HardSigmoidGrad);
-REGISTER_GRADIENT("HardSwish", HardSwishGrad);
-REGISTER_GRADIENT("ThresholdedRelu", ThresholdedReluGrad);
-REGISTER_GRADIENT("PRelu", PReluGrad);
+REGISTER_GRADIENT("Onnx>HardSigmoid", HardSigmoidGrad);
+REGISTER_GRADIENT("Onnx>HardSwish", HardSwishGrad);
+REGISTER_GRADIENT("Onnx>ThresholdedRelu", ThresholdedReluGrad);
+REGISTER_GRADIENT("Onnx>PRelu", PReluGrad);
 
 }  // namespace
 }  // namespace sluice

@@ -34,7 +34,7 @@ absl::Status TransposeGrad(GradientBuilder* b, const GradientNode& n, const Dxs&
     }
     attrs["perm"] = Attr(absl::Span<const int64_t>(inverse));
   }
-  SL_ASSIGN_OR_RETURN((*dxs)[0], b->Unary("Transpose", dys[0], attrs));
+  SL_ASSIGN_OR_RETURN((*dxs)[0], b->Unary("Onnx>Transpose", dys[0], attrs));
   return absl::OkStatus();
 }
 
@@ -46,16 +46,16 @@ absl::Status ConcatGrad(GradientBuilder* b, const GradientNode& n, const Dxs& dy
   range["start"] = Attr(axis);
   if (axis != -1) range["end"] = Attr(axis + 1);  // -1 runs to the end: the default.
   for (const std::string& x : n.inputs) {
-    SL_ASSIGN_OR_RETURN(std::string s, b->Unary("Shape", x, range));
+    SL_ASSIGN_OR_RETURN(std::string s, b->Unary("Onnx>Shape", x, range));
     sizes.push_back(s);
   }
   AttrMap concat;
   concat["axis"] = Attr(int64_t{0});
-  SL_ASSIGN_OR_RETURN(auto split, b->Add("Concat", {sizes}, concat));
+  SL_ASSIGN_OR_RETURN(auto split, b->Add("Onnx>Concat", {sizes}, concat));
   AttrMap attrs;
   attrs["axis"] = Attr(axis);
   attrs["num_outputs"] = Attr(static_cast<int64_t>(n.inputs.size()));
-  SL_ASSIGN_OR_RETURN(auto pieces, b->Add("Split", {{dys[0]}, {split[0]}}, attrs));
+  SL_ASSIGN_OR_RETURN(auto pieces, b->Add("Onnx>Split", {{dys[0]}, {split[0]}}, attrs));
   for (size_t i = 0; i < n.inputs.size(); ++i) (*dxs)[i] = pieces[i];
   return absl::OkStatus();
 }
@@ -74,19 +74,19 @@ absl::Status SplitGrad(GradientBuilder* b, const GradientNode& n, const Dxs& dys
   }
   AttrMap attrs;
   attrs["axis"] = Attr(axis);
-  SL_ASSIGN_OR_RETURN(auto dx, b->Add("Concat", {parts}, attrs));
+  SL_ASSIGN_OR_RETURN(auto dx, b->Add("Onnx>Concat", {parts}, attrs));
   (*dxs)[0] = dx[0];
   return absl::OkStatus();
 }
 
 // Inputs: data, starts, ends, then axes and steps when present.
 absl::Status SliceGrad(GradientBuilder* b, const GradientNode& n, const Dxs& dys, Dxs* dxs) {
-  SL_ASSIGN_OR_RETURN(std::string shape, b->Unary("Shape", n.inputs[0]));
+  SL_ASSIGN_OR_RETURN(std::string shape, b->Unary("Onnx>Shape", n.inputs[0]));
   std::vector<std::vector<std::string>> args = {{dys[0]}, {shape}, {n.inputs[1]}, {n.inputs[2]}, {}, {}};
   size_t next = 3;
   if (ListSize(n, "Taxes") > 0) args[4].push_back(n.inputs[next++]);
   if (ListSize(n, "Tsteps") > 0) args[5].push_back(n.inputs[next++]);
-  SL_ASSIGN_OR_RETURN(auto dx, b->Add("SliceGrad", std::move(args)));
+  SL_ASSIGN_OR_RETURN(auto dx, b->Add("Onnx>SliceGrad", std::move(args)));
   (*dxs)[0] = dx[0];
   return absl::OkStatus();
 }
@@ -97,17 +97,17 @@ absl::Status SliceGradGrad(GradientBuilder* b, const GradientNode& n, const Dxs&
   size_t next = 4;
   if (ListSize(n, "Taxes") > 0) args[3].push_back(n.inputs[next++]);
   if (ListSize(n, "Tsteps") > 0) args[4].push_back(n.inputs[next++]);
-  SL_ASSIGN_OR_RETURN(auto d, b->Add("Slice", std::move(args)));
+  SL_ASSIGN_OR_RETURN(auto d, b->Add("Onnx>Slice", std::move(args)));
   (*dxs)[0] = d[0];
   return absl::OkStatus();
 }
 
 absl::Status GatherGrad(GradientBuilder* b, const GradientNode& n, const Dxs& dys, Dxs* dxs) {
   SL_ASSIGN_OR_RETURN(int64_t axis, NodeAttr<int64_t>(n, "axis", 0));
-  SL_ASSIGN_OR_RETURN(std::string shape, b->Unary("Shape", n.inputs[0]));
+  SL_ASSIGN_OR_RETURN(std::string shape, b->Unary("Onnx>Shape", n.inputs[0]));
   AttrMap attrs;
   attrs["axis"] = Attr(axis);
-  SL_ASSIGN_OR_RETURN(auto dx, b->Add("GatherGrad", {{dys[0]}, {n.inputs[1]}, {shape}}, attrs));
+  SL_ASSIGN_OR_RETURN(auto dx, b->Add("Onnx>GatherGrad", {{dys[0]}, {n.inputs[1]}, {shape}}, attrs));
   (*dxs)[0] = dx[0];
   return absl::OkStatus();
 }
@@ -116,7 +116,7 @@ absl::Status GatherGradGrad(GradientBuilder* b, const GradientNode& n, const Dxs
   SL_ASSIGN_OR_RETURN(int64_t axis, NodeAttr<int64_t>(n, "axis", 0));
   AttrMap attrs;
   attrs["axis"] = Attr(axis);
-  SL_ASSIGN_OR_RETURN((*dxs)[0], b->Binary("Gather", dys[0], n.inputs[1], attrs));
+  SL_ASSIGN_OR_RETURN((*dxs)[0], b->Binary("Onnx>Gather", dys[0], n.inputs[1], attrs));
   return absl::OkStatus();
 }
 
@@ -125,18 +125,18 @@ absl::Status ExpandGrad(GradientBuilder* b, const GradientNode& n, const Dxs& dy
   return absl::OkStatus();
 }
 
-REGISTER_GRADIENT("Reshape", ReshapeGrad);
-REGISTER_GRADIENT("Flatten", ReshapeGrad);
-REGISTER_GRADIENT("Squeeze", ReshapeGrad);
-REGISTER_GRADIENT("Unsqueeze", ReshapeGrad);
-REGISTER_GRADIENT("Transpose", TransposeGrad);
-REGISTER_GRADIENT("Concat", ConcatGrad);
-REGISTER_GRADIENT("Split", SplitGrad);
-REGISTER_GRADIENT("Slice", SliceGrad);
-REGISTER_GRADIENT("SliceGrad", SliceGradGrad);
-REGISTER_GRADIENT("Gather", GatherGrad);
-REGISTER_GRADIENT("GatherGrad", GatherGradGrad);
-REGISTER_GRADIENT("Expand", ExpandGrad);
+REGISTER_GRADIENT("Onnx>Reshape", ReshapeGrad);
+REGISTER_GRADIENT("Onnx>Flatten", ReshapeGrad);
+REGISTER_GRADIENT("Onnx>Squeeze", ReshapeGrad);
+REGISTER_GRADIENT("Onnx>Unsqueeze", ReshapeGrad);
+REGISTER_GRADIENT("Onnx>Transpose", TransposeGrad);
+REGISTER_GRADIENT("Onnx>Concat", ConcatGrad);
+REGISTER_GRADIENT("Onnx>Split", SplitGrad);
+REGISTER_GRADIENT("Onnx>Slice", SliceGrad);
+REGISTER_GRADIENT("Onnx>SliceGrad", SliceGradGrad);
+REGISTER_GRADIENT("Onnx>Gather", GatherGrad);
+REGISTER_GRADIENT("Onnx>GatherGrad", GatherGradGrad);
+REGISTER_GRADIENT("Onnx>Expand", ExpandGrad);
 
 }  // namespace
 }  // namespace sluice

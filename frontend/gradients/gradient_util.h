@@ -76,14 +76,14 @@ inline bool IsFloat(DataType dt) {
 
 // `t` reshaped to the shape of `like`.
 inline absl::StatusOr<std::string> ReshapeLike(GradientBuilder* b, const std::string& t, const std::string& like) {
-  SL_ASSIGN_OR_RETURN(std::string shape, b->Unary("Shape", like));
-  return b->Binary("Reshape", t, shape);
+  SL_ASSIGN_OR_RETURN(std::string shape, b->Unary("Onnx>Shape", like));
+  return b->Binary("Onnx>Reshape", t, shape);
 }
 
 // `t` broadcast to the shape of `like`.
 inline absl::StatusOr<std::string> ExpandLike(GradientBuilder* b, const std::string& t, const std::string& like) {
-  SL_ASSIGN_OR_RETURN(std::string shape, b->Unary("Shape", like));
-  return b->Binary("Expand", t, shape);
+  SL_ASSIGN_OR_RETURN(std::string shape, b->Unary("Onnx>Shape", like));
+  return b->Binary("Onnx>Expand", t, shape);
 }
 
 // A reduction's output and gradient with the reduced dims kept (as size 1), so that they
@@ -110,14 +110,14 @@ inline absl::StatusOr<Kept> KeepReducedDims(GradientBuilder* b, const GradientNo
   Kept k{n.outputs[0], dy};
   // Without axes everything is reduced (a scalar broadcasts as it is) or nothing is.
   if (keepdims || n.inputs.size() < 2) return k;
-  SL_ASSIGN_OR_RETURN(k.y, b->Binary("Unsqueeze", n.outputs[0], n.inputs[1]));
-  SL_ASSIGN_OR_RETURN(k.dy, b->Binary("Unsqueeze", dy, n.inputs[1]));
+  SL_ASSIGN_OR_RETURN(k.y, b->Binary("Onnx>Unsqueeze", n.outputs[0], n.inputs[1]));
+  SL_ASSIGN_OR_RETURN(k.dy, b->Binary("Onnx>Unsqueeze", dy, n.inputs[1]));
   return k;
 }
 
 inline absl::StatusOr<std::string> Where(GradientBuilder* b, const std::string& cond, const std::string& t,
                                          const std::string& f) {
-  SL_ASSIGN_OR_RETURN(auto out, b->Add("Where", {{cond}, {t}, {f}}));
+  SL_ASSIGN_OR_RETURN(auto out, b->Add("Onnx>Where", {{cond}, {t}, {f}}));
   return out[0];
 }
 
@@ -126,7 +126,7 @@ inline absl::StatusOr<std::string> CastTo(GradientBuilder* b, const std::string&
   if (b->Dtype(t) == dt) return t;
   AttrMap to;
   to["to"] = Attr(dt);
-  return b->Unary("Cast", t, to);
+  return b->Unary("Onnx>Cast", t, to);
 }
 
 }  // namespace gradient_util

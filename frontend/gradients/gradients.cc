@@ -40,12 +40,12 @@ absl::StatusOr<std::string> GradientBuilder::Binary(absl::string_view op, const 
 }
 
 absl::StatusOr<std::string> GradientBuilder::SumLike(const std::string& t, const std::string& like) {
-  SL_ASSIGN_OR_RETURN(std::string shape, Unary("Shape", like));
+  SL_ASSIGN_OR_RETURN(std::string shape, Unary("Onnx>Shape", like));
   return Binary("SumToShape", t, shape);
 }
 
 absl::StatusOr<std::string> GradientBuilder::Fill(const std::string& like, double value) {
-  SL_ASSIGN_OR_RETURN(std::string shape, Unary("Shape", like));
+  SL_ASSIGN_OR_RETURN(std::string shape, Unary("Onnx>Shape", like));
   const DataType dt = Dtype(like);
   Tensor v(dt, TensorShape({1}));
   bool ok = VisitDataType(dt, [&](auto tag) {
@@ -60,7 +60,7 @@ absl::StatusOr<std::string> GradientBuilder::Fill(const std::string& like, doubl
   AttrMap attrs;
   SetAttrValue(v, &attrs["value"]);
   attrs["dtype"].set_type(dt);
-  SL_ASSIGN_OR_RETURN(auto out, Add("ConstantOfShape", {{shape}}, attrs));
+  SL_ASSIGN_OR_RETURN(auto out, Add("Onnx>ConstantOfShape", {{shape}}, attrs));
   return out[0];
 }
 
@@ -106,12 +106,26 @@ absl::StatusOr<std::vector<std::string>> SymbolicGradients(
     GradientBuilder* b, const GraphDef& graph, const std::string& y_name,
     const std::vector<std::string>& xs, const std::vector<std::string>& zs,
     const absl::flat_hash_map<std::string, std::string>& substitutions) {
+  return SymbolicGradients(b, graph, std::vector<std::string>{y_name}, {}, xs, zs, substitutions);
+}
+
+absl::StatusOr<std::vector<std::string>> SymbolicGradients(
+    GradientBuilder* b, const GraphDef& graph, const std::vector<std::string>& y_names,
+    const std::vector<std::string>& seeds, const std::vector<std::string>& xs,
+    const std::vector<std::string>& zs,
+    const absl::flat_hash_map<std::string, std::string>& substitutions) {
+  if (y_names.empty()) return absl::InvalidArgumentError("no y to differentiate");
+  if (!seeds.empty() && seeds.size() != y_names.size()) {
+    return absl::InvalidArgumentError(absl::StrCat(y_names.size(), " ys but ", seeds.size(), " initial gradients"));
+  }
+  const std::string y_name = absl::StrJoin(y_names, ", ");  // For error paths.
   absl::flat_hash_map<std::string, const NodeDef*> by_name;
   for (const NodeDef& n : graph.node()) by_name[n.name()] = &n;
   absl::flat_hash_set<std::string> sources;
   for (const auto& x : xs) sources.insert(Canonical(x));
   for (const auto& z : zs) sources.insert(Canonical(z));
-  const std::string y = Canonical(y_name);
+  std::vector<std::string> ys;
+  for (const auto& y : y_names) ys.push_back(Canonical(y));
   auto producer = [&](const std::string& t) -> const NodeDef* {
     auto id = ParseTensorName(t);
     if (!id.ok()) return nullptr;
@@ -126,9 +140,10 @@ absl::StatusOr<std::vector<std::string>> SymbolicGradients(
   std::vector<std::string> order;
   std::vector<std::pair<const NodeDef*, bool>> stack;
   absl::flat_hash_set<std::string> visited;
-  if (!sources.contains(y)) {
-    const NodeDef* top = producer(y);
-    if (top == nullptr) return absl::InvalidArgumentError(absl::StrCat("y '", y_name, "' is not in the graph"));
+  for (size_t i = ys.size(); i-- > 0;) {
+    if (sources.contains(ys[i])) continue;
+    const NodeDef* top = producer(ys[i]);
+    if (top == nullptr) return absl::InvalidArgumentError(absl::StrCat("y '", y_names[i], "' is not in the graph"));
     stack.push_back({top, false});
   }
   while (!stack.empty()) {
@@ -198,8 +213,13 @@ absl::StatusOr<std::vector<std::string>> SymbolicGradients(
     SL_ASSIGN_OR_RETURN(auto out, b->Add("AddN", {it->second}));
     return out[0];
   };
-  SL_ASSIGN_OR_RETURN(std::string seed, b->Fill(use(y), 1.0));
-  partials[use(y)].push_back(seed);
+  for (size_t i = 0; i < ys.size(); ++i) {
+    std::string seed = seeds.empty() ? "" : seeds[i];
+    if (seed.empty()) {
+      SL_ASSIGN_OR_RETURN(seed, b->Fill(use(ys[i]), 1.0));
+    }
+    partials[use(ys[i])].push_back(seed);
+  }
   for (auto it = order.rbegin(); it != order.rend(); ++it) {
     const std::string& name = *it;
     if (!depends[name]) continue;

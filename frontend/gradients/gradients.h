@@ -87,6 +87,15 @@ absl::StatusOr<std::vector<std::string>> SymbolicGradients(
     const std::vector<std::string>& xs, const std::vector<std::string>& zs,
     const absl::flat_hash_map<std::string, std::string>& substitutions);
 
+// The same for several ys: the gradients of sum_i sum(ys[i] * seeds[i]), that is, each y's
+// backward pass seeded with seeds[i] (a tensor shaped like ys[i]; ones when `seeds` is empty
+// or seeds[i] is ""), summed. TensorFlow's TF_AddGradients.
+absl::StatusOr<std::vector<std::string>> SymbolicGradients(
+    GradientBuilder* builder, const GraphDef& graph, const std::vector<std::string>& ys,
+    const std::vector<std::string>& seeds, const std::vector<std::string>& xs,
+    const std::vector<std::string>& zs,
+    const absl::flat_hash_map<std::string, std::string>& substitutions);
+
 }  // namespace sluice
 
 #endif  // SLUICE_FRONTEND_GRADIENTS_GRADIENTS_H_

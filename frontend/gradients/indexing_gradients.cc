@@ -27,13 +27,13 @@ absl::Status PadGrad(GradientBuilder* b, const GradientNode& n, const Dxs& dys, 
   SL_ASSIGN_OR_RETURN(std::string unpad, b->Unary("Neg", n.inputs[1]));
   std::vector<std::string> axes;
   if (has_axes) axes.push_back(n.inputs[2 + (has_value ? 1 : 0)]);
-  SL_ASSIGN_OR_RETURN(auto dx, b->Add("Pad", {{dy}, {unpad}, {}, axes}));
+  SL_ASSIGN_OR_RETURN(auto dx, b->Add("Onnx>Pad", {{dy}, {unpad}, {}, axes}));
   (*dxs)[0] = dx[0];
   if (has_value) {
     AttrMap all;
     all["keepdims"] = Attr(false);
-    SL_ASSIGN_OR_RETURN(auto total, b->Add("ReduceSum", {{dy}, {}}, all));
-    SL_ASSIGN_OR_RETURN(auto kept, b->Add("ReduceSum", {{dx[0]}, {}}, all));
+    SL_ASSIGN_OR_RETURN(auto total, b->Add("Onnx>ReduceSum", {{dy}, {}}, all));
+    SL_ASSIGN_OR_RETURN(auto kept, b->Add("Onnx>ReduceSum", {{dx[0]}, {}}, all));
     SL_ASSIGN_OR_RETURN(std::string padded, b->Binary("Sub", total[0], kept[0]));
     SL_ASSIGN_OR_RETURN((*dxs)[2], ReshapeLike(b, padded, n.inputs[2]));
   }
@@ -44,23 +44,23 @@ absl::Status PadGrad(GradientBuilder* b, const GradientNode& n, const Dxs& dys, 
 // repeat axes 0, 2, 4, ...
 absl::Status TileGrad(GradientBuilder* b, const GradientNode& n, const Dxs& dys, Dxs* dxs) {
   const std::string &x = n.inputs[0], &repeats = n.inputs[1];
-  SL_ASSIGN_OR_RETURN(std::string dims, b->Unary("Shape", x));
+  SL_ASSIGN_OR_RETURN(std::string dims, b->Unary("Onnx>Shape", x));
   SL_ASSIGN_OR_RETURN(std::string one, Int64Const(b, {1}));
-  SL_ASSIGN_OR_RETURN(std::string r_col, b->Binary("Unsqueeze", repeats, one));
-  SL_ASSIGN_OR_RETURN(std::string d_col, b->Binary("Unsqueeze", dims, one));
+  SL_ASSIGN_OR_RETURN(std::string r_col, b->Binary("Onnx>Unsqueeze", repeats, one));
+  SL_ASSIGN_OR_RETURN(std::string d_col, b->Binary("Onnx>Unsqueeze", dims, one));
   AttrMap concat;
   concat["axis"] = Attr(int64_t{1});
-  SL_ASSIGN_OR_RETURN(auto pairs, b->Add("Concat", {{r_col, d_col}}, concat));
+  SL_ASSIGN_OR_RETURN(auto pairs, b->Add("Onnx>Concat", {{r_col, d_col}}, concat));
   SL_ASSIGN_OR_RETURN(std::string flat, Int64Const(b, {-1}));
-  SL_ASSIGN_OR_RETURN(std::string interleaved, b->Binary("Reshape", pairs[0], flat));
-  SL_ASSIGN_OR_RETURN(std::string split, b->Binary("Reshape", dys[0], interleaved));
-  SL_ASSIGN_OR_RETURN(std::string rank2, b->Unary("Size", interleaved));
+  SL_ASSIGN_OR_RETURN(std::string interleaved, b->Binary("Onnx>Reshape", pairs[0], flat));
+  SL_ASSIGN_OR_RETURN(std::string split, b->Binary("Onnx>Reshape", dys[0], interleaved));
+  SL_ASSIGN_OR_RETURN(std::string rank2, b->Unary("Onnx>Size", interleaved));
   SL_ASSIGN_OR_RETURN(std::string start, Const(b, Tensor::FromVector<int64_t>({0}, TensorShape({}))));
   SL_ASSIGN_OR_RETURN(std::string step, Const(b, Tensor::FromVector<int64_t>({2}, TensorShape({}))));
-  SL_ASSIGN_OR_RETURN(auto axes, b->Add("Range", {{start}, {rank2}, {step}}));
+  SL_ASSIGN_OR_RETURN(auto axes, b->Add("Onnx>Range", {{start}, {rank2}, {step}}));
   AttrMap attrs;
   attrs["keepdims"] = Attr(false);
-  SL_ASSIGN_OR_RETURN(auto dx, b->Add("ReduceSum", {{split}, {axes[0]}}, attrs));
+  SL_ASSIGN_OR_RETURN(auto dx, b->Add("Onnx>ReduceSum", {{split}, {axes[0]}}, attrs));
   (*dxs)[0] = dx[0];
   return absl::OkStatus();
 }
@@ -73,7 +73,7 @@ absl::Status CumSumGrad(GradientBuilder* b, const GradientNode& n, const Dxs& dy
   AttrMap attrs;
   attrs["exclusive"] = Attr(exclusive);
   attrs["reverse"] = Attr(!reverse);
-  SL_ASSIGN_OR_RETURN((*dxs)[0], b->Binary("CumSum", dys[0], n.inputs[1], attrs));
+  SL_ASSIGN_OR_RETURN((*dxs)[0], b->Binary("Onnx>CumSum", dys[0], n.inputs[1], attrs));
   return absl::OkStatus();
 }
 
@@ -84,7 +84,7 @@ absl::Status GatherElementsGrad(GradientBuilder* b, const GradientNode& n, const
   AttrMap attrs;
   attrs["axis"] = Attr(axis);
   attrs["reduction"] = Attr(std::string("add"));
-  SL_ASSIGN_OR_RETURN(auto dx, b->Add("ScatterElements", {{zeros}, {n.inputs[1]}, {dys[0]}}, attrs));
+  SL_ASSIGN_OR_RETURN(auto dx, b->Add("Onnx>ScatterElements", {{zeros}, {n.inputs[1]}, {dys[0]}}, attrs));
   (*dxs)[0] = dx[0];
   return absl::OkStatus();
 }
@@ -117,11 +117,11 @@ absl::Status ScatterElementsGrad(GradientBuilder* b, const GradientNode& n, cons
   SL_ASSIGN_OR_RETURN(int64_t axis, NodeAttr<int64_t>(n, "axis", 0));
   AttrMap attrs;
   attrs["axis"] = Attr(axis);
-  return ScatterGrad(b, n, dys, dxs, "ScatterElements", "GatherElements", attrs);
+  return ScatterGrad(b, n, dys, dxs, "Onnx>ScatterElements", "Onnx>GatherElements", attrs);
 }
 
 absl::Status ScatterNDGrad(GradientBuilder* b, const GradientNode& n, const Dxs& dys, Dxs* dxs) {
-  return ScatterGrad(b, n, dys, dxs, "ScatterND", "GatherND", {});
+  return ScatterGrad(b, n, dys, dxs, "Onnx>ScatterND", "Onnx>GatherND", {});
 }
 
 // GatherND reads dy's positions; its gradient writes them back, accumulating repeats.
@@ -131,18 +131,18 @@ absl::Status GatherNDGrad(GradientBuilder* b, const GradientNode& n, const Dxs& 
   SL_ASSIGN_OR_RETURN(std::string zeros, b->Fill(n.inputs[0], 0.0));
   AttrMap attrs;
   attrs["reduction"] = Attr(std::string("add"));
-  SL_ASSIGN_OR_RETURN(auto dx, b->Add("ScatterND", {{zeros}, {n.inputs[1]}, {dys[0]}}, attrs));
+  SL_ASSIGN_OR_RETURN(auto dx, b->Add("Onnx>ScatterND", {{zeros}, {n.inputs[1]}, {dys[0]}}, attrs));
   (*dxs)[0] = dx[0];
   return absl::OkStatus();
 }
 
-REGISTER_GRADIENT("Pad", PadGrad);
-REGISTER_GRADIENT("Tile", TileGrad);
-REGISTER_GRADIENT("CumSum", CumSumGrad);
-REGISTER_GRADIENT("GatherElements", GatherElementsGrad);
-REGISTER_GRADIENT("ScatterElements", ScatterElementsGrad);
-REGISTER_GRADIENT("ScatterND", ScatterNDGrad);
-REGISTER_GRADIENT("GatherND", GatherNDGrad);
+REGISTER_GRADIENT("Onnx>Pad", PadGrad);
+REGISTER_GRADIENT("Onnx>Tile", TileGrad);
+REGISTER_GRADIENT("Onnx>CumSum", CumSumGrad);
+REGISTER_GRADIENT("Onnx>GatherElements", GatherElementsGrad);
+REGISTER_GRADIENT("Onnx>ScatterElements", ScatterElementsGrad);
+REGISTER_GRADIENT("Onnx>ScatterND", ScatterNDGrad);
+REGISTER_GRADIENT("Onnx>GatherND", GatherNDGrad);
 
 }  // namespace
 }  // namespace sluice

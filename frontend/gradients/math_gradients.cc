@@ -33,7 +33,7 @@ absl::Status GemmGrad(GradientBuilder* b, const GradientNode& n, const Dxs& dys,
     attrs["alpha"] = Attr(alpha);
     attrs["transA"] = Attr(int64_t{tp});
     attrs["transB"] = Attr(int64_t{tq});
-    SL_ASSIGN_OR_RETURN(auto out, b->Add("Gemm", {{p}, {q}, {}}, attrs));
+    SL_ASSIGN_OR_RETURN(auto out, b->Add("Onnx>Gemm", {{p}, {q}, {}}, attrs));
     return out[0];
   };
   if (ta == 0) {
@@ -65,7 +65,7 @@ absl::Status PowGrad(GradientBuilder* b, const GradientNode& n, const Dxs& dys, 
   if (et != dt) {
     AttrMap to;
     to["to"] = Attr(dt);
-    SL_ASSIGN_OR_RETURN(ex, b->Unary("Cast", e, to));
+    SL_ASSIGN_OR_RETURN(ex, b->Unary("Onnx>Cast", e, to));
   }
   SL_ASSIGN_OR_RETURN(std::string one, ScalarConst(b, dt, 1.0));
   SL_ASSIGN_OR_RETURN(std::string em1, b->Binary("Sub", ex, one));
@@ -75,15 +75,15 @@ absl::Status PowGrad(GradientBuilder* b, const GradientNode& n, const Dxs& dys, 
   SL_ASSIGN_OR_RETURN((*dxs)[0], b->SumLike(dx, x));
   if (!IsFloat(et)) return absl::OkStatus();
   SL_ASSIGN_OR_RETURN(std::string zero, ScalarConst(b, dt, 0.0));
-  SL_ASSIGN_OR_RETURN(std::string positive, b->Binary("Greater", x, zero));
-  SL_ASSIGN_OR_RETURN(auto safe, b->Add("Where", {{positive}, {x}, {one}}));
+  SL_ASSIGN_OR_RETURN(std::string positive, b->Binary("Onnx>Greater", x, zero));
+  SL_ASSIGN_OR_RETURN(auto safe, b->Add("Onnx>Where", {{positive}, {x}, {one}}));
   SL_ASSIGN_OR_RETURN(std::string log, b->Unary("Log", safe[0]));
   SL_ASSIGN_OR_RETURN(std::string t, b->Binary("Mul", dy, n.outputs[0]));
   SL_ASSIGN_OR_RETURN(std::string de, b->Binary("Mul", t, log));
   if (et != dt) {
     AttrMap to;
     to["to"] = Attr(et);
-    SL_ASSIGN_OR_RETURN(de, b->Unary("Cast", de, to));
+    SL_ASSIGN_OR_RETURN(de, b->Unary("Onnx>Cast", de, to));
   }
   SL_ASSIGN_OR_RETURN((*dxs)[1], b->SumLike(de, e));
   return absl::OkStatus();
@@ -113,9 +113,9 @@ absl::Status LeakyReluGrad(GradientBuilder* b, const GradientNode& n, const Dxs&
   const DataType dt = b->Dtype(n.inputs[0]);
   SL_ASSIGN_OR_RETURN(std::string zero, ScalarConst(b, dt, 0.0));
   SL_ASSIGN_OR_RETURN(std::string k, ScalarConst(b, dt, alpha));
-  SL_ASSIGN_OR_RETURN(std::string negative, b->Binary("Less", n.inputs[0], zero));
+  SL_ASSIGN_OR_RETURN(std::string negative, b->Binary("Onnx>Less", n.inputs[0], zero));
   SL_ASSIGN_OR_RETURN(std::string scaled, b->Binary("Mul", dys[0], k));
-  SL_ASSIGN_OR_RETURN(auto dx, b->Add("Where", {{negative}, {scaled}, {dys[0]}}));
+  SL_ASSIGN_OR_RETURN(auto dx, b->Add("Onnx>Where", {{negative}, {scaled}, {dys[0]}}));
   (*dxs)[0] = dx[0];
   return absl::OkStatus();
 }
@@ -127,7 +127,7 @@ absl::Status ClipGrad(GradientBuilder* b, const GradientNode& n, const Dxs& dys,
   std::string inside;
   size_t next = 1;
   auto where = [&](const std::string& cond, const std::string& t, const std::string& f) -> absl::StatusOr<std::string> {
-    SL_ASSIGN_OR_RETURN(auto out, b->Add("Where", {{cond}, {t}, {f}}));
+    SL_ASSIGN_OR_RETURN(auto out, b->Add("Onnx>Where", {{cond}, {t}, {f}}));
     return out[0];
   };
   for (const char* bound : {"Tmin", "Tmax"}) {
@@ -135,13 +135,13 @@ absl::Status ClipGrad(GradientBuilder* b, const GradientNode& n, const Dxs& dys,
     const size_t slot = next++;
     const bool is_min = std::string(bound) == "Tmin";
     const std::string& v = n.inputs[slot];
-    SL_ASSIGN_OR_RETURN(std::string keep, b->Binary(is_min ? "GreaterOrEqual" : "LessOrEqual", x, v));
+    SL_ASSIGN_OR_RETURN(std::string keep, b->Binary(is_min ? "Onnx>GreaterOrEqual" : "Onnx>LessOrEqual", x, v));
     if (inside.empty()) {
       inside = keep;
     } else {
-      SL_ASSIGN_OR_RETURN(inside, b->Binary("And", inside, keep));
+      SL_ASSIGN_OR_RETURN(inside, b->Binary("Onnx>And", inside, keep));
     }
-    SL_ASSIGN_OR_RETURN(std::string clipped, b->Binary(is_min ? "Less" : "Greater", x, v));
+    SL_ASSIGN_OR_RETURN(std::string clipped, b->Binary(is_min ? "Onnx>Less" : "Onnx>Greater", x, v));
     SL_ASSIGN_OR_RETURN(std::string dv, where(clipped, dy, zero));
     SL_ASSIGN_OR_RETURN((*dxs)[slot], b->SumLike(dv, v));
   }
@@ -157,8 +157,8 @@ absl::Status ClipGrad(GradientBuilder* b, const GradientNode& n, const Dxs& dys,
 absl::Status WhereGrad(GradientBuilder* b, const GradientNode& n, const Dxs& dys, Dxs* dxs) {
   const std::string &cond = n.inputs[0], &dy = dys[0];
   SL_ASSIGN_OR_RETURN(std::string zero, ScalarConst(b, b->Dtype(dy), 0.0));
-  SL_ASSIGN_OR_RETURN(auto dx, b->Add("Where", {{cond}, {dy}, {zero}}));
-  SL_ASSIGN_OR_RETURN(auto dy2, b->Add("Where", {{cond}, {zero}, {dy}}));
+  SL_ASSIGN_OR_RETURN(auto dx, b->Add("Onnx>Where", {{cond}, {dy}, {zero}}));
+  SL_ASSIGN_OR_RETURN(auto dy2, b->Add("Onnx>Where", {{cond}, {zero}, {dy}}));
   SL_ASSIGN_OR_RETURN((*dxs)[1], b->SumLike(dx[0], n.inputs[1]));
   SL_ASSIGN_OR_RETURN((*dxs)[2], b->SumLike(dy2[0], n.inputs[2]));
   return absl::OkStatus();
@@ -170,7 +170,7 @@ absl::Status CastGrad(GradientBuilder* b, const GradientNode& n, const Dxs& dys,
   if (!IsFloat(from) || !IsFloat(b->Dtype(dys[0]))) return absl::OkStatus();
   AttrMap to;
   to["to"] = Attr(from);
-  SL_ASSIGN_OR_RETURN((*dxs)[0], b->Unary("Cast", dys[0], to));
+  SL_ASSIGN_OR_RETURN((*dxs)[0], b->Unary("Onnx>Cast", dys[0], to));
   return absl::OkStatus();
 }
 
@@ -178,7 +178,7 @@ absl::StatusOr<std::string> SumAlong(GradientBuilder* b, const std::string& t, i
   SL_ASSIGN_OR_RETURN(std::string axes, Int64Const(b, {axis}));
   AttrMap attrs;
   attrs["keepdims"] = Attr(true);
-  SL_ASSIGN_OR_RETURN(auto out, b->Add("ReduceSum", {{t}, {axes}}, attrs));
+  SL_ASSIGN_OR_RETURN(auto out, b->Add("Onnx>ReduceSum", {{t}, {axes}}, attrs));
   return out[0];
 }
 
@@ -207,10 +207,10 @@ absl::Status LogSoftmaxGrad(GradientBuilder* b, const GradientNode& n, const Dxs
 absl::StatusOr<std::string> SizeRatio(GradientBuilder* b, const std::string& part, const std::string& whole, DataType dt) {
   AttrMap to;
   to["to"] = Attr(dt);
-  SL_ASSIGN_OR_RETURN(std::string ps, b->Unary("Size", part));
-  SL_ASSIGN_OR_RETURN(std::string ws, b->Unary("Size", whole));
-  SL_ASSIGN_OR_RETURN(std::string pf, b->Unary("Cast", ps, to));
-  SL_ASSIGN_OR_RETURN(std::string wf, b->Unary("Cast", ws, to));
+  SL_ASSIGN_OR_RETURN(std::string ps, b->Unary("Onnx>Size", part));
+  SL_ASSIGN_OR_RETURN(std::string ws, b->Unary("Onnx>Size", whole));
+  SL_ASSIGN_OR_RETURN(std::string pf, b->Unary("Onnx>Cast", ps, to));
+  SL_ASSIGN_OR_RETURN(std::string wf, b->Unary("Onnx>Cast", ws, to));
   return b->Binary("Div", pf, wf);
 }
 
@@ -234,9 +234,9 @@ absl::Status ReduceExtremeGrad(GradientBuilder* b, const GradientNode& n, const 
   const std::string& x = n.inputs[0];
   AttrMap to;
   to["to"] = Attr(b->Dtype(x));
-  SL_ASSIGN_OR_RETURN(std::string eq, b->Binary("Equal", x, k.y));
-  SL_ASSIGN_OR_RETURN(std::string mask, b->Unary("Cast", eq, to));
-  SL_ASSIGN_OR_RETURN(std::string count, gradient_util::ReduceKept(b, n, "ReduceSum", mask));
+  SL_ASSIGN_OR_RETURN(std::string eq, b->Binary("Onnx>Equal", x, k.y));
+  SL_ASSIGN_OR_RETURN(std::string mask, b->Unary("Onnx>Cast", eq, to));
+  SL_ASSIGN_OR_RETURN(std::string count, gradient_util::ReduceKept(b, n, "Onnx>ReduceSum", mask));
   SL_ASSIGN_OR_RETURN(std::string picked, b->Binary("Mul", mask, k.dy));
   SL_ASSIGN_OR_RETURN((*dxs)[0], b->Binary("Div", picked, count));
   return absl::OkStatus();
@@ -270,27 +270,27 @@ absl::Status ReluGradGrad(GradientBuilder* b, const GradientNode& n, const Dxs& 
 // Ops whose outputs are shapes, sizes, or constants given a shape: nothing flows back.
 absl::Status NoGradient(GradientBuilder*, const GradientNode&, const Dxs&, Dxs*) { return absl::OkStatus(); }
 
-REGISTER_GRADIENT("Gemm", GemmGrad);
+REGISTER_GRADIENT("Onnx>Gemm", GemmGrad);
 REGISTER_GRADIENT("Pow", PowGrad);
 REGISTER_GRADIENT("Erf", ErfGrad);
 REGISTER_GRADIENT("Abs", AbsGrad);
-REGISTER_GRADIENT("LeakyRelu", LeakyReluGrad);
-REGISTER_GRADIENT("Clip", ClipGrad);
-REGISTER_GRADIENT("Where", WhereGrad);
-REGISTER_GRADIENT("Cast", CastGrad);
-REGISTER_GRADIENT("Softmax", SoftmaxGrad);
-REGISTER_GRADIENT("LogSoftmax", LogSoftmaxGrad);
-REGISTER_GRADIENT("ReduceSum", ReduceSumGrad);
-REGISTER_GRADIENT("ReduceMean", ReduceMeanGrad);
-REGISTER_GRADIENT("ReduceMax", ReduceExtremeGrad);
-REGISTER_GRADIENT("ReduceMin", ReduceExtremeGrad);
+REGISTER_GRADIENT("Onnx>LeakyRelu", LeakyReluGrad);
+REGISTER_GRADIENT("Onnx>Clip", ClipGrad);
+REGISTER_GRADIENT("Onnx>Where", WhereGrad);
+REGISTER_GRADIENT("Onnx>Cast", CastGrad);
+REGISTER_GRADIENT("Onnx>Softmax", SoftmaxGrad);
+REGISTER_GRADIENT("Onnx>LogSoftmax", LogSoftmaxGrad);
+REGISTER_GRADIENT("Onnx>ReduceSum", ReduceSumGrad);
+REGISTER_GRADIENT("Onnx>ReduceMean", ReduceMeanGrad);
+REGISTER_GRADIENT("Onnx>ReduceMax", ReduceExtremeGrad);
+REGISTER_GRADIENT("Onnx>ReduceMin", ReduceExtremeGrad);
 REGISTER_GRADIENT("AddN", AddNGrad);
-REGISTER_GRADIENT("Sum", SumGrad);
+REGISTER_GRADIENT("Onnx>Sum", SumGrad);
 REGISTER_GRADIENT("SumToShape", SumToShapeGrad);
 REGISTER_GRADIENT("ReluGrad", ReluGradGrad);
-REGISTER_GRADIENT("Shape", NoGradient);
-REGISTER_GRADIENT("Size", NoGradient);
-REGISTER_GRADIENT("ConstantOfShape", NoGradient);
+REGISTER_GRADIENT("Onnx>Shape", NoGradient);
+REGISTER_GRADIENT("Onnx>Size", NoGradient);
+REGISTER_GRADIENT("Onnx>ConstantOfShape", NoGradient);
 REGISTER_GRADIENT("MatMulGradShapes", NoGradient);
 
 }  // namespace

@@ -41,10 +41,10 @@ absl::StatusOr<std::string> BeforeActivation(GradientBuilder* b, const GradientN
   SL_ASSIGN_OR_RETURN(std::string lo, ScalarConst(b, dt, params[0]));
   SL_ASSIGN_OR_RETURN(std::string hi, ScalarConst(b, dt, params[1]));
   SL_ASSIGN_OR_RETURN(std::string zero, ScalarConst(b, dt, 0.0));
-  SL_ASSIGN_OR_RETURN(std::string above, b->Binary("Greater", y, lo));
-  SL_ASSIGN_OR_RETURN(std::string below, b->Binary("Less", y, hi));
-  SL_ASSIGN_OR_RETURN(std::string inside, b->Binary("And", above, below));
-  SL_ASSIGN_OR_RETURN(auto out, b->Add("Where", {{inside}, {dy}, {zero}}));
+  SL_ASSIGN_OR_RETURN(std::string above, b->Binary("Onnx>Greater", y, lo));
+  SL_ASSIGN_OR_RETURN(std::string below, b->Binary("Onnx>Less", y, hi));
+  SL_ASSIGN_OR_RETURN(std::string inside, b->Binary("Onnx>And", above, below));
+  SL_ASSIGN_OR_RETURN(auto out, b->Add("Onnx>Where", {{inside}, {dy}, {zero}}));
   return out[0];
 }
 
@@ -53,25 +53,25 @@ absl::StatusOr<std::string> BiasGrad(GradientBuilder* b, const std::string& dy, 
                                      const std::string& bias) {
   AttrMap spatial;
   spatial["start"] = Attr(int64_t{2});
-  SL_ASSIGN_OR_RETURN(std::string kernel, b->Unary("Shape", w, spatial));
-  SL_ASSIGN_OR_RETURN(std::string rank, b->Unary("Shape", kernel));
+  SL_ASSIGN_OR_RETURN(std::string kernel, b->Unary("Onnx>Shape", w, spatial));
+  SL_ASSIGN_OR_RETURN(std::string rank, b->Unary("Onnx>Shape", kernel));
   AttrMap ones;
   ones["value"] = Attr(Tensor::FromVector<int64_t>({1}, TensorShape({1})));
   ones["dtype"] = Attr(DT_INT64);
-  SL_ASSIGN_OR_RETURN(auto unit, b->Add("ConstantOfShape", {{rank}}, ones));
-  SL_ASSIGN_OR_RETURN(std::string channels, b->Unary("Shape", bias));
+  SL_ASSIGN_OR_RETURN(auto unit, b->Add("Onnx>ConstantOfShape", {{rank}}, ones));
+  SL_ASSIGN_OR_RETURN(std::string channels, b->Unary("Onnx>Shape", bias));
   AttrMap concat;
   concat["axis"] = Attr(int64_t{0});
-  SL_ASSIGN_OR_RETURN(auto target, b->Add("Concat", {{channels, unit[0]}}, concat));
+  SL_ASSIGN_OR_RETURN(auto target, b->Add("Onnx>Concat", {{channels, unit[0]}}, concat));
   SL_ASSIGN_OR_RETURN(std::string summed, b->Binary("SumToShape", dy, target[0]));
-  return b->Binary("Reshape", summed, channels);
+  return b->Binary("Onnx>Reshape", summed, channels);
 }
 
 absl::Status ConvGrad(GradientBuilder* b, const GradientNode& n, const Dxs& dys, Dxs* dxs) {
   const std::string &x = n.inputs[0], &w = n.inputs[1];
   SL_ASSIGN_OR_RETURN(std::string dy, BeforeActivation(b, n, dys[0]));
-  SL_ASSIGN_OR_RETURN(std::string x_shape, b->Unary("Shape", x));
-  SL_ASSIGN_OR_RETURN(std::string w_shape, b->Unary("Shape", w));
+  SL_ASSIGN_OR_RETURN(std::string x_shape, b->Unary("Onnx>Shape", x));
+  SL_ASSIGN_OR_RETURN(std::string w_shape, b->Unary("Onnx>Shape", w));
   SL_ASSIGN_OR_RETURN(auto dx, b->Add("ConvBackpropInput", {{dy}, {w}, {x_shape}}, ConvAttrs(n)));
   SL_ASSIGN_OR_RETURN(auto dw, b->Add("ConvBackpropFilter", {{x}, {dy}, {w_shape}}, ConvAttrs(n)));
   (*dxs)[0] = dx[0];
@@ -85,8 +85,8 @@ absl::Status ConvGrad(GradientBuilder* b, const GradientNode& n, const Dxs& dys,
 // dX = ConvBackpropInput(dY, W) is the adjoint of Conv(., W), so <ddX, dX> = <Conv(ddX, W), dY>.
 absl::Status ConvBackpropInputGrad(GradientBuilder* b, const GradientNode& n, const Dxs& dys, Dxs* dxs) {
   const std::string &dy = n.inputs[0], &w = n.inputs[1];
-  SL_ASSIGN_OR_RETURN(auto ddy, b->Add("Conv", {{dys[0]}, {w}, {}}, ConvAttrs(n)));
-  SL_ASSIGN_OR_RETURN(std::string w_shape, b->Unary("Shape", w));
+  SL_ASSIGN_OR_RETURN(auto ddy, b->Add("Onnx>Conv", {{dys[0]}, {w}, {}}, ConvAttrs(n)));
+  SL_ASSIGN_OR_RETURN(std::string w_shape, b->Unary("Onnx>Shape", w));
   SL_ASSIGN_OR_RETURN(auto dw, b->Add("ConvBackpropFilter", {{dys[0]}, {dy}, {w_shape}}, ConvAttrs(n)));
   (*dxs)[0] = ddy[0];
   (*dxs)[1] = dw[0];
@@ -96,9 +96,9 @@ absl::Status ConvBackpropInputGrad(GradientBuilder* b, const GradientNode& n, co
 // <ddW, ConvBackpropFilter(X, dY)> = <Conv(X, ddW), dY>.
 absl::Status ConvBackpropFilterGrad(GradientBuilder* b, const GradientNode& n, const Dxs& dys, Dxs* dxs) {
   const std::string &x = n.inputs[0], &dy = n.inputs[1];
-  SL_ASSIGN_OR_RETURN(std::string x_shape, b->Unary("Shape", x));
+  SL_ASSIGN_OR_RETURN(std::string x_shape, b->Unary("Onnx>Shape", x));
   SL_ASSIGN_OR_RETURN(auto dx, b->Add("ConvBackpropInput", {{dy}, {dys[0]}, {x_shape}}, ConvAttrs(n)));
-  SL_ASSIGN_OR_RETURN(auto ddy, b->Add("Conv", {{x}, {dys[0]}, {}}, ConvAttrs(n)));
+  SL_ASSIGN_OR_RETURN(auto ddy, b->Add("Onnx>Conv", {{x}, {dys[0]}, {}}, ConvAttrs(n)));
   (*dxs)[0] = dx[0];
   (*dxs)[1] = ddy[0];
   return absl::OkStatus();
@@ -106,7 +106,7 @@ absl::Status ConvBackpropFilterGrad(GradientBuilder* b, const GradientNode& n, c
 
 absl::Status MaxPoolGrad(GradientBuilder* b, const GradientNode& n, const Dxs& dys, Dxs* dxs) {
   if (dys[0].empty()) return absl::OkStatus();  // Only Indices was used: not differentiable.
-  SL_ASSIGN_OR_RETURN(auto dx, b->Add("MaxPoolGrad", {{n.inputs[0]}, {dys[0]}},
+  SL_ASSIGN_OR_RETURN(auto dx, b->Add("Onnx>MaxPoolGrad", {{n.inputs[0]}, {dys[0]}},
                                       CopyAttrs(n, {"auto_pad", "ceil_mode", "dilations", "kernel_shape", "pads",
                                                     "strides"})));
   (*dxs)[0] = dx[0];
@@ -118,15 +118,15 @@ AttrMap AveragePoolAttrs(const GradientNode& n) {
 }
 
 absl::Status AveragePoolGrad(GradientBuilder* b, const GradientNode& n, const Dxs& dys, Dxs* dxs) {
-  SL_ASSIGN_OR_RETURN(std::string shape, b->Unary("Shape", n.inputs[0]));
-  SL_ASSIGN_OR_RETURN(auto dx, b->Add("AveragePoolGrad", {{dys[0]}, {shape}}, AveragePoolAttrs(n)));
+  SL_ASSIGN_OR_RETURN(std::string shape, b->Unary("Onnx>Shape", n.inputs[0]));
+  SL_ASSIGN_OR_RETURN(auto dx, b->Add("Onnx>AveragePoolGrad", {{dys[0]}, {shape}}, AveragePoolAttrs(n)));
   (*dxs)[0] = dx[0];
   return absl::OkStatus();
 }
 
 // AveragePoolGrad is the adjoint of AveragePool, and the other way round.
 absl::Status AveragePoolGradGrad(GradientBuilder* b, const GradientNode& n, const Dxs& dys, Dxs* dxs) {
-  SL_ASSIGN_OR_RETURN((*dxs)[0], b->Unary("AveragePool", dys[0], AveragePoolAttrs(n)));
+  SL_ASSIGN_OR_RETURN((*dxs)[0], b->Unary("Onnx>AveragePool", dys[0], AveragePoolAttrs(n)));
   return absl::OkStatus();
 }
 
@@ -136,12 +136,12 @@ absl::Status GlobalAveragePoolGrad(GradientBuilder* b, const GradientNode& n, co
   const DataType dt = b->Dtype(x);
   AttrMap to;
   to["to"] = Attr(dt);
-  SL_ASSIGN_OR_RETURN(std::string shape, b->Unary("Shape", x));
-  SL_ASSIGN_OR_RETURN(std::string spread, b->Binary("Expand", dys[0], shape));
-  SL_ASSIGN_OR_RETURN(std::string ys, b->Unary("Size", n.outputs[0]));
-  SL_ASSIGN_OR_RETURN(std::string xs, b->Unary("Size", x));
-  SL_ASSIGN_OR_RETURN(std::string yf, b->Unary("Cast", ys, to));
-  SL_ASSIGN_OR_RETURN(std::string xf, b->Unary("Cast", xs, to));
+  SL_ASSIGN_OR_RETURN(std::string shape, b->Unary("Onnx>Shape", x));
+  SL_ASSIGN_OR_RETURN(std::string spread, b->Binary("Onnx>Expand", dys[0], shape));
+  SL_ASSIGN_OR_RETURN(std::string ys, b->Unary("Onnx>Size", n.outputs[0]));
+  SL_ASSIGN_OR_RETURN(std::string xs, b->Unary("Onnx>Size", x));
+  SL_ASSIGN_OR_RETURN(std::string yf, b->Unary("Onnx>Cast", ys, to));
+  SL_ASSIGN_OR_RETURN(std::string xf, b->Unary("Onnx>Cast", xs, to));
   SL_ASSIGN_OR_RETURN(std::string ratio, b->Binary("Div", yf, xf));
   SL_ASSIGN_OR_RETURN((*dxs)[0], b->Binary("Mul", spread, ratio));
   return absl::OkStatus();
@@ -152,8 +152,8 @@ absl::Status GlobalMaxPoolGrad(GradientBuilder* b, const GradientNode& n, const 
   const std::string &x = n.inputs[0], &y = n.outputs[0];
   AttrMap to;
   to["to"] = Attr(b->Dtype(x));
-  SL_ASSIGN_OR_RETURN(std::string eq, b->Binary("Equal", x, y));
-  SL_ASSIGN_OR_RETURN(std::string mask, b->Unary("Cast", eq, to));
+  SL_ASSIGN_OR_RETURN(std::string eq, b->Binary("Onnx>Equal", x, y));
+  SL_ASSIGN_OR_RETURN(std::string mask, b->Unary("Onnx>Cast", eq, to));
   SL_ASSIGN_OR_RETURN(std::string count, b->SumLike(mask, y));
   SL_ASSIGN_OR_RETURN(std::string picked, b->Binary("Mul", mask, dys[0]));
   SL_ASSIGN_OR_RETURN((*dxs)[0], b->Binary("Div", picked, count));
@@ -177,11 +177,11 @@ absl::Status BatchNormGrad(GradientBuilder* b, const GradientNode& n, const Dxs&
     if (b->Dtype(t) == to) return t;
     AttrMap a;
     a["to"] = Attr(to);
-    return b->Unary("Cast", t, a);
+    return b->Unary("Onnx>Cast", t, a);
   };
   SL_ASSIGN_OR_RETURN(std::string mean, cast(n.inputs[3], scale_type));
   SL_ASSIGN_OR_RETURN(std::string var, cast(n.inputs[4], scale_type));
-  SL_ASSIGN_OR_RETURN(auto g, b->Add("BatchNormalizationGrad",
+  SL_ASSIGN_OR_RETURN(auto g, b->Add("Onnx>BatchNormalizationGrad",
                                      {{dys[0]}, {n.inputs[0]}, {n.inputs[1]}, {mean}, {var}}, attrs));
   (*dxs)[0] = g[0];
   (*dxs)[1] = g[1];
@@ -208,7 +208,7 @@ absl::Status DropoutGrad(GradientBuilder* b, const GradientNode& n, const Dxs& d
   SL_ASSIGN_OR_RETURN(std::string one, ScalarConst(b, dt, 1.0));
   std::string ratio;
   if (has_ratio) {
-    SL_ASSIGN_OR_RETURN(ratio, b->Unary("Cast", n.inputs[1], to));
+    SL_ASSIGN_OR_RETURN(ratio, b->Unary("Onnx>Cast", n.inputs[1], to));
   } else {
     SL_ASSIGN_OR_RETURN(float r, NodeAttr<float>(n, "default_ratio", 0.5f));
     SL_ASSIGN_OR_RETURN(ratio, ScalarConst(b, dt, r));
@@ -217,27 +217,27 @@ absl::Status DropoutGrad(GradientBuilder* b, const GradientNode& n, const Dxs& d
   if (b->Dtype(training) != DT_BOOL) {
     AttrMap to_bool;
     to_bool["to"] = Attr(DT_BOOL);
-    SL_ASSIGN_OR_RETURN(training, b->Unary("Cast", training, to_bool));
+    SL_ASSIGN_OR_RETURN(training, b->Unary("Onnx>Cast", training, to_bool));
   }
   SL_ASSIGN_OR_RETURN(std::string keep, b->Binary("Sub", one, ratio));
   SL_ASSIGN_OR_RETURN(std::string scale, b->Binary("Div", one, keep));
-  SL_ASSIGN_OR_RETURN(auto s, b->Add("Where", {{training}, {scale}, {one}}));
-  SL_ASSIGN_OR_RETURN(std::string mask, b->Unary("Cast", n.outputs[1], to));
+  SL_ASSIGN_OR_RETURN(auto s, b->Add("Onnx>Where", {{training}, {scale}, {one}}));
+  SL_ASSIGN_OR_RETURN(std::string mask, b->Unary("Onnx>Cast", n.outputs[1], to));
   SL_ASSIGN_OR_RETURN(std::string kept, b->Binary("Mul", dys[0], mask));
   SL_ASSIGN_OR_RETURN((*dxs)[0], b->Binary("Mul", kept, s[0]));
   return absl::OkStatus();
 }
 
-REGISTER_GRADIENT("Conv", ConvGrad);
-REGISTER_GRADIENT("ConvBackpropInput", ConvBackpropInputGrad);
-REGISTER_GRADIENT("ConvBackpropFilter", ConvBackpropFilterGrad);
-REGISTER_GRADIENT("MaxPool", MaxPoolGrad);
-REGISTER_GRADIENT("AveragePool", AveragePoolGrad);
-REGISTER_GRADIENT("AveragePoolGrad", AveragePoolGradGrad);
-REGISTER_GRADIENT("GlobalAveragePool", GlobalAveragePoolGrad);
-REGISTER_GRADIENT("GlobalMaxPool", GlobalMaxPoolGrad);
-REGISTER_GRADIENT("BatchNormalization", BatchNormGrad);
-REGISTER_GRADIENT("Dropout", DropoutGrad);
+REGISTER_GRADIENT("Onnx>Conv", ConvGrad);
+REGISTER_GRADIENT("Onnx>ConvBackpropInput", ConvBackpropInputGrad);
+REGISTER_GRADIENT("Onnx>ConvBackpropFilter", ConvBackpropFilterGrad);
+REGISTER_GRADIENT("Onnx>MaxPool", MaxPoolGrad);
+REGISTER_GRADIENT("Onnx>AveragePool", AveragePoolGrad);
+REGISTER_GRADIENT("Onnx>AveragePoolGrad", AveragePoolGradGrad);
+REGISTER_GRADIENT("Onnx>GlobalAveragePool", GlobalAveragePoolGrad);
+REGISTER_GRADIENT("Onnx>GlobalMaxPool", GlobalMaxPoolGrad);
+REGISTER_GRADIENT("Onnx>BatchNormalization", BatchNormGrad);
+REGISTER_GRADIENT("Onnx>Dropout", DropoutGrad);
 
 }  // namespace
 }  // namespace sluice

@@ -27,7 +27,7 @@ struct Rows {
 absl::StatusOr<std::string> MeanAlong(GradientBuilder* b, const std::string& t, const std::string& axes) {
   AttrMap attrs;
   attrs["keepdims"] = Attr(true);
-  SL_ASSIGN_OR_RETURN(auto out, b->Add("ReduceMean", {{t}, {axes}}, attrs));
+  SL_ASSIGN_OR_RETURN(auto out, b->Add("Onnx>ReduceMean", {{t}, {axes}}, attrs));
   return out[0];
 }
 
@@ -78,11 +78,11 @@ absl::Status LayerNormGrad(GradientBuilder* b, const GradientNode& n, const Dxs&
   const std::string &x = n.inputs[0], &scale = n.inputs[1], &dy = dys[0];
   AttrMap flatten;
   flatten["axis"] = Attr(axis);
-  SL_ASSIGN_OR_RETURN(std::string x2, b->Unary("Flatten", x, flatten));
+  SL_ASSIGN_OR_RETURN(std::string x2, b->Unary("Onnx>Flatten", x, flatten));
   SL_ASSIGN_OR_RETURN(Rows r, Normalize(b, x2, 1, epsilon));
   SL_ASSIGN_OR_RETURN(std::string xhat, ReshapeLike(b, r.xhat, x));
   SL_ASSIGN_OR_RETURN(std::string g, b->Binary("Mul", dy, scale));
-  SL_ASSIGN_OR_RETURN(std::string g2, b->Unary("Flatten", g, flatten));
+  SL_ASSIGN_OR_RETURN(std::string g2, b->Unary("Onnx>Flatten", g, flatten));
   SL_ASSIGN_OR_RETURN(std::string dx2, RowsGrad(b, r, g2));
   SL_ASSIGN_OR_RETURN((*dxs)[0], ReshapeLike(b, dx2, x));
   SL_ASSIGN_OR_RETURN(std::string ds, b->Binary("Mul", dy, xhat));
@@ -96,7 +96,7 @@ absl::Status LayerNormGrad(GradientBuilder* b, const GradientNode& n, const Dxs&
 // `t` of shape [N, C, ...] as [N, C, spatial].
 absl::StatusOr<std::string> ChannelRows(GradientBuilder* b, const std::string& t) {
   SL_ASSIGN_OR_RETURN(std::string shape, Int64Const(b, {0, 0, -1}));
-  return b->Binary("Reshape", t, shape);
+  return b->Binary("Onnx>Reshape", t, shape);
 }
 
 // Per channel of [N, C, spatial]: summed over N and the spatial positions.
@@ -104,7 +104,7 @@ absl::StatusOr<std::string> SumPerChannel(GradientBuilder* b, const std::string&
   SL_ASSIGN_OR_RETURN(std::string axes, Int64Const(b, {0, 2}));
   AttrMap attrs;
   attrs["keepdims"] = Attr(false);
-  SL_ASSIGN_OR_RETURN(auto out, b->Add("ReduceSum", {{t3}, {axes}}, attrs));
+  SL_ASSIGN_OR_RETURN(auto out, b->Add("Onnx>ReduceSum", {{t3}, {axes}}, attrs));
   return out[0];
 }
 
@@ -116,7 +116,7 @@ absl::Status InstanceNormGrad(GradientBuilder* b, const GradientNode& n, const D
   SL_ASSIGN_OR_RETURN(Rows r, Normalize(b, x3, 2, epsilon));
   SL_ASSIGN_OR_RETURN(std::string dy3, ChannelRows(b, dys[0]));
   SL_ASSIGN_OR_RETURN(std::string one, Int64Const(b, {1}));
-  SL_ASSIGN_OR_RETURN(std::string column, b->Binary("Unsqueeze", scale, one));
+  SL_ASSIGN_OR_RETURN(std::string column, b->Binary("Onnx>Unsqueeze", scale, one));
   SL_ASSIGN_OR_RETURN(std::string g3, b->Binary("Mul", dy3, column));
   SL_ASSIGN_OR_RETURN(std::string dx3, RowsGrad(b, r, g3));
   SL_ASSIGN_OR_RETURN((*dxs)[0], ReshapeLike(b, dx3, x));
@@ -141,8 +141,8 @@ absl::Status ConvTransposeGrad(GradientBuilder* b, const GradientNode& n, const 
     if (it != n.def->attr().end()) attrs[name] = it->second;
   }
   const std::string &x = n.inputs[0], &w = n.inputs[1], &dy = dys[0];
-  SL_ASSIGN_OR_RETURN(auto dx, b->Add("Conv", {{dy}, {w}, {}}, attrs));
-  SL_ASSIGN_OR_RETURN(std::string w_shape, b->Unary("Shape", w));
+  SL_ASSIGN_OR_RETURN(auto dx, b->Add("Onnx>Conv", {{dy}, {w}, {}}, attrs));
+  SL_ASSIGN_OR_RETURN(std::string w_shape, b->Unary("Onnx>Shape", w));
   SL_ASSIGN_OR_RETURN(auto dw, b->Add("ConvBackpropFilter", {{dy}, {x}, {w_shape}}, attrs));
   (*dxs)[0] = dx[0];
   (*dxs)[1] = dw[0];
@@ -153,9 +153,9 @@ absl::Status ConvTransposeGrad(GradientBuilder* b, const GradientNode& n, const 
   return absl::OkStatus();
 }
 
-REGISTER_GRADIENT("LayerNormalization", LayerNormGrad);
-REGISTER_GRADIENT("InstanceNormalization", InstanceNormGrad);
-REGISTER_GRADIENT("ConvTranspose", ConvTransposeGrad);
+REGISTER_GRADIENT("Onnx>LayerNormalization", LayerNormGrad);
+REGISTER_GRADIENT("Onnx>InstanceNormalization", InstanceNormGrad);
+REGISTER_GRADIENT("Onnx>ConvTranspose", ConvTransposeGrad);
 
 }  // namespace
 }  // namespace sluice

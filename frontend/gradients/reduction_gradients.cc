@@ -32,13 +32,13 @@ absl::Status ReduceProdGrad(GradientBuilder* b, const GradientNode& n, const Dxs
   const DataType dt = b->Dtype(x);
   SL_ASSIGN_OR_RETURN(std::string zero, ScalarConst(b, dt, 0.0));
   SL_ASSIGN_OR_RETURN(std::string one, ScalarConst(b, dt, 1.0));
-  SL_ASSIGN_OR_RETURN(std::string is_zero, b->Binary("Equal", x, zero));
+  SL_ASSIGN_OR_RETURN(std::string is_zero, b->Binary("Onnx>Equal", x, zero));
   SL_ASSIGN_OR_RETURN(std::string nonzero, Where(b, is_zero, one, x));
-  SL_ASSIGN_OR_RETURN(std::string prod, ReduceKept(b, n, "ReduceProd", nonzero));
+  SL_ASSIGN_OR_RETURN(std::string prod, ReduceKept(b, n, "Onnx>ReduceProd", nonzero));
   SL_ASSIGN_OR_RETURN(std::string zero_flags, CastTo(b, is_zero, dt));
-  SL_ASSIGN_OR_RETURN(std::string zeros, ReduceKept(b, n, "ReduceSum", zero_flags));
-  SL_ASSIGN_OR_RETURN(std::string no_zero, b->Binary("Equal", zeros, zero));
-  SL_ASSIGN_OR_RETURN(std::string one_zero, b->Binary("Equal", zeros, one));
+  SL_ASSIGN_OR_RETURN(std::string zeros, ReduceKept(b, n, "Onnx>ReduceSum", zero_flags));
+  SL_ASSIGN_OR_RETURN(std::string no_zero, b->Binary("Onnx>Equal", zeros, zero));
+  SL_ASSIGN_OR_RETURN(std::string one_zero, b->Binary("Onnx>Equal", zeros, one));
   SL_ASSIGN_OR_RETURN(std::string others, b->Binary("Div", prod, nonzero));
   SL_ASSIGN_OR_RETURN(std::string at_nonzero, Where(b, no_zero, others, zero));
   SL_ASSIGN_OR_RETURN(std::string at_zero, Where(b, one_zero, prod, zero));
@@ -59,7 +59,7 @@ absl::Status ReduceL2Grad(GradientBuilder* b, const GradientNode& n, const Dxs& 
   const DataType dt = b->Dtype(x);
   SL_ASSIGN_OR_RETURN(std::string zero, ScalarConst(b, dt, 0.0));
   SL_ASSIGN_OR_RETURN(std::string one, ScalarConst(b, dt, 1.0));
-  SL_ASSIGN_OR_RETURN(std::string is_zero, b->Binary("Equal", k.y, zero));
+  SL_ASSIGN_OR_RETURN(std::string is_zero, b->Binary("Onnx>Equal", k.y, zero));
   SL_ASSIGN_OR_RETURN(std::string safe, Where(b, is_zero, one, k.y));
   SL_ASSIGN_OR_RETURN(std::string ratio, b->Binary("Div", x, safe));
   SL_ASSIGN_OR_RETURN(std::string local, Where(b, is_zero, zero, ratio));
@@ -89,12 +89,12 @@ absl::Status ReduceSumSquareGrad(GradientBuilder* b, const GradientNode& n, cons
   return Scale(b, n, k, local, dxs);
 }
 
-REGISTER_GRADIENT("ReduceProd", ReduceProdGrad);
-REGISTER_GRADIENT("ReduceL1", ReduceL1Grad);
-REGISTER_GRADIENT("ReduceL2", ReduceL2Grad);
-REGISTER_GRADIENT("ReduceLogSum", ReduceLogSumGrad);
-REGISTER_GRADIENT("ReduceLogSumExp", ReduceLogSumExpGrad);
-REGISTER_GRADIENT("ReduceSumSquare", ReduceSumSquareGrad);
+REGISTER_GRADIENT("Onnx>ReduceProd", ReduceProdGrad);
+REGISTER_GRADIENT("Onnx>ReduceL1", ReduceL1Grad);
+REGISTER_GRADIENT("Onnx>ReduceL2", ReduceL2Grad);
+REGISTER_GRADIENT("Onnx>ReduceLogSum", ReduceLogSumGrad);
+REGISTER_GRADIENT("Onnx>ReduceLogSumExp", ReduceLogSumExpGrad);
+REGISTER_GRADIENT("Onnx>ReduceSumSquare", ReduceSumSquareGrad);
 
 }  // namespace
 }  // namespace sluice

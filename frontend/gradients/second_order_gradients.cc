@@ -22,10 +22,10 @@ absl::Status MaxPoolGradGrad(GradientBuilder* b, const GradientNode& n, const Dx
     if (it != n.def->attr().end()) attrs[name] = it->second;
   }
   attrs["produce_indices"] = Attr(true);
-  SL_ASSIGN_OR_RETURN(auto pooled, b->Add("MaxPool", {{n.inputs[0]}}, attrs));
+  SL_ASSIGN_OR_RETURN(auto pooled, b->Add("Onnx>MaxPool", {{n.inputs[0]}}, attrs));
   SL_ASSIGN_OR_RETURN(std::string flat, Int64Const(b, {-1}));
-  SL_ASSIGN_OR_RETURN(std::string ddx, b->Binary("Reshape", dys[0], flat));
-  SL_ASSIGN_OR_RETURN(std::string picked, b->Binary("Gather", ddx, pooled[1]));
+  SL_ASSIGN_OR_RETURN(std::string ddx, b->Binary("Onnx>Reshape", dys[0], flat));
+  SL_ASSIGN_OR_RETURN(std::string picked, b->Binary("Onnx>Gather", ddx, pooled[1]));
   SL_ASSIGN_OR_RETURN((*dxs)[1], ReshapeLike(b, picked, n.inputs[1]));
   return absl::OkStatus();
 }
@@ -57,10 +57,10 @@ class BatchNormSecondOrder {
     dt_ = b_->Dtype(x);
     SL_ASSIGN_OR_RETURN(rows_shape_, Int64Const(b_, {0, 0, -1}));
     SL_ASSIGN_OR_RETURN(axes_, Int64Const(b_, {0, 2}));
-    SL_ASSIGN_OR_RETURN(std::string x3, b_->Binary("Reshape", x, rows_shape_));
-    SL_ASSIGN_OR_RETURN(std::string g, b_->Binary("Reshape", dy, rows_shape_));
+    SL_ASSIGN_OR_RETURN(std::string x3, b_->Binary("Onnx>Reshape", x, rows_shape_));
+    SL_ASSIGN_OR_RETURN(std::string g, b_->Binary("Onnx>Reshape", dy, rows_shape_));
     SL_ASSIGN_OR_RETURN(std::string one_axis, Int64Const(b_, {1}));
-    SL_ASSIGN_OR_RETURN(std::string gamma, b_->Binary("Unsqueeze", scale, one_axis));  // [C, 1]
+    SL_ASSIGN_OR_RETURN(std::string gamma, b_->Binary("Onnx>Unsqueeze", scale, one_axis));  // [C, 1]
     // Statistics.
     SL_ASSIGN_OR_RETURN(std::string mu, Mean(x3));
     SL_ASSIGN_OR_RETURN(std::string xc, b_->Binary("Sub", x3, mu));
@@ -78,7 +78,7 @@ class BatchNormSecondOrder {
     std::vector<std::string> dg_terms, dx_terms;
     std::string dscale;
     if (!dys[0].empty()) {
-      SL_ASSIGN_OR_RETURN(std::string a, b_->Binary("Reshape", dys[0], rows_shape_));
+      SL_ASSIGN_OR_RETURN(std::string a, b_->Binary("Onnx>Reshape", dys[0], rows_shape_));
       SL_ASSIGN_OR_RETURN(std::string pa, P(a));
       SL_ASSIGN_OR_RETURN(std::string t, b_->Binary("Mul", gamma_inv, pa));
       dg_terms.push_back(t);
@@ -96,14 +96,14 @@ class BatchNormSecondOrder {
       SL_ASSIGN_OR_RETURN(std::string u1, b_->Binary("Mul", m1, xhat_));
       SL_ASSIGN_OR_RETURN(std::string u2, b_->Binary("Mul", m2, pa));
       SL_ASSIGN_OR_RETURN(std::string u3, b_->Binary("Mul", m3, pg));
-      SL_ASSIGN_OR_RETURN(auto u, b_->Add("Sum", {{u1, u2, u3}}));
+      SL_ASSIGN_OR_RETURN(auto u, b_->Add("Onnx>Sum", {{u1, u2, u3}}));
       SL_ASSIGN_OR_RETURN(std::string k, b_->Binary("Mul", gamma_inv, inv_));
       SL_ASSIGN_OR_RETURN(std::string scaled, b_->Binary("Mul", k, u[0]));
       SL_ASSIGN_OR_RETURN(std::string neg, b_->Unary("Neg", scaled));
       dx_terms.push_back(neg);
     }
     if (!dys[1].empty()) {
-      SL_ASSIGN_OR_RETURN(std::string bs, b_->Binary("Unsqueeze", dys[1], one_axis));  // [C, 1]
+      SL_ASSIGN_OR_RETURN(std::string bs, b_->Binary("Onnx>Unsqueeze", dys[1], one_axis));  // [C, 1]
       SL_ASSIGN_OR_RETURN(std::string t, b_->Binary("Mul", bs, xhat_));
       dg_terms.push_back(t);
       SL_ASSIGN_OR_RETURN(std::string k, b_->Binary("Mul", bs, inv_));
@@ -111,7 +111,7 @@ class BatchNormSecondOrder {
       dx_terms.push_back(u);
     }
     if (!dys[2].empty()) {
-      SL_ASSIGN_OR_RETURN(std::string bb, b_->Binary("Unsqueeze", dys[2], one_axis));  // Broadcast by Total.
+      SL_ASSIGN_OR_RETURN(std::string bb, b_->Binary("Onnx>Unsqueeze", dys[2], one_axis));  // Broadcast by Total.
       dg_terms.push_back(bb);
     }
     if (!dg_terms.empty()) {
@@ -133,8 +133,8 @@ class BatchNormSecondOrder {
     SL_ASSIGN_OR_RETURN(auto out, b_->Add(op, {{t}, {axes_}}, attrs));
     return out[0];
   }
-  absl::StatusOr<std::string> Mean(const std::string& t) { return Reduce("ReduceMean", t); }
-  absl::StatusOr<std::string> Sum(const std::string& t) { return Reduce("ReduceSum", t); }
+  absl::StatusOr<std::string> Mean(const std::string& t) { return Reduce("Onnx>ReduceMean", t); }
+  absl::StatusOr<std::string> Sum(const std::string& t) { return Reduce("Onnx>ReduceSum", t); }
 
   absl::StatusOr<std::string> P(const std::string& t) {
     SL_ASSIGN_OR_RETURN(std::string m, Mean(t));
@@ -148,14 +148,14 @@ class BatchNormSecondOrder {
   // [1, C, 1] -> [C].
   absl::StatusOr<std::string> ToChannels(const std::string& t) {
     SL_ASSIGN_OR_RETURN(std::string flat, Int64Const(b_, {-1}));
-    return b_->Binary("Reshape", t, flat);
+    return b_->Binary("Onnx>Reshape", t, flat);
   }
 
   // The terms added and broadcast to `like`'s shape.
   absl::StatusOr<std::string> Total(const std::vector<std::string>& terms, const std::string& like) {
     std::string sum = terms[0];
     if (terms.size() > 1) {
-      SL_ASSIGN_OR_RETURN(auto out, b_->Add("Sum", {terms}));
+      SL_ASSIGN_OR_RETURN(auto out, b_->Add("Onnx>Sum", {terms}));
       sum = out[0];
     }
     return gradient_util::ExpandLike(b_, sum, like);
@@ -171,8 +171,8 @@ absl::Status BatchNormGradGrad(GradientBuilder* b, const GradientNode& n, const 
   return second.Build(n, dys, dxs);
 }
 
-REGISTER_GRADIENT("MaxPoolGrad", MaxPoolGradGrad);
-REGISTER_GRADIENT("BatchNormalizationGrad", BatchNormGradGrad);
+REGISTER_GRADIENT("Onnx>MaxPoolGrad", MaxPoolGradGrad);
+REGISTER_GRADIENT("Onnx>BatchNormalizationGrad", BatchNormGradGrad);
 
 }  // namespace
 }  // namespace sluice

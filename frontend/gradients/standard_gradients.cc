@@ -91,6 +91,17 @@ absl::Status SqrtGrad(GradientBuilder* b, const GradientNode& n, const Dxs& dys,
   return absl::OkStatus();
 }
 
+// TensorFlow's Square: d(x^2) = 2x dy.
+absl::Status SquareGrad(GradientBuilder* b, const GradientNode& n, const Dxs& dys, Dxs* dxs) {
+  SL_ASSIGN_OR_RETURN(std::string two, b->Fill(n.inputs[0], 2.0));
+  SL_ASSIGN_OR_RETURN(std::string two_x, b->Binary("Mul", two, n.inputs[0]));
+  SL_ASSIGN_OR_RETURN((*dxs)[0], b->Binary("Mul", dys[0], two_x));
+  return absl::OkStatus();
+}
+
+// TensorFlow's StopGradient: nothing flows back.
+absl::Status StopGradientGrad(GradientBuilder*, const GradientNode&, const Dxs&, Dxs*) { return absl::OkStatus(); }
+
 AttrMap Adj(bool x, bool y) {
   AttrMap m;
   m["adj_x"].set_b(x);
@@ -121,18 +132,18 @@ absl::Status BatchMatMulGrad(GradientBuilder* b, const GradientNode& n, const Dx
     SL_ASSIGN_OR_RETURN((*dxs)[1], b->SumLike(db[0], y));
     return absl::OkStatus();
   }
-  SL_ASSIGN_OR_RETURN(std::string sx, b->Unary("Shape", x));
-  SL_ASSIGN_OR_RETURN(std::string sy, b->Unary("Shape", y));
+  SL_ASSIGN_OR_RETURN(std::string sx, b->Unary("Onnx>Shape", x));
+  SL_ASSIGN_OR_RETURN(std::string sy, b->Unary("Onnx>Shape", y));
   SL_ASSIGN_OR_RETURN(auto shapes, b->Add("MatMulGradShapes", {{sx}, {sy}}));
-  SL_ASSIGN_OR_RETURN(std::string x2, b->Binary("Reshape", x, shapes[0]));
-  SL_ASSIGN_OR_RETURN(std::string y2, b->Binary("Reshape", y, shapes[1]));
-  SL_ASSIGN_OR_RETURN(std::string g2, b->Binary("Reshape", g, shapes[2]));
+  SL_ASSIGN_OR_RETURN(std::string x2, b->Binary("Onnx>Reshape", x, shapes[0]));
+  SL_ASSIGN_OR_RETURN(std::string y2, b->Binary("Onnx>Reshape", y, shapes[1]));
+  SL_ASSIGN_OR_RETURN(std::string g2, b->Binary("Onnx>Reshape", g, shapes[2]));
   SL_ASSIGN_OR_RETURN(auto da, b->Add("BatchMatMulV2", {{g2}, {y2}}, Adj(false, true)));
   SL_ASSIGN_OR_RETURN(auto db, b->Add("BatchMatMulV2", {{x2}, {g2}}, Adj(true, false)));
   SL_ASSIGN_OR_RETURN(std::string da2, b->Binary("SumToShape", da[0], shapes[0]));
   SL_ASSIGN_OR_RETURN(std::string db2, b->Binary("SumToShape", db[0], shapes[1]));
-  SL_ASSIGN_OR_RETURN((*dxs)[0], b->Binary("Reshape", da2, sx));
-  SL_ASSIGN_OR_RETURN((*dxs)[1], b->Binary("Reshape", db2, sy));
+  SL_ASSIGN_OR_RETURN((*dxs)[0], b->Binary("Onnx>Reshape", da2, sx));
+  SL_ASSIGN_OR_RETURN((*dxs)[1], b->Binary("Onnx>Reshape", db2, sy));
   return absl::OkStatus();
 }
 
@@ -142,6 +153,7 @@ REGISTER_GRADIENT("AddV2", AddGrad);
 REGISTER_GRADIENT("Sub", SubGrad);
 REGISTER_GRADIENT("Mul", MulGrad);
 REGISTER_GRADIENT("Div", DivGrad);
+REGISTER_GRADIENT("RealDiv", DivGrad);
 REGISTER_GRADIENT("Neg", NegGrad);
 REGISTER_GRADIENT("Relu", ReluGrad);
 REGISTER_GRADIENT("Sigmoid", SigmoidGrad);
@@ -149,6 +161,8 @@ REGISTER_GRADIENT("Tanh", TanhGrad);
 REGISTER_GRADIENT("Exp", ExpGrad);
 REGISTER_GRADIENT("Log", LogGrad);
 REGISTER_GRADIENT("Sqrt", SqrtGrad);
+REGISTER_GRADIENT("Square", SquareGrad);
+REGISTER_GRADIENT("StopGradient", StopGradientGrad);
 REGISTER_GRADIENT("BatchMatMulV2", BatchMatMulGrad);
 
 }  // namespace

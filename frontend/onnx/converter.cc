@@ -5,6 +5,7 @@
 #include <limits>
 #include <type_traits>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "framework/node_def_util.h"
 #include "framework/status.h"
@@ -110,12 +111,19 @@ absl::StatusOr<Tensor> OnnxNodeContext::GetTensor(absl::string_view name) const 
 absl::StatusOr<std::vector<std::string>> OnnxNodeContext::AddNode(
     absl::string_view op, std::vector<std::vector<std::string>> args, AttrMap attrs,
     absl::string_view suffix) {
-  SL_ASSIGN_OR_RETURN(const OpRegistrationData* reg, OpRegistry::Global()->LookUp(op));
+  // The ONNX namesake in the Onnx> namespace when there is one ("Concat" is "Onnx>Concat");
+  // otherwise the op as named, a TensorFlow op with the same meaning ("Add", "Exp").
+  const absl::string_view plain = op;  // Names the node: no '>' in node names.
+  const std::string prefixed = absl::StrCat(kOnnxOpPrefix, op);
+  auto onnx_reg = OpRegistry::Global()->LookUp(prefixed);
+  if (onnx_reg.ok()) op = prefixed;
+  SL_ASSIGN_OR_RETURN(const OpRegistrationData* reg,
+                      onnx_reg.ok() ? onnx_reg : OpRegistry::Global()->LookUp(op));
   const OpDef& op_def = reg->op_def;
   NodeDef node;
   node.set_name(suffix.empty() && !used_base_
                     ? base_name_
-                    : importer_->UniqueNodeName(absl::StrCat(base_name_, "/", suffix.empty() ? op : suffix)));
+                    : importer_->UniqueNodeName(absl::StrCat(base_name_, "/", suffix.empty() ? plain : suffix)));
   used_base_ = true;
   node.set_op(std::string(op));
   *node.mutable_attr() = attrs;
@@ -227,7 +235,10 @@ absl::Status ConvertAttr(const onnx::AttributeProto& a, const std::string& type,
 
 absl::Status OnnxNodeContext::EmitGeneric(absl::string_view op_name, AttrMap extra,
                                           const std::vector<std::string>& ignored) {
-  const std::string op = op_name.empty() ? node_.op_type() : std::string(op_name);
+  std::string op = op_name.empty() ? node_.op_type() : std::string(op_name);
+  if (!absl::StartsWith(op, kOnnxOpPrefix) && OpRegistry::Global()->LookUp(absl::StrCat(kOnnxOpPrefix, op)).ok()) {
+    op = absl::StrCat(kOnnxOpPrefix, op);  // As in AddNode.
+  }
   auto reg = OpRegistry::Global()->LookUp(op);
   if (!reg.ok()) {
     if (reg.status().code() == absl::StatusCode::kNotFound) {

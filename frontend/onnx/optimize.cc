@@ -10,6 +10,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/strip.h"
 #include "framework/node_def_util.h"
 #include "framework/status.h"
 #include "ops/op_registry.h"
@@ -116,7 +117,7 @@ absl::StatusOr<int> FoldBatchNormsIntoConvs(OnnxGraph* graph) {
   absl::flat_hash_set<std::string> maybe_unread;
   std::vector<NodeDef> added;
   for (NodeDef& bn : *def.mutable_node()) {
-    if (bn.op() != "BatchNormalization" || bn.input_size() != 5) continue;
+    if (bn.op() != "Onnx>BatchNormalization" || bn.input_size() != 5) continue;
     const auto& attr = bn.attr();
     if (attr.at("training_mode").b() || !attr.at("spatial").b() || attr.at("T").type() != DT_FLOAT ||
         attr.at("T1").type() != DT_FLOAT || attr.at("T2").type() != DT_FLOAT) {
@@ -132,7 +133,7 @@ absl::StatusOr<int> FoldBatchNormsIntoConvs(OnnxGraph* graph) {
     if (!src.ok() || src->index != 0 || !by_name.contains(src->node)) continue;
     NodeDef* conv = by_name.at(src->node);
     const std::string conv_out = TensorId{conv->name(), 0}.ToString();
-    if (conv->op() != "Conv" || conv->attr().at("T").type() != DT_FLOAT || conv->input_size() < 2 ||
+    if (conv->op() != "Onnx>Conv" || conv->attr().at("T").type() != DT_FLOAT || conv->input_size() < 2 ||
         consumers[conv_out] != 1 || protected_tensors.contains(conv_out) ||
         (conv->attr().contains("activation") && !conv->attr().at("activation").s().empty())) {
       continue;
@@ -227,7 +228,7 @@ absl::StatusOr<int> FuseConvActivations(OnnxGraph* graph) {
     if (it == by_name.end()) return nullptr;
     NodeDef* conv = it->second;
     const std::string conv_out = TensorId{conv->name(), 0}.ToString();
-    if (conv->op() != "Conv" || conv->attr().at("T").type() != DT_FLOAT || consumers[conv_out] != readers ||
+    if (conv->op() != "Onnx>Conv" || conv->attr().at("T").type() != DT_FLOAT || consumers[conv_out] != readers ||
         protected_tensors.contains(conv_out) ||
         (conv->attr().contains("activation") && !conv->attr().at("activation").s().empty())) {
       return nullptr;
@@ -241,15 +242,16 @@ absl::StatusOr<int> FuseConvActivations(OnnxGraph* graph) {
   for (NodeDef& act : *def.mutable_node()) {
     if (act.input_size() == 0) continue;
     NodeDef* conv = nullptr;
-    std::string activation = act.op();
+    // The attr names the activation as ONNX does: "LeakyRelu", not the op "Onnx>LeakyRelu".
+    std::string activation(absl::StripPrefix(act.op(), kOnnxOpPrefix));
     AttrValue params;
     params.mutable_list();  // Empty unless the activation has parameters.
-    if (act.op() == "Relu" || act.op() == "HardSwish" || act.op() == "Sigmoid") {
+    if (act.op() == "Relu" || act.op() == "Onnx>HardSwish" || act.op() == "Sigmoid") {
       conv = fusable_conv(act.input(0), 1);
-    } else if (act.op() == "LeakyRelu") {
+    } else if (act.op() == "Onnx>LeakyRelu") {
       conv = fusable_conv(act.input(0), 1);
       params.mutable_list()->add_f(float_attr(act, "alpha", 0.01f));
-    } else if (act.op() == "HardSigmoid") {
+    } else if (act.op() == "Onnx>HardSigmoid") {
       conv = fusable_conv(act.input(0), 1);
       params.mutable_list()->add_f(float_attr(act, "alpha", 0.2f));
       params.mutable_list()->add_f(float_attr(act, "beta", 0.5f));
@@ -274,7 +276,7 @@ absl::StatusOr<int> FuseConvActivations(OnnxGraph* graph) {
           if (i != 0) act.mutable_input()->SwapElements(0, 1);
         }
       }
-    } else if (act.op() == "Clip") {
+    } else if (act.op() == "Onnx>Clip") {
       conv = fusable_conv(act.input(0), 1);
       float lo = -std::numeric_limits<float>::infinity(), hi = std::numeric_limits<float>::infinity();
       // Inputs: input, then min and max when present (which ones is in Tmin/Tmax).
@@ -312,7 +314,7 @@ namespace {
 
 // A 2-D float Conv: its kernel_shape has two dims, or its weights are a 4-D constant.
 bool IsFloatConv2D(const NodeDef& n, const absl::flat_hash_map<std::string, NodeDef*>& by_name) {
-  if (n.op() != "Conv" || n.attr().at("T").type() != DT_FLOAT || n.input_size() < 2) return false;
+  if (n.op() != "Onnx>Conv" || n.attr().at("T").type() != DT_FLOAT || n.input_size() < 2) return false;
   auto ks = n.attr().find("kernel_shape");
   if (ks != n.attr().end() && ks->second.list().i_size() > 0) return ks->second.list().i_size() == 2;
   auto w = ParseTensorName(n.input(1));
@@ -345,11 +347,11 @@ absl::StatusOr<int> UseNhwcBetweenConvs(OnnxGraph* graph) {
   // convolutions must have NHWC on both sides, so candidates are dropped until every
   // remaining one does.
   auto is_pool = [](const NodeDef& n) {
-    return n.op() == "MaxPool" && n.attr().at("T").type() == DT_FLOAT && !n.attr().at("produce_indices").b() &&
+    return n.op() == "Onnx>MaxPool" && n.attr().at("T").type() == DT_FLOAT && !n.attr().at("produce_indices").b() &&
            n.attr().at("storage_order").i() == 0 && n.attr().at("kernel_shape").list().i_size() == 2;
   };
   auto is_concat = [](const NodeDef& n) {
-    return n.op() == "Concat" && n.attr().at("T").type() == DT_FLOAT &&
+    return n.op() == "Onnx>Concat" && n.attr().at("T").type() == DT_FLOAT &&
            (n.attr().at("axis").i() == 1 || n.attr().at("axis").i() == -3);
   };
   // Element-wise Add and Mul (residual connections, squeeze-and-excitation scales) and global
@@ -358,7 +360,7 @@ absl::StatusOr<int> UseNhwcBetweenConvs(OnnxGraph* graph) {
     return (n.op() == "Add" || n.op() == "Mul") && n.attr().contains("T") && n.attr().at("T").type() == DT_FLOAT;
   };
   auto is_global_pool = [](const NodeDef& n) {
-    return n.op() == "GlobalAveragePool" && n.attr().at("T").type() == DT_FLOAT;
+    return n.op() == "Onnx>GlobalAveragePool" && n.attr().at("T").type() == DT_FLOAT;
   };
   absl::flat_hash_set<std::string> candidates;
   for (const NodeDef& n : def.node()) {
@@ -374,16 +376,16 @@ absl::StatusOr<int> UseNhwcBetweenConvs(OnnxGraph* graph) {
     if (protected_tensors.contains(t) || it == consumers.end() || it->second.empty()) return false;
     for (const auto& [c, index] : it->second) {
       if (!candidates.contains(c->name())) return false;
-      if (c->op() != "Concat" && c->op() != "Add" && c->op() != "Mul" && index != 0) return false;
+      if (c->op() != "Onnx>Concat" && c->op() != "Add" && c->op() != "Mul" && index != 0) return false;
     }
     return true;
   };
   for (bool changed = true; changed;) {
     changed = false;
     for (const NodeDef& n : def.node()) {
-      if (!candidates.contains(n.name()) || n.op() == "Conv") continue;
+      if (!candidates.contains(n.name()) || n.op() == "Onnx>Conv") continue;
       // A global pool's output is the same in either order, so any node may read it.
-      bool ok = n.op() == "GlobalAveragePool" || nhwc_ok(TensorId{n.name(), 0}.ToString());
+      bool ok = n.op() == "Onnx>GlobalAveragePool" || nhwc_ok(TensorId{n.name(), 0}.ToString());
       for (int i = 0; ok && i < n.input_size(); ++i) ok = nhwc_ok(n.input(i));
       if (!ok) {
         candidates.erase(n.name());
@@ -393,7 +395,7 @@ absl::StatusOr<int> UseNhwcBetweenConvs(OnnxGraph* graph) {
   }
   for (NodeDef& n : *def.mutable_node()) {
     if (!candidates.contains(n.name())) continue;
-    if (n.op() == "Conv") {
+    if (n.op() == "Onnx>Conv") {
       const bool out = nhwc_ok(TensorId{n.name(), 0}.ToString()), in = nhwc_ok(n.input(0));
       if (out) (*n.mutable_attr())["output_layout"].set_s("NHWC");
       if (in) (*n.mutable_attr())["input_layout"].set_s("NHWC");
@@ -401,13 +403,13 @@ absl::StatusOr<int> UseNhwcBetweenConvs(OnnxGraph* graph) {
       continue;
     }
     ++rewritten;
-    if (n.op() == "MaxPool") {
+    if (n.op() == "Onnx>MaxPool") {
       (*n.mutable_attr())["layout"].set_s("NHWC");
     } else if (n.op() == "Add") {
       n.set_op("AddNhwc");
     } else if (n.op() == "Mul") {
       n.set_op("MulNhwc");
-    } else if (n.op() == "GlobalAveragePool") {
+    } else if (n.op() == "Onnx>GlobalAveragePool") {
       n.set_op("GlobalAveragePoolNhwc");
     } else {
       NodeDef cat;

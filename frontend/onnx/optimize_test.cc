@@ -93,7 +93,7 @@ std::vector<float> RunModel(const OnnxGraph& g) {
 // The Conv's fused activation ("" when none) and how many nodes of `op` remain.
 std::string FusedActivation(const OnnxGraph& g) {
   for (const NodeDef& n : g.graph.node()) {
-    if (n.op() == "Conv") return n.attr().contains("activation") ? n.attr().at("activation").s() : "";
+    if (n.op() == "Onnx>Conv") return n.attr().contains("activation") ? n.attr().at("activation").s() : "";
   }
   return "<no Conv>";
 }
@@ -283,7 +283,7 @@ TEST(FoldBatchNormsIntoConvsTest, FoldedGraphsComputeWhatUnfoldedOnesDo) {
     auto folded = ImportOnnxModel(ConvModel(c.build));
     ASSERT_OK(unfolded);
     ASSERT_OK(folded);
-    EXPECT_EQ(Count(*folded, "BatchNormalization"), c.folds ? 0 : 1);
+    EXPECT_EQ(Count(*folded, "Onnx>BatchNormalization"), c.folds ? 0 : 1);
     EXPECT_EQ(FusedActivation(*folded), c.activation);
     const std::vector<float> want = RunModel(*unfolded), got = RunModel(*folded);
     ASSERT_EQ(got.size(), want.size());
@@ -307,7 +307,7 @@ TEST(FoldBatchNormsIntoConvsTest, TrainingModeIsNotFolded) {
   };
   auto folded = ImportOnnxModel(ConvModel(build));
   ASSERT_OK(folded);
-  EXPECT_EQ(Count(*folded, "BatchNormalization"), 1);
+  EXPECT_EQ(Count(*folded, "Onnx>BatchNormalization"), 1);
 }
 
 // The pipeline on tests/testdata/onnx/conv_bn_relu.onnx: Conv -> BatchNormalization -> Relu
@@ -319,7 +319,7 @@ TEST(OptimizerPipelineTest, ReportsEachPassAndKeepsResults) {
   plain.optimize = false;
   SL_ASSERT_OK_AND_ASSIGN(OnnxGraph imported, ImportOnnxFile(path, plain));
   EXPECT_TRUE(imported.optimizations.empty());
-  EXPECT_EQ(Count(imported, "BatchNormalization"), 1);
+  EXPECT_EQ(Count(imported, "Onnx>BatchNormalization"), 1);
   EXPECT_EQ(Count(imported, "Neg"), 1);
 
   SL_ASSERT_OK_AND_ASSIGN(OnnxGraph optimized, ImportOnnxFile(path));
@@ -335,7 +335,7 @@ TEST(OptimizerPipelineTest, ReportsEachPassAndKeepsResults) {
   EXPECT_EQ(rewrites["fold_batch_norms"], 1);
   EXPECT_EQ(rewrites["fuse_conv_activations"], 1);
   EXPECT_EQ(optimized.optimizations.back().nodes_after, optimized.graph.node_size());
-  EXPECT_EQ(Count(optimized, "BatchNormalization"), 0);
+  EXPECT_EQ(Count(optimized, "Onnx>BatchNormalization"), 0);
   EXPECT_EQ(Count(optimized, "Neg"), 0);
   EXPECT_EQ(FusedActivation(optimized), "Relu");
 
@@ -364,7 +364,7 @@ TEST(OptimizerPipelineTest, ReportsEachPassAndKeepsResults) {
   OnnxImportOptions no_fold;
   no_fold.disabled_passes = {"fold_batch_norms"};
   SL_ASSERT_OK_AND_ASSIGN(OnnxGraph partial, ImportOnnxFile(path, no_fold));
-  EXPECT_EQ(Count(partial, "BatchNormalization"), 1);
+  EXPECT_EQ(Count(partial, "Onnx>BatchNormalization"), 1);
   EXPECT_EQ(partial.optimizations.size(), passes.size() - 1);
 
   OnnxImportOptions bogus;

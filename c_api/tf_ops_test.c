@@ -1,0 +1,494 @@
+/* TensorFlow's ops through TensorFlow's C API: graphs built with TensorFlow's op names,
+ * inputs and attrs (ConcatV2 with its axis input, Cast with SrcT/DstT, Sum with
+ * reduction_indices, ...) run and give the values TensorFlow documents; and TF_AddGradients.
+ * Every expected value is worked out by hand in the comments. Built like tf_layout_test.c:
+ * `-I c_api/include -ltensorflow` only. */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "tensorflow/c/c_api.h"
+
+static int g_failures = 0;
+static int g_checks = 0;
+
+#define CHECK(cond, ...)                          \
+  do {                                            \
+    ++g_checks;                                   \
+    if (cond) {                                   \
+      printf("ok   ");                            \
+    } else {                                      \
+      ++g_failures;                               \
+      printf("FAIL %s:%d: ", __FILE__, __LINE__); \
+    }                                             \
+    printf(__VA_ARGS__);                          \
+    printf("\n");                                 \
+  } while (0)
+
+#define CHECK_OK(status, what)                                         \
+  CHECK(TF_GetCode(status) == TF_OK, "%s%s%s", what,                  \
+        TF_GetCode(status) == TF_OK ? "" : ": ", TF_Message(status))
+
+static TF_Output Out(TF_Operation* op, int i) {
+  TF_Output o = {op, i};
+  return o;
+}
+
+static TF_Operation* Finish(TF_OperationDescription* d, TF_Status* s, const char* what) {
+  TF_Operation* op = TF_FinishOperation(d, s);
+  CHECK_OK(s, what);
+  return op;
+}
+
+static TF_Operation* ConstTensor(TF_Graph* g, const char* name, TF_Tensor* t, TF_Status* s) {
+  TF_OperationDescription* d = TF_NewOperation(g, "Const", name);
+  TF_SetAttrTensor(d, "value", t, s);
+  TF_SetAttrType(d, "dtype", TF_TensorType(t));
+  TF_DeleteTensor(t);
+  return Finish(d, s, name);
+}
+
+static TF_Operation* FloatConst(TF_Graph* g, const char* name, const float* v, const int64_t* dims,
+                                int ndims, TF_Status* s) {
+  int64_t n = 1;
+  int i;
+  for (i = 0; i < ndims; ++i) n *= dims[i];
+  TF_Tensor* t = TF_AllocateTensor(TF_FLOAT, dims, ndims, (size_t)n * sizeof(float));
+  memcpy(TF_TensorData(t), v, (size_t)n * sizeof(float));
+  return ConstTensor(g, name, t, s);
+}
+
+static TF_Operation* Int32Const(TF_Graph* g, const char* name, const int32_t* v, const int64_t* dims,
+                                int ndims, TF_Status* s) {
+  int64_t n = 1;
+  int i;
+  for (i = 0; i < ndims; ++i) n *= dims[i];
+  TF_Tensor* t = TF_AllocateTensor(TF_INT32, dims, ndims, (size_t)n * sizeof(int32_t));
+  memcpy(TF_TensorData(t), v, (size_t)n * sizeof(int32_t));
+  return ConstTensor(g, name, t, s);
+}
+
+static TF_Operation* Unary(TF_Graph* g, const char* op, const char* name, TF_Output x, TF_Status* s) {
+  TF_OperationDescription* d = TF_NewOperation(g, op, name);
+  TF_AddInput(d, x);
+  return Finish(d, s, name);
+}
+
+static TF_Operation* Binary(TF_Graph* g, const char* op, const char* name, TF_Output x, TF_Output y,
+                            TF_Status* s) {
+  TF_OperationDescription* d = TF_NewOperation(g, op, name);
+  TF_AddInput(d, x);
+  TF_AddInput(d, y);
+  return Finish(d, s, name);
+}
+
+/* Runs the graph for `n` fetches (no feeds); outs must be freed by the caller. */
+static int Run(TF_Graph* g, TF_Output* fetches, TF_Tensor** outs, int n, TF_Status* s) {
+  TF_SessionOptions* opts = TF_NewSessionOptions();
+  TF_Session* sess = TF_NewSession(g, opts, s);
+  int ok = TF_GetCode(s) == TF_OK;
+  if (ok) {
+    TF_SessionRun(sess, NULL, NULL, NULL, 0, fetches, outs, n, NULL, 0, NULL, s);
+    ok = TF_GetCode(s) == TF_OK;
+    CHECK(ok, "TF_SessionRun: %s", TF_Message(s));
+    TF_Status* close = TF_NewStatus();
+    TF_DeleteSession(sess, close);
+    TF_DeleteStatus(close);
+  }
+  TF_DeleteSessionOptions(opts);
+  return ok;
+}
+
+static int FloatsAre(const TF_Tensor* t, const float* want, int n) {
+  int i;
+  if (t == NULL || TF_TensorType(t) != TF_FLOAT || TF_TensorElementCount(t) != n) return 0;
+  for (i = 0; i < n; ++i) {
+    if (fabsf(((const float*)TF_TensorData(t))[i] - want[i]) > 1e-5f) return 0;
+  }
+  return 1;
+}
+
+static int ShapeIs(const TF_Tensor* t, const int64_t* dims, int ndims) {
+  int i;
+  if (t == NULL || TF_NumDims(t) != ndims) return 0;
+  for (i = 0; i < ndims; ++i) {
+    if (TF_Dim(t, i) != dims[i]) return 0;
+  }
+  return 1;
+}
+
+/* ConcatV2, Concat, Pack, Transpose, Reshape, ExpandDims, Squeeze, Shape, ShapeN, Size, Rank,
+ * Fill, ZerosLike, OnesLike, Cast, Range and SelectV2, with TensorFlow's signatures. */
+static void CheckArrayOps(TF_Status* s) {
+  printf("-- TensorFlow array ops\n");
+  TF_Graph* g = TF_NewGraph();
+  const float av[] = {1, 2, 3, 4, 5, 6};
+  const int64_t d23[] = {2, 3};
+  TF_Operation* a = FloatConst(g, "a", av, d23, 2, s);
+  const float bv[] = {7, 8};
+  const int64_t d21[] = {2, 1};
+  TF_Operation* b = FloatConst(g, "b", bv, d21, 2, s);
+  const int32_t one = 1;
+  TF_Operation* axis1 = Int32Const(g, "axis1", &one, NULL, 0, s);
+  const int32_t zero = 0;
+  TF_Operation* axis0 = Int32Const(g, "axis0", &zero, NULL, 0, s);
+
+  /* ConcatV2([a, b], axis=1): rows [1 2 3 7], [4 5 6 8]. */
+  TF_OperationDescription* d = TF_NewOperation(g, "ConcatV2", "concat_v2");
+  TF_Output ab[] = {Out(a, 0), Out(b, 0)};
+  TF_AddInputList(d, ab, 2);
+  TF_AddInput(d, Out(axis1, 0));
+  TF_Operation* concat_v2 = Finish(d, s, "ConcatV2");
+  /* Concat(concat_dim=1, [a, b]): the same, with the axis first. */
+  d = TF_NewOperation(g, "Concat", "concat");
+  TF_AddInput(d, Out(axis1, 0));
+  TF_AddInputList(d, ab, 2);
+  TF_Operation* concat = Finish(d, s, "Concat");
+  /* Pack([a, a], axis=1): shape [2, 2, 3]; [0][1] is a's row 0. */
+  d = TF_NewOperation(g, "Pack", "pack");
+  TF_Output aa[] = {Out(a, 0), Out(a, 0)};
+  TF_AddInputList(d, aa, 2);
+  TF_SetAttrInt(d, "axis", 1);
+  TF_Operation* pack = Finish(d, s, "Pack");
+  /* Transpose(a, perm=[1, 0]): [[1 4] [2 5] [3 6]]. */
+  const int32_t perm[] = {1, 0};
+  const int64_t d2[] = {2};
+  TF_Operation* perm_op = Int32Const(g, "perm", perm, d2, 1, s);
+  TF_Operation* transpose = Binary(g, "Transpose", "transpose", Out(a, 0), Out(perm_op, 0), s);
+  /* Reshape(a, [3, -1]) with int32 shape: [3, 2]. */
+  const int32_t shape32[] = {3, -1};
+  TF_Operation* shape_op = Int32Const(g, "shape", shape32, d2, 1, s);
+  TF_Operation* reshape = Binary(g, "Reshape", "reshape", Out(a, 0), Out(shape_op, 0), s);
+  /* ExpandDims(a, 0): [1, 2, 3]; then Squeeze with squeeze_dims=[0]: back to [2, 3]. */
+  TF_Operation* expand = Binary(g, "ExpandDims", "expand", Out(a, 0), Out(axis0, 0), s);
+  d = TF_NewOperation(g, "Squeeze", "squeeze");
+  TF_AddInput(d, Out(expand, 0));
+  const int64_t sq[] = {0};
+  TF_SetAttrIntList(d, "squeeze_dims", sq, 1);
+  TF_Operation* squeeze = Finish(d, s, "Squeeze");
+  /* Shape (int32 by default), ShapeN, Size, Rank. */
+  TF_Operation* shape = Unary(g, "Shape", "shape_of_a", Out(a, 0), s);
+  d = TF_NewOperation(g, "ShapeN", "shape_n");
+  TF_AddInputList(d, ab, 2);
+  TF_SetAttrType(d, "out_type", TF_INT64);
+  TF_Operation* shape_n = Finish(d, s, "ShapeN");
+  TF_Operation* size = Unary(g, "Size", "size", Out(a, 0), s);
+  TF_Operation* rank = Unary(g, "Rank", "rank", Out(a, 0), s);
+  /* Fill([2, 2], 0.5); ZerosLike(b); OnesLike(b). */
+  const int32_t dims22[] = {2, 2};
+  TF_Operation* dims_op = Int32Const(g, "dims", dims22, d2, 1, s);
+  const float half = 0.5f;
+  TF_Operation* half_op = FloatConst(g, "half", &half, NULL, 0, s);
+  TF_Operation* fill = Binary(g, "Fill", "fill", Out(dims_op, 0), Out(half_op, 0), s);
+  TF_Operation* zeros = Unary(g, "ZerosLike", "zeros", Out(b, 0), s);
+  TF_Operation* ones = Unary(g, "OnesLike", "ones", Out(b, 0), s);
+  /* Cast(a) float -> int32 with TensorFlow's SrcT/DstT attrs (SrcT inferred). */
+  d = TF_NewOperation(g, "Cast", "cast");
+  TF_AddInput(d, Out(a, 0));
+  TF_SetAttrType(d, "DstT", TF_INT32);
+  TF_Operation* cast = Finish(d, s, "Cast");
+  /* Range(1, 10, 3): [1 4 7]. */
+  const int32_t r1 = 1, r10 = 10, r3 = 3;
+  TF_Operation* start = Int32Const(g, "start", &r1, NULL, 0, s);
+  TF_Operation* limit = Int32Const(g, "limit", &r10, NULL, 0, s);
+  TF_Operation* delta = Int32Const(g, "delta", &r3, NULL, 0, s);
+  d = TF_NewOperation(g, "Range", "range");
+  TF_AddInput(d, Out(start, 0));
+  TF_AddInput(d, Out(limit, 0));
+  TF_AddInput(d, Out(delta, 0));
+  TF_Operation* range = Finish(d, s, "Range");
+
+  TF_Output fetches[] = {Out(concat_v2, 0), Out(concat, 0), Out(pack, 0),     Out(transpose, 0),
+                         Out(reshape, 0),   Out(squeeze, 0), Out(shape, 0),   Out(shape_n, 0),
+                         Out(shape_n, 1),   Out(size, 0),    Out(rank, 0),    Out(fill, 0),
+                         Out(zeros, 0),     Out(ones, 0),    Out(cast, 0),    Out(range, 0)};
+  enum { kN = sizeof(fetches) / sizeof(fetches[0]) };
+  TF_Tensor* out[kN] = {0};
+  if (Run(g, fetches, out, kN, s)) {
+    const float cat[] = {1, 2, 3, 7, 4, 5, 6, 8};
+    const int64_t d24[] = {2, 4};
+    CHECK(FloatsAre(out[0], cat, 8) && ShapeIs(out[0], d24, 2), "ConcatV2 joins along its axis input");
+    CHECK(FloatsAre(out[1], cat, 8) && ShapeIs(out[1], d24, 2), "Concat reads concat_dim first");
+    const float packed[] = {1, 2, 3, 1, 2, 3, 4, 5, 6, 4, 5, 6};
+    const int64_t d223[] = {2, 2, 3};
+    CHECK(FloatsAre(out[2], packed, 12) && ShapeIs(out[2], d223, 3), "Pack stacks on a new axis 1");
+    const float tr[] = {1, 4, 2, 5, 3, 6};
+    const int64_t d32[] = {3, 2};
+    CHECK(FloatsAre(out[3], tr, 6) && ShapeIs(out[3], d32, 2), "Transpose reads perm as an input");
+    CHECK(FloatsAre(out[4], av, 6) && ShapeIs(out[4], d32, 2), "Reshape with an int32 shape and -1");
+    CHECK(FloatsAre(out[5], av, 6) && ShapeIs(out[5], d23, 2), "ExpandDims then Squeeze(squeeze_dims=[0])");
+    CHECK(out[6] != NULL && TF_TensorType(out[6]) == TF_INT32 && ((int32_t*)TF_TensorData(out[6]))[0] == 2 &&
+              ((int32_t*)TF_TensorData(out[6]))[1] == 3,
+          "Shape is int32 [2 3]");
+    CHECK(out[7] != NULL && TF_TensorType(out[7]) == TF_INT64 && ((int64_t*)TF_TensorData(out[7]))[1] == 3 &&
+              out[8] != NULL && ((int64_t*)TF_TensorData(out[8]))[0] == 2 && ((int64_t*)TF_TensorData(out[8]))[1] == 1,
+          "ShapeN(out_type=int64) gives [2 3] and [2 1]");
+    CHECK(out[9] != NULL && TF_NumDims(out[9]) == 0 && *(int32_t*)TF_TensorData(out[9]) == 6, "Size is 6");
+    CHECK(out[10] != NULL && *(int32_t*)TF_TensorData(out[10]) == 2, "Rank is 2");
+    const float filled[] = {0.5f, 0.5f, 0.5f, 0.5f};
+    CHECK(FloatsAre(out[11], filled, 4), "Fill([2 2], 0.5)");
+    const float z[] = {0, 0}, o[] = {1, 1};
+    CHECK(FloatsAre(out[12], z, 2) && FloatsAre(out[13], o, 2), "ZerosLike and OnesLike");
+    CHECK(out[14] != NULL && TF_TensorType(out[14]) == TF_INT32 && ((int32_t*)TF_TensorData(out[14]))[5] == 6,
+          "Cast(DstT=int32)");
+    CHECK(out[15] != NULL && TF_TensorElementCount(out[15]) == 3 && ((int32_t*)TF_TensorData(out[15]))[2] == 7,
+          "Range(1, 10, 3) is [1 4 7]");
+  }
+  int i;
+  for (i = 0; i < kN; ++i) {
+    if (out[i] != NULL) TF_DeleteTensor(out[i]);
+  }
+  TF_DeleteGraph(g);
+}
+
+/* Math with TensorFlow's forms: reductions with reduction_indices and keep_dims, ArgMax with
+ * a dimension input, FloorDiv/FloorMod on negative ints, Maximum, SquaredDifference, Square,
+ * Relu6, comparisons and logical ops, Softmax over the last axis. */
+static void CheckMathOps(TF_Status* s) {
+  printf("-- TensorFlow math ops\n");
+  TF_Graph* g = TF_NewGraph();
+  const float av[] = {1, 5, 3, 4, 2, 6};
+  const int64_t d23[] = {2, 3};
+  TF_Operation* a = FloatConst(g, "a", av, d23, 2, s);
+  const int32_t one = 1;
+  TF_Operation* axis1 = Int32Const(g, "axis1", &one, NULL, 0, s);
+  TF_OperationDescription* d = TF_NewOperation(g, "Sum", "sum");
+  TF_AddInput(d, Out(a, 0));
+  TF_AddInput(d, Out(axis1, 0));
+  TF_SetAttrBool(d, "keep_dims", 1);
+  TF_Operation* sum = Finish(d, s, "Sum");
+  TF_Operation* mean = Binary(g, "Mean", "mean", Out(a, 0), Out(axis1, 0), s);
+  TF_Operation* max = Binary(g, "Max", "max", Out(a, 0), Out(axis1, 0), s);
+  TF_Operation* argmax = Binary(g, "ArgMax", "argmax", Out(a, 0), Out(axis1, 0), s);
+  const int32_t xv[] = {-7, 7, -7, 7};
+  const int32_t yv[] = {2, -2, -2, 2};
+  const int64_t d4[] = {4};
+  TF_Operation* x = Int32Const(g, "x", xv, d4, 1, s);
+  TF_Operation* y = Int32Const(g, "y", yv, d4, 1, s);
+  TF_Operation* floordiv = Binary(g, "FloorDiv", "floordiv", Out(x, 0), Out(y, 0), s);
+  TF_Operation* floormod = Binary(g, "FloorMod", "floormod", Out(x, 0), Out(y, 0), s);
+  TF_Operation* maximum = Binary(g, "Maximum", "maximum", Out(x, 0), Out(y, 0), s);
+  TF_Operation* sqdiff = Binary(g, "SquaredDifference", "sqdiff", Out(x, 0), Out(y, 0), s);
+  TF_Operation* square = Unary(g, "Square", "square", Out(x, 0), s);
+  TF_Operation* less = Binary(g, "Less", "less", Out(x, 0), Out(y, 0), s);
+  TF_Operation* not_equal = Binary(g, "NotEqual", "not_equal", Out(x, 0), Out(y, 0), s);
+  TF_Operation* both = Binary(g, "LogicalAnd", "both", Out(less, 0), Out(not_equal, 0), s);
+  const float rv[] = {-1, 3, 9};
+  const int64_t d3[] = {3};
+  TF_Operation* r = FloatConst(g, "r", rv, d3, 1, s);
+  TF_Operation* relu6 = Unary(g, "Relu6", "relu6", Out(r, 0), s);
+  const float lv[] = {0, 0, 0, 1, 2, 3};
+  TF_Operation* logits = FloatConst(g, "logits", lv, d23, 2, s);
+  TF_Operation* softmax = Unary(g, "Softmax", "softmax", Out(logits, 0), s);
+
+  TF_Output fetches[] = {Out(sum, 0),      Out(mean, 0),   Out(max, 0),  Out(argmax, 0),
+                         Out(floordiv, 0), Out(floormod, 0), Out(maximum, 0), Out(sqdiff, 0),
+                         Out(square, 0),   Out(both, 0),   Out(relu6, 0), Out(softmax, 0)};
+  enum { kN = sizeof(fetches) / sizeof(fetches[0]) };
+  TF_Tensor* out[kN] = {0};
+  if (Run(g, fetches, out, kN, s)) {
+    const float sums[] = {9, 12};
+    const int64_t d21[] = {2, 1};
+    CHECK(FloatsAre(out[0], sums, 2) && ShapeIs(out[0], d21, 2), "Sum(keep_dims) over axis 1: [[9] [12]]");
+    const float means[] = {3, 4};
+    const int64_t d2[] = {2};
+    CHECK(FloatsAre(out[1], means, 2) && ShapeIs(out[1], d2, 1), "Mean drops the axis by default");
+    const float maxes[] = {5, 6};
+    CHECK(FloatsAre(out[2], maxes, 2), "Max over axis 1");
+    CHECK(out[3] != NULL && TF_TensorType(out[3]) == TF_INT64 && ((int64_t*)TF_TensorData(out[3]))[0] == 1 &&
+              ((int64_t*)TF_TensorData(out[3]))[1] == 2,
+          "ArgMax(dimension=1) is int64 [1 2]");
+    /* -7 // 2 = -4, 7 // -2 = -4, -7 // -2 = 3, 7 // 2 = 3; remainders -7 - 2*-4 = 1, 7 - (-2)(-4) = -1, -1, 1. */
+    const int32_t* fd = out[4] ? (const int32_t*)TF_TensorData(out[4]) : NULL;
+    CHECK(fd && fd[0] == -4 && fd[1] == -4 && fd[2] == 3 && fd[3] == 3, "FloorDiv rounds toward -inf");
+    const int32_t* fm = out[5] ? (const int32_t*)TF_TensorData(out[5]) : NULL;
+    CHECK(fm && fm[0] == 1 && fm[1] == -1 && fm[2] == -1 && fm[3] == 1, "FloorMod takes the divisor's sign");
+    const int32_t* mx = out[6] ? (const int32_t*)TF_TensorData(out[6]) : NULL;
+    CHECK(mx && mx[0] == 2 && mx[1] == 7 && mx[2] == -2 && mx[3] == 7, "Maximum");
+    const int32_t* sd = out[7] ? (const int32_t*)TF_TensorData(out[7]) : NULL;
+    CHECK(sd && sd[0] == 81 && sd[1] == 81 && sd[2] == 25 && sd[3] == 25, "SquaredDifference");
+    const int32_t* sq = out[8] ? (const int32_t*)TF_TensorData(out[8]) : NULL;
+    CHECK(sq && sq[0] == 49 && sq[3] == 49, "Square");
+    /* Less: T F T F; NotEqual: T T T T. */
+    const unsigned char* bo = out[9] ? (const unsigned char*)TF_TensorData(out[9]) : NULL;
+    CHECK(bo && TF_TensorType(out[9]) == TF_BOOL && bo[0] == 1 && bo[1] == 0 && bo[2] == 1 && bo[3] == 0,
+          "Less, NotEqual and LogicalAnd");
+    const float r6[] = {0, 3, 6};
+    CHECK(FloatsAre(out[10], r6, 3), "Relu6 clips to [0, 6]");
+    /* Row 0: 1/3 each; row 1: e^k / (1 + e + e^2). */
+    const float e1 = 2.718281828f, e2 = 7.389056099f, z = 1 + 2.718281828f + 7.389056099f;
+    const float sm[] = {1.f / 3, 1.f / 3, 1.f / 3, 1 / z, e1 / z, e2 / z};
+    CHECK(FloatsAre(out[11], sm, 6), "Softmax over the last axis");
+  }
+  int i;
+  for (i = 0; i < kN; ++i) {
+    if (out[i] != NULL) TF_DeleteTensor(out[i]);
+  }
+  TF_DeleteGraph(g);
+}
+
+/* TF_AddGradients as TensorFlow's Go binding uses it: y0 = Square(x), y1 = Square(y0).
+ * At x = 3: dy0/dx = 2x = 6; dy1/dy0 = 2 y0 = 18; dy1/dx = 18 * 6 = 108; d(y0 + y1)/dx = 114. */
+static void CheckGradients(TF_Status* s) {
+  printf("-- TF_AddGradients\n");
+  TF_Graph* g = TF_NewGraph();
+  const float three = 3;
+  TF_Operation* x = FloatConst(g, "x", &three, NULL, 0, s);
+  TF_Operation* y0 = Unary(g, "Square", "y0", Out(x, 0), s);
+  TF_Operation* y1 = Unary(g, "Square", "y1", Out(y0, 0), s);
+  TF_Output xs[] = {Out(x, 0)};
+  TF_Output ys[] = {Out(y0, 0), Out(y1, 0)};
+  TF_Output d_x[1], d_sum[1], d_y0[1], d_chain[1];
+  TF_AddGradients(g, &ys[0], 1, xs, 1, NULL, s, d_x);
+  CHECK_OK(s, "TF_AddGradients(y0, x)");
+  TF_AddGradients(g, ys, 2, xs, 1, NULL, s, d_sum);
+  CHECK_OK(s, "TF_AddGradients([y0, y1], x): the ys' gradients are summed");
+  /* Seeded: dy1/dy0 first, then d y0 / dx with that as y0's initial gradient. */
+  TF_AddGradients(g, &ys[1], 1, &ys[0], 1, NULL, s, d_y0);
+  CHECK_OK(s, "TF_AddGradients(y1, y0)");
+  TF_AddGradients(g, &ys[0], 1, xs, 1, d_y0, s, d_chain);
+  CHECK_OK(s, "TF_AddGradients(y0, x, dx = dy1/dy0)");
+  CHECK(TF_OperationOutputType(d_x[0]) == TF_FLOAT, "the gradient is float");
+  CHECK(strncmp(TF_OperationName(d_x[0].oper), "gradients", 9) == 0,
+        "backward nodes go under \"gradients\": %s", TF_OperationName(d_x[0].oper));
+  TF_Output named[1];
+  TF_AddGradientsWithPrefix(g, "mine", &ys[0], 1, xs, 1, NULL, s, named);
+  CHECK_OK(s, "TF_AddGradientsWithPrefix(\"mine\")");
+  CHECK(strncmp(TF_OperationName(named[0].oper), "mine/", 5) == 0, "under the prefix: %s",
+        TF_OperationName(named[0].oper));
+  TF_AddGradientsWithPrefix(g, "mine", &ys[0], 1, xs, 1, NULL, s, named);
+  CHECK(TF_GetCode(s) == TF_INVALID_ARGUMENT, "a prefix already in use is refused: %s", TF_Message(s));
+
+  TF_Output fetches[] = {d_x[0], d_sum[0], d_y0[0], d_chain[0]};
+  TF_Tensor* out[4] = {0};
+  if (Run(g, fetches, out, 4, s)) {
+    const float six = 6, sum = 114, eighteen = 18, chain = 108;
+    CHECK(FloatsAre(out[0], &six, 1), "d Square(x) / dx = 2x = 6");
+    CHECK(FloatsAre(out[1], &sum, 1), "d (y0 + y1) / dx = 6 + 108");
+    CHECK(FloatsAre(out[2], &eighteen, 1), "d y1 / d y0 = 18");
+    CHECK(FloatsAre(out[3], &chain, 1), "seeded with dy1/dy0: 18 * 6 = 108");
+  }
+  int i;
+  for (i = 0; i < 4; ++i) {
+    if (out[i] != NULL) TF_DeleteTensor(out[i]);
+  }
+  TF_DeleteGraph(g);
+}
+
+/* A 1-D TF_STRING Const of `n` strings. */
+static TF_Operation* StringConst(TF_Graph* g, const char* name, const char** v, int n, TF_Status* s) {
+  const int64_t dims[] = {n};
+  TF_Tensor* t = TF_AllocateTensor(TF_STRING, dims, 1, (size_t)n * sizeof(TF_TString));
+  TF_TString* p = (TF_TString*)TF_TensorData(t);
+  int i;
+  for (i = 0; i < n; ++i) {
+    TF_TString_Init(&p[i]);
+    TF_TString_Copy(&p[i], v[i], strlen(v[i]));
+  }
+  return ConstTensor(g, name, t, s);
+}
+
+static int StringAt(const TF_Tensor* t, int i, const char* want) {
+  const TF_TString* p = (const TF_TString*)TF_TensorData(t);
+  return TF_TString_GetSize(&p[i]) == strlen(want) && memcmp(TF_TString_GetDataPointer(&p[i]), want, strlen(want)) == 0;
+}
+
+/* The hash buckets TensorFlow documents: to_hash_bucket_fast(["Hello", "TensorFlow", "2.x"], 3)
+ * is [0 2 2]; to_hash_bucket_strong(["Hello", "TF"], 3, key=[1, 2]) is [2 0]; and
+ * AsString(StringToHashBucketFast("PleaseHashMe", 2^32)) is "1027741475" (the Go binding's
+ * test). */
+static void CheckStringOps(TF_Status* s) {
+  printf("-- TensorFlow string ops\n");
+  TF_Graph* g = TF_NewGraph();
+  const char* words[] = {"Hello", "TensorFlow", "2.x"};
+  TF_Operation* w = StringConst(g, "words", words, 3, s);
+  TF_OperationDescription* d = TF_NewOperation(g, "StringToHashBucketFast", "fast");
+  TF_AddInput(d, Out(w, 0));
+  TF_SetAttrInt(d, "num_buckets", 3);
+  TF_Operation* fast = Finish(d, s, "StringToHashBucketFast");
+  const char* tf_words[] = {"Hello", "TF"};
+  TF_Operation* tw = StringConst(g, "tf_words", tf_words, 2, s);
+  d = TF_NewOperation(g, "StringToHashBucketStrong", "strong");
+  TF_AddInput(d, Out(tw, 0));
+  TF_SetAttrInt(d, "num_buckets", 3);
+  const int64_t key[] = {1, 2};
+  TF_SetAttrIntList(d, "key", key, 2);
+  TF_Operation* strong = Finish(d, s, "StringToHashBucketStrong");
+  const char* please[] = {"PleaseHashMe"};
+  TF_Operation* p = StringConst(g, "please", please, 1, s);
+  d = TF_NewOperation(g, "StringToHashBucketFast", "please_hash");
+  TF_AddInput(d, Out(p, 0));
+  TF_SetAttrInt(d, "num_buckets", (int64_t)1 << 32);
+  TF_Operation* please_hash = Finish(d, s, "StringToHashBucketFast(2^32)");
+  TF_Operation* as_string = Unary(g, "AsString", "as_string", Out(please_hash, 0), s);
+  const float fv[] = {1.5f, -2.25f};
+  const int64_t d2[] = {2};
+  TF_Operation* f = FloatConst(g, "f", fv, d2, 1, s);
+  d = TF_NewOperation(g, "AsString", "float_string");
+  TF_AddInput(d, Out(f, 0));
+  TF_SetAttrInt(d, "precision", 2);
+  TF_Operation* float_string = Finish(d, s, "AsString(precision=2)");
+  TF_Output fetches[] = {Out(fast, 0), Out(strong, 0), Out(as_string, 0), Out(float_string, 0)};
+  TF_Tensor* out[4] = {0};
+  if (Run(g, fetches, out, 4, s)) {
+    const int64_t* b = out[0] ? (const int64_t*)TF_TensorData(out[0]) : NULL;
+    CHECK(b && b[0] == 0 && b[1] == 2 && b[2] == 2, "StringToHashBucketFast: [%lld %lld %lld], want [0 2 2]",
+          b ? (long long)b[0] : -1LL, b ? (long long)b[1] : -1LL, b ? (long long)b[2] : -1LL);
+    const int64_t* k = out[1] ? (const int64_t*)TF_TensorData(out[1]) : NULL;
+    CHECK(k && k[0] == 2 && k[1] == 0, "StringToHashBucketStrong: [%lld %lld], want [2 0]",
+          k ? (long long)k[0] : -1LL, k ? (long long)k[1] : -1LL);
+    CHECK(out[2] != NULL && TF_TensorType(out[2]) == TF_STRING && StringAt(out[2], 0, "1027741475"),
+          "AsString(StringToHashBucketFast(\"PleaseHashMe\", 2^32)) is \"1027741475\"");
+    CHECK(out[3] != NULL && StringAt(out[3], 0, "1.50") && StringAt(out[3], 1, "-2.25"), "AsString(precision=2)");
+  }
+  int i;
+  for (i = 0; i < 4; ++i) {
+    if (out[i] != NULL) TF_DeleteTensor(out[i]);
+  }
+  TF_DeleteGraph(g);
+}
+
+/* ONNX's ops live under "Onnx>": the TensorFlow name never reaches the ONNX op. */
+static void CheckNamespaces(TF_Status* s) {
+  printf("-- op namespaces\n");
+  TF_Graph* g = TF_NewGraph();
+  const float v[] = {1, 2};
+  const int64_t d2[] = {2};
+  TF_Operation* a = FloatConst(g, "a", v, d2, 1, s);
+  /* TensorFlow's Concat has no `axis` attr: setting one is an error. */
+  TF_OperationDescription* d = TF_NewOperation(g, "Concat", "tf_concat_with_axis");
+  const int32_t zero = 0;
+  TF_Operation* axis = Int32Const(g, "axis", &zero, NULL, 0, s);
+  TF_Output aa[] = {Out(a, 0), Out(a, 0)};
+  TF_AddInput(d, Out(axis, 0));
+  TF_AddInputList(d, aa, 2);
+  TF_SetAttrInt(d, "axis", 0);
+  TF_FinishOperation(d, s);
+  CHECK(TF_GetCode(s) != TF_OK, "Concat with ONNX's axis attr is refused: %s", TF_Message(s));
+  /* ONNX's Concat, by its namespaced name. */
+  d = TF_NewOperation(g, "Onnx>Concat", "onnx_concat");
+  TF_AddInputList(d, aa, 2);
+  TF_SetAttrInt(d, "axis", 0);
+  TF_Operation* onnx_concat = Finish(d, s, "Onnx>Concat");
+  TF_Output fetch = Out(onnx_concat, 0);
+  TF_Tensor* out = NULL;
+  if (Run(g, &fetch, &out, 1, s)) {
+    const float want[] = {1, 2, 1, 2};
+    CHECK(FloatsAre(out, want, 4), "Onnx>Concat runs");
+  }
+  if (out != NULL) TF_DeleteTensor(out);
+  TF_DeleteGraph(g);
+}
+
+int main(void) {
+  TF_Status* s = TF_NewStatus();
+  CheckArrayOps(s);
+  CheckMathOps(s);
+  CheckGradients(s);
+  CheckStringOps(s);
+  CheckNamespaces(s);
+  TF_DeleteStatus(s);
+  printf("%d checks, %d failures\n", g_checks, g_failures);
+  return g_failures == 0 ? 0 : 1;
+}

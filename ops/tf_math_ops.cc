@@ -1,0 +1,131 @@
+// TensorFlow's math ops, with TensorFlow's names, inputs and attrs (tensorflow/core/ops/
+// math_ops.cc and nn_ops.cc define them; these are written for Sluice from their documented
+// signatures). Kernels are shared with the ONNX ops of the same meaning where one exists.
+// Add, AddV2, Sub, Mul, Div, AddN, MatMul and the unary ops whose ONNX and TensorFlow forms
+// agree (Abs, Exp, Sqrt, Tanh, ...) are in math_ops.cc and onnx_math_ops.cc.
+#include "absl/strings/str_cat.h"
+#include "ops/op_registry.h"
+#include "ops/type_lists.h"
+
+namespace sluice {
+namespace {
+
+constexpr absl::string_view kTfBinaryTypes =
+    "{half, bfloat16, float, double, uint8, int8, uint16, int16, uint32, int32, uint64, int64}";
+
+// Output 0 is input 0 reduced over the axes in input 1 (unknown unless nothing is known).
+absl::Status ReductionShape(InferenceContext* c) { return shape_fn::Unknown(c); }
+
+}  // namespace
+
+#define SL_TF_BINARY_OP(NAME, TYPES)   \
+  REGISTER_OP(NAME)                   \
+      .Input("x: T")                  \
+      .Input("y: T")                  \
+      .Output("z: T")                 \
+      .Attr(absl::StrCat("T: ", TYPES)) \
+      .SetShapeFn(shape_fn::BroadcastBinary)
+
+SL_TF_BINARY_OP("RealDiv", kTfBinaryTypes);
+SL_TF_BINARY_OP("FloorDiv", kTfBinaryTypes);
+SL_TF_BINARY_OP("FloorMod", kTfBinaryTypes);
+SL_TF_BINARY_OP("TruncateDiv", kTfBinaryTypes);
+SL_TF_BINARY_OP("TruncateMod", kTfBinaryTypes);
+SL_TF_BINARY_OP("Maximum", kTfBinaryTypes).SetIsCommutative();
+SL_TF_BINARY_OP("Minimum", kTfBinaryTypes).SetIsCommutative();
+SL_TF_BINARY_OP("SquaredDifference", kTfBinaryTypes).SetIsCommutative();
+#undef SL_TF_BINARY_OP
+
+#define SL_TF_COMPARE_OP(NAME, TYPES)   \
+  REGISTER_OP(NAME)                    \
+      .Input("x: T")                   \
+      .Input("y: T")                   \
+      .Output("z: bool")               \
+      .Attr(absl::StrCat("T: ", TYPES)) \
+      .SetShapeFn(shape_fn::BroadcastBinary)
+
+SL_TF_COMPARE_OP("Equal", kNumericBoolOrStringTypes).Attr("incompatible_shape_error: bool = true");
+SL_TF_COMPARE_OP("NotEqual", kNumericBoolOrStringTypes).Attr("incompatible_shape_error: bool = true");
+SL_TF_COMPARE_OP("Less", kNumericTypes);
+SL_TF_COMPARE_OP("LessEqual", kNumericTypes);
+SL_TF_COMPARE_OP("Greater", kNumericTypes);
+SL_TF_COMPARE_OP("GreaterEqual", kNumericTypes);
+#undef SL_TF_COMPARE_OP
+
+REGISTER_OP("LogicalAnd").Input("x: bool").Input("y: bool").Output("z: bool").SetIsCommutative()
+    .SetShapeFn(shape_fn::BroadcastBinary);
+REGISTER_OP("LogicalOr").Input("x: bool").Input("y: bool").Output("z: bool").SetIsCommutative()
+    .SetShapeFn(shape_fn::BroadcastBinary);
+REGISTER_OP("LogicalNot").Input("x: bool").Output("y: bool").SetShapeFn(shape_fn::Unchanged);
+
+#define SL_TF_UNARY_OP(NAME, TYPES) \
+  REGISTER_OP(NAME).Input("x: T").Output("y: T").Attr(absl::StrCat("T: ", TYPES)).SetShapeFn(shape_fn::Unchanged)
+
+SL_TF_UNARY_OP("Square", kNumericTypes);
+SL_TF_UNARY_OP("Rsqrt", kFloatTypes);
+#undef SL_TF_UNARY_OP
+
+REGISTER_OP("IsNan").Input("x: T").Output("y: bool").Attr(absl::StrCat("T: ", kFloatTypes))
+    .SetShapeFn(shape_fn::Unchanged);
+REGISTER_OP("IsFinite").Input("x: T").Output("y: bool").Attr(absl::StrCat("T: ", kFloatTypes))
+    .SetShapeFn(shape_fn::Unchanged);
+
+// Activations: input `features`, output `activations`, as TensorFlow names them.
+#define SL_TF_ACTIVATION_OP(NAME, TYPES) \
+  REGISTER_OP(NAME).Input("features: T").Output("activations: T").Attr(absl::StrCat("T: ", TYPES)) \
+      .SetShapeFn(shape_fn::Unchanged)
+
+SL_TF_ACTIVATION_OP("Relu6", kSignedTypes);
+SL_TF_ACTIVATION_OP("Elu", kFloatTypes);
+SL_TF_ACTIVATION_OP("Selu", kFloatTypes);
+SL_TF_ACTIVATION_OP("LeakyRelu", kFloatTypes).Attr("alpha: float = 0.2");
+#undef SL_TF_ACTIVATION_OP
+
+REGISTER_OP("Softmax").Input("logits: T").Output("softmax: T").Attr(absl::StrCat("T: ", kFloatTypes))
+    .SetShapeFn(shape_fn::Unchanged);
+REGISTER_OP("LogSoftmax").Input("logits: T").Output("logsoftmax: T").Attr(absl::StrCat("T: ", kFloatTypes))
+    .SetShapeFn(shape_fn::Unchanged);
+
+// Reductions over the axes in `reduction_indices` (a scalar or a vector; none: no reduction).
+#define SL_TF_REDUCE_OP(NAME, TYPES)                 \
+  REGISTER_OP(NAME)                                  \
+      .Input("input: T")                             \
+      .Input("reduction_indices: Tidx")              \
+      .Output("output: T")                           \
+      .Attr("keep_dims: bool = false")               \
+      .Attr(absl::StrCat("T: ", TYPES))              \
+      .Attr("Tidx: {int32, int64} = DT_INT32")       \
+      .SetShapeFn(ReductionShape)
+
+SL_TF_REDUCE_OP("Sum", kNumericTypes);
+SL_TF_REDUCE_OP("Mean", kNumericTypes);
+SL_TF_REDUCE_OP("Max", kNumericTypes);
+SL_TF_REDUCE_OP("Min", kNumericTypes);
+SL_TF_REDUCE_OP("Prod", kNumericTypes);
+SL_TF_REDUCE_OP("All", "{bool}");
+SL_TF_REDUCE_OP("Any", "{bool}");
+#undef SL_TF_REDUCE_OP
+
+#define SL_TF_ARG_REDUCE_OP(NAME)                       \
+  REGISTER_OP(NAME)                                     \
+      .Input("input: T")                                \
+      .Input("dimension: Tidx")                         \
+      .Output("output: output_type")                    \
+      .Attr(absl::StrCat("T: ", kNumericOrBoolTypes))   \
+      .Attr("Tidx: {int32, int64} = DT_INT32")          \
+      .Attr("output_type: {int32, int64} = DT_INT64")   \
+      .SetShapeFn(ReductionShape)
+
+SL_TF_ARG_REDUCE_OP("ArgMax");
+SL_TF_ARG_REDUCE_OP("ArgMin");
+#undef SL_TF_ARG_REDUCE_OP
+
+REGISTER_OP("Bucketize")
+    .Input("input: T")
+    .Output("output: int32")
+    .Attr("T: {int32, int64, float, double}")
+    .Attr("boundaries: list(float)")
+    .SetShapeFn(shape_fn::Unchanged)
+    .Doc("The index of the bucket each value falls in: boundaries[i-1] <= x < boundaries[i].");
+
+}  // namespace sluice
