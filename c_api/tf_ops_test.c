@@ -449,6 +449,73 @@ static void CheckStringOps(TF_Status* s) {
   TF_DeleteGraph(g);
 }
 
+/* Runs `fetch` expecting an error: INVALID_ARGUMENT whose message holds `needle`. */
+static void CheckRunFails(TF_Graph* g, TF_Output fetch, const char* needle, const char* what, TF_Status* s) {
+  TF_SessionOptions* opts = TF_NewSessionOptions();
+  TF_Session* sess = TF_NewSession(g, opts, s);
+  TF_Tensor* out = NULL;
+  if (TF_GetCode(s) == TF_OK) TF_SessionRun(sess, NULL, NULL, NULL, 0, &fetch, &out, 1, NULL, 0, NULL, s);
+  CHECK(TF_GetCode(s) == TF_INVALID_ARGUMENT && strstr(TF_Message(s), needle) != NULL && out == NULL,
+        "%s: code %d, \"%s\"", what, (int)TF_GetCode(s), TF_Message(s));
+  if (out != NULL) TF_DeleteTensor(out);
+  if (sess != NULL) {
+    TF_Status* close = TF_NewStatus();
+    TF_DeleteSession(sess, close);
+    TF_DeleteStatus(close);
+  }
+  TF_DeleteSessionOptions(opts);
+}
+
+/* Bad input gets INVALID_ARGUMENT naming the problem: sizes past int64, negative dims, axes out
+ * of range, bad attrs, no ys. */
+static void CheckBadInput(TF_Status* s) {
+  printf("-- bad input\n");
+  TF_Graph* g = TF_NewGraph();
+  const int64_t d3[] = {3};
+  TF_Tensor* t = TF_AllocateTensor(TF_INT64, d3, 1, 3 * sizeof(int64_t));
+  int64_t* huge = (int64_t*)TF_TensorData(t);
+  huge[0] = (int64_t)1 << 62;
+  huge[1] = 4;
+  huge[2] = 1;
+  TF_Operation* huge_dims = ConstTensor(g, "huge_dims", t, s);
+  t = TF_AllocateTensor(TF_INT64, d3, 1, 3 * sizeof(int64_t));
+  int64_t* neg = (int64_t*)TF_TensorData(t);
+  neg[0] = 2;
+  neg[1] = -1;
+  neg[2] = 2;
+  TF_Operation* neg_dims = ConstTensor(g, "neg_dims", t, s);
+  const float one = 1;
+  TF_Operation* v = FloatConst(g, "v", &one, NULL, 0, s);
+  TF_Operation* fill_huge = Binary(g, "Fill", "fill_huge", Out(huge_dims, 0), Out(v, 0), s);
+  CheckRunFails(g, Out(fill_huge, 0), "more elements than fit in int64", "Fill with dims [2^62 4 1]", s);
+  TF_Operation* fill_neg = Binary(g, "Fill", "fill_neg", Out(neg_dims, 0), Out(v, 0), s);
+  CheckRunFails(g, Out(fill_neg, 0), "negative dim", "Fill with a negative dim", s);
+  TF_Operation* reshape = Binary(g, "Reshape", "reshape_huge", Out(v, 0), Out(huge_dims, 0), s);
+  CheckRunFails(g, Out(reshape, 0), "int64", "Reshape to [2^62 4 1]", s);
+  const int32_t five = 5;
+  TF_Operation* axis5 = Int32Const(g, "axis5", &five, NULL, 0, s);
+  TF_Operation* expand = Binary(g, "ExpandDims", "expand_far", Out(v, 0), Out(axis5, 0), s);
+  CheckRunFails(g, Out(expand, 0), "ExpandDims", "ExpandDims past the rank", s);
+  TF_OperationDescription* d = TF_NewOperation(g, "Bucketize", "unsorted");
+  TF_AddInput(d, Out(v, 0));
+  const float bounds[] = {3, 1, 2};
+  TF_SetAttrFloatList(d, "boundaries", bounds, 3);
+  TF_Operation* unsorted = Finish(d, s, "Bucketize with unsorted boundaries (made)");
+  CheckRunFails(g, Out(unsorted, 0), "sorted", "Bucketize with unsorted boundaries", s);
+  d = TF_NewOperation(g, "AsString", "wide");
+  TF_AddInput(d, Out(v, 0));
+  TF_SetAttrInt(d, "width", (int64_t)1 << 40);
+  TF_Operation* wide = Finish(d, s, "AsString with width 2^40 (made)");
+  CheckRunFails(g, Out(wide, 0), "at most 1000", "AsString with width 2^40", s);
+  TF_Output none[1];
+  TF_Output x = Out(v, 0);
+  TF_AddGradients(g, &x, 0, &x, 1, NULL, s, none);
+  CHECK(TF_GetCode(s) == TF_INVALID_ARGUMENT, "TF_AddGradients with no ys: %s", TF_Message(s));
+  TF_AddGradients(g, &x, -1, &x, 1, NULL, s, none);
+  CHECK(TF_GetCode(s) == TF_INVALID_ARGUMENT, "TF_AddGradients with ny = -1: %s", TF_Message(s));
+  TF_DeleteGraph(g);
+}
+
 /* ONNX's ops live under "Onnx>": the TensorFlow name never reaches the ONNX op. */
 static void CheckNamespaces(TF_Status* s) {
   printf("-- op namespaces\n");
@@ -487,6 +554,7 @@ int main(void) {
   CheckMathOps(s);
   CheckGradients(s);
   CheckStringOps(s);
+  CheckBadInput(s);
   CheckNamespaces(s);
   TF_DeleteStatus(s);
   printf("%d checks, %d failures\n", g_checks, g_failures);
