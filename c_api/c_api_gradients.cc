@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "c_api/c_api.h"
@@ -29,7 +30,6 @@ class GraphDefGradientBuilder : public GradientBuilder {
   absl::StatusOr<std::vector<std::string>> Add(absl::string_view op, std::vector<std::vector<std::string>> args,
                                                AttrMap attrs) override {
     SL_ASSIGN_OR_RETURN(const OpRegistrationData* reg, OpRegistry::Global()->LookUp(op));
-    const OpDef& op_def = reg->op_def;
     NodeDef node;
     // Node names take no '>': "Onnx>Shape" names its node "Shape_3".
     absl::string_view base = op;
@@ -37,22 +37,8 @@ class GraphDefGradientBuilder : public GradientBuilder {
     node.set_name(absl::StrCat(scope_, "/", base, "_", counter_++));
     node.set_op(std::string(op));
     *node.mutable_attr() = std::move(attrs);
-    std::vector<DataTypeVector> arg_types;
-    for (const auto& group : args) {
-      DataTypeVector types;
-      for (const std::string& t : group) {
-        DataType dt = Dtype(t);
-        if (dt == DT_INVALID) return absl::InternalError(absl::StrCat("gradient: unknown tensor '", t, "'"));
-        types.push_back(dt);
-        node.add_input(t);
-      }
-      arg_types.push_back(types);
-    }
-    SL_RETURN_IF_ERROR(InferAttrsFromInputTypes(op_def, arg_types, &node));
-    AddDefaultsToNodeDef(op_def, &node);
-    SL_RETURN_IF_ERROR(ValidateNodeDef(node, op_def));
-    DataTypeVector in, out;
-    SL_RETURN_IF_ERROR(InOutTypesForNode(node, op_def, &in, &out));
+    SL_ASSIGN_OR_RETURN(DataTypeVector out,
+                        AddInputsAndComplete(reg->op_def, args, [&](const std::string& t) { return Dtype(t); }, &node));
     std::vector<std::string> outputs;
     for (int k = 0; k < static_cast<int>(out.size()); ++k) {
       std::string t = TensorId{node.name(), k}.ToString();
@@ -139,14 +125,14 @@ absl::Status AddGradients(TF_Graph* g, const char* prefix, TF_Output* y, int ny,
                       "TF_AddGradients");
   // Forward tensors the new nodes read come from the graph's operations.
   TF_ImportGraphDefOptions options;
-  absl::flat_hash_map<std::string, bool> mapped;
+  absl::flat_hash_set<std::string> mapped;
   for (const NodeDef& n : builder.def().node()) {
     for (const std::string& input : n.input()) {
       SL_ASSIGN_OR_RETURN(TensorId id, ParseTensorName(input));
       if (absl::StartsWith(id.node, absl::StrCat(scope, "/")) || mapped.contains(input)) continue;
       TF_Operation* op = g->OperationByName(id.node);
       if (op == nullptr) return absl::InternalError(absl::StrCat("gradient reads unknown tensor '", input, "'"));
-      mapped[input] = true;
+      mapped.insert(input);
       options.input_map.push_back({id, TF_Output{op, id.index}});
     }
   }

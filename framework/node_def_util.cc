@@ -276,4 +276,27 @@ absl::Status InferAttrsFromInputTypes(const OpDef& op_def,
   return absl::OkStatus();
 }
 
+absl::StatusOr<DataTypeVector> AddInputsAndComplete(const OpDef& op_def,
+                                                    const std::vector<std::vector<std::string>>& args,
+                                                    absl::FunctionRef<DataType(const std::string&)> dtype_of,
+                                                    NodeDef* node) {
+  std::vector<DataTypeVector> arg_types;
+  for (const auto& group : args) {
+    DataTypeVector types;
+    for (const std::string& t : group) {
+      DataType dt = dtype_of(t);
+      if (dt == DT_INVALID) return absl::InternalError(absl::StrCat("unknown tensor '", t, "'"));
+      types.push_back(dt);
+      node->add_input(t);
+    }
+    arg_types.push_back(types);
+  }
+  SL_RETURN_IF_ERROR(InferAttrsFromInputTypes(op_def, arg_types, node));
+  AddDefaultsToNodeDef(op_def, node);
+  SL_RETURN_IF_ERROR(ValidateNodeDef(*node, op_def));
+  DataTypeVector in_types, out_types;
+  SL_RETURN_IF_ERROR(InOutTypesForNode(*node, op_def, &in_types, &out_types));
+  return out_types;
+}
+
 }  // namespace sluice

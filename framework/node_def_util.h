@@ -11,7 +11,9 @@
 #include <string>
 #include <vector>
 
+#include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "framework/node_attr.h"
 #include "framework/types.h"
 #include "proto/node_def.pb.h"
@@ -52,6 +54,16 @@ absl::Status NumOutputsForNode(const NodeDef& node, const OpDef& op_def, int* nu
 // already set must agree with the inputs.
 absl::Status InferAttrsFromInputTypes(const OpDef& op_def,
                                       const std::vector<DataTypeVector>& arg_types, NodeDef* node);
+
+// Finishes `node` (name, op and attrs already set) as an instance of `op_def` reading `args`,
+// the data inputs grouped per input arg, whose dtypes `dtype_of` gives (DT_INVALID for an
+// unknown tensor): adds the inputs, infers the type attrs, adds defaults and validates.
+// Returns the node's output types. What graph builders (the ONNX importer, TF_AddGradients)
+// do for each node they make.
+absl::StatusOr<DataTypeVector> AddInputsAndComplete(const OpDef& op_def,
+                                                    const std::vector<std::vector<std::string>>& args,
+                                                    absl::FunctionRef<DataType(const std::string&)> dtype_of,
+                                                    NodeDef* node);
 
 }  // namespace sluice
 

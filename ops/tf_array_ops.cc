@@ -8,15 +8,8 @@
 namespace sluice {
 namespace {
 
-// The shape of a tensor as a vector of its rank.
-absl::Status ShapeShape(InferenceContext* c) {
-  const PartialShape& in = c->input(0);
-  int64_t dims[] = {in.unknown_rank() ? -1 : in.rank()};
-  c->set_output(0, PartialShape(dims));
-  return absl::OkStatus();
-}
-
-absl::Status ShapeNShape(InferenceContext* c) {
+// Output i is a vector as long as input i's rank (Shape, ShapeN).
+absl::Status ShapeOfEachInput(InferenceContext* c) {
   for (int i = 0; i < c->num_outputs(); ++i) {
     const PartialShape& in = c->input(i);
     int64_t dims[] = {in.unknown_rank() ? -1 : in.rank()};
@@ -40,7 +33,7 @@ REGISTER_OP("Shape")
     .Output("output: out_type")
     .Attr("T: type")
     .Attr("out_type: {int32, int64} = DT_INT32")
-    .SetShapeFn(ShapeShape);
+    .SetShapeFn(ShapeOfEachInput);
 
 REGISTER_OP("ShapeN")
     .Input("input: N * T")
@@ -48,7 +41,7 @@ REGISTER_OP("ShapeN")
     .Attr("N: int >= 1")
     .Attr("T: type")
     .Attr("out_type: {int32, int64} = DT_INT32")
-    .SetShapeFn(ShapeNShape);
+    .SetShapeFn(ShapeOfEachInput);
 
 REGISTER_OP("Size")
     .Input("input: T")

@@ -13,9 +13,6 @@ namespace {
 constexpr absl::string_view kTfBinaryTypes =
     "{half, bfloat16, float, double, uint8, int8, uint16, int16, uint32, int32, uint64, int64}";
 
-// Output 0 is input 0 reduced over the axes in input 1 (unknown unless nothing is known).
-absl::Status ReductionShape(InferenceContext* c) { return shape_fn::Unknown(c); }
-
 }  // namespace
 
 #define SL_TF_BINARY_OP(NAME, TYPES)   \
@@ -94,8 +91,7 @@ REGISTER_OP("LogSoftmax").Input("logits: T").Output("logsoftmax: T").Attr(absl::
       .Output("output: T")                           \
       .Attr("keep_dims: bool = false")               \
       .Attr(absl::StrCat("T: ", TYPES))              \
-      .Attr("Tidx: {int32, int64} = DT_INT32")       \
-      .SetShapeFn(ReductionShape)
+      .Attr("Tidx: {int32, int64} = DT_INT32")
 
 SL_TF_REDUCE_OP("Sum", kNumericTypes);
 SL_TF_REDUCE_OP("Mean", kNumericTypes);
@@ -113,8 +109,7 @@ SL_TF_REDUCE_OP("Any", "{bool}");
       .Output("output: output_type")                    \
       .Attr(absl::StrCat("T: ", kNumericOrBoolTypes))   \
       .Attr("Tidx: {int32, int64} = DT_INT32")          \
-      .Attr("output_type: {int32, int64} = DT_INT64")   \
-      .SetShapeFn(ReductionShape)
+      .Attr("output_type: {int32, int64} = DT_INT64")
 
 SL_TF_ARG_REDUCE_OP("ArgMax");
 SL_TF_ARG_REDUCE_OP("ArgMin");

@@ -108,41 +108,35 @@ absl::StatusOr<Tensor> OnnxNodeContext::GetTensor(absl::string_view name) const 
   return TensorFromOnnx(a->t());
 }
 
+namespace {
+
+// The Sluice op an ONNX-named op lowers to: its namesake in the Onnx> namespace when there is
+// one ("Concat" is "Onnx>Concat"), otherwise the op as named, a TensorFlow op with the same
+// meaning ("Add", "Exp").
+std::string SluiceOpFor(absl::string_view op) {
+  std::string prefixed = absl::StrCat(kOnnxOpPrefix, op);
+  if (!absl::StartsWith(op, kOnnxOpPrefix) && OpRegistry::Global()->LookUp(prefixed).ok()) return prefixed;
+  return std::string(op);
+}
+
+}  // namespace
+
 absl::StatusOr<std::vector<std::string>> OnnxNodeContext::AddNode(
     absl::string_view op, std::vector<std::vector<std::string>> args, AttrMap attrs,
     absl::string_view suffix) {
-  // The ONNX namesake in the Onnx> namespace when there is one ("Concat" is "Onnx>Concat");
-  // otherwise the op as named, a TensorFlow op with the same meaning ("Add", "Exp").
   const absl::string_view plain = op;  // Names the node: no '>' in node names.
-  const std::string prefixed = absl::StrCat(kOnnxOpPrefix, op);
-  auto onnx_reg = OpRegistry::Global()->LookUp(prefixed);
-  if (onnx_reg.ok()) op = prefixed;
-  SL_ASSIGN_OR_RETURN(const OpRegistrationData* reg,
-                      onnx_reg.ok() ? onnx_reg : OpRegistry::Global()->LookUp(op));
-  const OpDef& op_def = reg->op_def;
+  const std::string sluice_op = SluiceOpFor(op);
+  SL_ASSIGN_OR_RETURN(const OpRegistrationData* reg, OpRegistry::Global()->LookUp(sluice_op));
   NodeDef node;
   node.set_name(suffix.empty() && !used_base_
                     ? base_name_
                     : importer_->UniqueNodeName(absl::StrCat(base_name_, "/", suffix.empty() ? plain : suffix)));
   used_base_ = true;
-  node.set_op(std::string(op));
+  node.set_op(sluice_op);
   *node.mutable_attr() = attrs;
-  std::vector<DataTypeVector> arg_types;
-  for (const auto& group : args) {
-    DataTypeVector types;
-    for (const std::string& t : group) {
-      DataType dt = importer_->DtypeOf(t);
-      if (dt == DT_INVALID) return absl::InternalError(absl::StrCat("unknown tensor '", t, "'"));
-      types.push_back(dt);
-      node.add_input(t);
-    }
-    arg_types.push_back(types);
-  }
-  SL_RETURN_IF_ERROR(InferAttrsFromInputTypes(op_def, arg_types, &node));
-  AddDefaultsToNodeDef(op_def, &node);
-  SL_RETURN_IF_ERROR(ValidateNodeDef(node, op_def));
-  DataTypeVector in_types, out_types;
-  SL_RETURN_IF_ERROR(InOutTypesForNode(node, op_def, &in_types, &out_types));
+  SL_ASSIGN_OR_RETURN(DataTypeVector out_types,
+                      AddInputsAndComplete(reg->op_def, args,
+                                           [&](const std::string& t) { return importer_->DtypeOf(t); }, &node));
   std::vector<std::string> outputs;
   for (size_t k = 0; k < out_types.size(); ++k) {
     outputs.push_back(TensorId{node.name(), static_cast<int>(k)}.ToString());
@@ -235,10 +229,7 @@ absl::Status ConvertAttr(const onnx::AttributeProto& a, const std::string& type,
 
 absl::Status OnnxNodeContext::EmitGeneric(absl::string_view op_name, AttrMap extra,
                                           const std::vector<std::string>& ignored) {
-  std::string op = op_name.empty() ? node_.op_type() : std::string(op_name);
-  if (!absl::StartsWith(op, kOnnxOpPrefix) && OpRegistry::Global()->LookUp(absl::StrCat(kOnnxOpPrefix, op)).ok()) {
-    op = absl::StrCat(kOnnxOpPrefix, op);  // As in AddNode.
-  }
+  const std::string op = SluiceOpFor(op_name.empty() ? absl::string_view(node_.op_type()) : op_name);
   auto reg = OpRegistry::Global()->LookUp(op);
   if (!reg.ok()) {
     if (reg.status().code() == absl::StatusCode::kNotFound) {
