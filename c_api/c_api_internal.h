@@ -21,6 +21,8 @@
 #include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -177,6 +179,26 @@ struct TF_OperationDescription {
   absl::Status deferred;
 };
 
+namespace sluice {
+
+// One partial run (TF_SessionPRunSetup, then TF_SessionPRun calls): what setup declared and
+// what the calls so far have fed, fetched and run. Each call runs a step over everything known
+// so far: earlier feeds and earlier fetched values are fed again, so the step recomputes only
+// what lies between them and this call's fetches. TF_SessionPRun calls on one handle take
+// their turn on mu.
+struct PartialRun {
+  absl::Mutex mu;
+  absl::flat_hash_set<std::string> feeds;    // Declared, by tensor name ("x:0").
+  absl::flat_hash_set<std::string> fetches;  // Declared.
+  std::vector<TF_Operation*> targets;        // Declared, in setup's order.
+  // Fed and fetched values so far, by tensor name.
+  absl::flat_hash_map<std::string, Tensor> values ABSL_GUARDED_BY(mu);
+  absl::flat_hash_set<std::string> fetched ABSL_GUARDED_BY(mu);
+  absl::flat_hash_set<const TF_Operation*> targets_run ABSL_GUARDED_BY(mu);
+};
+
+}  // namespace sluice
+
 struct TF_Session {
   std::unique_ptr<sluice::Session> session;
   TF_Graph* graph = nullptr;
@@ -187,6 +209,12 @@ struct TF_Session {
   bool closed ABSL_GUARDED_BY(mu) = false;
   size_t num_ops_sent ABSL_GUARDED_BY(mu) = 0;
   int num_functions_sent ABSL_GUARDED_BY(mu) = 0;
+  // Partial runs not finished yet, by handle; one ends once all it declared is fed, fetched
+  // and run (or with the session).
+  absl::Mutex partial_runs_mu;
+  absl::flat_hash_map<std::string, std::shared_ptr<sluice::PartialRun>> partial_runs
+      ABSL_GUARDED_BY(partial_runs_mu);
+  int64_t next_partial_run ABSL_GUARDED_BY(partial_runs_mu) = 0;
 };
 
 struct TF_DeviceList {

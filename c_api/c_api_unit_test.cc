@@ -588,6 +588,102 @@ TEST_F(CApiTest, SessionRunArgumentChecks) {
   EXPECT_NE(metadata->data_deallocator, nullptr);
 }
 
+// A step fed and fetched in two calls, as TensorFlow's partial runs: a target runs as soon as
+// its feeds have arrived, and a finished run's handle is refused.
+TEST_F(CApiTest, PartialRunFeedsAndFetchesInSteps) {
+  TF_Operation* a = Placeholder("a");
+  TF_Operation* b = Placeholder("b");
+  TF_Operation* twice = Op("Add", "twice", {{a, 0}, {a, 0}});        // 2a
+  TF_Operation* square = Op("Mul", "square", {{twice, 0}, {a, 0}});  // 2a*a
+  TF_Operation* sum = Op("Add", "sum", {{square, 0}, {b, 0}});       // 2a*a + b
+  ASSERT_EQ(TF_GetCode(status_.get()), TF_OK) << Message(status_.get());
+  SessionPtr sess(graph_.get(), nullptr, status_.get());
+
+  TF_Output feeds[] = {{a, 0}, {b, 0}};
+  TF_Output fetches[] = {{twice, 0}, {sum, 0}};
+  const TF_Operation* targets[] = {square};
+  const char* handle = nullptr;
+  TF_SessionPRunSetup(sess.get(), feeds, 2, fetches, 2, targets, 1, &handle, status_.get());
+  ASSERT_EQ(TF_GetCode(status_.get()), TF_OK) << Message(status_.get());
+  ASSERT_NE(handle, nullptr);
+
+  // sum needs b, which has not been fed.
+  TensorPtr av = FloatTensor({2}, {3, -1});
+  TF_Tensor* a_value = av.get();
+  TF_Tensor* out = nullptr;
+  TF_SessionPRun(sess.get(), handle, &feeds[0], &a_value, 1, &fetches[1], &out, 1, nullptr, 0,
+                 status_.get());
+  EXPECT_EQ(TF_GetCode(status_.get()), TF_INVALID_ARGUMENT);
+  EXPECT_THAT(Message(status_.get()), HasSubstr("'sum:0' needs a declared feed"));
+
+  TF_SessionPRun(sess.get(), handle, &feeds[0], &a_value, 1, &fetches[0], &out, 1, nullptr, 0,
+                 status_.get());
+  ASSERT_EQ(TF_GetCode(status_.get()), TF_OK) << Message(status_.get());
+  TensorPtr first(out);
+  EXPECT_THAT(Floats(out), ::testing::ElementsAre(6, -2));
+
+  // Neither a nor twice again.
+  TF_SessionPRun(sess.get(), handle, &feeds[0], &a_value, 1, nullptr, nullptr, 0, nullptr, 0,
+                 status_.get());
+  EXPECT_THAT(Message(status_.get()), HasSubstr("'a:0' has already been fed"));
+  TF_SessionPRun(sess.get(), handle, nullptr, nullptr, 0, &fetches[0], &out, 1, nullptr, 0,
+                 status_.get());
+  EXPECT_THAT(Message(status_.get()), HasSubstr("'twice:0' has already been fetched"));
+  // Nor anything setup did not declare.
+  TF_Output undeclared{square, 0};
+  TF_SessionPRun(sess.get(), handle, nullptr, nullptr, 0, &undeclared, &out, 1, nullptr, 0,
+                 status_.get());
+  EXPECT_THAT(Message(status_.get()), HasSubstr("did not declare it as a fetch"));
+  EXPECT_EQ(out, nullptr);
+
+  TensorPtr bv = FloatTensor({2}, {1, 10});
+  TF_Tensor* b_value = bv.get();
+  TF_SessionPRun(sess.get(), handle, &feeds[1], &b_value, 1, &fetches[1], &out, 1, nullptr, 0,
+                 status_.get());
+  ASSERT_EQ(TF_GetCode(status_.get()), TF_OK) << Message(status_.get());
+  TensorPtr second(out);
+  EXPECT_THAT(Floats(out), ::testing::ElementsAre(19, 12));
+
+  // Everything declared is done: the run is over.
+  TF_SessionPRun(sess.get(), handle, nullptr, nullptr, 0, nullptr, nullptr, 0, nullptr, 0,
+                 status_.get());
+  EXPECT_EQ(TF_GetCode(status_.get()), TF_INVALID_ARGUMENT);
+  EXPECT_THAT(Message(status_.get()), HasSubstr("is not a partial run of this session"));
+  TF_DeletePRunHandle(handle);
+}
+
+TEST_F(CApiTest, PartialRunSetupChecksItsDeclarations) {
+  TF_Operation* a = Placeholder("a");
+  TF_Operation* y = Op("Relu", "y", {{a, 0}});
+  SessionPtr sess(graph_.get(), nullptr, status_.get());
+  const char* handle = reinterpret_cast<const char*>(0x1);  // Reset to NULL on failure.
+  TF_Output twice[] = {{a, 0}, {a, 0}};
+  TF_SessionPRunSetup(sess.get(), twice, 2, nullptr, 0, nullptr, 0, &handle, status_.get());
+  EXPECT_EQ(TF_GetCode(status_.get()), TF_INVALID_ARGUMENT);
+  EXPECT_THAT(Message(status_.get()), HasSubstr("'a:0' is declared as a feed twice"));
+  EXPECT_EQ(handle, nullptr);
+
+  TF_Output both[] = {{a, 0}};
+  TF_SessionPRunSetup(sess.get(), both, 1, both, 1, nullptr, 0, &handle, status_.get());
+  EXPECT_THAT(Message(status_.get()), HasSubstr("both a feed and a fetch"));
+  TF_Output bad_index{y, 3};
+  TF_SessionPRunSetup(sess.get(), nullptr, 0, &bad_index, 1, nullptr, 0, &handle,
+                      status_.get());
+  EXPECT_THAT(Message(status_.get()), HasSubstr("output index 3 is out of range"));
+  TF_SessionPRunSetup(sess.get(), both, -1, nullptr, 0, nullptr, 0, &handle, status_.get());
+  EXPECT_THAT(Message(status_.get()), HasSubstr("negative count"));
+  TF_SessionPRunSetup(sess.get(), both, 1, nullptr, 0, nullptr, 0, nullptr, status_.get());
+  EXPECT_THAT(Message(status_.get()), HasSubstr("handle"));
+
+  TF_SessionPRun(sess.get(), "prun:99", nullptr, nullptr, 0, nullptr, nullptr, 0, nullptr, 0,
+                 status_.get());
+  EXPECT_THAT(Message(status_.get()), HasSubstr("'prun:99' is not a partial run"));
+  TF_SessionPRun(sess.get(), nullptr, nullptr, nullptr, 0, nullptr, nullptr, 0, nullptr, 0,
+                 status_.get());
+  EXPECT_EQ(TF_GetCode(status_.get()), TF_INVALID_ARGUMENT);
+  TF_DeletePRunHandle(nullptr);
+}
+
 // The bytes of a TF_STRING tensor's elements.
 std::vector<std::string> Strings(const TF_Tensor* t) {
   const auto* e = static_cast<const TF_TString*>(TF_TensorData(t));

@@ -512,9 +512,15 @@ TF_CAPI_EXPORT extern void TF_SessionRun(TF_Session* session, const TF_Buffer* r
                                          const TF_Operation* const* target_opers, int ntargets,
                                          TF_Buffer* run_metadata, TF_Status*);
 
-/* Partial runs (feeding and fetching a step in several calls): Sluice's sessions have none, so
- * TF_SessionPRunSetup reports UNIMPLEMENTED and sets *handle to NULL, and TF_SessionPRun
- * reports UNIMPLEMENTED (its output_values read NULL). */
+/* Partial runs: one step fed and fetched over several calls. TF_SessionPRunSetup declares every
+ * feed, fetch and target the calls will use and sets *handle (free it with
+ * TF_DeletePRunHandle); each TF_SessionPRun then feeds some declared inputs not fed before,
+ * fetches declared outputs not fetched before, and runs the declared targets whose feeds have
+ * all arrived (a target it names itself must be able to run). Anything undeclared, fed or
+ * fetched twice, or needing a feed not given yet is INVALID_ARGUMENT. A call computes only
+ * what lies between the values known so far (earlier feeds and fetches) and its fetches; an
+ * operation above a fetch that an earlier call did not fetch may run again. The run ends once
+ * everything declared is fed, fetched and run; its handle is then unknown to TF_SessionPRun. */
 TF_CAPI_EXPORT extern void TF_SessionPRunSetup(TF_Session*, const TF_Output* inputs, int ninputs,
                                                const TF_Output* outputs, int noutputs,
                                                const TF_Operation* const* target_opers,
