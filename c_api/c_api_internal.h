@@ -243,6 +243,12 @@ absl::Status NullArgument(absl::string_view function, absl::string_view arg);
 // validation helpers do), so every graph-building error says which node it is about.
 absl::Status NameNode(const absl::Status& s, const NodeDef& node);
 
+// ---- Custom-op libraries (c_api_library.cc) ----
+
+// Records a failed TF_RegisterOpDefinition or TF_RegisterKernelBuilder: while TF_LoadLibrary
+// loads a library on this thread, the library's registrations failing fail the load.
+void NoteRegistrationFailure(const absl::Status& s);
+
 // ---- Buffers (tf_buffer.cc) ----
 
 // Serializes into an empty TF_Buffer; the bytes are released by TF_DeleteBuffer.

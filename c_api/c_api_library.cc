@@ -1,5 +1,6 @@
 // The op registry through the C API: TF_GetAllOpList, and custom-op libraries loaded with
-// dlopen so that their static REGISTER_OP and REGISTER_KERNEL_BUILDER initializers run.
+// dlopen so that their initializers run and register ops and kernels through ops.h and
+// kernels.h (c_api_ops.cc, c_api_kernels.cc).
 #include <dlfcn.h>
 
 #include <algorithm>
@@ -31,6 +32,25 @@ LoadedLibraries& Loaded() {
   return *loaded;
 }
 
+// The registration failures of the library this thread is loading; null when not loading.
+thread_local std::vector<absl::Status>* load_failures = nullptr;
+
+// A library's undefined TF_* symbols bind to libraries in the global scope. Adds the library
+// holding this code to it (once), so a custom-op library binds to the copy of the C API that
+// loads it also when the program reached that copy through dlopen (ctypes, plugins).
+void ExposeThisLibrary() {
+  static const bool exposed = [] {
+    Dl_info info;
+    if (dladdr(reinterpret_cast<void*>(&TF_LoadLibrary), &info) != 0 &&
+        info.dli_fname != nullptr) {
+      // The handle is kept: the library stays global for the life of the process.
+      return dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_GLOBAL) != nullptr;
+    }
+    return false;
+  }();
+  (void)exposed;
+}
+
 absl::StatusOr<TF_Library*> LoadLibrary(const char* filename) {
   if (filename == nullptr) return NullArgument("TF_LoadLibrary", "library_filename");
   LoadedLibraries& loaded = Loaded();
@@ -38,12 +58,26 @@ absl::StatusOr<TF_Library*> LoadLibrary(const char* filename) {
   auto it = loaded.by_name.find(filename);
   if (it == loaded.by_name.end()) {
     std::vector<std::string> before = OpRegistry::Global()->ListOpNames();
+    ExposeThisLibrary();
+    std::vector<absl::Status> failures;
+    load_failures = &failures;
     dlerror();  // Clears an older message.
     void* handle = dlopen(filename, RTLD_NOW | RTLD_LOCAL);
+    load_failures = nullptr;
     if (handle == nullptr) {
       const char* why = dlerror();
       return absl::NotFoundError(absl::StrCat("TF_LoadLibrary: cannot load '", filename,
                                               "': ", why != nullptr ? why : "unknown error"));
+    }
+    if (!failures.empty()) {
+      // Its initializers ran and cannot be undone: what did register stays, as in TensorFlow.
+      std::string messages;
+      for (const absl::Status& f : failures) {
+        absl::StrAppend(&messages, messages.empty() ? "" : "; ", f.message());
+      }
+      return absl::InvalidArgumentError(absl::StrCat(
+          "TF_LoadLibrary: '", filename, "' loaded, but ", failures.size(),
+          failures.size() == 1 ? " registration" : " registrations", " failed: ", messages));
     }
     std::vector<std::string> after = OpRegistry::Global()->ListOpNames();  // Both sorted.
     std::vector<std::string> added;
@@ -63,6 +97,11 @@ absl::StatusOr<TF_Library*> LoadLibrary(const char* filename) {
 }
 
 }  // namespace
+
+void NoteRegistrationFailure(const absl::Status& s) {
+  if (load_failures != nullptr && !s.ok()) load_failures->push_back(s);
+}
+
 }  // namespace sluice
 
 extern "C" {

@@ -834,14 +834,26 @@ static void CheckPartialRun(TF_Status* s) {
   TF_SessionOptions* opts = TF_NewSessionOptions();
   TF_Session* sess = TF_NewSession(g, opts, s);
   CHECK_OK(s, "TF_NewSession");
-  const char* handle = "not set";
+  const char* handle = NULL;
   TF_SessionPRunSetup(sess, &x0, 1, &y0, 1, NULL, 0, &handle, s);
-  CHECK_CODE(s, TF_UNIMPLEMENTED, "TF_SessionPRunSetup");
-  CHECK(handle == NULL, "no partial-run handle");
+  CHECK_OK(s, "TF_SessionPRunSetup");
+  CHECK(handle != NULL, "a partial-run handle");
+  /* y needs x: fetching it first is refused, and the outputs read NULL. */
   TF_Tensor* out = (TF_Tensor*)1;
-  TF_SessionPRun(sess, "h", NULL, NULL, 0, &y0, &out, 1, NULL, 0, s);
-  CHECK_CODE(s, TF_UNIMPLEMENTED, "TF_SessionPRun");
+  TF_SessionPRun(sess, handle, NULL, NULL, 0, &y0, &out, 1, NULL, 0, s);
+  CHECK_CODE(s, TF_INVALID_ARGUMENT, "TF_SessionPRun fetching y before x is fed");
   CHECK(out == NULL, "TF_SessionPRun's outputs read NULL");
+  TF_Tensor* xv = TF_AllocateTensor(TF_FLOAT, NULL, 0, sizeof(float));
+  *(float*)TF_TensorData(xv) = -4.0f;
+  TF_SessionPRun(sess, handle, &x0, &xv, 1, NULL, NULL, 0, NULL, 0, s);
+  CHECK_OK(s, "TF_SessionPRun feeding x = -4");
+  TF_SessionPRun(sess, handle, NULL, NULL, 0, &y0, &out, 1, NULL, 0, s);
+  CHECK(TF_GetCode(s) == TF_OK && out != NULL && *(float*)TF_TensorData(out) == -4.0f,
+        "a second TF_SessionPRun fetches y = -4: %s", TF_Message(s));
+  if (TF_GetCode(s) == TF_OK) TF_DeleteTensor(out);
+  TF_SessionPRun(sess, handle, NULL, NULL, 0, &y0, &out, 1, NULL, 0, s);
+  CHECK_CODE(s, TF_INVALID_ARGUMENT, "the finished partial run's handle");
+  TF_DeleteTensor(xv);
   TF_DeletePRunHandle(handle);
 
   TF_Tensor* in = TF_AllocateTensor(TF_FLOAT, NULL, 0, sizeof(float));

@@ -73,6 +73,12 @@ TF_CAPI_EXPORT extern const char* TF_Version(void);
 /* ---------------------------------------------------------------------------------------- */
 /* Session options */
 
+/* Strings handed out without a copy: the caller does not own `data`. */
+typedef struct TF_StringView {
+  const char* data;
+  size_t len;
+} TF_StringView;
+
 typedef struct TF_SessionOptions TF_SessionOptions;
 
 TF_CAPI_EXPORT extern TF_SessionOptions* TF_NewSessionOptions(void);

@@ -10,6 +10,9 @@
 extern "C" {
 #endif
 
+/* Booleans across the C API (attr getters of kernels.h). */
+typedef unsigned char TF_Bool;
+
 typedef enum TF_DataType {
   TF_FLOAT = 1,
   TF_DOUBLE = 2,
