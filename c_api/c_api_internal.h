@@ -157,6 +157,10 @@ struct TF_Graph {
   // TF_DeleteGraph frees the graph only once the last session over it is deleted.
   int num_sessions ABSL_GUARDED_BY(mu) = 0;
   bool delete_requested ABSL_GUARDED_BY(mu) = false;
+  // Set for the cond and body graphs TF_NewWhile makes (and never changed): the graph the
+  // loop goes in and the loop's inputs there.
+  TF_Graph* while_parent = nullptr;
+  std::vector<TF_Output> while_inputs;
 
   TF_Operation* OperationOf(const sluice::Node* node) const ABSL_SHARED_LOCKS_REQUIRED(mu) {
     return op_by_node_id[node->id()];

@@ -98,6 +98,20 @@ void TF_AddInputList(TF_OperationDescription* desc, const TF_Output* inputs, int
   desc->input_args.emplace_back(inputs, inputs + num_inputs);
 }
 
+void TF_ColocateWith(TF_OperationDescription* desc, TF_Operation* op) {
+  if (desc == nullptr) return;
+  if (op == nullptr) {
+    if (desc->deferred.ok()) desc->deferred = sluice::NullArgument("TF_ColocateWith", "op");
+    return;
+  }
+  const std::string group = absl::StrCat("loc:@", op->node->name());
+  auto* list = (*desc->node_def.mutable_attr())["_class"].mutable_list();
+  for (const std::string& g : list->s()) {
+    if (g == group) return;
+  }
+  list->add_s(group);
+}
+
 void TF_AddControlInput(TF_OperationDescription* desc, TF_Operation* input) {
   if (desc == nullptr) return;
   if (input == nullptr) {
@@ -223,6 +237,61 @@ void TF_SetAttrShapeList(TF_OperationDescription* desc, const char* attr_name,
       }
       sluice::ShapeToProto(dims[i], num_dims[i], v->mutable_list()->add_shape());
     }
+    return absl::OkStatus();
+  });
+}
+
+void TF_SetAttrTensorShapeProto(TF_OperationDescription* desc, const char* attr_name,
+                                const void* proto, size_t proto_len, TF_Status* status) {
+  TF_SetAttrTensorShapeProtoList(desc, attr_name, &proto, &proto_len, -1, status);
+}
+
+// num_shapes -1: one shape, not a list (TF_SetAttrTensorShapeProto).
+void TF_SetAttrTensorShapeProtoList(TF_OperationDescription* desc, const char* attr_name,
+                                    const void* const* protos, const size_t* proto_lens,
+                                    int num_shapes, TF_Status* status) {
+  const char* fn = num_shapes < 0 ? "TF_SetAttrTensorShapeProto" : "TF_SetAttrTensorShapeProtoList";
+  if (desc == nullptr || attr_name == nullptr) {
+    SetStatus(status, sluice::NullArgument(fn, desc == nullptr ? "desc" : "attr_name"));
+    return;
+  }
+  const int n = num_shapes < 0 ? 1 : num_shapes;
+  absl::Status s = sluice::CheckList(protos, n);
+  if (s.ok()) s = sluice::CheckList(proto_lens, n);
+  sluice::AttrValue value;
+  if (num_shapes >= 0) value.mutable_list();
+  for (int i = 0; s.ok() && i < n; ++i) {
+    sluice::TensorShapeProto* shape =
+        num_shapes < 0 ? value.mutable_shape() : value.mutable_list()->add_shape();
+    if (!sluice::ParseFromBytes(protos[i], proto_lens[i], shape)) {
+      s = absl::InvalidArgumentError(absl::StrCat("shape ", i, " is not a valid serialized TensorShapeProto"));
+    } else if (shape->dim_size() > 254) {
+      s = absl::InvalidArgumentError(absl::StrCat("shape ", i, " has ", shape->dim_size(),
+                                                  " dims, over TensorFlow's 254"));
+    }
+  }
+  if (!s.ok()) {
+    SetStatus(status, sluice::AddContext(s, absl::StrCat(fn, ": attr '", attr_name, "'")));
+    return;
+  }
+  (*desc->node_def.mutable_attr())[attr_name] = std::move(value);
+  SetStatus(status, absl::OkStatus());
+}
+
+void TF_SetAttrFuncName(TF_OperationDescription* desc, const char* attr_name, const char* value,
+                        size_t length) {
+  sluice::SetAttr(desc, attr_name, [&](sluice::AttrValue* v) {
+    if (value == nullptr && length > 0) return absl::InvalidArgumentError("the name is null");
+    v->mutable_func()->set_name(std::string(value != nullptr ? value : "", length));
+    return absl::OkStatus();
+  });
+}
+
+void TF_SetAttrPlaceholder(TF_OperationDescription* desc, const char* attr_name,
+                           const char* placeholder) {
+  sluice::SetAttr(desc, attr_name, [&](sluice::AttrValue* v) {
+    if (placeholder == nullptr) return absl::InvalidArgumentError("the placeholder is null");
+    v->set_placeholder(placeholder);
     return absl::OkStatus();
   });
 }

@@ -684,6 +684,212 @@ TEST_F(CApiTest, PartialRunSetupChecksItsDeclarations) {
   TF_DeletePRunHandle(nullptr);
 }
 
+// TF_NewWhile/TF_FinishWhile: i, x = 0, 1; while i < 5: i, x = i + 1, x * 2.
+TEST_F(CApiTest, WhileLoopRunsAsAFunctionalWhile) {
+  TF_Operation* i0 = Placeholder("i0", TF_INT32);
+  TF_Operation* x0 = Placeholder("x0");
+  TF_Output inputs[] = {{i0, 0}, {x0, 0}};
+  TF_WhileParams params = TF_NewWhile(graph_.get(), inputs, 2, status_.get());
+  ASSERT_EQ(TF_GetCode(status_.get()), TF_OK) << Message(status_.get());
+  auto scalar_const = [](TF_Graph* g, const char* name, TF_DataType dt, double v, TF_Status* s) {
+    TF_Tensor* t = TF_AllocateTensor(dt, nullptr, 0, TF_DataTypeSize(dt));
+    if (dt == TF_INT32) *static_cast<int32_t*>(TF_TensorData(t)) = static_cast<int32_t>(v);
+    if (dt == TF_FLOAT) *static_cast<float*>(TF_TensorData(t)) = static_cast<float>(v);
+    TF_OperationDescription* d = TF_NewOperation(g, "Const", name);
+    TF_SetAttrTensor(d, "value", t, s);
+    TF_SetAttrType(d, "dtype", dt);
+    TF_DeleteTensor(t);
+    return TF_FinishOperation(d, s);
+  };
+  auto binary = [](TF_Graph* g, const char* op, const char* name, TF_Output a, TF_Output b,
+                   TF_Status* s) {
+    TF_OperationDescription* d = TF_NewOperation(g, op, name);
+    TF_AddInput(d, a);
+    TF_AddInput(d, b);
+    return TF_FinishOperation(d, s);
+  };
+  TF_Operation* five = scalar_const(params.cond_graph, "five", TF_INT32, 5, status_.get());
+  TF_Operation* less = binary(params.cond_graph, "Less", "less", params.cond_inputs[0],
+                              {five, 0}, status_.get());
+  ASSERT_EQ(TF_GetCode(status_.get()), TF_OK) << Message(status_.get());
+  params.cond_output = {less, 0};
+  TF_Operation* one = scalar_const(params.body_graph, "one", TF_INT32, 1, status_.get());
+  TF_Operation* two = scalar_const(params.body_graph, "two", TF_FLOAT, 2, status_.get());
+  TF_Operation* next_i = binary(params.body_graph, "AddV2", "next_i", params.body_inputs[0],
+                                {one, 0}, status_.get());
+  TF_Operation* next_x = binary(params.body_graph, "Mul", "next_x", params.body_inputs[1],
+                                {two, 0}, status_.get());
+  ASSERT_EQ(TF_GetCode(status_.get()), TF_OK) << Message(status_.get());
+  params.body_outputs[0] = {next_i, 0};
+  params.body_outputs[1] = {next_x, 0};
+  params.name = "doubling";
+  TF_Output outputs[2];
+  TF_FinishWhile(&params, status_.get(), outputs);
+  ASSERT_EQ(TF_GetCode(status_.get()), TF_OK) << Message(status_.get());
+  EXPECT_STREQ(TF_OperationOpType(outputs[0].oper), "While");
+  EXPECT_STREQ(TF_OperationName(outputs[0].oper), "doubling");
+  EXPECT_EQ(TF_GraphNumFunctions(graph_.get()), 2);
+
+  SessionPtr sess(graph_.get(), nullptr, status_.get());
+  TensorPtr iv(TF_AllocateTensor(TF_INT32, nullptr, 0, sizeof(int32_t)));
+  *static_cast<int32_t*>(TF_TensorData(iv.get())) = 0;
+  TensorPtr xv = FloatTensor({}, {1});
+  TF_Tensor* values[] = {iv.get(), xv.get()};
+  TF_Tensor* out[2] = {nullptr, nullptr};
+  TF_SessionRun(sess.get(), nullptr, inputs, values, 2, outputs, out, 2, nullptr, 0, nullptr,
+                status_.get());
+  ASSERT_EQ(TF_GetCode(status_.get()), TF_OK) << Message(status_.get());
+  TensorPtr i_out(out[0]), x_out(out[1]);
+  EXPECT_EQ(*static_cast<int32_t*>(TF_TensorData(out[0])), 5);
+  EXPECT_EQ(*static_cast<float*>(TF_TensorData(out[1])), 32.0f);  // 1 * 2^5
+
+  // Starting past the bound runs no iteration.
+  *static_cast<int32_t*>(TF_TensorData(iv.get())) = 7;
+  TF_SessionRun(sess.get(), nullptr, inputs, values, 2, outputs, out, 2, nullptr, 0, nullptr,
+                status_.get());
+  ASSERT_EQ(TF_GetCode(status_.get()), TF_OK) << Message(status_.get());
+  TensorPtr i_out2(out[0]), x_out2(out[1]);
+  EXPECT_EQ(*static_cast<int32_t*>(TF_TensorData(out[0])), 7);
+  EXPECT_EQ(*static_cast<float*>(TF_TensorData(out[1])), 1.0f);
+}
+
+TEST_F(CApiTest, WhileLoopChecksItsGraphs) {
+  TF_Operation* x0 = Placeholder("x0");
+  TF_Output input{x0, 0};
+  // No inputs, and inputs from another graph.
+  TF_WhileParams empty = TF_NewWhile(graph_.get(), &input, 0, status_.get());
+  EXPECT_EQ(TF_GetCode(status_.get()), TF_INVALID_ARGUMENT);
+  EXPECT_EQ(empty.cond_graph, nullptr);
+
+  // The cond output must be set and bool.
+  TF_Output out;
+  {
+    TF_WhileParams params = TF_NewWhile(graph_.get(), &input, 1, status_.get());
+    ASSERT_EQ(TF_GetCode(status_.get()), TF_OK) << Message(status_.get());
+    TF_FinishWhile(&params, status_.get(), &out);
+    EXPECT_THAT(Message(status_.get()), HasSubstr("cond_output is not set"));
+  }
+  {
+    TF_WhileParams params = TF_NewWhile(graph_.get(), &input, 1, status_.get());
+    params.cond_output = params.cond_inputs[0];  // float, not bool
+    TF_FinishWhile(&params, status_.get(), &out);
+    EXPECT_THAT(Message(status_.get()), HasSubstr("must be bool"));
+  }
+  {
+    // A body output of the wrong type.
+    TF_WhileParams params = TF_NewWhile(graph_.get(), &input, 1, status_.get());
+    TF_OperationDescription* d = TF_NewOperation(params.cond_graph, "IsNan", "nan");
+    TF_AddInput(d, params.cond_inputs[0]);
+    params.cond_output = {TF_FinishOperation(d, status_.get()), 0};
+    d = TF_NewOperation(params.body_graph, "IsFinite", "finite");
+    TF_AddInput(d, params.body_inputs[0]);
+    params.body_outputs[0] = {TF_FinishOperation(d, status_.get()), 0};
+    ASSERT_EQ(TF_GetCode(status_.get()), TF_OK) << Message(status_.get());
+    TF_FinishWhile(&params, status_.get(), &out);
+    EXPECT_THAT(Message(status_.get()), HasSubstr("body_outputs[0] ('finite:0') is bool"));
+  }
+  {
+    // A cond output from the body graph.
+    TF_WhileParams params = TF_NewWhile(graph_.get(), &input, 1, status_.get());
+    params.cond_output = params.body_inputs[0];
+    TF_FinishWhile(&params, status_.get(), &out);
+    EXPECT_THAT(Message(status_.get()), HasSubstr("not in its graph"));
+  }
+  {
+    TF_WhileParams params = TF_NewWhile(graph_.get(), &input, 1, status_.get());
+    TF_AbortWhile(&params);
+  }
+  EXPECT_EQ(NumOps(graph_.get()), 1u);  // Nothing was added.
+}
+
+// A library function called by TensorFlow's functional ops, named with TF_SetAttrFuncName.
+TEST_F(CApiTest, FunctionalOpsCallLibraryFunctions) {
+  // f(a) = a * a, from its own graph.
+  GraphPtr body(TF_NewGraph());
+  TF_OperationDescription* d = TF_NewOperation(body.get(), "Placeholder", "a");
+  TF_SetAttrType(d, "dtype", TF_FLOAT);
+  TF_Operation* a = TF_FinishOperation(d, status_.get());
+  d = TF_NewOperation(body.get(), "Mul", "sq");
+  TF_AddInput(d, {a, 0});
+  TF_AddInput(d, {a, 0});
+  TF_Operation* sq = TF_FinishOperation(d, status_.get());
+  TF_Output fin{a, 0}, fout{sq, 0};
+  TF_Function* fn = TF_GraphToFunction(body.get(), "square", 0, -1, nullptr, 1, &fin, 1, &fout,
+                                       nullptr, nullptr, nullptr, status_.get());
+  ASSERT_EQ(TF_GetCode(status_.get()), TF_OK) << Message(status_.get());
+  TF_GraphCopyFunction(graph_.get(), fn, nullptr, status_.get());
+  TF_DeleteFunction(fn);
+  // g(a) = -a
+  GraphPtr neg_body(TF_NewGraph());
+  d = TF_NewOperation(neg_body.get(), "Placeholder", "a");
+  TF_SetAttrType(d, "dtype", TF_FLOAT);
+  TF_Operation* na = TF_FinishOperation(d, status_.get());
+  d = TF_NewOperation(neg_body.get(), "Neg", "neg");
+  TF_AddInput(d, {na, 0});
+  TF_Operation* neg = TF_FinishOperation(d, status_.get());
+  TF_Output gin{na, 0}, gout{neg, 0};
+  fn = TF_GraphToFunction(neg_body.get(), "negate", 0, -1, nullptr, 1, &gin, 1, &gout, nullptr,
+                          nullptr, nullptr, status_.get());
+  ASSERT_EQ(TF_GetCode(status_.get()), TF_OK) << Message(status_.get());
+  TF_GraphCopyFunction(graph_.get(), fn, nullptr, status_.get());
+  TF_DeleteFunction(fn);
+
+  TF_Operation* x = Placeholder("x");
+  TF_Operation* p = Placeholder("p", TF_BOOL);
+  d = TF_NewOperation(graph_.get(), "StatefulPartitionedCall", "call");
+  TF_Output xin{x, 0};
+  TF_AddInputList(d, &xin, 1);
+  TF_DataType f32 = TF_FLOAT;
+  TF_SetAttrTypeList(d, "Tout", &f32, 1);
+  TF_SetAttrFuncName(d, "f", "square", 6);
+  TF_Operation* call = TF_FinishOperation(d, status_.get());
+  ASSERT_EQ(TF_GetCode(status_.get()), TF_OK) << Message(status_.get());
+  d = TF_NewOperation(graph_.get(), "StatelessIf", "branch");
+  TF_AddInput(d, {p, 0});
+  TF_AddInputList(d, &xin, 1);
+  TF_SetAttrTypeList(d, "Tout", &f32, 1);
+  TF_SetAttrFuncName(d, "then_branch", "square", 6);
+  TF_SetAttrFuncName(d, "else_branch", "negate", 6);
+  const int64_t dims[] = {2};
+  const int64_t* shapes[] = {dims};
+  const int ranks[] = {1};
+  TF_SetAttrShapeList(d, "output_shapes", shapes, ranks, 1);
+  TF_Operation* branch = TF_FinishOperation(d, status_.get());
+  ASSERT_EQ(TF_GetCode(status_.get()), TF_OK) << Message(status_.get());
+  int64_t dim = -2;
+  TF_GraphGetTensorShape(graph_.get(), {branch, 0}, &dim, 1, status_.get());
+  EXPECT_EQ(dim, 2);  // From output_shapes.
+
+  SessionPtr sess(graph_.get(), nullptr, status_.get());
+  TensorPtr xv = FloatTensor({2}, {3, -1});
+  TensorPtr pv(TF_AllocateTensor(TF_BOOL, nullptr, 0, 1));
+  *static_cast<bool*>(TF_TensorData(pv.get())) = false;
+  TF_Output feeds[] = {{x, 0}, {p, 0}};
+  TF_Tensor* values[] = {xv.get(), pv.get()};
+  TF_Output fetches[] = {{call, 0}, {branch, 0}};
+  TF_Tensor* out[2] = {nullptr, nullptr};
+  TF_SessionRun(sess.get(), nullptr, feeds, values, 2, fetches, out, 2, nullptr, 0, nullptr,
+                status_.get());
+  ASSERT_EQ(TF_GetCode(status_.get()), TF_OK) << Message(status_.get());
+  TensorPtr call_out(out[0]), branch_out(out[1]);
+  EXPECT_THAT(Floats(out[0]), ::testing::ElementsAre(9, 1));
+  EXPECT_THAT(Floats(out[1]), ::testing::ElementsAre(-3, 1));  // p false: negate
+
+  // A function name the library lacks fails the run, naming it.
+  d = TF_NewOperation(graph_.get(), "PartitionedCall", "missing");
+  TF_AddInputList(d, &xin, 1);
+  TF_SetAttrTypeList(d, "Tout", &f32, 1);
+  TF_SetAttrFuncName(d, "f", "no_such_function", 16);
+  TF_Operation* missing = TF_FinishOperation(d, status_.get());
+  ASSERT_EQ(TF_GetCode(status_.get()), TF_OK) << Message(status_.get());
+  TF_Output mout{missing, 0};
+  TF_Tensor* m = nullptr;
+  TF_SessionRun(sess.get(), nullptr, feeds, values, 1, &mout, &m, 1, nullptr, 0, nullptr,
+                status_.get());
+  EXPECT_NE(TF_GetCode(status_.get()), TF_OK);
+  EXPECT_THAT(Message(status_.get()), HasSubstr("no_such_function"));
+}
+
 // The bytes of a TF_STRING tensor's elements.
 std::vector<std::string> Strings(const TF_Tensor* t) {
   const auto* e = static_cast<const TF_TString*>(TF_TensorData(t));

@@ -1,4 +1,5 @@
-// _Arg/_Retval and the functional control-flow kernels If, Loop and Scan. Bodies are
+// _Arg/_Retval and the functional control-flow kernels: ONNX's If, Loop and Scan, TensorFlow's
+// If, While and (Stateful)PartitionedCall. Bodies are
 // instantiated once (in Init) through the graph's FunctionRuntime and run synchronously, with
 // the step's cancellation: a body stops between nodes, and Loop and Scan between iterations,
 // once the step is cancelled (a deadline, a client gone, another task failed).
@@ -111,6 +112,80 @@ class IfOp : public OpKernel {
  private:
   FunctionRuntime* functions_ = nullptr;
   FunctionRuntime::Handle then_ = -1, else_ = -1;
+};
+
+// The values a body returned, checked against the types they must have.
+absl::Status CheckTypes(const std::vector<Tensor>& rets, const DataTypeVector& want,
+                        absl::string_view what) {
+  if (rets.size() != want.size()) {
+    return absl::InvalidArgumentError(absl::StrCat(what, " returned ", rets.size(),
+                                                   " values, expected ", want.size()));
+  }
+  return CheckRets(rets, 0, want, 0, want.size(), what);
+}
+
+// TensorFlow's While: while cond(values) is true, values = body(values).
+class WhileOp : public OpKernel {
+ public:
+  absl::Status Init(OpKernelConstruction* ctx) override {
+    SL_ASSIGN_OR_RETURN(cond_, InstantiateAttr(ctx, "cond"));
+    SL_ASSIGN_OR_RETURN(body_, InstantiateAttr(ctx, "body"));
+    functions_ = ctx->function_runtime();
+    return ctx->GetAttr("T", &types_);
+  }
+
+  absl::Status Compute(OpKernelContext* ctx) const override {
+    std::vector<Tensor> values(ctx->num_inputs());
+    for (int i = 0; i < ctx->num_inputs(); ++i) values[i] = ctx->input(i);
+    for (int64_t it = 0;; ++it) {
+      SL_RETURN_IF_ERROR(ctx->CheckCancelled(), "While iteration ", it);
+      std::vector<Tensor> c;
+      SL_RETURN_IF_ERROR(functions_->Run(cond_, values, &c, ctx->cancellation()), "While's cond");
+      if (c.size() != 1) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("While's cond returned ", c.size(), " values, expected 1"));
+      }
+      SL_ASSIGN_OR_RETURN(bool go_on, Truth(c[0], "While's cond"));
+      if (!go_on) break;
+      std::vector<Tensor> next;
+      SL_RETURN_IF_ERROR(functions_->Run(body_, values, &next, ctx->cancellation()),
+                         "While's body, iteration ", it);
+      SL_RETURN_IF_ERROR(CheckTypes(next, types_, "While's body"));
+      values = std::move(next);
+    }
+    for (size_t i = 0; i < values.size(); ++i) SL_RETURN_IF_ERROR(ctx->set_output(i, values[i]));
+    return absl::OkStatus();
+  }
+
+ private:
+  FunctionRuntime* functions_ = nullptr;
+  FunctionRuntime::Handle cond_ = -1, body_ = -1;
+  DataTypeVector types_;
+};
+
+// TensorFlow's PartitionedCall and StatefulPartitionedCall: f(args).
+class CallOp : public OpKernel {
+ public:
+  absl::Status Init(OpKernelConstruction* ctx) override {
+    SL_ASSIGN_OR_RETURN(f_, InstantiateAttr(ctx, "f"));
+    functions_ = ctx->function_runtime();
+    return ctx->GetAttr("Tout", &out_types_);
+  }
+
+  absl::Status Compute(OpKernelContext* ctx) const override {
+    std::vector<Tensor> args(ctx->num_inputs());
+    for (int i = 0; i < ctx->num_inputs(); ++i) args[i] = ctx->input(i);
+    std::vector<Tensor> rets;
+    SL_RETURN_IF_ERROR(functions_->Run(f_, args, &rets, ctx->cancellation()));
+    SL_RETURN_IF_ERROR(CheckTypes(rets, out_types_, "the called function"));
+    for (size_t i = 0; i < rets.size(); ++i) SL_RETURN_IF_ERROR(ctx->set_output(i, rets[i]));
+    return absl::OkStatus();
+  }
+
+ private:
+  FunctionRuntime* functions_ = nullptr;
+  FunctionRuntime::Handle f_ = -1;
+  DataTypeVector out_types_;
 };
 
 size_t ElementSize(DataType dt) { return dt == DT_STRING ? sizeof(tstring) : DataTypeSize(dt); }
@@ -363,6 +438,12 @@ REGISTER_KERNEL_BUILDER(Name("_Retval").Device(DEVICE_CPU), RetvalOp);
 REGISTER_KERNEL_BUILDER(Name("Onnx>If").Device(DEVICE_CPU), IfOp);
 REGISTER_KERNEL_BUILDER(Name("Onnx>Loop").Device(DEVICE_CPU), LoopOp);
 REGISTER_KERNEL_BUILDER(Name("Onnx>Scan").Device(DEVICE_CPU), ScanOp);
+REGISTER_KERNEL_BUILDER(Name("If").Device(DEVICE_CPU), IfOp);
+REGISTER_KERNEL_BUILDER(Name("StatelessIf").Device(DEVICE_CPU), IfOp);
+REGISTER_KERNEL_BUILDER(Name("While").Device(DEVICE_CPU), WhileOp);
+REGISTER_KERNEL_BUILDER(Name("StatelessWhile").Device(DEVICE_CPU), WhileOp);
+REGISTER_KERNEL_BUILDER(Name("PartitionedCall").Device(DEVICE_CPU), CallOp);
+REGISTER_KERNEL_BUILDER(Name("StatefulPartitionedCall").Device(DEVICE_CPU), CallOp);
 
 }  // namespace
 }  // namespace sluice

@@ -144,6 +144,10 @@ TF_CAPI_EXPORT extern void TF_AddInput(TF_OperationDescription* desc, TF_Output 
 TF_CAPI_EXPORT extern void TF_AddInputList(TF_OperationDescription* desc, const TF_Output* inputs,
                                            int num_inputs);
 TF_CAPI_EXPORT extern void TF_AddControlInput(TF_OperationDescription* desc, TF_Operation* input);
+/* Asks that the operation be placed with `op`: recorded as "loc:@<op name>" in the "_class"
+ * attr, as in TensorFlow. Sluice's placer does not act on it yet: give both the same device
+ * with TF_SetDevice where it matters. */
+TF_CAPI_EXPORT extern void TF_ColocateWith(TF_OperationDescription* desc, TF_Operation* op);
 
 /* Attrs not inferred from inputs and without a default that suits. Problems found here are
  * reported by TF_FinishOperation. */
@@ -177,6 +181,23 @@ TF_CAPI_EXPORT extern void TF_SetAttrShape(TF_OperationDescription* desc, const 
 TF_CAPI_EXPORT extern void TF_SetAttrShapeList(TF_OperationDescription* desc,
                                                const char* attr_name, const int64_t* const* dims,
                                                const int* num_dims, int num_shapes);
+/* A shape given as a serialized TensorShapeProto (INVALID_ARGUMENT if it does not parse). */
+TF_CAPI_EXPORT extern void TF_SetAttrTensorShapeProto(TF_OperationDescription* desc,
+                                                      const char* attr_name, const void* proto,
+                                                      size_t proto_len, TF_Status* status);
+TF_CAPI_EXPORT extern void TF_SetAttrTensorShapeProtoList(TF_OperationDescription* desc,
+                                                          const char* attr_name,
+                                                          const void* const* protos,
+                                                          const size_t* proto_lens,
+                                                          int num_shapes, TF_Status* status);
+/* A function attr naming a function of the graph's library (TF_GraphCopyFunction), for the
+ * functional ops If, While, PartitionedCall and their stateless/stateful variants. */
+TF_CAPI_EXPORT extern void TF_SetAttrFuncName(TF_OperationDescription* desc,
+                                              const char* attr_name, const char* value,
+                                              size_t length);
+/* A placeholder attr (the name of an attr of the enclosing function). */
+TF_CAPI_EXPORT extern void TF_SetAttrPlaceholder(TF_OperationDescription* desc,
+                                                 const char* attr_name, const char* placeholder);
 /* Copies the tensor's contents (a TF_STRING tensor's string bytes); `value` stays owned by the
  * caller. INVALID_ARGUMENT for a malformed TF_TString element (also reported by
  * TF_FinishOperation). */
@@ -461,8 +482,13 @@ TF_CAPI_EXPORT extern void TF_GraphImportGraphDef(TF_Graph* graph, const TF_Buff
                                                   TF_Status* status);
 
 /* ---------------------------------------------------------------------------------------- */
-/* Control flow and gradients: declared with TensorFlow's signatures so bindings link; every
- * call reports UNIMPLEMENTED. */
+/* While loops. TF_NewWhile makes a cond graph and a body graph whose inputs (cond_inputs,
+ * body_inputs) are placeholders typed as `inputs`; the caller builds cond_output (a bool
+ * scalar) in the cond graph and body_outputs[i] (typed as input i) in the body graph, may set
+ * `name` (default "while"), then calls TF_FinishWhile, which adds the loop to `g` and sets
+ * outputs[i] (ninputs of them) to the loop's final values, or TF_AbortWhile. Either frees the
+ * params and their graphs. The loop is one TensorFlow "While" op whose cond and body are
+ * functions of g's library (named <name>_cond_<hash>, <name>_body_<hash>). */
 
 typedef struct TF_WhileParams {
   const int ninputs;
@@ -475,8 +501,8 @@ typedef struct TF_WhileParams {
   const char* name;
 } TF_WhileParams;
 
-/* UNIMPLEMENTED; the returned params are empty and need neither TF_FinishWhile nor
- * TF_AbortWhile. */
+/* INVALID_ARGUMENT for no inputs or an input not in g; the params are then empty and need
+ * neither TF_FinishWhile nor TF_AbortWhile. */
 TF_CAPI_EXPORT extern TF_WhileParams TF_NewWhile(TF_Graph* g, TF_Output* inputs, int ninputs,
                                                  TF_Status* status);
 TF_CAPI_EXPORT extern void TF_FinishWhile(const TF_WhileParams* params, TF_Status* status,
