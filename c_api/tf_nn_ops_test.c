@@ -59,6 +59,8 @@ static const float kNearestAlign[] = {1, 2, 2, 3, 4, 4, 3, 4, 4};
 static const float kNearestHalf[] = {1, 2, 2, 3, 4, 4, 3, 4, 4};
 static const float kNearestHalfDown[] = {1, 3, 5};
 static const float kNearestAlignUp[] = {1, 2, 2, 3, 4, 4, 5};
+static const float kConvGradInput[] = {1, 3, 2, 4, 10, 6, 3, 7, 4};
+static const float kConvGradFilter[] = {12, 16, 24, 28};
 
 static TF_Output Out(TF_Operation* op, int i) {
   TF_Output o = {op, i};
@@ -474,6 +476,60 @@ static void CheckResize(TF_Status* s) {
   TF_DeleteGraph(g);
 }
 
+static void CheckGradients(TF_Status* s) {
+  printf("-- gradients (TF_AddGradients)\n");
+  TF_Graph* g = TF_NewGraph();
+  /* z = BiasAdd(Conv2D(x, f), [0.5]) with x = 1..9 [1,3,3,1], f = 1..4 [2,2,1,1], VALID.
+   * d sum(z) / d bias = 4 (four outputs); d / d f[a][b] = the sum of the x values it meets
+   * (f[0][0]: 1 + 2 + 4 + 5 = 12); d / d x = how often each x meets each filter value. */
+  const int64_t x33[] = {1, 3, 3, 1}, f22[] = {2, 2, 1, 1}, ones[] = {1, 1, 1, 1}, d1[] = {1};
+  const float half = 0.5f;
+  TF_Output in[2];
+  in[0] = Out(Ramp(g, "x", x33, 4, 1, 1, s), 0);
+  in[1] = Out(Ramp(g, "f", f22, 4, 1, 1, s), 0);
+  TF_Operation* conv = ConvOp(g, "Conv2D", "conv", in, 2, ones, "VALID", "NHWC", NULL, NULL, s);
+  TF_Operation* bias = FloatConst(g, "bias", &half, d1, 1, s);
+  TF_OperationDescription* d = TF_NewOperation(g, "BiasAdd", "z");
+  TF_AddInput(d, Out(conv, 0));
+  TF_AddInput(d, Out(bias, 0));
+  TF_Operation* z = Finish(d, s, "BiasAdd");
+  TF_Output z_out = Out(z, 0);
+  TF_Output xs[] = {in[0], in[1], Out(bias, 0)};
+  TF_Output dz[3];
+  TF_AddGradients(g, &z_out, 1, xs, 3, NULL, s, dz);
+  CHECK_OK(s, "TF_AddGradients through BiasAdd and Conv2D");
+  /* Pools of x = 1..9, 2x2 windows, stride 2, SAME: MaxPool sends each window's 1 to its max
+   * (5, 6, 8, 9); AvgPool spreads it over the window's in-bounds values (4, 2, 2 and 1 of
+   * them). The NCHW MaxPool is the same numbers. */
+  const int64_t k2[] = {1, 2, 2, 1}, k2c[] = {1, 1, 2, 2}, x133[] = {1, 1, 3, 3};
+  TF_Operation* max = PoolOp(g, "MaxPool", "max", in[0], k2, k2, "SAME", "NHWC", s);
+  TF_Operation* avg = PoolOp(g, "AvgPool", "avg", in[0], k2, k2, "SAME", "NHWC", s);
+  TF_Output x_nchw = Out(Ramp(g, "x_nchw", x133, 4, 1, 1, s), 0);
+  TF_Operation* max_nchw = PoolOp(g, "MaxPool", "max_nchw", x_nchw, k2c, k2c, "SAME", "NCHW", s);
+  TF_Output pools[] = {Out(max, 0), Out(avg, 0), Out(max_nchw, 0)};
+  TF_Output dpool[3];
+  TF_AddGradients(g, &pools[0], 1, &in[0], 1, NULL, s, &dpool[0]);
+  CHECK_OK(s, "TF_AddGradients through MaxPool");
+  TF_AddGradients(g, &pools[1], 1, &in[0], 1, NULL, s, &dpool[1]);
+  CHECK_OK(s, "TF_AddGradients through AvgPool");
+  TF_AddGradients(g, &pools[2], 1, &x_nchw, 1, NULL, s, &dpool[2]);
+  CHECK_OK(s, "TF_AddGradients through MaxPool NCHW");
+  TF_Output fetches[] = {dz[0], dz[1], dz[2], dpool[0], dpool[1], dpool[2]};
+  TF_Tensor* outs[6];
+  if (TF_GetCode(s) == TF_OK && Run(g, fetches, outs, 6, s)) {
+    const float four = 4, want_max[] = {0, 0, 0, 0, 1, 1, 0, 1, 1};
+    const float want_avg[] = {0.25f, 0.25f, 0.5f, 0.25f, 0.25f, 0.5f, 0.5f, 0.5f, 1};
+    CHECK(ShapeIs(outs[0], x33, 4) && FloatsNear(outs[0], kConvGradInput, 9, 1e-6f), "d/dx through Conv2D");
+    CHECK(ShapeIs(outs[1], f22, 4) && FloatsNear(outs[1], kConvGradFilter, 4, 1e-6f), "d/dfilter: 12 16 24 28");
+    CHECK(FloatsNear(outs[2], &four, 1, 0), "d/dbias through BiasAdd: 4");
+    CHECK(FloatsNear(outs[3], want_max, 9, 0), "d/dx through MaxPool: to the maxima");
+    CHECK(FloatsNear(outs[4], want_avg, 9, 1e-6f), "d/dx through AvgPool: over in-bounds values only");
+    CHECK(ShapeIs(outs[5], x133, 4) && FloatsNear(outs[5], want_max, 9, 0), "d/dx through MaxPool NCHW");
+    FreeAll(outs, 6);
+  }
+  TF_DeleteGraph(g);
+}
+
 static TF_Operation* VarHandle(TF_Graph* g, const char* name, const char* shared_name, TF_Status* s) {
   TF_OperationDescription* d = TF_NewOperation(g, "VarHandleOp", name);
   TF_SetAttrType(d, "dtype", TF_FLOAT);
@@ -719,6 +775,7 @@ int main(void) {
   CheckBiasAndBatchNorm(s);
   CheckPooling(s);
   CheckResize(s);
+  CheckGradients(s);
   CheckVariables(s);
   CheckBadInput(s);
   TF_DeleteStatus(s);

@@ -184,3 +184,8 @@ c_array("kNearestAlign", nearest(xr, 3, 3, align=True))
 c_array("kNearestHalf", nearest(xr, 3, 3, half=True))
 c_array("kNearestHalfDown", nearest(xr5, 1, 3, half=True))
 c_array("kNearestAlignUp", nearest(xr5, 1, 7, align=True))
+
+# Gradients of sum(Conv2D(x, f)) (dy = ones), x [1,3,3,1] = 1..9, f [2,2,1,1] = 1..4, VALID.
+gx, gf = numeric_grads(x33, f22, np.ones((1, 2, 2, 1)), (1, 1), "VALID")
+c_array("kConvGradInput", gx)
+c_array("kConvGradFilter", gf)
