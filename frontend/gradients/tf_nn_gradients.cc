@@ -1,0 +1,110 @@
+// Gradient functions of TensorFlow's nn ops (ops/tf_nn_ops.cc), as TensorFlow defines them:
+// Conv2D through Conv2DBackpropInput and Conv2DBackpropFilter, BiasAdd through BiasAddGrad, and
+// MaxPool and AvgPool through the ONNX pooling backward ops (ops/nn_gradient_ops.cc), which
+// work on NCHW: NHWC operands are transposed on the way in and out.
+#include "frontend/gradients/gradient_util.h"
+
+namespace sluice {
+namespace {
+
+using Dxs = std::vector<std::string>;
+using gradient_util::Attr;
+using gradient_util::NodeAttr;
+
+AttrMap CopyAttrs(const GradientNode& n, std::initializer_list<const char*> names) {
+  AttrMap attrs;
+  for (const char* name : names) {
+    auto it = n.def->attr().find(name);
+    if (it != n.def->attr().end()) attrs[name] = it->second;
+  }
+  return attrs;
+}
+
+AttrMap Conv2DAttrs(const GradientNode& n) {
+  return CopyAttrs(n, {"strides", "padding", "explicit_paddings", "data_format", "dilations", "use_cudnn_on_gpu"});
+}
+
+// dx = Conv2DBackpropInput(Shape(x), filter, dy); dfilter = Conv2DBackpropFilter(x, Shape(filter), dy).
+absl::Status Conv2DGrad(GradientBuilder* b, const GradientNode& n, const Dxs& dys, Dxs* dxs) {
+  const std::string &x = n.inputs[0], &f = n.inputs[1];
+  SL_ASSIGN_OR_RETURN(std::string x_shape, b->Unary("Shape", x));
+  SL_ASSIGN_OR_RETURN(std::string f_shape, b->Unary("Shape", f));
+  SL_ASSIGN_OR_RETURN(auto dx, b->Add("Conv2DBackpropInput", {{x_shape}, {f}, {dys[0]}}, Conv2DAttrs(n)));
+  SL_ASSIGN_OR_RETURN(auto df, b->Add("Conv2DBackpropFilter", {{x}, {f_shape}, {dys[0]}}, Conv2DAttrs(n)));
+  (*dxs)[0] = dx[0];
+  (*dxs)[1] = df[0];
+  return absl::OkStatus();
+}
+
+absl::Status BiasAddGradFn(GradientBuilder* b, const GradientNode& n, const Dxs& dys, Dxs* dxs) {
+  SL_ASSIGN_OR_RETURN(auto db, b->Add("BiasAddGrad", {{dys[0]}}, CopyAttrs(n, {"data_format"})));
+  (*dxs)[0] = dys[0];
+  (*dxs)[1] = db[0];
+  return absl::OkStatus();
+}
+
+// The pooling window of a TensorFlow pool as ONNX pool attrs (NCHW spatial order).
+absl::StatusOr<AttrMap> OnnxPoolAttrs(const GradientNode& n, bool* nhwc) {
+  SL_ASSIGN_OR_RETURN(std::string format, NodeAttr<std::string>(n, "data_format", "NHWC"));
+  SL_ASSIGN_OR_RETURN(std::string padding, NodeAttr<std::string>(n, "padding", ""));
+  SL_ASSIGN_OR_RETURN(std::vector<int64_t> ksize, NodeAttr<std::vector<int64_t>>(n, "ksize", {}));
+  SL_ASSIGN_OR_RETURN(std::vector<int64_t> strides, NodeAttr<std::vector<int64_t>>(n, "strides", {}));
+  if ((format != "NHWC" && format != "NCHW") || ksize.size() != 4 || strides.size() != 4 ||
+      (padding != "SAME" && padding != "VALID")) {
+    return absl::UnimplementedError(absl::StrCat("no gradient for ", n.def->op(), " with data_format ", format,
+                                                 " and padding ", padding));
+  }
+  *nhwc = format == "NHWC";
+  const int h = *nhwc ? 1 : 2, w = *nhwc ? 2 : 3;
+  AttrMap attrs;
+  attrs["auto_pad"] = Attr(std::string(padding == "SAME" ? "SAME_UPPER" : "VALID"));
+  attrs["kernel_shape"] = Attr(std::vector<int64_t>{ksize[h], ksize[w]});
+  attrs["strides"] = Attr(std::vector<int64_t>{strides[h], strides[w]});
+  return attrs;
+}
+
+absl::StatusOr<std::string> Transposed(GradientBuilder* b, const std::string& t, std::vector<int64_t> perm) {
+  AttrMap attrs;
+  attrs["perm"] = Attr(perm);
+  return b->Unary("Onnx>Transpose", t, attrs);
+}
+
+absl::StatusOr<std::string> ToNchw(GradientBuilder* b, const std::string& t, bool nhwc) {
+  return nhwc ? Transposed(b, t, {0, 3, 1, 2}) : absl::StatusOr<std::string>(t);
+}
+
+absl::StatusOr<std::string> FromNchw(GradientBuilder* b, const std::string& t, bool nhwc) {
+  return nhwc ? Transposed(b, t, {0, 2, 3, 1}) : absl::StatusOr<std::string>(t);
+}
+
+absl::Status MaxPoolGradFn(GradientBuilder* b, const GradientNode& n, const Dxs& dys, Dxs* dxs) {
+  bool nhwc = false;
+  SL_ASSIGN_OR_RETURN(AttrMap attrs, OnnxPoolAttrs(n, &nhwc));
+  SL_ASSIGN_OR_RETURN(std::string x, ToNchw(b, n.inputs[0], nhwc));
+  SL_ASSIGN_OR_RETURN(std::string dy, ToNchw(b, dys[0], nhwc));
+  SL_ASSIGN_OR_RETURN(auto dx, b->Add("Onnx>MaxPoolGrad", {{x}, {dy}}, attrs));
+  SL_ASSIGN_OR_RETURN((*dxs)[0], FromNchw(b, dx[0], nhwc));
+  return absl::OkStatus();
+}
+
+// TensorFlow's AvgPool divides by the in-bounds count: ONNX's count_include_pad = 0.
+absl::Status AvgPoolGradFn(GradientBuilder* b, const GradientNode& n, const Dxs& dys, Dxs* dxs) {
+  bool nhwc = false;
+  SL_ASSIGN_OR_RETURN(AttrMap attrs, OnnxPoolAttrs(n, &nhwc));
+  attrs["count_include_pad"] = Attr(int64_t{0});
+  SL_ASSIGN_OR_RETURN(std::string x, ToNchw(b, n.inputs[0], nhwc));
+  SL_ASSIGN_OR_RETURN(std::string shape, b->Unary("Onnx>Shape", x));
+  SL_ASSIGN_OR_RETURN(std::string dy, ToNchw(b, dys[0], nhwc));
+  SL_ASSIGN_OR_RETURN(auto dx, b->Add("Onnx>AveragePoolGrad", {{dy}, {shape}}, attrs));
+  SL_ASSIGN_OR_RETURN((*dxs)[0], FromNchw(b, dx[0], nhwc));
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+REGISTER_GRADIENT("Conv2D", Conv2DGrad);
+REGISTER_GRADIENT("BiasAdd", BiasAddGradFn);
+REGISTER_GRADIENT("MaxPool", MaxPoolGradFn);
+REGISTER_GRADIENT("AvgPool", AvgPoolGradFn);
+
+}  // namespace sluice

@@ -1,0 +1,301 @@
+// CPU kernels of TensorFlow's variables (ops/tf_state_ops.cc), over the device's VariableStore.
+//
+// A resource handle is a scalar DT_RESOURCE tensor whose buffer holds a VarHandle (the
+// runtime never serializes or allocates resources itself, so the only tensors of that type
+// with a VarHandle-sized buffer are the ones VarHandleOp made; the magic number guards the
+// rest). Store keys carry the kind and a length-prefixed container, so resource variables,
+// ref variables and the store's other users (ReadVariable/AssignVariable of ONNX training)
+// cannot collide.
+//
+// Ref variables (VariableV2 + Assign) without reference edges: VariableV2's kernel records, when
+// its graph is registered, which store key its node name stands for; Assign's kernel records
+// that its ref input's node is assigned, and at run time finds the variable through that node's
+// name. A VariableV2 that was never assigned fails with FAILED_PRECONDITION, unless the step's
+// graph also assigns it (the initializer's graph): then it hands Assign an empty placeholder.
+#include <algorithm>
+#include <memory>
+#include <string>
+#include <type_traits>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
+#include "framework/device.h"
+#include "kernels/kernel_registry.h"
+#include "kernels/typed_registration.h"
+
+namespace sluice {
+namespace {
+
+// Serializes every read-modify-write of these kernels (AssignAdd, a reshaping assign), so two
+// steps that update one variable both land (TensorFlow's use_locking, always on).
+absl::Mutex& UpdateMutex() {
+  static absl::Mutex* mu = new absl::Mutex();
+  return *mu;
+}
+
+constexpr uint64_t kHandleMagic = 0x534c55494345564bull;  // "SLUICEVK"
+
+struct VarHandle {
+  uint64_t magic = kHandleMagic;
+  std::string device, container, name, key;
+  DataType dtype = DT_INVALID;
+};
+
+std::string StoreKey(absl::string_view kind, absl::string_view container, absl::string_view name) {
+  return absl::StrCat(kind, ":", container.size(), ":", container, ":", name);
+}
+
+std::string Describe(const VarHandle& h) {
+  return absl::StrCat("resource variable '", h.name, "' (container '", h.container, "')");
+}
+
+absl::StatusOr<const VarHandle*> HandleOf(const OpKernelContext* ctx, const Tensor& t) {
+  const auto& buf = t.buffer();
+  if (t.dtype() != DT_RESOURCE || t.dims() != 0 || buf == nullptr || buf->size() != sizeof(VarHandle) ||
+      static_cast<const VarHandle*>(buf->data())->magic != kHandleMagic) {
+    return absl::InvalidArgumentError(absl::StrCat("input 0 is not a variable handle made by VarHandleOp (",
+                                                   DataTypeString(t.dtype()), " ", t.shape().DebugString(), ")"));
+  }
+  const auto* h = static_cast<const VarHandle*>(buf->data());
+  if (ctx->device() == nullptr || ctx->device()->name() != h->device) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        Describe(*h), " lives on ", h->device, " but this op runs on ",
+        ctx->device() == nullptr ? "no device" : ctx->device()->name(), "; place it with its VarHandleOp"));
+  }
+  return h;
+}
+
+class VarHandleOp : public OpKernel {
+ public:
+  absl::Status Init(OpKernelConstruction* ctx) override {
+    auto h = std::make_unique<VarHandle>();
+    SL_RETURN_IF_ERROR(ctx->GetAttr("container", &h->container));
+    SL_RETURN_IF_ERROR(ctx->GetAttr("shared_name", &h->name));
+    SL_RETURN_IF_ERROR(ctx->GetAttr("dtype", &h->dtype));
+    if (h->container.empty()) h->container = "localhost";  // TensorFlow's default container.
+    if (ctx->device() == nullptr) return absl::InvalidArgumentError("VarHandleOp needs a device");
+    h->device = ctx->device()->name();
+    h->key = StoreKey("tf_resource", h->container, h->name);
+    VarHandle* raw = h.release();
+    handle_ = Tensor(DT_RESOURCE, TensorShape({}),
+                     TensorBuffer::Wrap(raw, sizeof(VarHandle), [](void* p, size_t) { delete static_cast<VarHandle*>(p); }));
+    return absl::OkStatus();
+  }
+  absl::Status Compute(OpKernelContext* ctx) const override { return ctx->set_output(0, handle_); }
+  bool IsExpensive() const override { return false; }
+
+ private:
+  Tensor handle_;
+};
+
+// The variable's value, or FAILED_PRECONDITION naming it when it has none.
+absl::StatusOr<Tensor> ReadLocked(const OpKernelContext* ctx, const VarHandle& h) {
+  absl::StatusOr<Tensor> v = ctx->device()->variables()->Read(h.key);
+  if (absl::IsFailedPrecondition(v.status())) {
+    return absl::FailedPreconditionError(absl::StrCat("Error while reading ", Describe(h),
+                                                      ": it is uninitialized (never assigned a value)"));
+  }
+  return v;
+}
+
+// Makes `value` the variable's value; a value of another shape replaces the old one.
+absl::Status StoreLocked(const OpKernelContext* ctx, const std::string& key, const Tensor& value) {
+  VariableStore* store = ctx->device()->variables();
+  absl::StatusOr<Tensor> old = store->Read(key);
+  if (old.ok() && old->shape() != value.shape()) SL_RETURN_IF_ERROR(store->Erase(key));
+  return store->Assign(key, value);
+}
+
+absl::Status CheckDtype(const VarHandle& h, DataType dtype, const char* verb) {
+  if (h.dtype != dtype) {
+    return absl::InvalidArgumentError(absl::StrCat("Trying to ", verb, " ", Describe(h), " with wrong dtype. Expected ",
+                                                   DataTypeString(h.dtype), " got ", DataTypeString(dtype)));
+  }
+  return absl::OkStatus();
+}
+
+class ReadVariableOp : public OpKernel {
+ public:
+  absl::Status Init(OpKernelConstruction* ctx) override { return ctx->GetAttr("dtype", &dtype_); }
+  absl::Status Compute(OpKernelContext* ctx) const override {
+    SL_ASSIGN_OR_RETURN(const VarHandle* h, HandleOf(ctx, ctx->input(0)));
+    SL_RETURN_IF_ERROR(CheckDtype(*h, dtype_, "read"));
+    absl::ReaderMutexLock lock(&UpdateMutex());
+    SL_ASSIGN_OR_RETURN(Tensor value, ReadLocked(ctx, *h));
+    return ctx->set_output(0, value);
+  }
+  bool IsExpensive() const override { return false; }
+
+ private:
+  DataType dtype_ = DT_INVALID;
+};
+
+class AssignVariableOp : public OpKernel {
+ public:
+  absl::Status Init(OpKernelConstruction* ctx) override {
+    SL_RETURN_IF_ERROR(ctx->GetAttr("dtype", &dtype_));
+    return ctx->GetAttr("validate_shape", &validate_shape_);
+  }
+  absl::Status Compute(OpKernelContext* ctx) const override {
+    SL_ASSIGN_OR_RETURN(const VarHandle* h, HandleOf(ctx, ctx->input(0)));
+    SL_RETURN_IF_ERROR(CheckDtype(*h, dtype_, "assign"));
+    const Tensor& value = ctx->input(1);
+    absl::MutexLock lock(&UpdateMutex());
+    if (validate_shape_) {
+      absl::StatusOr<Tensor> old = ctx->device()->variables()->Read(h->key);
+      if (old.ok() && old->shape() != value.shape()) {
+        return absl::InvalidArgumentError(absl::StrCat("Trying to assign to ", Describe(*h), " of shape ",
+                                                       old->shape().DebugString(), " a value of shape ",
+                                                       value.shape().DebugString(), " with validate_shape"));
+      }
+    }
+    return StoreLocked(ctx, h->key, value);
+  }
+  bool IsExpensive() const override { return false; }
+
+ private:
+  DataType dtype_ = DT_INVALID;
+  bool validate_shape_ = false;
+};
+
+// AssignAddVariableOp (kSign 1) and AssignSubVariableOp (kSign -1). The sum is a new tensor:
+// readers holding the old value keep it.
+template <typename T, int kSign>
+class AssignUpdateVariableOp : public OpKernel {
+ public:
+  absl::Status Compute(OpKernelContext* ctx) const override {
+    SL_ASSIGN_OR_RETURN(const VarHandle* h, HandleOf(ctx, ctx->input(0)));
+    SL_RETURN_IF_ERROR(CheckDtype(*h, DataTypeToEnum<T>::value, "update"));
+    const Tensor& value = ctx->input(1);
+    absl::MutexLock lock(&UpdateMutex());
+    SL_ASSIGN_OR_RETURN(Tensor old, ReadLocked(ctx, *h));
+    if (old.shape() != value.shape()) {
+      return absl::InvalidArgumentError(absl::StrCat("Cannot update ", Describe(*h), " with shape ",
+                                                     old.shape().DebugString(), " using a Tensor with shape ",
+                                                     value.shape().DebugString(), ", shapes must be equal."));
+    }
+    SL_ASSIGN_OR_RETURN(Tensor sum, Tensor::Allocate(old.dtype(), old.shape()));
+    const T* a = old.data<T>();
+    const T* b = value.data<T>();
+    T* out = sum.data<T>();
+    for (int64_t i = 0; i < sum.NumElements(); ++i) {
+      if constexpr (kSign > 0) {
+        out[i] = T(a[i] + b[i]);
+      } else {
+        out[i] = T(a[i] - b[i]);
+      }
+    }
+    return ctx->device()->variables()->Assign(h->key, sum);
+  }
+};
+
+// Store names of the ref-variable bookkeeping (see the top of the file).
+std::string RefAliasName(absl::string_view node) { return absl::StrCat("tf_ref_node:", node.size(), ":", node); }
+std::string RefAssignedName(absl::string_view node) {
+  return absl::StrCat("tf_ref_assigned:", node.size(), ":", node);
+}
+
+class VariableV2Op : public OpKernel {
+ public:
+  absl::Status Init(OpKernelConstruction* ctx) override {
+    SL_RETURN_IF_ERROR(ctx->GetAttr("container", &container_));
+    SL_RETURN_IF_ERROR(ctx->GetAttr("shared_name", &name_));
+    if (container_.empty()) container_ = "localhost";
+    if (name_.empty()) name_ = ctx->def().name();  // TensorFlow's default: the node's name.
+    if (ctx->device() == nullptr) return absl::InvalidArgumentError("VariableV2 needs a device");
+    key_ = StoreKey("tf_ref", container_, name_);
+    Tensor key = Tensor::Scalar<tstring>(key_);
+    absl::MutexLock lock(&UpdateMutex());
+    return RecordAlias(ctx->device(), RefAliasName(ctx->def().name()), key);
+  }
+  absl::Status Compute(OpKernelContext* ctx) const override {
+    VariableStore* store = ctx->device()->variables();
+    absl::ReaderMutexLock lock(&UpdateMutex());
+    absl::StatusOr<Tensor> value = store->Read(key_);
+    if (value.ok()) return ctx->set_output(0, *value);
+    if (store->Read(RefAssignedName(name())).ok()) {
+      // Uninitialized, in a graph that assigns it: Assign ignores what it gets here.
+      return ctx->set_output(0, Tensor(ctx->expected_output_dtype(0), TensorShape({0})));
+    }
+    return absl::FailedPreconditionError(absl::StrCat("Attempting to use uninitialized value ", name_,
+                                                      name_ == name() ? "" : absl::StrCat(" (node ", name(), ")")));
+  }
+  bool IsExpensive() const override { return false; }
+
+ private:
+  static absl::Status RecordAlias(Device* device, const std::string& name, const Tensor& value) {
+    VariableStore* store = device->variables();
+    (void)store->Erase(name);  // NOT_FOUND the first time.
+    return store->Assign(name, value);
+  }
+
+  std::string container_, name_, key_;
+};
+
+class AssignOp : public OpKernel {
+ public:
+  absl::Status Init(OpKernelConstruction* ctx) override {
+    SL_RETURN_IF_ERROR(ctx->GetAttr("validate_shape", &validate_shape_));
+    if (ctx->def().input_size() < 1 || absl::StartsWith(ctx->def().input(0), "^")) {
+      return absl::InvalidArgumentError("Assign has no ref input");
+    }
+    ref_node_ = ctx->def().input(0);
+    if (size_t colon = ref_node_.rfind(':'); colon != std::string::npos) ref_node_.resize(colon);
+    if (ctx->device() == nullptr) return absl::InvalidArgumentError("Assign needs a device");
+    absl::MutexLock lock(&UpdateMutex());
+    VariableStore* store = ctx->device()->variables();
+    if (store->Read(RefAssignedName(ref_node_)).ok()) return absl::OkStatus();
+    return store->Assign(RefAssignedName(ref_node_), Tensor::Scalar<bool>(true));
+  }
+  absl::Status Compute(OpKernelContext* ctx) const override {
+    VariableStore* store = ctx->device()->variables();
+    const Tensor& value = ctx->input(1);
+    absl::MutexLock lock(&UpdateMutex());
+    absl::StatusOr<Tensor> alias = store->Read(RefAliasName(ref_node_));
+    if (!alias.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat("Assign's ref input '", ref_node_,
+                                                     "' is not a VariableV2 on this device (", ctx->device()->name(),
+                                                     "): Sluice passes ref edges as values"));
+    }
+    const std::string key = alias->flat<tstring>()[0];
+    absl::StatusOr<Tensor> old = store->Read(key);
+    if (validate_shape_ && old.ok() && old->shape() != value.shape()) {
+      return absl::InvalidArgumentError(absl::StrCat("Assign requires shapes of both tensors to match. lhs shape= ",
+                                                     old->shape().DebugString(), " rhs shape= ",
+                                                     value.shape().DebugString()));
+    }
+    if (old.ok() && old->dtype() != value.dtype()) {
+      return absl::InvalidArgumentError(absl::StrCat("Assign of ", DataTypeString(value.dtype()), " to a variable of ",
+                                                     DataTypeString(old->dtype())));
+    }
+    if (old.ok() && old->shape() != value.shape()) SL_RETURN_IF_ERROR(store->Erase(key));
+    SL_RETURN_IF_ERROR(store->Assign(key, value));
+    return ctx->set_output(0, value);
+  }
+  bool IsExpensive() const override { return false; }
+
+ private:
+  bool validate_shape_ = true;
+  std::string ref_node_;
+};
+
+template <typename T>
+using AssignAddVariableOp = AssignUpdateVariableOp<T, 1>;
+template <typename T>
+using AssignSubVariableOp = AssignUpdateVariableOp<T, -1>;
+
+const bool registered = [] {
+  RegisterCpuKernelTemplate<AssignAddVariableOp>("AssignAddVariableOp", NumericTypes{}, "dtype");
+  RegisterCpuKernelTemplate<AssignSubVariableOp>("AssignSubVariableOp", NumericTypes{}, "dtype");
+  return true;
+}();
+
+REGISTER_KERNEL_BUILDER(Name("VarHandleOp").Device(DEVICE_CPU), VarHandleOp);
+REGISTER_KERNEL_BUILDER(Name("ReadVariableOp").Device(DEVICE_CPU), ReadVariableOp);
+REGISTER_KERNEL_BUILDER(Name("AssignVariableOp").Device(DEVICE_CPU), AssignVariableOp);
+REGISTER_KERNEL_BUILDER(Name("VariableV2").Device(DEVICE_CPU), VariableV2Op);
+REGISTER_KERNEL_BUILDER(Name("Assign").Device(DEVICE_CPU), AssignOp);
+
+}  // namespace
+}  // namespace sluice
