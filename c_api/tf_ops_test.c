@@ -516,6 +516,349 @@ static void CheckBadInput(TF_Status* s) {
   TF_DeleteGraph(g);
 }
 
+static TF_Operation* Int64Const(TF_Graph* g, const char* name, const int64_t* v, const int64_t* dims, int ndims,
+                                TF_Status* s) {
+  int64_t n = 1;
+  int i;
+  for (i = 0; i < ndims; ++i) n *= dims[i];
+  TF_Tensor* t = TF_AllocateTensor(TF_INT64, dims, ndims, (size_t)n * sizeof(int64_t));
+  memcpy(TF_TensorData(t), v, (size_t)n * sizeof(int64_t));
+  return ConstTensor(g, name, t, s);
+}
+
+static TF_Operation* Ternary(TF_Graph* g, const char* op, const char* name, TF_Output a, TF_Output b, TF_Output c,
+                             TF_Status* s) {
+  TF_OperationDescription* d = TF_NewOperation(g, op, name);
+  TF_AddInput(d, a);
+  TF_AddInput(d, b);
+  TF_AddInput(d, c);
+  return Finish(d, s, name);
+}
+
+static TF_Operation* StridedSlice(TF_Graph* g, const char* name, TF_Output x, const int32_t* b, const int32_t* e,
+                                  const int32_t* st, int n, int begin_mask, int end_mask, int shrink, TF_Status* s) {
+  char bn[64], en[64], sn[64];
+  const int64_t dn[] = {n};
+  snprintf(bn, sizeof bn, "%s_begin", name);
+  snprintf(en, sizeof en, "%s_end", name);
+  snprintf(sn, sizeof sn, "%s_strides", name);
+  TF_OperationDescription* d = TF_NewOperation(g, "StridedSlice", name);
+  TF_AddInput(d, x);
+  TF_AddInput(d, Out(Int32Const(g, bn, b, dn, 1, s), 0));
+  TF_AddInput(d, Out(Int32Const(g, en, e, dn, 1, s), 0));
+  TF_AddInput(d, Out(Int32Const(g, sn, st, dn, 1, s), 0));
+  TF_SetAttrInt(d, "begin_mask", begin_mask);
+  TF_SetAttrInt(d, "end_mask", end_mask);
+  TF_SetAttrInt(d, "shrink_axis_mask", shrink);
+  return Finish(d, s, name);
+}
+
+static int Int32sAre(const TF_Tensor* t, const int32_t* want, int n) {
+  if (t == NULL || TF_TensorType(t) != TF_INT32 || TF_TensorElementCount(t) != n) return 0;
+  return memcmp(TF_TensorData(t), want, (size_t)n * sizeof(int32_t)) == 0;
+}
+
+static int Int64sAre(const TF_Tensor* t, const int64_t* want, int n) {
+  if (t == NULL || TF_TensorType(t) != TF_INT64 || TF_TensorElementCount(t) != n) return 0;
+  return memcmp(TF_TensorData(t), want, (size_t)n * sizeof(int64_t)) == 0;
+}
+
+/* The slicing, padding, indexing and scan ops, on a = [[1 2 3] [4 5 6]]; every value by hand. */
+static void CheckSliceAndIndexOps(TF_Status* s) {
+  printf("-- TensorFlow slicing and indexing ops\n");
+  TF_Graph* g = TF_NewGraph();
+  const float av[] = {1, 2, 3, 4, 5, 6};
+  const int64_t d23[] = {2, 3}, d2[] = {2}, d22[] = {2, 2}, d3[] = {3};
+  TF_Operation* a = FloatConst(g, "a", av, d23, 2, s);
+  /* Slice(a, begin [0 1], size [-1 2]): [[2 3] [5 6]]. */
+  const int32_t sb[] = {0, 1}, ssz[] = {-1, 2};
+  TF_Operation* slice = Ternary(g, "Slice", "slice", Out(a, 0), Out(Int32Const(g, "sb", sb, d2, 1, s), 0),
+                                Out(Int32Const(g, "ssz", ssz, d2, 1, s), 0), s);
+  /* a[:, ::-1]: [[3 2 1] [6 5 4]]; a[1] (shrink_axis_mask 1): [4 5 6]. */
+  const int32_t z2[] = {0, 0}, rev[] = {1, -1}, one[] = {1}, two[] = {2};
+  TF_Operation* reversed = StridedSlice(g, "reversed", Out(a, 0), z2, z2, rev, 2, 3, 3, 0, s);
+  TF_Operation* row1 = StridedSlice(g, "row1", Out(a, 0), one, two, one, 1, 0, 0, 1, s);
+  /* Split(1, a, num_split=3): piece 1 is [[2] [5]]. */
+  const int32_t i1 = 1;
+  TF_Operation* dim1 = Int32Const(g, "dim1", &i1, NULL, 0, s);
+  TF_OperationDescription* d = TF_NewOperation(g, "Split", "split");
+  TF_AddInput(d, Out(dim1, 0));
+  TF_AddInput(d, Out(a, 0));
+  TF_SetAttrInt(d, "num_split", 3);
+  TF_Operation* split = Finish(d, s, "Split");
+  /* SplitV(a, [1 -1], 1): piece 1 is [[2 3] [5 6]]. */
+  const int64_t sizes[] = {1, -1};
+  d = TF_NewOperation(g, "SplitV", "splitv");
+  TF_AddInput(d, Out(a, 0));
+  TF_AddInput(d, Out(Int64Const(g, "sizes", sizes, d2, 1, s), 0));
+  TF_AddInput(d, Out(dim1, 0));
+  TF_SetAttrInt(d, "num_split", 2);
+  TF_Operation* splitv = Finish(d, s, "SplitV");
+  /* Unpack(a, num=2): output 1 is [4 5 6]. */
+  d = TF_NewOperation(g, "Unpack", "unpack");
+  TF_AddInput(d, Out(a, 0));
+  TF_SetAttrInt(d, "num", 2);
+  TF_Operation* unpack = Finish(d, s, "Unpack");
+  /* Tile(a, [1 2]): rows [1 2 3 1 2 3], [4 5 6 4 5 6]. */
+  const int32_t mult[] = {1, 2};
+  TF_Operation* tile = Binary(g, "Tile", "tile", Out(a, 0), Out(Int32Const(g, "mult", mult, d2, 1, s), 0), s);
+  /* Pad(a, [[1 0] [0 1]]) and PadV2 with 9. */
+  const int32_t pads[] = {1, 0, 0, 1};
+  TF_Operation* pads_op = Int32Const(g, "pads", pads, d22, 2, s);
+  TF_Operation* pad = Binary(g, "Pad", "pad", Out(a, 0), Out(pads_op, 0), s);
+  const float nine = 9;
+  TF_Operation* padv2 = Ternary(g, "PadV2", "padv2", Out(a, 0), Out(pads_op, 0),
+                                Out(FloatConst(g, "nine", &nine, NULL, 0, s), 0), s);
+  /* MirrorPad by [[0 0] [2 2]] REFLECT: row 0 is [3 2 1 2 3 2 1]; by [[0 0] [1 1]] SYMMETRIC: [1 1 2 3 3]. */
+  const int32_t mp2[] = {0, 0, 2, 2}, mp1[] = {0, 0, 1, 1};
+  d = TF_NewOperation(g, "MirrorPad", "reflect");
+  TF_AddInput(d, Out(a, 0));
+  TF_AddInput(d, Out(Int32Const(g, "mp2", mp2, d22, 2, s), 0));
+  TF_SetAttrString(d, "mode", "REFLECT", 7);
+  TF_Operation* reflect = Finish(d, s, "MirrorPad(REFLECT)");
+  d = TF_NewOperation(g, "MirrorPad", "symmetric");
+  TF_AddInput(d, Out(a, 0));
+  TF_AddInput(d, Out(Int32Const(g, "mp1", mp1, d22, 2, s), 0));
+  TF_SetAttrString(d, "mode", "SYMMETRIC", 9);
+  TF_Operation* symmetric = Finish(d, s, "MirrorPad(SYMMETRIC)");
+  /* GatherV2(a, [2 0], axis 1): [[3 1] [6 4]]; GatherNd(a, [[1 2] [0 0]]): [6 1]. */
+  const int32_t gi[] = {2, 0}, ndi[] = {1, 2, 0, 0};
+  TF_Operation* gather = Ternary(g, "GatherV2", "gather", Out(a, 0), Out(Int32Const(g, "gi", gi, d2, 1, s), 0),
+                                 Out(dim1, 0), s);
+  TF_Operation* gather_nd = Binary(g, "GatherNd", "gather_nd", Out(a, 0), Out(Int32Const(g, "ndi", ndi, d22, 2, s), 0), s);
+  /* Where(a > 3.5): [[1 0] [1 1] [1 2]] as int64. */
+  const float t35 = 3.5f;
+  TF_Operation* gt = Binary(g, "Greater", "gt", Out(a, 0), Out(FloatConst(g, "t35", &t35, NULL, 0, s), 0), s);
+  TF_Operation* where = Unary(g, "Where", "where", Out(gt, 0), s);
+  /* OneHot([0 2 -1], 3, 1, 0): [[1 0 0] [0 0 1] [0 0 0]]. */
+  const int32_t ohi[] = {0, 2, -1}, three = 3;
+  const float on = 1, off = 0;
+  d = TF_NewOperation(g, "OneHot", "one_hot");
+  TF_AddInput(d, Out(Int32Const(g, "ohi", ohi, d3, 1, s), 0));
+  TF_AddInput(d, Out(Int32Const(g, "depth", &three, NULL, 0, s), 0));
+  TF_AddInput(d, Out(FloatConst(g, "on", &on, NULL, 0, s), 0));
+  TF_AddInput(d, Out(FloatConst(g, "off", &off, NULL, 0, s), 0));
+  TF_Operation* one_hot = Finish(d, s, "OneHot");
+  /* TopKV2(a, 2): values [[3 2] [6 5]], int32 indices [[2 1] [2 1]]. */
+  const int32_t k2 = 2;
+  TF_Operation* topk = Binary(g, "TopKV2", "topk", Out(a, 0), Out(Int32Const(g, "k2", &k2, NULL, 0, s), 0), s);
+  /* Cumsum(a, 1, exclusive): [[0 1 3] [0 4 9]]. */
+  d = TF_NewOperation(g, "Cumsum", "cumsum");
+  TF_AddInput(d, Out(a, 0));
+  TF_AddInput(d, Out(dim1, 0));
+  TF_SetAttrBool(d, "exclusive", 1);
+  TF_Operation* cumsum = Finish(d, s, "Cumsum(exclusive)");
+  /* StringJoin(["a" "b"], "c", separator "-"): ["a-c" "b-c"]. */
+  const char* ab[] = {"a", "b"};
+  const char* c[] = {"c"};
+  TF_Operation* strs = StringConst(g, "ab", ab, 2, s);
+  TF_Tensor* ct = TF_AllocateTensor(TF_STRING, NULL, 0, sizeof(TF_TString));
+  TF_TString_Init((TF_TString*)TF_TensorData(ct));
+  TF_TString_Copy((TF_TString*)TF_TensorData(ct), c[0], 1);
+  TF_Operation* cs = ConstTensor(g, "c", ct, s);
+  d = TF_NewOperation(g, "StringJoin", "join");
+  TF_Output parts[] = {Out(strs, 0), Out(cs, 0)};
+  TF_AddInputList(d, parts, 2);
+  TF_SetAttrString(d, "separator", "-", 1);
+  TF_Operation* join = Finish(d, s, "StringJoin");
+
+  TF_Output fetches[] = {Out(slice, 0),   Out(reversed, 0), Out(row1, 0),     Out(split, 1),   Out(splitv, 1),
+                         Out(unpack, 1),  Out(tile, 0),     Out(pad, 0),      Out(padv2, 0),   Out(reflect, 0),
+                         Out(symmetric, 0), Out(gather, 0), Out(gather_nd, 0), Out(where, 0),  Out(one_hot, 0),
+                         Out(topk, 0),    Out(topk, 1),     Out(cumsum, 0),   Out(join, 0)};
+  enum { kN = sizeof(fetches) / sizeof(fetches[0]) };
+  TF_Tensor* out[kN] = {0};
+  if (Run(g, fetches, out, kN, s)) {
+    const float sl[] = {2, 3, 5, 6};
+    CHECK(FloatsAre(out[0], sl, 4) && ShapeIs(out[0], d22, 2), "Slice with size -1 takes the rest");
+    const float rv[] = {3, 2, 1, 6, 5, 4};
+    CHECK(FloatsAre(out[1], rv, 6) && ShapeIs(out[1], d23, 2), "StridedSlice a[:, ::-1] (masks, stride -1)");
+    const float r1[] = {4, 5, 6};
+    CHECK(FloatsAre(out[2], r1, 3) && ShapeIs(out[2], d3, 1), "StridedSlice a[1] drops the shrunk axis");
+    const float s1[] = {2, 5};
+    const int64_t d21[] = {2, 1};
+    CHECK(FloatsAre(out[3], s1, 2) && ShapeIs(out[3], d21, 2), "Split(split_dim=1, num_split=3) piece 1");
+    CHECK(FloatsAre(out[4], sl, 4), "SplitV infers the -1 size");
+    CHECK(FloatsAre(out[5], r1, 3) && ShapeIs(out[5], d3, 1), "Unpack output 1 is row 1");
+    const float ti[] = {1, 2, 3, 1, 2, 3, 4, 5, 6, 4, 5, 6};
+    CHECK(FloatsAre(out[6], ti, 12), "Tile(a, [1 2])");
+    const float pd[] = {0, 0, 0, 0, 1, 2, 3, 0, 4, 5, 6, 0};
+    const int64_t d34[] = {3, 4};
+    CHECK(FloatsAre(out[7], pd, 12) && ShapeIs(out[7], d34, 2), "Pad by [[1 0] [0 1]]");
+    const float p9[] = {9, 9, 9, 9, 1, 2, 3, 9, 4, 5, 6, 9};
+    CHECK(FloatsAre(out[8], p9, 12), "PadV2 with constant_values 9");
+    const float re[] = {3, 2, 1, 2, 3, 2, 1, 6, 5, 4, 5, 6, 5, 4};
+    CHECK(FloatsAre(out[9], re, 14), "MirrorPad REFLECT: row 0 is [3 2 1 2 3 2 1]");
+    const float sy[] = {1, 1, 2, 3, 3, 4, 4, 5, 6, 6};
+    CHECK(FloatsAre(out[10], sy, 10), "MirrorPad SYMMETRIC");
+    const float ga[] = {3, 1, 6, 4};
+    CHECK(FloatsAre(out[11], ga, 4), "GatherV2 along axis 1");
+    const float gn[] = {6, 1};
+    CHECK(FloatsAre(out[12], gn, 2), "GatherNd picks (1,2) and (0,0)");
+    const int64_t wh[] = {1, 0, 1, 1, 1, 2};
+    const int64_t d32[] = {3, 2};
+    CHECK(Int64sAre(out[13], wh, 6) && ShapeIs(out[13], d32, 2), "Where gives int64 [num_true, rank] coordinates");
+    const float oh[] = {1, 0, 0, 0, 0, 1, 0, 0, 0};
+    CHECK(FloatsAre(out[14], oh, 9), "OneHot: index -1 is all off");
+    const float tv[] = {3, 2, 6, 5};
+    const int32_t tix[] = {2, 1, 2, 1};
+    CHECK(FloatsAre(out[15], tv, 4) && Int32sAre(out[16], tix, 4), "TopKV2 values and int32 indices");
+    const float cu[] = {0, 1, 3, 0, 4, 9};
+    CHECK(FloatsAre(out[17], cu, 6), "Cumsum(exclusive)");
+    CHECK(out[18] != NULL && TF_TensorElementCount(out[18]) == 2 && StringAt(out[18], 0, "a-c") &&
+              StringAt(out[18], 1, "b-c"),
+          "StringJoin broadcasts the scalar");
+  }
+  int i;
+  for (i = 0; i < kN; ++i) {
+    if (out[i] != NULL) TF_DeleteTensor(out[i]);
+  }
+  TF_DeleteGraph(g);
+}
+
+/* Finishes `d` and runs its output 0: either step may refuse the bad input (shape inference
+ * sees constant inputs, as TensorFlow's does), with INVALID_ARGUMENT holding `needle`. */
+static void CheckOpFails(TF_Graph* g, TF_OperationDescription* d, const char* needle, const char* what,
+                         TF_Status* s) {
+  TF_Operation* op = TF_FinishOperation(d, s);
+  if (op == NULL) {
+    CHECK(TF_GetCode(s) == TF_INVALID_ARGUMENT && strstr(TF_Message(s), needle) != NULL,
+          "%s (at TF_FinishOperation): code %d, \"%s\"", what, (int)TF_GetCode(s), TF_Message(s));
+    return;
+  }
+  CheckRunFails(g, Out(op, 0), needle, what, s);
+}
+
+/* Bad input to the slicing and indexing ops: each an INVALID_ARGUMENT naming the problem. */
+static void CheckBadSliceAndIndexInput(TF_Status* s) {
+  printf("-- bad input to slicing and indexing\n");
+  TF_Graph* g = TF_NewGraph();
+  const float av[] = {1, 2, 3, 4, 5, 6};
+  const int64_t d23[] = {2, 3}, d1[] = {1}, d2[] = {2}, d22[] = {2, 2};
+  TF_Operation* a = FloatConst(g, "a", av, d23, 2, s);
+  const int32_t i0 = 0, i1 = 1, i2 = 2, i3 = 3, i5 = 5, im1 = -1;
+  TF_Operation* zero = Int32Const(g, "zero", &i0, NULL, 0, s);
+  TF_Operation* one = Int32Const(g, "one", &i1, NULL, 0, s);
+  TF_OperationDescription* d = TF_NewOperation(g, "GatherV2", "gather_far");
+  const int32_t far[] = {0, 3};
+  TF_AddInput(d, Out(a, 0));
+  TF_AddInput(d, Out(Int32Const(g, "far", far, d2, 1, s), 0));
+  TF_AddInput(d, Out(one, 0));
+  CheckOpFails(g, d, "is not in [0, 3)", "GatherV2 with index 3 into a dim of 3", s);
+  d = TF_NewOperation(g, "GatherV2", "gather_negative");
+  TF_AddInput(d, Out(a, 0));
+  TF_AddInput(d, Out(Int32Const(g, "neg_index", &im1, d1, 1, s), 0));
+  TF_AddInput(d, Out(zero, 0));
+  CheckOpFails(g, d, "is not in [0, 2)", "GatherV2 with index -1 (TensorFlow does not wrap)", s);
+  const int32_t nd_far[] = {1, 5};
+  d = TF_NewOperation(g, "GatherNd", "gather_nd_far");
+  TF_AddInput(d, Out(a, 0));
+  TF_AddInput(d, Out(Int32Const(g, "nd_far", nd_far, d2, 1, s), 0));
+  CheckOpFails(g, d, "out of range", "GatherNd with index (1, 5)", s);
+  d = TF_NewOperation(g, "Split", "split_uneven");
+  TF_AddInput(d, Out(one, 0));
+  TF_AddInput(d, Out(a, 0));
+  TF_SetAttrInt(d, "num_split", 2);
+  CheckOpFails(g, d, "split evenly", "Split of 3 into 2", s);
+  const int64_t bad_sizes[] = {1, 1};
+  d = TF_NewOperation(g, "SplitV", "splitv_short");
+  TF_AddInput(d, Out(a, 0));
+  TF_AddInput(d, Out(Int64Const(g, "bad_sizes", bad_sizes, d2, 1, s), 0));
+  TF_AddInput(d, Out(one, 0));
+  TF_SetAttrInt(d, "num_split", 2);
+  CheckOpFails(g, d, "do not add up", "SplitV sizes [1 1] of a dim of 3", s);
+  const int32_t neg_mult[] = {1, -2};
+  d = TF_NewOperation(g, "Tile", "tile_negative");
+  TF_AddInput(d, Out(a, 0));
+  TF_AddInput(d, Out(Int32Const(g, "neg_mult", neg_mult, d2, 1, s), 0));
+  CheckOpFails(g, d, "negative", "Tile with multiples [1 -2]", s);
+  const int32_t big_mult[] = {1 << 30, 1 << 30};
+  d = TF_NewOperation(g, "Tile", "tile_huge");
+  TF_AddInput(d, Out(a, 0));
+  TF_AddInput(d, Out(Int32Const(g, "big_mult", big_mult, d2, 1, s), 0));
+  TF_Operation* tile_huge = TF_FinishOperation(d, s);
+  if (tile_huge != NULL) {
+    /* [2^31, 3 * 2^30] floats: past any tensor, refused before allocating. */
+    TF_Output fetch = Out(tile_huge, 0);
+    TF_SessionOptions* opts = TF_NewSessionOptions();
+    TF_Session* sess = TF_NewSession(g, opts, s);
+    TF_Tensor* out = NULL;
+    TF_SessionRun(sess, NULL, NULL, NULL, 0, &fetch, &out, 1, NULL, 0, NULL, s);
+    CHECK(TF_GetCode(s) == TF_INVALID_ARGUMENT || TF_GetCode(s) == TF_RESOURCE_EXHAUSTED,
+          "Tile to [2^31 3 * 2^30]: code %d, \"%s\"", (int)TF_GetCode(s), TF_Message(s));
+    TF_Status* close = TF_NewStatus();
+    TF_DeleteSession(sess, close);
+    TF_DeleteStatus(close);
+    TF_DeleteSessionOptions(opts);
+  }
+  const int32_t zb[] = {0}, ze[] = {2}, zs[] = {0};
+  d = TF_NewOperation(g, "StridedSlice", "stride_zero");
+  TF_AddInput(d, Out(a, 0));
+  TF_AddInput(d, Out(Int32Const(g, "zb", zb, d1, 1, s), 0));
+  TF_AddInput(d, Out(Int32Const(g, "ze", ze, d1, 1, s), 0));
+  TF_AddInput(d, Out(Int32Const(g, "zs", zs, d1, 1, s), 0));
+  CheckOpFails(g, d, "strides[0] is 0", "StridedSlice with stride 0", s);
+  const int32_t eb[] = {0, 0}, es[] = {1, 1};
+  d = TF_NewOperation(g, "StridedSlice", "two_ellipses");
+  TF_AddInput(d, Out(a, 0));
+  TF_AddInput(d, Out(Int32Const(g, "eb", eb, d2, 1, s), 0));
+  TF_AddInput(d, Out(Int32Const(g, "ee", eb, d2, 1, s), 0));
+  TF_AddInput(d, Out(Int32Const(g, "es", es, d2, 1, s), 0));
+  TF_SetAttrInt(d, "ellipsis_mask", 3);
+  CheckOpFails(g, d, "more than one ellipsis", "StridedSlice with two ellipses", s);
+  const int32_t sb5[] = {5}, se6[] = {6};
+  d = TF_NewOperation(g, "StridedSlice", "shrink_far");
+  TF_AddInput(d, Out(a, 0));
+  TF_AddInput(d, Out(Int32Const(g, "sb5", sb5, d1, 1, s), 0));
+  TF_AddInput(d, Out(Int32Const(g, "se6", se6, d1, 1, s), 0));
+  TF_AddInput(d, Out(Int32Const(g, "s1", es, d1, 1, s), 0));
+  TF_SetAttrInt(d, "shrink_axis_mask", 1);
+  CheckOpFails(g, d, "out of bounds", "StridedSlice a[5] on a dim of 2", s);
+  const int32_t slb[] = {1, 1}, sls[] = {1, 3};
+  d = TF_NewOperation(g, "Slice", "slice_past");
+  TF_AddInput(d, Out(a, 0));
+  TF_AddInput(d, Out(Int32Const(g, "slb", slb, d2, 1, s), 0));
+  TF_AddInput(d, Out(Int32Const(g, "sls", sls, d2, 1, s), 0));
+  CheckOpFails(g, d, "Slice", "Slice past the end of dim 1", s);
+  const int32_t negpad[] = {0, 0, -1, 0};
+  d = TF_NewOperation(g, "Pad", "pad_negative");
+  TF_AddInput(d, Out(a, 0));
+  TF_AddInput(d, Out(Int32Const(g, "negpad", negpad, d22, 2, s), 0));
+  CheckOpFails(g, d, "negative", "Pad with a negative padding", s);
+  const int32_t widepad[] = {0, 0, 3, 0};
+  d = TF_NewOperation(g, "MirrorPad", "reflect_wide");
+  TF_AddInput(d, Out(a, 0));
+  TF_AddInput(d, Out(Int32Const(g, "widepad", widepad, d22, 2, s), 0));
+  TF_SetAttrString(d, "mode", "REFLECT", 7);
+  CheckOpFails(g, d, "at most 2", "MirrorPad REFLECT by 3 on a dim of 3", s);
+  const float on = 1, off = 0;
+  d = TF_NewOperation(g, "OneHot", "one_hot_negative");
+  TF_AddInput(d, Out(Int32Const(g, "ohi", &i2, d1, 1, s), 0));
+  TF_AddInput(d, Out(Int32Const(g, "neg_depth", &im1, NULL, 0, s), 0));
+  TF_AddInput(d, Out(FloatConst(g, "on", &on, NULL, 0, s), 0));
+  TF_AddInput(d, Out(FloatConst(g, "off", &off, NULL, 0, s), 0));
+  CheckOpFails(g, d, "negative", "OneHot with depth -1", s);
+  d = TF_NewOperation(g, "TopKV2", "topk_big");
+  TF_AddInput(d, Out(a, 0));
+  TF_AddInput(d, Out(Int32Const(g, "k5", &i5, NULL, 0, s), 0));
+  CheckOpFails(g, d, "TopKV2", "TopKV2 with k 5 over a dim of 3", s);
+  d = TF_NewOperation(g, "Unpack", "unpack_wrong");
+  TF_AddInput(d, Out(a, 0));
+  TF_SetAttrInt(d, "num", 3);
+  CheckOpFails(g, d, "num = 3", "Unpack with num 3 of a dim of 2", s);
+  d = TF_NewOperation(g, "Cumsum", "cumsum_far");
+  TF_AddInput(d, Out(a, 0));
+  TF_AddInput(d, Out(Int32Const(g, "ax3", &i3, NULL, 0, s), 0));
+  CheckOpFails(g, d, "out of range", "Cumsum along axis 3 of a matrix", s);
+  const char* two[] = {"x", "y"};
+  const char* three_s[] = {"x", "y", "z"};
+  d = TF_NewOperation(g, "StringJoin", "join_mismatch");
+  TF_Output parts[] = {Out(StringConst(g, "two", two, 2, s), 0), Out(StringConst(g, "three", three_s, 3, s), 0)};
+  TF_AddInputList(d, parts, 2);
+  CheckOpFails(g, d, "StringJoin", "StringJoin of shapes [2] and [3]", s);
+  TF_DeleteGraph(g);
+}
+
 /* ONNX's ops live under "Onnx>": the TensorFlow name never reaches the ONNX op. */
 static void CheckNamespaces(TF_Status* s) {
   printf("-- op namespaces\n");
@@ -555,6 +898,8 @@ int main(void) {
   CheckGradients(s);
   CheckStringOps(s);
   CheckBadInput(s);
+  CheckSliceAndIndexOps(s);
+  CheckBadSliceAndIndexInput(s);
   CheckNamespaces(s);
   TF_DeleteStatus(s);
   printf("%d checks, %d failures\n", g_checks, g_failures);

@@ -1,5 +1,6 @@
 // CumSum along an axis given as a scalar input, optionally exclusive (each output leaves out its
-// own element) and reversed (sums run from the end).
+// own element) and reversed (sums run from the end). ONNX's CumSum and TensorFlow's Cumsum agree
+// in inputs and attrs, so both run this kernel.
 #include <vector>
 
 #include "kernels/axis_util.h"
@@ -61,6 +62,9 @@ class CumSumOp : public OpKernel {
 
 [[maybe_unused]] const bool kRegistered = [] {
   RegisterCpuKernels("Onnx>CumSum", "T", NumericTypes{}, [](auto t) -> std::unique_ptr<OpKernel> {
+    return std::make_unique<CumSumOp<typename decltype(t)::type>>();
+  });
+  RegisterCpuKernels("Cumsum", "T", NumericTypes{}, [](auto t) -> std::unique_ptr<OpKernel> {
     return std::make_unique<CumSumOp<typename decltype(t)::type>>();
   });
   return true;

@@ -1,4 +1,6 @@
-// ONNX Pad: constant, reflect and edge modes, negative pads crop, optional axes.
+// ONNX Pad: constant, reflect and edge modes, negative pads crop, optional axes. Also
+// TensorFlow's Pad, PadV2 (a constant_values input) and MirrorPad (REFLECT, SYMMETRIC), whose
+// paddings are a [rank, 2] input of non-negative (before, after) rows.
 #include <algorithm>
 
 #include "framework/checked_size.h"
@@ -8,7 +10,7 @@
 namespace sluice {
 namespace {
 
-enum class PadMode { kConstant, kReflect, kEdge };
+enum class PadMode { kConstant, kReflect, kEdge, kSymmetric };
 
 // Source coordinate for output coordinate `o` of a dim of size `n` padded by `before`;
 // -1 where the constant goes.
@@ -27,6 +29,12 @@ int64_t SourceIndex(int64_t o, int64_t n, int64_t before, PadMode mode) {
       if (i < 0) i += period;
       return i < n ? i : period - i;
     }
+    case PadMode::kSymmetric: {  // The edge repeats: [a b c] pads as ... b a | a b c | c b ...
+      const int64_t period = 2 * n;
+      i %= period;
+      if (i < 0) i += period;
+      return i < n ? i : period - 1 - i;
+    }
   }
   return -1;
 }
@@ -34,6 +42,19 @@ int64_t SourceIndex(int64_t o, int64_t n, int64_t before, PadMode mode) {
 class PadOp : public OpKernel {
  public:
   absl::Status Init(OpKernelConstruction* ctx) override {
+    const std::string& op = ctx->def().op();
+    if (op == "Pad" || op == "PadV2" || op == "MirrorPad") {
+      tf_ = true;
+      has_value_ = op == "PadV2";
+      if (op != "MirrorPad") return absl::OkStatus();
+      std::string mode;
+      SL_RETURN_IF_ERROR(ctx->GetAttr("mode", &mode));
+      if (mode != "REFLECT" && mode != "SYMMETRIC") {
+        return absl::InvalidArgumentError(absl::StrCat("MirrorPad: unknown mode '", mode, "'"));
+      }
+      mode_ = mode == "REFLECT" ? PadMode::kReflect : PadMode::kSymmetric;
+      return absl::OkStatus();
+    }
     std::string mode;
     SL_RETURN_IF_ERROR(ctx->GetAttr("mode", &mode));
     if (mode == "constant") {
@@ -52,7 +73,58 @@ class PadOp : public OpKernel {
     return absl::OkStatus();
   }
 
+  // TensorFlow's paddings: a [rank, 2] integer input of (before, after) rows, non-negative;
+  // MirrorPad's at most dim - 1 (REFLECT) or dim (SYMMETRIC).
+  absl::Status TfPaddings(OpKernelContext* ctx, DimVector* before, DimVector* after) const {
+    const Tensor& in = ctx->input(0);
+    const Tensor& p = ctx->input(1);
+    const std::string& op = type_string();
+    if (p.dims() != 2 || p.dim_size(0) != in.dims() || p.dim_size(1) != 2) {
+      return absl::InvalidArgumentError(absl::StrCat(op, ": paddings must have shape [", in.dims(), ", 2], got ",
+                                                     p.shape().DebugString()));
+    }
+    SL_ASSIGN_OR_RETURN(std::vector<int64_t> v, IndexValues(p, absl::StrCat(op, ": paddings")));
+    const int64_t most_extra = mode_ == PadMode::kReflect ? 1 : 0;
+    for (int d = 0; d < in.dims(); ++d) {
+      (*before)[d] = v[2 * d];
+      (*after)[d] = v[2 * d + 1];
+      if (v[2 * d] < 0 || v[2 * d + 1] < 0) {
+        return absl::InvalidArgumentError(absl::StrCat(op, ": paddings of dim ", d, " are negative: ", v[2 * d],
+                                                       ", ", v[2 * d + 1]));
+      }
+      if (op == "MirrorPad" && std::max(v[2 * d], v[2 * d + 1]) > in.dim_size(d) - most_extra) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            op, ": paddings ", v[2 * d], ", ", v[2 * d + 1], " of dim ", d, " must be at most ",
+            in.dim_size(d) - most_extra, " in ", mode_ == PadMode::kReflect ? "REFLECT" : "SYMMETRIC",
+            " mode (input ", in.shape().DebugString(), ")"));
+      }
+    }
+    return absl::OkStatus();
+  }
+
   absl::Status Compute(OpKernelContext* ctx) const override {
+    const Tensor& in = ctx->input(0);
+    const int rank = in.dims();
+    DimVector before(rank, 0), after(rank, 0);
+    const Tensor* value = has_value_ ? &ctx->input(2) : nullptr;
+    if (tf_) {
+      SL_RETURN_IF_ERROR(TfPaddings(ctx, &before, &after));
+    } else {
+      SL_RETURN_IF_ERROR(OnnxPads(ctx, &before, &after, &value));
+    }
+    if (value != nullptr && (value->dtype() != in.dtype() || value->NumElements() != 1)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          type_string(), ": constant_value must be one element of the data type ", DataTypeString(in.dtype()),
+          ", got ", value->DebugString()));
+    }
+    return PadWith(ctx, before, after, value);
+  }
+
+ private:
+  // ONNX's pads (input 1, [begin..., end...] over the axes input or every dim); the optional
+  // constant_value is input 2.
+  absl::Status OnnxPads(OpKernelContext* ctx, DimVector* before_out, DimVector* after_out,
+                        const Tensor** value_out) const {
     const Tensor& in = ctx->input(0);
     const int rank = in.dims();
     const Tensor& pads_t = ctx->input(1);
@@ -69,18 +141,23 @@ class PadOp : public OpKernel {
       return absl::InvalidArgumentError(absl::StrCat("Pad: pads has ", pads_t.NumElements(),
                                                      " entries, expected 2 * ", axes.size()));
     }
-    if (value != nullptr && (value->dtype() != in.dtype() || value->NumElements() != 1)) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "Pad: constant_value must be one element of the data type ", DataTypeString(in.dtype()),
-          ", got ", value->DebugString()));
-    }
-    DimVector before(rank, 0), after(rank, 0);
+    DimVector& before = *before_out;
+    DimVector& after = *after_out;
     const int64_t n_axes = static_cast<int64_t>(axes.size());
     for (int64_t i = 0; i < n_axes; ++i) {
       SL_ASSIGN_OR_RETURN(int axis, NormalizeAxis(axes[i], rank, "Pad: axis"));
       before[axis] = pads[i];
       after[axis] = pads[i + n_axes];
     }
+    *value_out = value;
+    return absl::OkStatus();
+  }
+
+  // Output 0: `in` grown (or, for negative pads, cropped) by `before` and `after` per dim.
+  absl::Status PadWith(OpKernelContext* ctx, const DimVector& before, const DimVector& after,
+                       const Tensor* value) const {
+    const Tensor& in = ctx->input(0);
+    const int rank = in.dims();
     TensorShape out_shape;
     for (int d = 0; d < rank; ++d) {
       const int64_t n = in.dim_size(d);
@@ -153,13 +230,16 @@ class PadOp : public OpKernel {
     });
   }
 
- private:
   PadMode mode_ = PadMode::kConstant;
+  bool tf_ = false;
   bool has_value_ = false;
   bool has_axes_ = false;
 };
 
 REGISTER_KERNEL_BUILDER(Name("Onnx>Pad").Device(DEVICE_CPU), PadOp);
+REGISTER_KERNEL_BUILDER(Name("Pad").Device(DEVICE_CPU), PadOp);
+REGISTER_KERNEL_BUILDER(Name("PadV2").Device(DEVICE_CPU), PadOp);
+REGISTER_KERNEL_BUILDER(Name("MirrorPad").Device(DEVICE_CPU), PadOp);
 
 }  // namespace
 }  // namespace sluice

@@ -310,7 +310,43 @@ class AsStringOp : public OpKernel {
   std::string float_format_, int_format_, uint_format_;
 };
 
+// StringJoin(inputs...): element-wise joins with `separator`; scalar inputs broadcast, the
+// others must share one shape.
+class StringJoinOp : public OpKernel {
+ public:
+  absl::Status Init(OpKernelConstruction* ctx) override { return ctx->GetAttr("separator", &separator_); }
+
+  absl::Status Compute(OpKernelContext* ctx) const override {
+    const Tensor* shaped = nullptr;
+    for (int i = 0; i < ctx->num_inputs(); ++i) {
+      const Tensor& t = ctx->input(i);
+      if (t.dims() == 0) continue;
+      if (shaped != nullptr && t.shape() != shaped->shape()) {
+        return absl::InvalidArgumentError(absl::StrCat("StringJoin: input ", i, " has shape ", t.shape().DebugString(),
+                                                       ", which is neither a scalar nor the other inputs' ",
+                                                       shaped->shape().DebugString()));
+      }
+      shaped = &t;
+    }
+    Tensor* out;
+    SL_RETURN_IF_ERROR(ctx->allocate_output(0, shaped != nullptr ? shaped->shape() : TensorShape(), &out));
+    tstring* o = out->data<tstring>();
+    for (int64_t e = 0; e < out->NumElements(); ++e) {
+      for (int i = 0; i < ctx->num_inputs(); ++i) {
+        const Tensor& t = ctx->input(i);
+        if (i > 0) o[e] += separator_;
+        o[e] += t.data<tstring>()[t.dims() == 0 ? 0 : e];
+      }
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  std::string separator_;
+};
+
 REGISTER_KERNEL_BUILDER(Name("StringToHashBucketFast").Device(DEVICE_CPU), StringToHashBucketFastOp);
+REGISTER_KERNEL_BUILDER(Name("StringJoin").Device(DEVICE_CPU), StringJoinOp);
 REGISTER_KERNEL_BUILDER(Name("AsString").Device(DEVICE_CPU), AsStringOp);
 
 }  // namespace

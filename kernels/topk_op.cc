@@ -1,7 +1,10 @@
 // TopK: the k largest (or smallest) elements along an axis, with their indices. Equal values
 // keep their order by index, NaN counts as larger than any number (as numpy sorts it last).
+// TensorFlow's TopKV2 is the same kernel: the largest along the last dim, k an int16, int32 or
+// int64 input, indices of type index_type.
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numeric>
 #include <type_traits>
 #include <vector>
@@ -27,6 +30,10 @@ class TopKOp : public OpKernel {
   using C = typename sluice::Compute<T>::type;
 
   absl::Status Init(OpKernelConstruction* ctx) override {
+    if (ctx->def().op() == "TopKV2") {
+      tf_ = true;
+      return ctx->GetAttr("sorted", &sorted_);
+    }
     SL_RETURN_IF_ERROR(ctx->GetAttr("axis", &axis_));
     SL_RETURN_IF_ERROR(ctx->GetAttr("largest", &largest_));
     return ctx->GetAttr("sorted", &sorted_);  // Unsorted results may come in any order: we sort.
@@ -39,7 +46,16 @@ class TopKOp : public OpKernel {
       return absl::InvalidArgumentError(absl::StrCat("K must hold one value, got shape ",
                                                      k_tensor.shape().DebugString()));
     }
-    const int64_t k = k_tensor.data<int64_t>()[0];
+    int64_t k = 0;
+    switch (k_tensor.dtype()) {
+      case DT_INT16: k = k_tensor.data<int16_t>()[0]; break;
+      case DT_INT32: k = k_tensor.data<int32_t>()[0]; break;
+      default: k = k_tensor.data<int64_t>()[0]; break;
+    }
+    if (tf_ && x.dims() < 1) {
+      return absl::InvalidArgumentError(absl::StrCat("TopKV2: input must have rank >= 1, got shape ",
+                                                     x.shape().DebugString()));
+    }
     SL_ASSIGN_OR_RETURN(AxisLayout l, MakeAxisLayout(x.shape(), axis_));
     if (k < 0 || k > l.n) {
       return absl::InvalidArgumentError(absl::StrCat("K = ", k, " is outside [0, ", l.n,
@@ -53,8 +69,13 @@ class TopKOp : public OpKernel {
     SL_RETURN_IF_ERROR(ctx->allocate_output(1, out_shape, &indices));
     if (k == 0) return absl::OkStatus();
     const T* px = x.data<T>();
+    if (tf_ && indices->dtype() != DT_INT64 && l.n - 1 > MaxIndex(indices->dtype())) {
+      return absl::InvalidArgumentError(absl::StrCat("TopKV2: indices up to ", l.n - 1, " do not fit index_type ",
+                                                     DataTypeString(indices->dtype())));
+    }
     T* pv = values->data<T>();
-    int64_t* pi = indices->data<int64_t>();
+    void* pi = indices->raw_data();
+    const DataType index_type = indices->dtype();
     const bool largest = largest_;
     ParallelForElements(ctx, l.outer * l.inner, l.n * 4, [&](int64_t begin, int64_t end) {
       std::vector<C> vals(l.n);
@@ -76,10 +97,10 @@ class TopKOp : public OpKernel {
         };
         std::partial_sort(order.begin(), order.begin() + k, order.end(), before);
         T* v = pv + o * k * l.inner + j;
-        int64_t* idx = pi + o * k * l.inner + j;
+        const int64_t idx = o * k * l.inner + j;
         for (int64_t i = 0; i < k; ++i) {
           v[i * l.inner] = in[order[i] * l.inner];
-          idx[i * l.inner] = order[i];
+          StoreIndex(pi, index_type, idx + i * l.inner, order[i]);
         }
       }
     });
@@ -87,12 +108,27 @@ class TopKOp : public OpKernel {
   }
 
  private:
+  static int64_t MaxIndex(DataType dt) {
+    return dt == DT_INT16 ? std::numeric_limits<int16_t>::max() : std::numeric_limits<int32_t>::max();
+  }
+  static void StoreIndex(void* p, DataType dt, int64_t at, int64_t value) {
+    switch (dt) {
+      case DT_INT16: static_cast<int16_t*>(p)[at] = static_cast<int16_t>(value); break;
+      case DT_INT32: static_cast<int32_t*>(p)[at] = static_cast<int32_t>(value); break;
+      default: static_cast<int64_t*>(p)[at] = value; break;
+    }
+  }
+
   int64_t axis_ = -1;
   bool largest_ = true, sorted_ = true;
+  bool tf_ = false;  // TopKV2.
 };
 
 [[maybe_unused]] const bool kRegistered = [] {
   RegisterCpuKernels("Onnx>TopK", "T", NumericTypes{}, [](auto t) -> std::unique_ptr<OpKernel> {
+    return std::make_unique<TopKOp<typename decltype(t)::type>>();
+  });
+  RegisterCpuKernels("TopKV2", "T", NumericTypes{}, [](auto t) -> std::unique_ptr<OpKernel> {
     return std::make_unique<TopKOp<typename decltype(t)::type>>();
   });
   return true;

@@ -13,6 +13,30 @@ namespace {
 constexpr absl::string_view kTfBinaryTypes =
     "{half, bfloat16, float, double, uint8, int8, uint16, int16, uint32, int32, uint64, int64}";
 
+// TopKV2: the input with its last dim k.
+absl::Status TopKV2Shape(InferenceContext* c) {
+  const PartialShape& in = c->input(0);
+  if (in.unknown_rank()) return shape_fn::Unknown(c);
+  {
+    if (in.rank() < 1) return c->Error("TopKV2: input must have rank >= 1");
+    std::vector<int64_t> dims(in.dims().begin(), in.dims().end());
+    const Tensor* k = c->input_tensor(1);
+    dims.back() = -1;
+    if (k != nullptr && k->NumElements() == 1) {
+      if (k->dtype() == DT_INT16) dims.back() = k->data<int16_t>()[0];
+      if (k->dtype() == DT_INT32) dims.back() = k->data<int32_t>()[0];
+      if (k->dtype() == DT_INT64) dims.back() = k->data<int64_t>()[0];
+    }
+    if (dims.back() < -1) return c->Error(absl::StrCat("TopKV2: k ", dims.back(), " is negative"));
+    if (dims.back() >= 0 && in.dims().back() >= 0 && dims.back() > in.dims().back()) {
+      return c->Error(absl::StrCat("TopKV2: k ", dims.back(), " is more than the last dim ", in.dims().back()));
+    }
+    c->set_output(0, PartialShape(dims));
+    c->set_output(1, PartialShape(dims));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 #define SL_TF_BINARY_OP(NAME, TYPES)   \
@@ -122,5 +146,27 @@ REGISTER_OP("Bucketize")
     .Attr("boundaries: list(float)")
     .SetShapeFn(shape_fn::Unchanged)
     .Doc("The index of the bucket each value falls in: boundaries[i-1] <= x < boundaries[i].");
+
+REGISTER_OP("TopKV2")
+    .Input("input: T")
+    .Input("k: Tk")
+    .Output("values: T")
+    .Output("indices: index_type")
+    .Attr("sorted: bool = true")
+    .Attr(absl::StrCat("T: ", kNumericTypes))
+    .Attr("Tk: {int16, int32, int64} = DT_INT32")
+    .Attr("index_type: {int16, int32, int64} = DT_INT32")
+    .SetShapeFn(TopKV2Shape)
+    .Doc("The k largest values along the last dim and their indices; equal values keep index order.");
+
+REGISTER_OP("Cumsum")
+    .Input("x: T")
+    .Input("axis: Tidx")
+    .Output("out: T")
+    .Attr("exclusive: bool = false")
+    .Attr("reverse: bool = false")
+    .Attr(absl::StrCat("T: ", kNumericTypes))
+    .Attr("Tidx: {int32, int64} = DT_INT32")
+    .SetShapeFn(shape_fn::Unchanged);
 
 }  // namespace sluice

@@ -1,5 +1,6 @@
 // TensorFlow's string and summary ops that its language bindings' tests use, with TensorFlow's
 // signatures (written for Sluice from TensorFlow's documentation).
+#include "absl/strings/str_cat.h"
 #include "ops/op_registry.h"
 
 namespace sluice {
@@ -41,6 +42,33 @@ REGISTER_OP("TensorSummary")
     .Attr("display_name: string = ''")
     .SetShapeFn([](InferenceContext* c) {
       c->set_output(0, PartialShape::Scalar());
+      return absl::OkStatus();
+    });
+
+// Joins its inputs element-wise with `separator` between them; scalars broadcast against the
+// others, which must all have one shape.
+REGISTER_OP("StringJoin")
+    .Input("inputs: N * string")
+    .Output("output: string")
+    .Attr("N: int >= 0")
+    .Attr("separator: string = ''")
+    .SetShapeFn([](InferenceContext* c) {
+      int shaped = -1;  // An input that is not a scalar.
+      for (int i = 0; i < c->num_inputs(); ++i) {
+        const PartialShape& in = c->input(i);
+        if (in.unknown_rank()) return shape_fn::Unknown(c);
+        if (in.rank() == 0) continue;
+        if (shaped >= 0 && c->input(shaped).rank() != in.rank()) {
+          return c->Error(absl::StrCat("StringJoin: input ", i, " has shape ", in.DebugString(),
+                                       ", which differs from ", c->input(shaped).DebugString()));
+        }
+        shaped = i;
+      }
+      if (shaped >= 0) {
+        c->set_output(0, c->input(shaped));
+      } else {
+        c->set_output(0, PartialShape::Scalar());
+      }
       return absl::OkStatus();
     });
 
