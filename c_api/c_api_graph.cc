@@ -453,6 +453,69 @@ absl::StatusOr<PartialShape> MergeShapes(const PartialShape& known, const Partia
   return PartialShape(dims);
 }
 
+// TF_UpdateEdge: dst's input now reads new_src; its output shapes are inferred again.
+absl::Status UpdateEdgeLocked(TF_Graph* graph, TF_Output new_src, TF_Input dst)
+    ABSL_EXCLUSIVE_LOCKS_REQUIRED(graph->mu) {
+  constexpr char kFn[] = "TF_UpdateEdge";
+  SL_RETURN_IF_ERROR(CheckOutput(*graph, new_src, absl::StrCat(kFn, ": new_src")));
+  if (!InGraph(*graph, dst.oper)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        kFn, ": dst's operation is ", dst.oper == nullptr ? "null" : "not in this graph"));
+  }
+  Node* node = dst.oper->node;
+  if (dst.index < 0 || dst.index >= node->num_inputs()) {
+    return absl::OutOfRangeError(absl::StrCat(kFn, ": input index ", dst.index,
+                                              " is out of range for operation '", node->name(),
+                                              "', which has ", node->num_inputs(), " inputs"));
+  }
+  SL_RETURN_IF_ERROR(CheckInput(*node, dst.index, *new_src.oper->node, new_src.index), kFn);
+  if (graph->num_sessions > 0) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        kFn, ": a session runs this graph and already holds its edges; update edges before "
+             "creating sessions"));
+  }
+  // The new edge must not close a cycle: dst may not be an ancestor of new_src.
+  std::vector<const Node*> stack = {new_src.oper->node};
+  absl::flat_hash_set<const Node*> seen = {new_src.oper->node};
+  while (!stack.empty()) {
+    const Node* n = stack.back();
+    stack.pop_back();
+    if (n == node) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          kFn, ": '", OutputName(new_src), "' depends on '", node->name(),
+          "', so feeding it to that operation would make a cycle"));
+    }
+    for (const Edge* e : n->in_edges()) {
+      if (seen.insert(e->src).second) stack.push_back(e->src);
+    }
+  }
+  // Infer the shapes with the new input before changing anything.
+  SL_ASSIGN_OR_RETURN(const OpRegistrationData* reg,
+                      OpRegistry::Global()->LookUp(node->type_string()), kFn);
+  std::vector<PartialShape> input_shapes;
+  std::vector<const Tensor*> input_tensors;
+  for (int i = 0; i < node->num_inputs(); ++i) {
+    TF_Output in = new_src;
+    if (i != dst.index) {
+      const Edge* e = node->input_edge(i);
+      if (e == nullptr) return absl::InternalError(absl::StrCat(kFn, ": input ", i, " has no edge"));
+      in = TF_Output{graph->OperationOf(e->src), e->src_output};
+    }
+    input_shapes.push_back(in.oper->output_shapes[in.index]);
+    input_tensors.push_back(in.oper->const_value.has_value() ? &*in.oper->const_value : nullptr);
+  }
+  InferenceContext ctx(node->def(), node->op_def(), std::move(input_shapes),
+                       std::move(input_tensors), node->num_outputs());
+  SL_RETURN_IF_ERROR(NameNode(reg->shape_fn(&ctx), node->def()), kFn);
+  if (const Edge* old = node->input_edge(dst.index)) graph->graph.RemoveEdge(old);
+  SL_RETURN_IF_ERROR(graph->graph.AddEdge(new_src.oper->node, new_src.index, node, dst.index),
+                     kFn);
+  node->mutable_def()->set_input(
+      dst.index, TensorId{new_src.oper->node->name(), new_src.index}.ToString());
+  dst.oper->output_shapes = ctx.outputs();
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::Status ImportGraphDefLocked(TF_Graph* graph, const GraphDef& def,
@@ -901,6 +964,15 @@ void TF_GraphImportGraphDef(TF_Graph* graph, const TF_Buffer* graph_def,
                             const TF_ImportGraphDefOptions* options, TF_Status* status) {
   SetStatus(status, sluice::AddContext(ImportGraphDef(graph, graph_def, options, nullptr),
                                        "TF_GraphImportGraphDef"));
+}
+
+void TF_UpdateEdge(TF_Graph* graph, TF_Output new_src, TF_Input dst, TF_Status* status) {
+  if (graph == nullptr) {
+    SetStatus(status, sluice::NullArgument("TF_UpdateEdge", "graph"));
+    return;
+  }
+  absl::MutexLock lock(&graph->mu);
+  SetStatus(status, sluice::UpdateEdgeLocked(graph, new_src, dst));
 }
 
 TF_Operation* TF_FinishOperation(TF_OperationDescription* desc, TF_Status* status) {

@@ -14,7 +14,9 @@
 #include "absl/synchronization/mutex.h"
 #include "c_api/c_api.h"
 #include "c_api/c_api_internal.h"
+#include "kernels/kernel_registry.h"
 #include "ops/op_registry.h"
+#include "proto/kernel_def.pb.h"
 #include "proto/op_def.pb.h"
 
 namespace sluice {
@@ -125,6 +127,34 @@ TF_Buffer* TF_GetAllOpList(void) {
   TF_Buffer* buffer = TF_NewBuffer();
   // Only running out of memory fails here; the buffer then stays empty.
   sluice::MessageToBuffer(ops, buffer).IgnoreError();
+  return buffer;
+}
+
+}  // extern "C"
+
+extern "C" {
+
+TF_Buffer* TF_GetAllRegisteredKernels(TF_Status* status) {
+  sluice::KernelList kernels;
+  for (const sluice::KernelRegistration* k : sluice::KernelRegistry::Global()->All()) {
+    *kernels.add_kernel() = k->def;
+  }
+  TF_Buffer* buffer = TF_NewBuffer();
+  sluice::SetStatus(status, sluice::MessageToBuffer(kernels, buffer));
+  return buffer;
+}
+
+TF_Buffer* TF_GetRegisteredKernelsForOp(const char* name, TF_Status* status) {
+  TF_Buffer* buffer = TF_NewBuffer();
+  if (name == nullptr) {
+    sluice::SetStatus(status, sluice::NullArgument("TF_GetRegisteredKernelsForOp", "name"));
+    return buffer;
+  }
+  sluice::KernelList kernels;
+  for (const sluice::KernelRegistration* k : sluice::KernelRegistry::Global()->ForOp(name)) {
+    *kernels.add_kernel() = k->def;
+  }
+  sluice::SetStatus(status, sluice::MessageToBuffer(kernels, buffer));
   return buffer;
 }
 

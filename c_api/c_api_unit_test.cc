@@ -23,6 +23,7 @@
 #include "proto/config.pb.h"
 #include "proto/function.pb.h"
 #include "proto/graph.pb.h"
+#include "proto/kernel_def.pb.h"
 #include "proto/op_def.pb.h"
 #include "proto/tensorflow_server.pb.h"
 
@@ -888,6 +889,183 @@ TEST_F(CApiTest, FunctionalOpsCallLibraryFunctions) {
                 status_.get());
   EXPECT_NE(TF_GetCode(status_.get()), TF_OK);
   EXPECT_THAT(Message(status_.get()), HasSubstr("no_such_function"));
+}
+
+// The deprecated session API: a GraphDef extends the session's own graph, runs name tensors,
+// and inputs become the session's.
+TEST_F(CApiTest, DeprecatedSessionRunsByName) {
+  GraphDef def;
+  ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(R"pb(
+    node { name: "x" op: "Placeholder" attr { key: "dtype" value { type: DT_FLOAT } } }
+    node { name: "y" op: "Relu" input: "x" attr { key: "T" value { type: DT_FLOAT } } }
+    node { name: "z" op: "Neg" input: "y" attr { key: "T" value { type: DT_FLOAT } } }
+  )pb", &def));
+  std::string bytes = def.SerializeAsString();
+  TF_SessionOptions* opts = TF_NewSessionOptions();
+  TF_DeprecatedSession* sess = TF_NewDeprecatedSession(opts, status_.get());
+  TF_DeleteSessionOptions(opts);
+  ASSERT_EQ(TF_GetCode(status_.get()), TF_OK) << Message(status_.get());
+  TF_ExtendGraph(sess, bytes.data(), bytes.size(), status_.get());
+  ASSERT_EQ(TF_GetCode(status_.get()), TF_OK) << Message(status_.get());
+  // The same names again are refused.
+  TF_ExtendGraph(sess, bytes.data(), bytes.size(), status_.get());
+  EXPECT_NE(TF_GetCode(status_.get()), TF_OK);
+
+  std::atomic<int> released{0};
+  const char* in_names[] = {"x"};
+  const char* out_names[] = {"y:0", "z"};
+  TF_Tensor* inputs[] = {FloatTensor({3}, {-1, 2, -3}, &released).release()};
+  TF_Tensor* outputs[2] = {nullptr, nullptr};
+  TF_Run(sess, nullptr, in_names, inputs, 1, out_names, outputs, 2, nullptr, 0, nullptr,
+         status_.get());
+  ASSERT_EQ(TF_GetCode(status_.get()), TF_OK) << Message(status_.get());
+  TensorPtr y(outputs[0]), z(outputs[1]);
+  EXPECT_THAT(Floats(outputs[0]), ::testing::ElementsAre(0, 2, 0));
+  EXPECT_THAT(Floats(outputs[1]), ::testing::ElementsAre(0, -2, 0));
+  EXPECT_EQ(released.load(), 1);  // TF_Run took the input.
+
+  // A bad name still takes the input, and names the problem.
+  const char* bad_names[] = {"nope:0"};
+  inputs[0] = FloatTensor({1}, {1}, &released).release();
+  TF_Run(sess, nullptr, bad_names, inputs, 1, out_names, outputs, 1, nullptr, 0, nullptr,
+         status_.get());
+  EXPECT_EQ(TF_GetCode(status_.get()), TF_NOT_FOUND);
+  EXPECT_THAT(Message(status_.get()), HasSubstr("no operation 'nope'"));
+  EXPECT_EQ(outputs[0], nullptr);
+  EXPECT_EQ(released.load(), 2);
+
+  // A partial run by names.
+  const char* handle = nullptr;
+  TF_PRunSetup(sess, in_names, 1, out_names + 1, 1, nullptr, 0, &handle, status_.get());
+  ASSERT_EQ(TF_GetCode(status_.get()), TF_OK) << Message(status_.get());
+  inputs[0] = FloatTensor({1}, {5}, &released).release();
+  TF_PRun(sess, handle, in_names, inputs, 1, out_names + 1, outputs, 1, nullptr, 0,
+          status_.get());
+  ASSERT_EQ(TF_GetCode(status_.get()), TF_OK) << Message(status_.get());
+  TensorPtr pz(outputs[0]);
+  EXPECT_THAT(Floats(outputs[0]), ::testing::ElementsAre(-5));
+  TF_DeletePRunHandle(handle);
+
+  TF_DeviceList* devices = TF_DeprecatedSessionListDevices(sess, status_.get());
+  ASSERT_EQ(TF_GetCode(status_.get()), TF_OK) << Message(status_.get());
+  EXPECT_GE(TF_DeviceListCount(devices), 1);
+  TF_DeleteDeviceList(devices);
+  TF_Reset(nullptr, nullptr, 0, status_.get());
+  EXPECT_EQ(TF_GetCode(status_.get()), TF_OK);
+  TF_CloseDeprecatedSession(sess, status_.get());
+  TF_DeleteDeprecatedSession(sess, status_.get());
+  EXPECT_EQ(TF_GetCode(status_.get()), TF_OK) << Message(status_.get());
+}
+
+TEST_F(CApiTest, TryEvaluateConstantFoldsOnlyConstants) {
+  auto float_const = [&](const char* name, std::vector<int64_t> dims, std::vector<float> v) {
+    TensorPtr t = FloatTensor(dims, v);
+    TF_OperationDescription* d = TF_NewOperation(graph_.get(), "Const", name);
+    TF_SetAttrTensor(d, "value", t.get(), status_.get());
+    TF_SetAttrType(d, "dtype", TF_FLOAT);
+    return TF_FinishOperation(d, status_.get());
+  };
+  TF_Operation* a = float_const("a", {2}, {1, -2});
+  TF_Operation* b = float_const("b", {2}, {3, 4});
+  TF_Operation* sum = Op("AddV2", "sum", {{a, 0}, {b, 0}});
+  TF_Operation* x = Placeholder("x");
+  TF_Operation* fed = Op("AddV2", "fed", {{sum, 0}, {x, 0}});
+  ASSERT_EQ(TF_GetCode(status_.get()), TF_OK) << Message(status_.get());
+
+  TF_Tensor* result = nullptr;
+  EXPECT_EQ(TF_TryEvaluateConstant(graph_.get(), {sum, 0}, &result, status_.get()), 1);
+  ASSERT_EQ(TF_GetCode(status_.get()), TF_OK) << Message(status_.get());
+  ASSERT_NE(result, nullptr);
+  TensorPtr owner(result);
+  EXPECT_THAT(Floats(result), ::testing::ElementsAre(4, 2));
+
+  TF_Tensor* none = reinterpret_cast<TF_Tensor*>(0x1);
+  EXPECT_EQ(TF_TryEvaluateConstant(graph_.get(), {fed, 0}, &none, status_.get()), 0);
+  EXPECT_EQ(TF_GetCode(status_.get()), TF_OK);  // Not constant is not an error.
+  EXPECT_EQ(none, nullptr);
+  TF_Output bad{sum, 5};
+  EXPECT_EQ(TF_TryEvaluateConstant(graph_.get(), bad, &none, status_.get()), 0);
+  EXPECT_EQ(TF_GetCode(status_.get()), TF_INVALID_ARGUMENT);
+}
+
+TEST_F(CApiTest, UpdateEdgeRewiresAndChecks) {
+  TF_Operation* x = Placeholder("x");
+  TF_Operation* y = Placeholder("y");
+  TF_Operation* i = Placeholder("i", TF_INT32);
+  TF_Operation* relu = Op("Relu", "relu", {{x, 0}});
+  TF_Operation* neg = Op("Neg", "neg", {{relu, 0}});
+  ASSERT_EQ(TF_GetCode(status_.get()), TF_OK) << Message(status_.get());
+
+  TF_UpdateEdge(graph_.get(), {i, 0}, {relu, 0}, status_.get());
+  EXPECT_EQ(TF_GetCode(status_.get()), TF_INVALID_ARGUMENT);
+  EXPECT_THAT(Message(status_.get()), HasSubstr("expects float"));
+  TF_UpdateEdge(graph_.get(), {neg, 0}, {relu, 0}, status_.get());
+  EXPECT_THAT(Message(status_.get()), HasSubstr("would make a cycle"));
+  TF_UpdateEdge(graph_.get(), {y, 0}, {relu, 1}, status_.get());
+  EXPECT_EQ(TF_GetCode(status_.get()), TF_OUT_OF_RANGE);
+
+  TF_UpdateEdge(graph_.get(), {y, 0}, {relu, 0}, status_.get());
+  ASSERT_EQ(TF_GetCode(status_.get()), TF_OK) << Message(status_.get());
+  TF_Output in = TF_OperationInput({relu, 0});
+  EXPECT_EQ(in.oper, y);
+  EXPECT_EQ(TF_OperationOutputNumConsumers({x, 0}), 0);
+
+  SessionPtr sess(graph_.get(), nullptr, status_.get());
+  TensorPtr yv = FloatTensor({2}, {-4, 4});
+  TF_Output feed{y, 0}, fetch{neg, 0};
+  TF_Tensor* value = yv.get();
+  TF_Tensor* out = nullptr;
+  TF_SessionRun(sess.get(), nullptr, &feed, &value, 1, &fetch, &out, 1, nullptr, 0, nullptr,
+                status_.get());
+  ASSERT_EQ(TF_GetCode(status_.get()), TF_OK) << Message(status_.get());
+  TensorPtr owner(out);
+  EXPECT_THAT(Floats(out), ::testing::ElementsAre(0, -4));
+  // Once a session holds the graph, edges stay.
+  TF_UpdateEdge(graph_.get(), {x, 0}, {relu, 0}, status_.get());
+  EXPECT_EQ(TF_GetCode(status_.get()), TF_FAILED_PRECONDITION);
+}
+
+TEST_F(CApiTest, KernelListsAndMoreAttrSetters) {
+  BufferPtr all(TF_GetAllRegisteredKernels(status_.get()));
+  ASSERT_EQ(TF_GetCode(status_.get()), TF_OK) << Message(status_.get());
+  KernelList kernels;
+  ASSERT_TRUE(kernels.ParseFromArray(all->data, static_cast<int>(all->length)));
+  EXPECT_GT(kernels.kernel_size(), 100);
+  BufferPtr relu(TF_GetRegisteredKernelsForOp("Relu", status_.get()));
+  ASSERT_TRUE(kernels.ParseFromArray(relu->data, static_cast<int>(relu->length)));
+  ASSERT_GT(kernels.kernel_size(), 0);
+  for (const KernelDef& k : kernels.kernel()) EXPECT_EQ(k.op(), "Relu");
+  BufferPtr none(TF_GetRegisteredKernelsForOp("NoSuchOp", status_.get()));
+  EXPECT_EQ(none->length, 0u);
+
+  // A shape proto for Placeholder's shape, and colocation.
+  TensorShapeProto shape;
+  shape.add_dim()->set_size(3);
+  shape.add_dim()->set_size(-1);
+  std::string bytes = shape.SerializeAsString();
+  TF_OperationDescription* d = TF_NewOperation(graph_.get(), "Placeholder", "p");
+  TF_SetAttrType(d, "dtype", TF_FLOAT);
+  TF_SetAttrTensorShapeProto(d, "shape", bytes.data(), bytes.size(), status_.get());
+  ASSERT_EQ(TF_GetCode(status_.get()), TF_OK) << Message(status_.get());
+  TF_Operation* p = TF_FinishOperation(d, status_.get());
+  ASSERT_EQ(TF_GetCode(status_.get()), TF_OK) << Message(status_.get());
+  int64_t dims[2] = {0, 0};
+  TF_GraphGetTensorShape(graph_.get(), {p, 0}, dims, 2, status_.get());
+  EXPECT_EQ(dims[0], 3);
+  EXPECT_EQ(dims[1], -1);
+  d = TF_NewOperation(graph_.get(), "Placeholder", "q");
+  TF_SetAttrType(d, "dtype", TF_FLOAT);
+  TF_SetAttrTensorShapeProto(d, "shape", "\xff\xff", 2, status_.get());
+  EXPECT_THAT(Message(status_.get()), HasSubstr("not a valid serialized TensorShapeProto"));
+  TF_ColocateWith(d, p);
+  TF_Operation* q = TF_FinishOperation(d, status_.get());
+  ASSERT_EQ(TF_GetCode(status_.get()), TF_OK) << Message(status_.get());
+  BufferPtr node(TF_NewBuffer());
+  TF_OperationToNodeDef(q, node.get(), status_.get());
+  NodeDef nd;
+  ASSERT_TRUE(nd.ParseFromArray(node->data, static_cast<int>(node->length)));
+  ASSERT_TRUE(nd.attr().contains("_class"));
+  EXPECT_EQ(nd.attr().at("_class").list().s(0), "loc:@p");
 }
 
 // The bytes of a TF_STRING tensor's elements.

@@ -26,21 +26,24 @@
  *   elements).
  *
  * What is provided: statuses, buffers, tensors (tf_tensor.h) and the TF_TString helpers
- * (tf_tstring.h); building graphs (every TF_SetAttr* but the shape-proto and function ones),
+ * (tf_tstring.h); building graphs (every TF_SetAttr*, TF_ColocateWith, TF_UpdateEdge),
  * reading them back (every TF_OperationGetAttr*, input and output lists, consumers, control
  * edges, NodeDefs, OpDefs), TF_GraphSetTensorShape, GraphDef export and import with every
  * TF_ImportGraphDefOptions* option and TF_ImportGraphDefResults; sessions (TF_SessionRun,
  * device lists); the op registry (TF_GetAllOpList) and custom-op libraries (TF_LoadLibrary,
  * TF_GetOpList); functions (TF_GraphToFunction, TF_GraphCopyFunction, ...; they run as the
- * branches of If, Loop and Scan, not as ops of their own name); servers (TF_NewServer, ...).
+ * bodies of If, While, PartitionedCall and ONNX's Loop and Scan, not as ops of their own
+ * name); servers (TF_NewServer, ...).
+ *
+ * Also: partial runs, while loops (TF_NewWhile), gradients (TF_AddGradients), constant
+ * evaluation, kernel lists and the deprecated session API (TF_NewDeprecatedSession, TF_Run).
+ * Custom-op libraries register through ops.h and kernels.h.
  *
  * Limitations: TF_RESOURCE and TF_VARIANT tensors cannot cross this API (TF_NewTensor and
  * TF_AllocateTensor return NULL for them, and TF_SessionRun reports UNIMPLEMENTED when a fetched
- * value has one of these types). Declared but answering UNIMPLEMENTED: partial runs
- * (TF_SessionPRunSetup, TF_SessionPRun), while loops (TF_NewWhile) and gradients
- * (TF_AddGradients, TF_AddGradientsWithPrefix). Not declared: SavedModel loading,
- * TF_SetAttrFuncName, TF_TryEvaluateConstant, the ApiDef and kernel-list calls, and the
- * deprecated session API.
+ * value has one of these types). Not declared: SavedModel loading
+ * (TF_LoadSessionFromSavedModel), the ApiDef map (TF_NewApiDefMap, ...), TF_RegisterLogListener
+ * and TF_RegisterFilesystemPlugin.
  *
  * Thread safety: a TF_Graph may be read and extended from several threads; a TF_Session may
  * run from several threads at once. A TF_OperationDescription belongs to one thread.
@@ -392,6 +395,18 @@ TF_CAPI_EXPORT extern void TF_GraphGetOpDef(TF_Graph* graph, const char* op_name
 /* The graph's VersionDef, serialized into an empty buffer. */
 TF_CAPI_EXPORT extern void TF_GraphVersions(TF_Graph* graph, TF_Buffer* output_version_def,
                                             TF_Status* status);
+/* Makes input dst.index of dst.oper read new_src instead, and infers dst's output shapes again.
+ * INVALID_ARGUMENT for another dtype or an edge that would close a cycle, OUT_OF_RANGE for a bad
+ * index, FAILED_PRECONDITION once a session runs the graph (it holds the old edges). */
+TF_CAPI_EXPORT extern void TF_UpdateEdge(TF_Graph* graph, TF_Output new_src, TF_Input dst,
+                                         TF_Status* status);
+/* If `output` depends only on constants (no placeholder, argument, variable or stateful op
+ * above it, its shape fully known, at most 1000 operations and a value of at most 10 MiB),
+ * computes it, sets *result to a new tensor the caller deletes and returns 1. Otherwise
+ * returns 0 with *result NULL: with OK status when the value is simply not constant, with the
+ * error when computing it failed. */
+TF_CAPI_EXPORT extern unsigned char TF_TryEvaluateConstant(TF_Graph* graph, TF_Output output,
+                                                           TF_Tensor** result, TF_Status* status);
 
 /* ---------------------------------------------------------------------------------------- */
 /* GraphDef import
@@ -569,6 +584,40 @@ TF_CAPI_EXPORT extern void TF_DeletePRunHandle(const char* handle);
 /* Devices a session can place operations on. */
 typedef struct TF_DeviceList TF_DeviceList;
 
+/* ---------------------------------------------------------------------------------------- */
+/* The deprecated session API, for programs written before TF_Graph: the session keeps a graph
+ * of its own, which TF_ExtendGraph extends with a serialized GraphDef (names must be new).
+ * Runs name tensors as "op:index" ("op" for index 0) and targets by operation name. TF_Run and
+ * TF_PRun take ownership of their input tensors (they are deleted whether the call succeeds or
+ * not); outputs are new tensors the caller deletes, NULL on failure. TF_Reset of the in-process
+ * target ("" or "local") succeeds and clears nothing, as Sluice's sessions share no
+ * containers; of a remote target it is UNIMPLEMENTED. */
+typedef struct TF_DeprecatedSession TF_DeprecatedSession;
+
+TF_CAPI_EXPORT extern TF_DeprecatedSession* TF_NewDeprecatedSession(const TF_SessionOptions*,
+                                                                    TF_Status* status);
+TF_CAPI_EXPORT extern void TF_CloseDeprecatedSession(TF_DeprecatedSession*, TF_Status* status);
+TF_CAPI_EXPORT extern void TF_DeleteDeprecatedSession(TF_DeprecatedSession*, TF_Status* status);
+TF_CAPI_EXPORT extern void TF_Reset(const TF_SessionOptions* opt, const char** containers,
+                                    int ncontainers, TF_Status* status);
+TF_CAPI_EXPORT extern void TF_ExtendGraph(TF_DeprecatedSession*, const void* proto,
+                                          size_t proto_len, TF_Status*);
+TF_CAPI_EXPORT extern void TF_Run(TF_DeprecatedSession*, const TF_Buffer* run_options,
+                                  const char** input_names, TF_Tensor** inputs, int ninputs,
+                                  const char** output_names, TF_Tensor** outputs, int noutputs,
+                                  const char** target_oper_names, int ntargets,
+                                  TF_Buffer* run_metadata, TF_Status*);
+TF_CAPI_EXPORT extern void TF_PRunSetup(TF_DeprecatedSession*, const char** input_names,
+                                        int ninputs, const char** output_names, int noutputs,
+                                        const char** target_oper_names, int ntargets,
+                                        const char** handle, TF_Status*);
+TF_CAPI_EXPORT extern void TF_PRun(TF_DeprecatedSession*, const char* handle,
+                                   const char** input_names, TF_Tensor** inputs, int ninputs,
+                                   const char** output_names, TF_Tensor** outputs, int noutputs,
+                                   const char** target_oper_names, int ntargets, TF_Status*);
+TF_CAPI_EXPORT extern TF_DeviceList* TF_DeprecatedSessionListDevices(TF_DeprecatedSession* session,
+                                                                     TF_Status* status);
+
 TF_CAPI_EXPORT extern TF_DeviceList* TF_SessionListDevices(TF_Session* session,
                                                            TF_Status* status);
 TF_CAPI_EXPORT extern void TF_DeleteDeviceList(TF_DeviceList* list);
@@ -607,6 +656,10 @@ TF_CAPI_EXPORT extern void TF_DeleteLibraryHandle(TF_Library* lib_handle);
 /* Every registered op as a serialized OpList, in a new buffer the caller deletes with
  * TF_DeleteBuffer. */
 TF_CAPI_EXPORT extern TF_Buffer* TF_GetAllOpList(void);
+/* Every registered kernel, or those of one op, as a serialized KernelList, in a new buffer the
+ * caller deletes with TF_DeleteBuffer (empty for an op without kernels). */
+TF_CAPI_EXPORT extern TF_Buffer* TF_GetAllRegisteredKernels(TF_Status* status);
+TF_CAPI_EXPORT extern TF_Buffer* TF_GetRegisteredKernelsForOp(const char* name, TF_Status* status);
 
 /* ---------------------------------------------------------------------------------------- */
 /* Functions: a graph's operations made into a function of its library
