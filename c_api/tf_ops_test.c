@@ -891,6 +891,150 @@ static void CheckNamespaces(TF_Status* s) {
   TF_DeleteGraph(g);
 }
 
+/* A graph of TensorFlow ops exported with TF_GraphToGraphDef, imported into a new graph under
+ * a prefix and run there gives the same values: x = [[1 2] [3 4]],
+ * ConcatV2([x, x], axis 1) = [[1 2 1 2] [3 4 3 4]], Sum over axis 1 = [6 14],
+ * Cast to int32 = [6 14], StridedSlice [::-1] of that = [14 6]. */
+static void CheckGraphDefRoundTrip(TF_Status* s) {
+  printf("-- GraphDef round trip of TensorFlow ops\n");
+  TF_Graph* g = TF_NewGraph();
+  const float xv[] = {1, 2, 3, 4};
+  const int64_t dims2[] = {2, 2}, one[] = {1};
+  const int32_t axis1[] = {1}, axis_scalar = 1, begin[] = {-1}, end[] = {0}, stride[] = {-1};
+  TF_Operation* x = FloatConst(g, "x", xv, dims2, 2, s);
+  TF_Operation* axis = Int32Const(g, "axis", &axis_scalar, NULL, 0, s);
+  TF_OperationDescription* d = TF_NewOperation(g, "ConcatV2", "concat");
+  TF_Output parts[] = {Out(x, 0), Out(x, 0)};
+  TF_AddInputList(d, parts, 2);
+  TF_AddInput(d, Out(axis, 0));
+  TF_Operation* concat = Finish(d, s, "ConcatV2");
+  TF_Operation* sum =
+      Binary(g, "Sum", "sum", Out(concat, 0), Out(Int32Const(g, "axes", axis1, one, 1, s), 0), s);
+  d = TF_NewOperation(g, "Cast", "cast");
+  TF_AddInput(d, Out(sum, 0));
+  TF_SetAttrType(d, "DstT", TF_INT32);
+  TF_Operation* cast = Finish(d, s, "Cast");
+  d = TF_NewOperation(g, "StridedSlice", "reversed");
+  TF_AddInput(d, Out(cast, 0));
+  TF_AddInput(d, Out(Int32Const(g, "begin", begin, one, 1, s), 0));
+  TF_AddInput(d, Out(Int32Const(g, "end", end, one, 1, s), 0));
+  TF_AddInput(d, Out(Int32Const(g, "stride", stride, one, 1, s), 0));
+  TF_SetAttrInt(d, "end_mask", 1);
+  TF_Operation* reversed = Finish(d, s, "StridedSlice");
+
+  TF_Buffer* def = TF_NewBuffer();
+  TF_GraphToGraphDef(g, def, s);
+  CHECK_OK(s, "TF_GraphToGraphDef");
+  TF_Graph* copy = TF_NewGraph();
+  TF_ImportGraphDefOptions* o = TF_NewImportGraphDefOptions();
+  TF_ImportGraphDefOptionsSetPrefix(o, "copy");
+  TF_GraphImportGraphDef(copy, def, o, s);
+  CHECK_OK(s, "TF_GraphImportGraphDef of the exported GraphDef");
+  TF_DeleteImportGraphDefOptions(o);
+  TF_Buffer* again = TF_NewBuffer();
+  TF_GraphToGraphDef(copy, again, s);
+  CHECK(TF_GetCode(s) == TF_OK && again->length > def->length,
+        "the copy exports again (%zu bytes, the original %zu, with its prefix)", again->length,
+        def->length);
+  TF_DeleteBuffer(again);
+  TF_DeleteBuffer(def);
+
+  TF_Operation* copied = TF_GraphOperationByName(copy, "copy/reversed");
+  CHECK(copied != NULL && strcmp(TF_OperationOpType(copied), "StridedSlice") == 0,
+        "copy/reversed is a StridedSlice");
+  TF_Output fetch = Out(reversed, 0);
+  TF_Tensor* out[1] = {NULL};
+  if (Run(g, &fetch, out, 1, s)) {
+    const int32_t* v = TF_TensorData(out[0]);
+    CHECK(TF_TensorType(out[0]) == TF_INT32 && v[0] == 14 && v[1] == 6,
+          "the original gives [14 6] (got %d %d)", v[0], v[1]);
+    TF_DeleteTensor(out[0]);
+  }
+  if (copied != NULL) {
+    fetch = Out(copied, 0);
+    if (Run(copy, &fetch, out, 1, s)) {
+      const int32_t* v = TF_TensorData(out[0]);
+      CHECK(TF_TensorType(out[0]) == TF_INT32 && v[0] == 14 && v[1] == 6,
+            "the imported copy gives [14 6] too (got %d %d)", v[0], v[1]);
+      TF_DeleteTensor(out[0]);
+    }
+  }
+  TF_DeleteGraph(copy);
+  TF_DeleteGraph(g);
+}
+
+/* TF_NewWhile: x = 1; while x < 100: x = x * 3, so x = 243. */
+static void CheckWhileLoop(TF_Status* s) {
+  printf("-- while loops\n");
+  TF_Graph* g = TF_NewGraph();
+  const float start = 1, limit = 100, three = 3;
+  TF_Operation* x = FloatConst(g, "x", &start, NULL, 0, s);
+  TF_Output in = Out(x, 0);
+  TF_WhileParams params = TF_NewWhile(g, &in, 1, s);
+  CHECK_OK(s, "TF_NewWhile");
+  if (TF_GetCode(s) != TF_OK) {
+    TF_DeleteGraph(g);
+    return;
+  }
+  TF_Operation* lim = FloatConst(params.cond_graph, "limit", &limit, NULL, 0, s);
+  params.cond_output =
+      Out(Binary(params.cond_graph, "Less", "less", params.cond_inputs[0], Out(lim, 0), s), 0);
+  TF_Operation* k = FloatConst(params.body_graph, "three", &three, NULL, 0, s);
+  params.body_outputs[0] =
+      Out(Binary(params.body_graph, "Mul", "times3", params.body_inputs[0], Out(k, 0), s), 0);
+  params.name = "triple";
+  TF_Output result;
+  TF_FinishWhile(&params, s, &result);
+  CHECK_OK(s, "TF_FinishWhile");
+  if (TF_GetCode(s) == TF_OK) {
+    TF_Tensor* out[1] = {NULL};
+    if (Run(g, &result, out, 1, s)) {
+      CHECK(*(float*)TF_TensorData(out[0]) == 243.0f, "the loop ends at 243 (got %g)",
+            *(float*)TF_TensorData(out[0]));
+      TF_DeleteTensor(out[0]);
+    }
+  }
+  TF_DeleteGraph(g);
+}
+
+/* The deprecated session API: TF_ExtendGraph with a GraphDef, TF_Run by names.
+ * y = Square(x) = [4 9] for x = [-2 3]. */
+static void CheckDeprecatedSession(TF_Status* s) {
+  printf("-- the deprecated session API\n");
+  TF_Graph* g = TF_NewGraph();
+  TF_OperationDescription* d = TF_NewOperation(g, "Placeholder", "x");
+  TF_SetAttrType(d, "dtype", TF_FLOAT);
+  TF_Operation* x = Finish(d, s, "x");
+  Unary(g, "Square", "y", Out(x, 0), s);
+  TF_Buffer* def = TF_NewBuffer();
+  TF_GraphToGraphDef(g, def, s);
+  TF_SessionOptions* opts = TF_NewSessionOptions();
+  TF_DeprecatedSession* sess = TF_NewDeprecatedSession(opts, s);
+  CHECK_OK(s, "TF_NewDeprecatedSession");
+  TF_ExtendGraph(sess, def->data, def->length, s);
+  CHECK_OK(s, "TF_ExtendGraph");
+  const float xv[] = {-2, 3};
+  const int64_t two = 2;
+  TF_Tensor* in = TF_AllocateTensor(TF_FLOAT, &two, 1, sizeof(xv));
+  memcpy(TF_TensorData(in), xv, sizeof(xv));
+  const char* in_names[] = {"x"};
+  const char* out_names[] = {"y:0"};
+  TF_Tensor* out = NULL;
+  TF_Run(sess, NULL, in_names, &in, 1, out_names, &out, 1, NULL, 0, NULL, s); /* takes `in` */
+  CHECK_OK(s, "TF_Run");
+  if (out != NULL) {
+    const float want[] = {4, 9};
+    CHECK(FloatsAre(out, want, 2), "Square([-2 3]) = [4 9] by names");
+    TF_DeleteTensor(out);
+  }
+  TF_CloseDeprecatedSession(sess, s);
+  TF_DeleteDeprecatedSession(sess, s);
+  CHECK_OK(s, "TF_DeleteDeprecatedSession");
+  TF_DeleteSessionOptions(opts);
+  TF_DeleteBuffer(def);
+  TF_DeleteGraph(g);
+}
+
 int main(void) {
   TF_Status* s = TF_NewStatus();
   CheckArrayOps(s);
@@ -901,6 +1045,9 @@ int main(void) {
   CheckSliceAndIndexOps(s);
   CheckBadSliceAndIndexInput(s);
   CheckNamespaces(s);
+  CheckGraphDefRoundTrip(s);
+  CheckWhileLoop(s);
+  CheckDeprecatedSession(s);
   TF_DeleteStatus(s);
   printf("%d checks, %d failures\n", g_checks, g_failures);
   return g_failures == 0 ? 0 : 1;
