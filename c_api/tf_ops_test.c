@@ -963,6 +963,34 @@ static void CheckGraphDefRoundTrip(TF_Status* s) {
   TF_DeleteGraph(g);
 }
 
+/* ArgMax and ArgMin over bool, as TensorFlow allows: [false true true false] has its first
+ * true at 1 and its first false at 0. */
+static void CheckArgMaxBool(TF_Status* s) {
+  printf("-- ArgMax / ArgMin of bool\n");
+  TF_Graph* g = TF_NewGraph();
+  const int64_t four = 4;
+  TF_Tensor* t = TF_AllocateTensor(TF_BOOL, &four, 1, 4);
+  unsigned char* b = TF_TensorData(t);
+  b[0] = 0;
+  b[1] = 1;
+  b[2] = 1;
+  b[3] = 0;
+  TF_Operation* x = ConstTensor(g, "x", t, s);
+  const int32_t zero = 0;
+  TF_Operation* axis = Int32Const(g, "axis", &zero, NULL, 0, s);
+  TF_Output fetch[2] = {Out(Binary(g, "ArgMax", "argmax", Out(x, 0), Out(axis, 0), s), 0),
+                        Out(Binary(g, "ArgMin", "argmin", Out(x, 0), Out(axis, 0), s), 0)};
+  TF_Tensor* out[2] = {NULL, NULL};
+  if (Run(g, fetch, out, 2, s)) {
+    CHECK(*(int64_t*)TF_TensorData(out[0]) == 1 && *(int64_t*)TF_TensorData(out[1]) == 0,
+          "ArgMax = 1, ArgMin = 0 (got %lld %lld)", (long long)*(int64_t*)TF_TensorData(out[0]),
+          (long long)*(int64_t*)TF_TensorData(out[1]));
+    TF_DeleteTensor(out[0]);
+    TF_DeleteTensor(out[1]);
+  }
+  TF_DeleteGraph(g);
+}
+
 /* TF_NewWhile: x = 1; while x < 100: x = x * 3, so x = 243. */
 static void CheckWhileLoop(TF_Status* s) {
   printf("-- while loops\n");
@@ -1047,6 +1075,7 @@ int main(void) {
   CheckNamespaces(s);
   CheckGraphDefRoundTrip(s);
   CheckWhileLoop(s);
+  CheckArgMaxBool(s);
   CheckDeprecatedSession(s);
   TF_DeleteStatus(s);
   printf("%d checks, %d failures\n", g_checks, g_failures);

@@ -376,8 +376,9 @@ void RegisterArgReduce(const char* op, Types types) {
   RegisterReduce<ProdReducer>("Prod", NumericTypes{});
   RegisterReduce<MinReducer>("All", TypeList<bool>{});  // Over 0/1: the minimum is "all".
   RegisterReduce<MaxReducer>("Any", TypeList<bool>{});
-  RegisterArgReduce<true>("ArgMax", NumericTypes{});
-  RegisterArgReduce<false>("ArgMin", NumericTypes{});
+  // TensorFlow's also take bool (false < true).
+  RegisterArgReduce<true>("ArgMax", NumericTypes{} + TypeList<bool>{});
+  RegisterArgReduce<false>("ArgMin", NumericTypes{} + TypeList<bool>{});
   return true;
 }();
 
