@@ -35,3 +35,8 @@ if [ ! -f "$root/user.bazelrc" ]; then
   cp "$root/build_defs/machine.bazelrc" "$root/user.bazelrc"
   echo "setup: wrote user.bazelrc from build_defs/machine.bazelrc"
 fi
+
+# ONNX 1.17's source release for @onnx117 (third_party/onnx/), in the dependency cache outside
+# the repository; fetched once from Debian's trixie sources, checked by sha256 on every run.
+"$root/scripts/fetch_onnx.sh" >/dev/null
+echo "setup: ONNX 1.17 sources present"
