@@ -305,6 +305,9 @@ TEST(TfGradientCheckTest, Binary) {
     Check({absl::StrCat(op, " scalar"), {{}, {3, 2}}, Binary(op), {{-2, 2}, {0.5, 2}}});
   }
   Check({"Pow", {{2, 3}, {3}}, Binary("Pow"), {{0.5, 2}, {-2, 2}}});
+  // FloorMod jumps where x / y crosses an integer; random values are that close with
+  // negligible odds. Broadcast: y is a row.
+  Check({"FloorMod", {{2, 3}, {3}}, Binary("FloorMod"), {{-4, 4}, {0.5, 2}}});
 }
 
 TEST(TfGradientCheckTest, AddN) {

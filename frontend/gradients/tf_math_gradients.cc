@@ -1,9 +1,10 @@
 // Gradient functions of TensorFlow's math ops (ops/tf_math_ops.cc, ops/math_ops.cc), following
 // the gradient definitions TensorFlow documents for them: the reductions with axes from the
 // `reduction_indices` input, MatMul with transpose_a/transpose_b, Maximum and Minimum,
-// SquaredDifference, Rsqrt, the TensorFlow forms of the activations (Softmax and LogSoftmax
-// share ONNX's, in math_gradients.cc); the unary ops TensorFlow and ONNX share by name (Sin, Reciprocal, Sign...); and
-// the ops TensorFlow declares not differentiable. Integer gradients are none, as in TensorFlow.
+// SquaredDifference, FloorMod, Rsqrt, TensorFlow's forms of the activations (Softmax and
+// LogSoftmax share ONNX's, in math_gradients.cc); the unary ops TensorFlow and ONNX share by
+// name (Sin, Reciprocal, Sign...); and the ops TensorFlow declares not differentiable. Integer
+// gradients are none, as in TensorFlow.
 #include "frontend/gradients/gradient_util.h"
 
 namespace sluice {
@@ -197,6 +198,17 @@ absl::Status SquaredDifferenceGrad(GradientBuilder* b, const GradientNode& n, co
   return absl::OkStatus();
 }
 
+// x - floor(x / y) y: dx = dy, d(y) = -floor(x / y) dy (TensorFlow's _FloorModGrad).
+absl::Status FloorModGrad(GradientBuilder* b, const GradientNode& n, const Dxs& dys, Dxs* dxs) {
+  const std::string &x = n.inputs[0], &y = n.inputs[1];
+  SL_ASSIGN_OR_RETURN(std::string q, b->Binary("FloorDiv", x, y));
+  SL_ASSIGN_OR_RETURN(std::string t, b->Binary("Mul", dys[0], q));
+  SL_ASSIGN_OR_RETURN(std::string gy, b->Unary("Neg", t));
+  SL_ASSIGN_OR_RETURN((*dxs)[0], b->SumLike(dys[0], x));
+  SL_ASSIGN_OR_RETURN((*dxs)[1], b->SumLike(gy, y));
+  return absl::OkStatus();
+}
+
 // ---- Unary math.
 
 // y = x^-1/2: dx = -1/2 y^3 dy.
@@ -362,6 +374,7 @@ REGISTER_GRADIENT("MatMul", FloatOnly<MatMulGrad>);
 REGISTER_GRADIENT("Maximum", FloatOnly<MaximumMinimumGrad<kGreaterEqual>>);
 REGISTER_GRADIENT("Minimum", FloatOnly<MaximumMinimumGrad<kLessEqual>>);
 REGISTER_GRADIENT("SquaredDifference", FloatOnly<SquaredDifferenceGrad>);
+REGISTER_GRADIENT("FloorMod", FloatOnly<FloorModGrad>);
 REGISTER_GRADIENT("Rsqrt", RsqrtGrad);
 REGISTER_GRADIENT("Reciprocal", ReciprocalGrad);
 REGISTER_GRADIENT("Sin", SinGrad);
