@@ -51,8 +51,8 @@ absl::Status TransposeGrad(GradientBuilder* b, const GradientNode& n, const Dxs&
 }
 
 // Each input's gradient is its slice of dy along the axis: [offset, offset + its size), the
-// offsets adding up the sizes before it (TensorFlow's ConcatOffset and Slice). `axis` is the
-// axis input, `values` the inputs' positions among the node's inputs.
+// offsets adding up the sizes before it (TensorFlow's ConcatOffset and Slice). The axis is
+// input `axis_at`; the values are the `count` inputs from `first` on.
 absl::Status ConcatSlices(GradientBuilder* b, const GradientNode& n, const std::string& dy, size_t axis_at,
                           size_t first, size_t count, Dxs* dxs) {
   SL_ASSIGN_OR_RETURN(std::string axis64, CastTo(b, n.inputs[axis_at], DT_INT64));
