@@ -1,9 +1,10 @@
-// Checks the gradients of TensorFlow's ops (tf_math_gradients.cc, tf_array_gradients.cc and the
-// shared ones) in graphs as TF_AddGradients sees them: GraphDefs of TensorFlow ops over double
-// placeholders, differentiated with SymbolicGradients seeded with random weights w, against
-// central finite differences of sum(y * w). Where finite differences say nothing (ties of Max
-// and Min, integer and piecewise-constant ops, bad input) the expected values are worked out by
-// hand in the comments.
+// Checks the gradients of TensorFlow's ops (tf_math_gradients.cc, tf_array_gradients.cc,
+// tf_slice_gradients.cc, tf_nn_gradients.cc and the shared ones) in graphs as TF_AddGradients
+// sees them: GraphDefs of TensorFlow ops over double placeholders (float ones cast), differentiated
+// with SymbolicGradients seeded with random weights w, against central finite differences of
+// sum(y * w). Where finite differences say nothing (ties of Max and Min, repeated gather indices,
+// integer and piecewise-constant ops, bad input) the expected values are worked out by hand in
+// the comments.
 #include <cmath>
 #include <functional>
 #include <random>
@@ -513,18 +514,392 @@ TEST(TfGradientCheckTest, SoftmaxCrossEntropyOfALayer) {
          }, {{-2, 2}, {-2, 2}, {-2, 2}, {0, 1}}});
 }
 
-// An op without a gradient is an error naming it, not a crash.
+// ---- Slicing and indexing.
+
+TEST(TfGradientCheckTest, Slice) {
+  Check({"Slice", {{3, 4}}, [](TfGraph& g, const std::vector<std::string>& x) {
+           return g.Op("Slice", {{x[0]}, {g.Int32s({1, 1})}, {g.Int32s({2, -1})}});
+         }});
+  Check({"Slice int64 rank 3", {{2, 3, 4}}, [](TfGraph& g, const std::vector<std::string>& x) {
+           return g.Op("Slice", {{x[0]}, {g.Int64s({1, 0, 2})}, {g.Int64s({1, 2, 2})}});
+         }});
+}
+
+Forward StridedSlice(std::vector<int32_t> begin, std::vector<int32_t> end, std::vector<int32_t> strides,
+                     int64_t begin_mask, int64_t end_mask, int64_t ellipsis = 0, int64_t new_axis = 0,
+                     int64_t shrink = 0) {
+  return [=](TfGraph& g, const std::vector<std::string>& x) {
+    AttrMap attrs;
+    attrs["begin_mask"] = A(begin_mask);
+    attrs["end_mask"] = A(end_mask);
+    attrs["ellipsis_mask"] = A(ellipsis);
+    attrs["new_axis_mask"] = A(new_axis);
+    attrs["shrink_axis_mask"] = A(shrink);
+    return g.Op("StridedSlice", {{x[0]}, {g.Int32s(begin)}, {g.Int32s(end)}, {g.Int32s(strides)}}, attrs);
+  };
+}
+
+TEST(TfGradientCheckTest, StridedSlice) {
+  // x[1:3, ::2]
+  Check({"StridedSlice x[1:3, ::2]", {{4, 5}}, StridedSlice({1, 0}, {3, 0}, {1, 2}, 2, 2)});
+  // x[::-1, 3:0:-2]: negative strides, the first dim whole by its masks.
+  Check({"StridedSlice x[::-1, 3:0:-2]", {{4, 5}}, StridedSlice({0, 3}, {0, 0}, {-1, -2}, 1, 1)});
+  // x[..., newaxis, 1]: an ellipsis, a new axis and a shrunk last dim.
+  Check({"StridedSlice x[..., newaxis, 1]", {{2, 3, 4}}, StridedSlice({0, 0, 1}, {0, 0, 2}, {1, 1, 1}, 0, 0, 1, 2, 4)});
+  // x[-2:, 1]: a negative begin and a shrunk dim.
+  Check({"StridedSlice x[-2:, 1]", {{4, 3}}, StridedSlice({-2, 1}, {0, 2}, {1, 1}, 0, 1, 0, 0, 2)});
+  // x[3:-5:-3, ...] past the start, rank 3 through the implicit rest.
+  Check({"StridedSlice x[3:-5:-3]", {{5, 2, 2}}, StridedSlice({3}, {-6}, {-3}, 0, 0)});
+  // The same element twice through two slices: their gradients add up.
+  Check({"StridedSlice overlapping", {{6}}, [](TfGraph& g, const std::vector<std::string>& x) {
+           std::string a = StridedSlice({0}, {4}, {1}, 0, 0)(g, x);
+           std::string b = StridedSlice({5}, {1}, {-1}, 0, 0)(g, x);
+           return g.Op("Mul", {{a}, {b}});
+         }});
+}
+
+TEST(TfGradientCheckTest, Pad) {
+  Check({"Pad", {{2, 3}}, [](TfGraph& g, const std::vector<std::string>& x) {
+           return g.Op("Pad", {{x[0]}, {g.Const(Tensor::FromVector<int32_t>({1, 0, 2, 1}, TensorShape({2, 2})))}});
+         }});
+  Check({"PadV2 int64 paddings", {{2, 2, 1}}, [](TfGraph& g, const std::vector<std::string>& x) {
+           std::string p = g.Const(Tensor::FromVector<int64_t>({0, 1, 1, 1, 2, 0}, TensorShape({3, 2})));
+           std::string c = g.Const(Tensor::FromVector<double>({7}, TensorShape()));
+           return g.Op("PadV2", {{x[0]}, {p}, {c}});
+         }});
+}
+
+Forward MirrorPad(const char* mode, std::vector<int32_t> paddings) {
+  return [=](TfGraph& g, const std::vector<std::string>& x) {
+    AttrMap attrs;
+    attrs["mode"] = A(std::string(mode));
+    std::string p = g.Const(Tensor::FromVector<int32_t>(paddings, TensorShape({static_cast<int64_t>(paddings.size() / 2), 2})));
+    return g.Op("MirrorPad", {{x[0]}, {p}}, attrs);
+  };
+}
+
+TEST(TfGradientCheckTest, MirrorPad) {
+  // At most dim - 1 (REFLECT) or dim (SYMMETRIC) on each side: the folds reach every element.
+  Check({"MirrorPad REFLECT", {{3, 4}}, MirrorPad("REFLECT", {2, 1, 1, 3})});
+  Check({"MirrorPad SYMMETRIC", {{2, 3}}, MirrorPad("SYMMETRIC", {2, 1, 3, 2})});
+  Check({"MirrorPad REFLECT rank 1", {{5}}, MirrorPad("REFLECT", {4, 4})});
+  Check({"MirrorPad SYMMETRIC rank 3", {{2, 1, 2}}, MirrorPad("SYMMETRIC", {1, 2, 1, 0, 0, 2})});
+}
+
+TEST(TfGradientCheckTest, Tile) {
+  Check({"Tile", {{2, 3}}, [](TfGraph& g, const std::vector<std::string>& x) {
+           return g.Op("Tile", {{x[0]}, {g.Int32s({2, 1})}});
+         }});
+  Check({"Tile rank 3 int64", {{2, 1, 3}}, [](TfGraph& g, const std::vector<std::string>& x) {
+           return g.Op("Tile", {{x[0]}, {g.Int64s({1, 3, 2})}});
+         }});
+}
+
+Forward GatherV2(Tensor indices, int32_t axis, int64_t batch_dims = 0) {
+  return [=](TfGraph& g, const std::vector<std::string>& x) {
+    AttrMap attrs;
+    attrs["batch_dims"] = A(batch_dims);
+    return g.Op("GatherV2", {{x[0]}, {g.Const(indices)}, {g.Int32(axis)}}, attrs);
+  };
+}
+
+TEST(TfGradientCheckTest, GatherV2) {
+  // Repeated indices: their gradients add up.
+  Check({"GatherV2 axis 0", {{3, 4}}, GatherV2(Tensor::FromVector<int32_t>({2, 0, 2}, TensorShape({3})), 0)});
+  Check({"GatherV2 axis 1", {{2, 3, 4}},
+         GatherV2(Tensor::FromVector<int64_t>({1, 1, 0, 2}, TensorShape({2, 2})), 1)});
+  Check({"GatherV2 axis -1", {{2, 3, 4}}, GatherV2(Tensor::FromVector<int32_t>({3, 3, 1}, TensorShape({3})), -1)});
+  Check({"GatherV2 scalar index", {{3, 2}}, GatherV2(Tensor::FromVector<int32_t>({1}, TensorShape()), 1)});
+  Check({"GatherV2 batch_dims 1", {{2, 3, 4}},
+         GatherV2(Tensor::FromVector<int32_t>({0, 2, 2, 1, 1, 0}, TensorShape({2, 3})), 1, 1)});
+  Check({"GatherV2 batch_dims -1 axis 2", {{2, 3, 4}},
+         GatherV2(Tensor::FromVector<int32_t>({3, 0, 3, 1}, TensorShape({2, 2})), 2, -1)});
+}
+
+// y = GatherV2(x, [2 0 2]) with seed [1 2 3]: x[2] gets 1 + 3, x[0] gets 2, x[1] nothing.
+TEST(TfGradientCheckTest, GatherV2RepeatedIndicesAddUp) {
+  auto d = GradientsAt(GatherV2(Tensor::FromVector<int32_t>({2, 0, 2}, TensorShape({3})), 0),
+                       {Doubles({5, 6, 7}, {3})}, Doubles({1, 2, 3}, {3}));
+  ASSERT_EQ(d.size(), 1u);
+  ExpectValues(d[0], {2, 0, 4});
+}
+
+TEST(TfGradientCheckTest, GatherNd) {
+  Check({"GatherNd elements", {{3, 4}}, [](TfGraph& g, const std::vector<std::string>& x) {
+           Tensor idx = Tensor::FromVector<int32_t>({1, 2, 1, 2, 0, 0}, TensorShape({3, 2}));
+           return g.Op("GatherNd", {{x[0]}, {g.Const(idx)}});
+         }});
+  Check({"GatherNd rows", {{3, 2, 2}}, [](TfGraph& g, const std::vector<std::string>& x) {
+           Tensor idx = Tensor::FromVector<int64_t>({2, 0, 2}, TensorShape({3, 1}));
+           return g.Op("GatherNd", {{x[0]}, {g.Const(idx)}});
+         }});
+}
+
+// GatherNd(x, [[1] [1] [0]]) seeded [1 2 4]: x[1] gets 1 + 2, x[0] gets 4.
+TEST(TfGradientCheckTest, GatherNdRepeatedIndicesAddUp) {
+  auto d = GradientsAt(
+      [](TfGraph& g, const std::vector<std::string>& x) {
+        return g.Op("GatherNd", {{x[0]}, {g.Const(Tensor::FromVector<int32_t>({1, 1, 0}, TensorShape({3, 1})))}});
+      },
+      {Doubles({5, 6}, {2})}, Doubles({1, 2, 4}, {3}));
+  ASSERT_EQ(d.size(), 1u);
+  ExpectValues(d[0], {4, 3});
+}
+
+TEST(TfGradientCheckTest, Unpack) {
+  for (int64_t axis : {0, 1, -1}) {
+    AttrMap attrs;
+    attrs["axis"] = A(axis);
+    attrs["num"] = A(int64_t{3});
+    // Outputs 0 and 2 reach y; output 1 does not, so its part of dx is zeros.
+    Check({absl::StrCat("Unpack axis ", axis), {{3, 3}}, [=](TfGraph& g, const std::vector<std::string>& x) {
+             auto out = g.Add("Unpack", {{x[0]}}, attrs);
+             EXPECT_OK(out.status());
+             return g.Op("Mul", {{(*out)[0]}, {(*out)[2]}});
+           }});
+  }
+}
+
+TEST(TfGradientCheckTest, Split) {
+  AttrMap three;
+  three["num_split"] = A(int64_t{3});
+  Check({"Split dim 1, piece 1 unused", {{2, 6}}, [=](TfGraph& g, const std::vector<std::string>& x) {
+           auto out = g.Add("Split", {{g.Int32(1)}, {x[0]}}, three);
+           EXPECT_OK(out.status());
+           return g.Op("Mul", {{(*out)[0]}, {(*out)[2]}});
+         }});
+  AttrMap one;
+  one["num_split"] = A(int64_t{1});
+  Check({"Split into one", {{2, 2}}, [=](TfGraph& g, const std::vector<std::string>& x) {
+           return g.Op("Split", {{g.Int32(-1)}, {x[0]}}, one);
+         }});
+  Check({"SplitV, piece 0 unused", {{5, 2}}, [=](TfGraph& g, const std::vector<std::string>& x) {
+           auto out = g.Add("SplitV", {{x[0]}, {g.Int64s({1, -1, 2})}, {g.Int32(0)}}, three);
+           EXPECT_OK(out.status());
+           return g.Op("ConcatV2", {{(*out)[1], (*out)[2]}, {g.Int32(0)}});
+         }});
+}
+
+TEST(TfGradientCheckTest, Cumsum) {
+  for (bool exclusive : {false, true}) {
+    for (bool reverse : {false, true}) {
+      AttrMap attrs;
+      attrs["exclusive"] = A(exclusive);
+      attrs["reverse"] = A(reverse);
+      Check({absl::StrCat("Cumsum exclusive ", exclusive, " reverse ", reverse), {{2, 4}},
+             [=](TfGraph& g, const std::vector<std::string>& x) {
+               return g.Op("Cumsum", {{x[0]}, {g.Int32(1)}}, attrs);
+             }});
+    }
+  }
+  Check({"Cumsum axis -2", {{3, 2}}, [](TfGraph& g, const std::vector<std::string>& x) {
+           return g.Op("Cumsum", {{x[0]}, {g.Const(Tensor::FromVector<int64_t>({-2}, TensorShape()))}});
+         }});
+}
+
+TEST(TfGradientCheckTest, TopKV2) {
+  // Random values are distinct, so the selection is stable under the finite differences.
+  Check({"TopKV2 values", {{3, 5}}, [](TfGraph& g, const std::vector<std::string>& x) {
+           return g.Op("TopKV2", {{x[0]}, {g.Int32(2)}});
+         }});
+  Check({"TopKV2 of a vector, k = all", {{4}}, [](TfGraph& g, const std::vector<std::string>& x) {
+           return g.Op("TopKV2", {{x[0]}, {g.Int32(4)}});
+         }});
+}
+
+// OneHot and Where are not differentiable in TensorFlow: y = OneHot([0 2], 3, on = x, off = 0)
+// + x passes back only through the direct term, 1.
+TEST(TfGradientCheckTest, OneHotAndWhereHaveNone) {
+  auto d = GradientsAt(
+      [](TfGraph& g, const std::vector<std::string>& x) {
+        std::string zero = g.Const(Tensor::FromVector<double>({0}, TensorShape()));
+        std::string hot = g.Op("OneHot", {{g.Int32s({0, 2})}, {g.Int32(3)}, {x[0]}, {zero}});
+        std::string sum = g.Op("Sum", {{hot}, {g.Int32s({0, 1})}});
+        std::string where = g.Op("Where", {{g.Op("Greater", {{x[0]}, {zero}})}});
+        AttrMap to_double;
+        to_double["DstT"] = A(DT_DOUBLE);
+        std::string count = g.Op("Cast", {{g.Op("Size", {{where}})}}, to_double);
+        return g.Op("AddV2", {{g.Op("AddV2", {{sum}, {x[0]}})}, {count}});
+      },
+      {Doubles({2}, {})}, Doubles({1}, {}));
+  ASSERT_EQ(d.size(), 1u);
+  ExpectValues(d[0], {1});
+}
+
+// The new backward ops refuse input that does not fit, naming the node.
+TEST(TfGradientCheckTest, BackwardOpsRefuseBadInput) {
+  auto expect_error = [](const char* what, const std::function<std::string(TfGraph&)>& build) {
+    SCOPED_TRACE(what);
+    TfGraph g;
+    std::string out = build(g);
+    ASSERT_FALSE(out.empty());
+    auto session = NewSession({});
+    ASSERT_OK(session);
+    // Shape inference may see a constant that does not fit before the kernel does.
+    absl::Status s = (*session)->Create(g.def());
+    std::vector<Tensor> result;
+    if (s.ok()) s = (*session)->Run({}, {out}, {}, &result);
+    ASSERT_FALSE(s.ok());
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+    const std::string node = out.substr(0, out.find(':'));
+    EXPECT_NE(s.message().find(node), std::string::npos) << s;
+  };
+  const Tensor four = Tensor::FromVector<double>({1, 2, 3, 4}, TensorShape({4}));
+  expect_error("StridedSliceGrad: dy does not fit the slice", [&](TfGraph& g) {
+    // x[0:4:2] of a [4] is 2 elements; dy has 4.
+    return g.Op("StridedSliceGrad", {{g.Int32s({4})}, {g.Int32s({0})}, {g.Int32s({4})}, {g.Int32s({2})}, {g.Const(four)}});
+  });
+  expect_error("StridedSliceGrad: a negative dim", [&](TfGraph& g) {
+    return g.Op("StridedSliceGrad", {{g.Int32s({-4})}, {g.Int32s({0})}, {g.Int32s({4})}, {g.Int32s({1})}, {g.Const(four)}});
+  });
+  expect_error("StridedSliceGrad: stride 0", [&](TfGraph& g) {
+    return g.Op("StridedSliceGrad", {{g.Int32s({4})}, {g.Int32s({0})}, {g.Int32s({4})}, {g.Int32s({0})}, {g.Const(four)}});
+  });
+  expect_error("MirrorPadGrad: paddings past the input", [&](TfGraph& g) {
+    AttrMap attrs;
+    attrs["mode"] = A(std::string("REFLECT"));
+    return g.Op("MirrorPadGrad", {{g.Const(four)}, {g.Const(Tensor::FromVector<int32_t>({3, 2}, TensorShape({1, 2})))}}, attrs);
+  });
+  expect_error("MirrorPadGrad: paddings of the wrong shape", [&](TfGraph& g) {
+    AttrMap attrs;
+    attrs["mode"] = A(std::string("SYMMETRIC"));
+    return g.Op("MirrorPadGrad", {{g.Const(four)}, {g.Int32s({1, 1})}}, attrs);
+  });
+  expect_error("ScatterNd: an index out of range", [&](TfGraph& g) {
+    return g.Op("ScatterNd", {{g.Const(Tensor::FromVector<int32_t>({0, 1, 5, 2}, TensorShape({4, 1})))},
+                              {g.Const(four)}, {g.Int32s({5})}});
+  });
+  expect_error("ScatterNd: updates of the wrong shape", [&](TfGraph& g) {
+    return g.Op("ScatterNd", {{g.Const(Tensor::FromVector<int32_t>({0, 1}, TensorShape({2, 1})))},
+                              {g.Const(four)}, {g.Int32s({5})}});
+  });
+}
+
+// ---- nn ops.
+
+Forward DepthwiseConv(std::vector<int64_t> strides, const char* padding, const char* format,
+                      std::vector<int64_t> dilations = {1, 1, 1, 1}) {
+  return [=](TfGraph& g, const std::vector<std::string>& x) {
+    AttrMap attrs;
+    attrs["strides"] = A(strides);
+    attrs["padding"] = A(std::string(padding));
+    attrs["data_format"] = A(std::string(format));
+    attrs["dilations"] = A(dilations);
+    return g.Op("DepthwiseConv2dNative", {{x[0]}, {x[1]}}, attrs);
+  };
+}
+
+TEST(TfGradientCheckTest, DepthwiseConv2dNative) {
+  Check({"DepthwiseConv2dNative VALID", {{1, 4, 5, 2}, {3, 3, 2, 2}}, DepthwiseConv({1, 1, 1, 1}, "VALID", "NHWC")});
+  Check({"DepthwiseConv2dNative SAME stride 2", {{2, 5, 5, 3}, {2, 3, 3, 1}},
+         DepthwiseConv({1, 2, 2, 1}, "SAME", "NHWC")});
+  Check({"DepthwiseConv2dNative NCHW", {{1, 2, 4, 4}, {2, 2, 2, 3}}, DepthwiseConv({1, 1, 1, 1}, "SAME", "NCHW")});
+  Check({"DepthwiseConv2dNative dilated", {{1, 5, 5, 2}, {2, 2, 2, 2}},
+         DepthwiseConv({1, 1, 1, 1}, "VALID", "NHWC", {1, 2, 2, 1})});
+}
+
+// FusedBatchNormV3 takes float (as TensorFlow's): x, scale and offset are cast from the
+// doubles and y back, so the differences use a wider step and a looser tolerance.
+Forward FusedBatchNorm(bool training, const char* format) {
+  return [=](TfGraph& g, const std::vector<std::string>& x) {
+    AttrMap to_float, to_double, attrs;
+    to_float["DstT"] = A(DT_FLOAT);
+    to_double["DstT"] = A(DT_DOUBLE);
+    attrs["is_training"] = A(training);
+    attrs["data_format"] = A(std::string(format));
+    attrs["epsilon"] = A(0.01f);
+    std::vector<std::string> f;
+    for (const std::string& t : x) f.push_back(g.Op("Cast", {{t}}, to_float));
+    std::string mean = g.Const(Tensor::FromVector<float>({0.5f, -0.25f}, TensorShape({2})));
+    std::string variance = g.Const(Tensor::FromVector<float>({1.5f, 0.75f}, TensorShape({2})));
+    std::string y = g.Op("FusedBatchNormV3", {{f[0]}, {f[1]}, {f[2]}, {mean}, {variance}}, attrs);
+    return g.Op("Cast", {{y}}, to_double);
+  };
+}
+
+TEST(TfGradientCheckTest, FusedBatchNormV3) {
+  const std::vector<std::pair<double, double>> ranges = {{-2, 2}, {0.5, 2}, {-1, 1}};
+  Check({"FusedBatchNormV3 training NHWC", {{2, 2, 3, 2}, {2}, {2}}, FusedBatchNorm(true, "NHWC"), ranges, 2e-3, 1e-2});
+  Check({"FusedBatchNormV3 training NCHW", {{2, 2, 2, 3}, {2}, {2}}, FusedBatchNorm(true, "NCHW"), ranges, 2e-3, 1e-2});
+  Check({"FusedBatchNormV3 inference NHWC", {{2, 3, 1, 2}, {2}, {2}}, FusedBatchNorm(false, "NHWC"), ranges, 2e-3, 1e-2});
+  Check({"FusedBatchNormV3 inference NCHW", {{1, 2, 3, 2}, {2}, {2}}, FusedBatchNorm(false, "NCHW"), ranges, 2e-3, 1e-2});
+}
+
+// ResizeBilinear's output is float: y is cast back to double. It is linear in the image, so
+// only float rounding separates the differences from the gradient.
+Forward Resize(const char* op, std::vector<int32_t> size, bool align_corners, bool half_pixel) {
+  return [=](TfGraph& g, const std::vector<std::string>& x) {
+    AttrMap attrs, to_double;
+    attrs["align_corners"] = A(align_corners);
+    attrs["half_pixel_centers"] = A(half_pixel);
+    to_double["DstT"] = A(DT_DOUBLE);
+    std::string y = g.Op(op, {{x[0]}, {g.Int32s(size)}}, attrs);
+    return g.Dtype(y) == DT_DOUBLE ? y : g.Op("Cast", {{y}}, to_double);
+  };
+}
+
+TEST(TfGradientCheckTest, Resizes) {
+  for (const char* op : {"ResizeBilinear", "ResizeNearestNeighbor"}) {
+    const double tolerance = std::string(op) == "ResizeBilinear" ? 1e-4 : 1e-6;
+    Check({absl::StrCat(op, " up"), {{1, 3, 4, 2}}, Resize(op, {5, 7}, false, false), {}, tolerance, 1e-2});
+    Check({absl::StrCat(op, " align_corners"), {{2, 3, 3, 1}}, Resize(op, {5, 4}, true, false), {}, tolerance, 1e-2});
+    Check({absl::StrCat(op, " half_pixel_centers"), {{1, 4, 3, 2}}, Resize(op, {6, 5}, false, true), {}, tolerance, 1e-2});
+    Check({absl::StrCat(op, " down"), {{1, 5, 6, 1}}, Resize(op, {2, 3}, false, true), {}, tolerance, 1e-2});
+    Check({absl::StrCat(op, " down align_corners"), {{1, 5, 4, 1}}, Resize(op, {3, 3}, true, false), {}, tolerance, 1e-2});
+  }
+}
+
+TEST(TfGradientCheckTest, NnBackwardOpsRefuseBadInput) {
+  auto expect_error = [](const char* what, const std::function<std::string(TfGraph&)>& build) {
+    SCOPED_TRACE(what);
+    TfGraph g;
+    std::string out = build(g);
+    ASSERT_FALSE(out.empty());
+    auto session = NewSession({});
+    ASSERT_OK(session);
+    absl::Status s = (*session)->Create(g.def());
+    std::vector<Tensor> result;
+    if (s.ok()) s = (*session)->Run({}, {out}, {}, &result);
+    ASSERT_FALSE(s.ok());
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+    const std::string node = out.substr(0, out.find(':'));
+    EXPECT_NE(s.message().find(node), std::string::npos) << s;
+  };
+  auto floats = [](TfGraph& g, std::vector<int64_t> dims) {
+    Tensor t(DT_FLOAT, TensorShape(absl::Span<const int64_t>(dims)));
+    for (float& v : t.flat<float>()) v = 1;
+    return g.Const(t);
+  };
+  expect_error("ResizeBilinearGrad: grads of another batch", [&](TfGraph& g) {
+    return g.Op("ResizeBilinearGrad", {{floats(g, {2, 4, 4, 1})}, {floats(g, {1, 2, 2, 1})}});
+  });
+  expect_error("ResizeNearestNeighborGrad: a size of one value", [&](TfGraph& g) {
+    return g.Op("ResizeNearestNeighborGrad", {{floats(g, {1, 4, 4, 1})}, {g.Int32s({2})}});
+  });
+  expect_error("FusedBatchNormGradV3: y_backprop unlike x", [&](TfGraph& g) {
+    std::string c = floats(g, {2});
+    return g.Op("FusedBatchNormGradV3", {{floats(g, {1, 2, 2, 3})}, {floats(g, {1, 2, 2, 2})}, {c}, {c}, {c}, {c}});
+  });
+  expect_error("FusedBatchNormGradV3: a scale of the wrong size", [&](TfGraph& g) {
+    std::string c = floats(g, {2});
+    return g.Op("FusedBatchNormGradV3",
+                {{floats(g, {1, 2, 2, 3})}, {floats(g, {1, 2, 2, 3})}, {c}, {c}, {c}, {c}});
+  });
+}
+
+// An op without a gradient is an error naming it, not a crash. TensorFlow registers none for
+// TruncateMod (TruncateDiv's is registered and passes nothing back).
 TEST(TfGradientCheckTest, OpWithoutGradientIsAnError) {
   TfGraph g;
   std::string x = g.Placeholder(DT_DOUBLE);
   std::string c = g.Const(Tensor::FromVector<double>({3}, TensorShape()));
-  std::string t = g.Op("TruncateDiv", {{x}, {c}});
+  std::string t = g.Op("TruncateMod", {{x}, {c}});
   std::string y = g.Op("Square", {{t}});
   GraphDef forward = g.def();
   auto dxs = SymbolicGradients(&g, forward, y, {x}, {}, {});
   ASSERT_FALSE(dxs.ok());
   EXPECT_EQ(dxs.status().code(), absl::StatusCode::kUnimplemented);
-  EXPECT_NE(dxs.status().message().find("'TruncateDiv'"), std::string::npos) << dxs.status();
+  EXPECT_NE(dxs.status().message().find("'TruncateMod'"), std::string::npos) << dxs.status();
 }
 
 }  // namespace

@@ -362,7 +362,7 @@ absl::Status LeakyReluGrad(GradientBuilder* b, const GradientNode& n, const Dxs&
 }
 
 // TensorFlow's NotDifferentiable ops and those whose registered gradient is None (Floor, Ceil,
-// Round, FloorDiv): nothing flows back, and reaching them is no error.
+// Round, FloorDiv, TruncateDiv): nothing flows back, and reaching them is no error.
 absl::Status NoGradient(GradientBuilder*, const GradientNode&, const Dxs&, Dxs*) { return absl::OkStatus(); }
 
 REGISTER_GRADIENT("Sum", FloatOnly<SumGrad>);
@@ -397,6 +397,7 @@ REGISTER_GRADIENT("Floor", NoGradient);
 REGISTER_GRADIENT("Ceil", NoGradient);
 REGISTER_GRADIENT("Round", NoGradient);
 REGISTER_GRADIENT("FloorDiv", NoGradient);
+REGISTER_GRADIENT("TruncateDiv", NoGradient);
 REGISTER_GRADIENT("Equal", NoGradient);
 REGISTER_GRADIENT("NotEqual", NoGradient);
 REGISTER_GRADIENT("Less", NoGradient);
