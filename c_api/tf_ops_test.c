@@ -555,17 +555,17 @@ static void CheckOpGradients(TF_Status* s) {
   if (out[0] != NULL) TF_DeleteTensor(out[0]);
   out[0] = NULL;
 
-  /* An op without a gradient: UNIMPLEMENTED naming it, and the graph keeps no half-built
-   * backward nodes. */
+  /* An op without a gradient (TensorFlow registers none for TruncateMod): UNIMPLEMENTED naming
+   * it, and the graph keeps no half-built backward nodes. */
   const float three = 3;
   TF_Operation* c3 = FloatConst(g, "c3", &three, NULL, 0, s);
-  TF_Operation* td = Binary(g, "TruncateDiv", "td", Out(a, 0), Out(c3, 0), s);
-  TF_Operation* sq = Unary(g, "Square", "sq", Out(td, 0), s);
+  TF_Operation* tm = Binary(g, "TruncateMod", "tm", Out(a, 0), Out(c3, 0), s);
+  TF_Operation* sq = Unary(g, "Square", "sq", Out(tm, 0), s);
   const int before = CountOperations(g);
   TF_Output sq_out = Out(sq, 0), dnone[1];
   TF_AddGradients(g, &sq_out, 1, ab_in, 1, NULL, s, dnone);
-  CHECK(TF_GetCode(s) == TF_UNIMPLEMENTED && strstr(TF_Message(s), "TruncateDiv") != NULL,
-        "a gradient through TruncateDiv fails naming it: code %d, \"%s\"", (int)TF_GetCode(s), TF_Message(s));
+  CHECK(TF_GetCode(s) == TF_UNIMPLEMENTED && strstr(TF_Message(s), "TruncateMod") != NULL,
+        "a gradient through TruncateMod fails naming it: code %d, \"%s\"", (int)TF_GetCode(s), TF_Message(s));
   CHECK(CountOperations(g) == before, "and adds no operations (%d, was %d)", CountOperations(g), before);
   TF_DeleteGraph(g);
 }
@@ -912,6 +912,103 @@ static void CheckSliceAndIndexOps(TF_Status* s) {
 
 /* Finishes `d` and runs its output 0: either step may refuse the bad input (shape inference
  * sees constant inputs, as TensorFlow's does), with INVALID_ARGUMENT holding `needle`. */
+/* TF_AddGradients through the slicing and indexing ops, against values worked out by hand. */
+static void CheckSliceGradients(TF_Status* s) {
+  printf("-- TF_AddGradients through slicing and indexing\n");
+  TF_Graph* g = TF_NewGraph();
+  TF_Tensor* out[2] = {0};
+  int i;
+  const int64_t d1[] = {1}, d4[] = {4}, d2[] = {2}, d23[] = {2, 3}, d3[] = {3}, d12[] = {1, 2};
+
+  /* StridedSlice x[3:0:-2] of x = [1 2 3 4] picks x3 and x1; times w = [10 20]: dx = [0 20 0 10]. */
+  const float xv[] = {1, 2, 3, 4}, wv[] = {10, 20};
+  TF_Operation* x = FloatConst(g, "x", xv, d4, 1, s);
+  TF_Output xo = Out(x, 0);
+  const int32_t b3 = 3, e0 = 0, st = -2;
+  TF_Operation* ss = StridedSlice(g, "ss", xo, &b3, &e0, &st, 1, 0, 0, 0, s);
+  TF_Operation* w = FloatConst(g, "w", wv, d2, 1, s);
+  TF_Operation* ssw = Binary(g, "Mul", "ssw", Out(ss, 0), Out(w, 0), s);
+  if (GradientsOf(g, ssw, &xo, 1, out, "TF_AddGradients through StridedSlice (negative stride)", s)) {
+    const float want[] = {0, 20, 0, 10};
+    CHECK(FloatsAre(out[0], want, 4), "d (x[3:0:-2] * w) / dx = [0 20 0 10]");
+  }
+  if (out[0] != NULL) TF_DeleteTensor(out[0]);
+  out[0] = NULL;
+
+  /* GatherV2(a, [2 2 0], axis 1) of a 2x3 a: column 2 is taken twice, column 0 once, column 1
+   * never; seeded with ones, da = [[1 0 2] [1 0 2]]. */
+  const float av[] = {1, 2, 3, 4, 5, 6};
+  TF_Operation* a = FloatConst(g, "a", av, d23, 2, s);
+  TF_Output ao = Out(a, 0);
+  const int32_t idx[] = {2, 2, 0}, one = 1;
+  TF_Operation* gather = Ternary(g, "GatherV2", "gather", ao, Out(Int32Const(g, "idx", idx, d3, 1, s), 0),
+                                 Out(Int32Const(g, "gaxis", &one, NULL, 0, s), 0), s);
+  if (GradientsOf(g, gather, &ao, 1, out, "TF_AddGradients through GatherV2 (axis 1, repeated)", s)) {
+    const float want[] = {1, 0, 2, 1, 0, 2};
+    CHECK(FloatsAre(out[0], want, 6), "GatherV2: repeated indices add up: [[1 0 2] [1 0 2]]");
+  }
+  if (out[0] != NULL) TF_DeleteTensor(out[0]);
+  out[0] = NULL;
+
+  /* Tile([1 2], [3]) is six elements, each x three times: dx = [3 3]. */
+  const int32_t three = 3;
+  TF_Operation* small = FloatConst(g, "small", xv, d2, 1, s);
+  TF_Output so = Out(small, 0);
+  TF_Operation* tile = Binary(g, "Tile", "tile", so, Out(Int32Const(g, "mult", &three, d1, 1, s), 0), s);
+  if (GradientsOf(g, tile, &so, 1, out, "TF_AddGradients through Tile", s)) {
+    const float want[] = {3, 3};
+    CHECK(FloatsAre(out[0], want, 2), "Tile x3: dx = [3 3]");
+  }
+  if (out[0] != NULL) TF_DeleteTensor(out[0]);
+  out[0] = NULL;
+
+  /* MirrorPad([1 2 3], [[2 1]], REFLECT) = [3 2 1 2 3 2]: x0 appears once, x1 three times, x2
+   * twice; seeded with ones, dx = [1 3 2]. */
+  const int32_t pads[] = {2, 1};
+  TF_Operation* x3 = FloatConst(g, "x3", xv, d3, 1, s);
+  TF_Output x3o = Out(x3, 0);
+  TF_OperationDescription* d = TF_NewOperation(g, "MirrorPad", "mirror");
+  TF_AddInput(d, x3o);
+  TF_AddInput(d, Out(Int32Const(g, "pads", pads, d12, 2, s), 0));
+  TF_SetAttrString(d, "mode", "REFLECT", 7);
+  TF_Operation* mirror = Finish(d, s, "MirrorPad");
+  if (GradientsOf(g, mirror, &x3o, 1, out, "TF_AddGradients through MirrorPad", s)) {
+    const float want[] = {1, 3, 2};
+    CHECK(FloatsAre(out[0], want, 3), "MirrorPad REFLECT folds back: [1 3 2]");
+  }
+  if (out[0] != NULL) TF_DeleteTensor(out[0]);
+  out[0] = NULL;
+
+  /* Split(0, x, 2) of x = [1 2 3 4], only the second piece times w: dx = [0 0 10 20]. */
+  const int32_t zero = 0;
+  d = TF_NewOperation(g, "Split", "split");
+  TF_AddInput(d, Out(Int32Const(g, "split_dim", &zero, NULL, 0, s), 0));
+  TF_AddInput(d, xo);
+  TF_SetAttrInt(d, "num_split", 2);
+  TF_Operation* split = Finish(d, s, "Split");
+  TF_Operation* sw = Binary(g, "Mul", "sw", Out(split, 1), Out(w, 0), s);
+  if (GradientsOf(g, sw, &xo, 1, out, "TF_AddGradients through Split (one piece unused)", s)) {
+    const float want[] = {0, 0, 10, 20};
+    CHECK(FloatsAre(out[0], want, 4), "Split: the unused piece gets zeros: [0 0 10 20]");
+  }
+  if (out[0] != NULL) TF_DeleteTensor(out[0]);
+  out[0] = NULL;
+
+  /* TruncateDiv passes nothing back, as in TensorFlow: d (TruncateDiv(x, 3) + x) / dx = 1. */
+  const float threef = 3;
+  TF_Operation* c3 = FloatConst(g, "c3", &threef, NULL, 0, s);
+  TF_Operation* td = Binary(g, "TruncateDiv", "td", xo, Out(c3, 0), s);
+  TF_Operation* tdx = Binary(g, "AddV2", "tdx", Out(td, 0), xo, s);
+  if (GradientsOf(g, tdx, &xo, 1, out, "TF_AddGradients through TruncateDiv", s)) {
+    const float want[] = {1, 1, 1, 1};
+    CHECK(FloatsAre(out[0], want, 4), "TruncateDiv has no gradient: only the direct 1");
+  }
+  for (i = 0; i < 2; ++i) {
+    if (out[i] != NULL) TF_DeleteTensor(out[i]);
+  }
+  TF_DeleteGraph(g);
+}
+
 static void CheckOpFails(TF_Graph* g, TF_OperationDescription* d, const char* needle, const char* what,
                          TF_Status* s) {
   TF_Operation* op = TF_FinishOperation(d, s);
@@ -1267,6 +1364,7 @@ int main(void) {
   CheckBadInput(s);
   CheckSliceAndIndexOps(s);
   CheckBadSliceAndIndexInput(s);
+  CheckSliceGradients(s);
   CheckNamespaces(s);
   CheckGraphDefRoundTrip(s);
   CheckWhileLoop(s);
