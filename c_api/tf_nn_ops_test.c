@@ -530,6 +530,70 @@ static void CheckGradients(TF_Status* s) {
   TF_DeleteGraph(g);
 }
 
+/* TF_AddGradients through DepthwiseConv2dNative, ResizeBilinear and FusedBatchNormV3, seeded
+ * with ones; every value by hand. */
+static void CheckMoreGradients(TF_Status* s) {
+  printf("-- gradients of DepthwiseConv2dNative, ResizeBilinear, FusedBatchNormV3\n");
+  TF_Graph* g = TF_NewGraph();
+  /* Depthwise with a 1x1 filter [2 3] (multiplier 2) over x = 1..4 [1,2,2,1]: y = (2x, 3x), so
+   * dx = 2 + 3 = 5 everywhere and df = (sum x, sum x) = (10, 10). */
+  const int64_t x2221[] = {1, 2, 2, 1}, f1112[] = {1, 1, 1, 2}, ones[] = {1, 1, 1, 1};
+  const float fv[] = {2, 3};
+  TF_Output in[2];
+  in[0] = Out(Ramp(g, "x", x2221, 4, 1, 1, s), 0);
+  in[1] = Out(FloatConst(g, "f", fv, f1112, 4, s), 0);
+  TF_Operation* dw = ConvOp(g, "DepthwiseConv2dNative", "dw", in, 2, ones, "VALID", "NHWC", NULL, NULL, s);
+  TF_Output dw_out = Out(dw, 0), ddw[2];
+  TF_OperationDescription* d;
+  TF_AddGradients(g, &dw_out, 1, in, 2, NULL, s, ddw);
+  CHECK_OK(s, "TF_AddGradients through DepthwiseConv2dNative");
+  /* ResizeBilinear of a 2x2 image to 3x3 (legacy): per axis the source coordinates are 0, 2/3
+   * and 4/3 (clamped to 1 above), so index 0 collects weights 1 + 1/3 = 4/3 and index 1
+   * 2/3 + 1 = 5/3; pixel (i, j) gets the product: [16 20 20 25] / 9. */
+  const int32_t size33[] = {3, 3};
+  const int64_t d2[] = {2};
+  d = TF_NewOperation(g, "ResizeBilinear", "rs");
+  TF_AddInput(d, in[0]);
+  TF_AddInput(d, Out(Int32Const(g, "size33", size33, d2, 1, s), 0));
+  TF_Operation* rs = Finish(d, s, "ResizeBilinear");
+  TF_Output rs_out = Out(rs, 0), drs;
+  TF_AddGradients(g, &rs_out, 1, &in[0], 1, NULL, s, &drs);
+  CHECK_OK(s, "TF_AddGradients through ResizeBilinear");
+  /* FusedBatchNormV3 in inference mode, one channel: y = (x - mean) scale / sqrt(var + eps),
+   * scale 2, var + eps = 4: dx = 2 / 2 = 1 per element; dscale = sum (x - mean) / 2 =
+   * (1 + 2 + 3 + 4 - 4 * 1) / 2 = 3 with mean 1; doffset = 4. */
+  const float scale = 2, offset = 0.5f, mean = 1, var = 3.5f;
+  const int64_t d1[] = {1};
+  d = TF_NewOperation(g, "FusedBatchNormV3", "bn");
+  TF_Output bn_in[5] = {in[0], Out(FloatConst(g, "bn_scale", &scale, d1, 1, s), 0),
+                        Out(FloatConst(g, "bn_offset", &offset, d1, 1, s), 0),
+                        Out(FloatConst(g, "bn_mean", &mean, d1, 1, s), 0),
+                        Out(FloatConst(g, "bn_var", &var, d1, 1, s), 0)};
+  int i;
+  for (i = 0; i < 5; ++i) TF_AddInput(d, bn_in[i]);
+  TF_SetAttrFloat(d, "epsilon", 0.5f);
+  TF_SetAttrBool(d, "is_training", 0);
+  TF_Operation* bn = Finish(d, s, "FusedBatchNormV3");
+  TF_Output bn_out = Out(bn, 0), dbn[3];
+  TF_AddGradients(g, &bn_out, 1, bn_in, 3, NULL, s, dbn);
+  CHECK_OK(s, "TF_AddGradients through FusedBatchNormV3 (inference)");
+  TF_Output fetches[] = {ddw[0], ddw[1], drs, dbn[0], dbn[1], dbn[2]};
+  TF_Tensor* outs[6];
+  if (TF_GetCode(s) == TF_OK && Run(g, fetches, outs, 6, s)) {
+    const float fives[] = {5, 5, 5, 5}, tens[] = {10, 10};
+    const float bilinear[] = {16.f / 9, 20.f / 9, 20.f / 9, 25.f / 9};
+    const float bn_dx[] = {1, 1, 1, 1}, three = 3, four = 4;
+    CHECK(ShapeIs(outs[0], x2221, 4) && FloatsNear(outs[0], fives, 4, 1e-6f), "Depthwise d/dx = 2 + 3");
+    CHECK(ShapeIs(outs[1], f1112, 4) && FloatsNear(outs[1], tens, 2, 1e-6f), "Depthwise d/df = sum x");
+    CHECK(ShapeIs(outs[2], x2221, 4) && FloatsNear(outs[2], bilinear, 4, 1e-5f), "ResizeBilinear d/dx = [16 20 20 25] / 9");
+    CHECK(FloatsNear(outs[3], bn_dx, 4, 1e-6f), "FusedBatchNormV3 inference d/dx = scale / sqrt(var + eps) = 1");
+    CHECK(FloatsNear(outs[4], &three, 1, 1e-6f), "FusedBatchNormV3 d/dscale = 3");
+    CHECK(FloatsNear(outs[5], &four, 1, 1e-6f), "FusedBatchNormV3 d/doffset = 4");
+    FreeAll(outs, 6);
+  }
+  TF_DeleteGraph(g);
+}
+
 static TF_Operation* VarHandle(TF_Graph* g, const char* name, const char* shared_name, TF_Status* s) {
   TF_OperationDescription* d = TF_NewOperation(g, "VarHandleOp", name);
   TF_SetAttrType(d, "dtype", TF_FLOAT);
@@ -776,6 +840,7 @@ int main(void) {
   CheckPooling(s);
   CheckResize(s);
   CheckGradients(s);
+  CheckMoreGradients(s);
   CheckVariables(s);
   CheckBadInput(s);
   TF_DeleteStatus(s);

@@ -376,6 +376,200 @@ static void CheckGradients(TF_Status* s) {
   TF_DeleteGraph(g);
 }
 
+/* A reduction `op` of x over the int32 axes, keep_dims as given. */
+static TF_Operation* Reduce(TF_Graph* g, const char* op, const char* name, TF_Output x, TF_Output axes, int keep,
+                            TF_Status* s) {
+  TF_OperationDescription* d = TF_NewOperation(g, op, name);
+  TF_AddInput(d, x);
+  TF_AddInput(d, axes);
+  TF_SetAttrBool(d, "keep_dims", (unsigned char)keep);
+  return Finish(d, s, name);
+}
+
+/* The gradient of y (seeded with ones) with respect to each of xs, run; outs freed by the caller. */
+static int GradientsOf(TF_Graph* g, TF_Operation* y, TF_Output* xs, int n, TF_Tensor** outs, const char* what,
+                       TF_Status* s) {
+  TF_Output yo = Out(y, 0);
+  TF_Output dxs[4];
+  TF_AddGradients(g, &yo, 1, xs, n, NULL, s, dxs);
+  CHECK_OK(s, what);
+  if (TF_GetCode(s) != TF_OK) return 0;
+  return Run(g, dxs, outs, n, s);
+}
+
+static int CountOperations(TF_Graph* g) {
+  size_t pos = 0;
+  int n = 0;
+  while (TF_GraphNextOperation(g, &pos) != NULL) ++n;
+  return n;
+}
+
+/* TF_AddGradients through TensorFlow's reductions, array ops and MatMul, seeded with ones.
+ * x = [[1 3 3] [2 0 2]]. */
+static void CheckOpGradients(TF_Status* s) {
+  printf("-- TF_AddGradients through TensorFlow's ops\n");
+  TF_Graph* g = TF_NewGraph();
+  const float xv[] = {1, 3, 3, 2, 0, 2};
+  const int64_t d23[] = {2, 3};
+  TF_Operation* x = FloatConst(g, "x", xv, d23, 2, s);
+  TF_Output xo = Out(x, 0);
+  const int32_t one = 1, minus1_0[] = {-1, 0}, zero = 0;
+  const int64_t d2[] = {2};
+  TF_Operation* axis1 = Int32Const(g, "axis1", &one, NULL, 0, s);
+  TF_Operation* both = Int32Const(g, "both", minus1_0, d2, 1, s);
+  TF_Operation* axis0 = Int32Const(g, "axis0", &zero, NULL, 0, s);
+  TF_Tensor* out[4] = {0};
+  int i;
+
+  /* Max over axis 1 picks 3 in row 0 (twice: half the gradient each) and 2 in row 1 (twice). */
+  TF_Operation* max = Reduce(g, "Max", "max", xo, Out(axis1, 0), 0, s);
+  if (GradientsOf(g, max, &xo, 1, out, "TF_AddGradients through Max", s)) {
+    const float want[] = {0, 0.5f, 0.5f, 0.5f, 0, 0.5f};
+    CHECK(FloatsAre(out[0], want, 6), "d Max(x, 1) / dx splits ties: [[0 .5 .5] [.5 0 .5]]");
+  }
+  if (out[0] != NULL) TF_DeleteTensor(out[0]);
+  out[0] = NULL;
+  /* Mean over axes [-1, 0] of 6 elements: 1/6 each. */
+  TF_Operation* mean = Reduce(g, "Mean", "mean", xo, Out(both, 0), 0, s);
+  if (GradientsOf(g, mean, &xo, 1, out, "TF_AddGradients through Mean", s)) {
+    const float want[] = {1.f / 6, 1.f / 6, 1.f / 6, 1.f / 6, 1.f / 6, 1.f / 6};
+    CHECK(FloatsAre(out[0], want, 6), "d Mean(x, [-1 0]) / dx = 1/6");
+  }
+  if (out[0] != NULL) TF_DeleteTensor(out[0]);
+  out[0] = NULL;
+  /* Prod over axis 0, dims kept: each element's gradient is the other row's element
+   * ([2 0 2] for row 0, [1 3 3] for row 1), the zero's included. */
+  TF_Operation* prod = Reduce(g, "Prod", "prod", xo, Out(axis0, 0), 1, s);
+  if (GradientsOf(g, prod, &xo, 1, out, "TF_AddGradients through Prod(keep_dims)", s)) {
+    const float want[] = {2, 0, 2, 1, 3, 3};
+    CHECK(FloatsAre(out[0], want, 6), "d Prod(x, 0) / dx = the other row");
+  }
+  if (out[0] != NULL) TF_DeleteTensor(out[0]);
+  out[0] = NULL;
+
+  /* Transpose(x, [1 0]) * w with w = [[1 2] [3 4] [5 6]]: dx[i][j] = w[j][i]. */
+  const int32_t perm[] = {1, 0};
+  TF_Operation* p = Int32Const(g, "perm", perm, d2, 1, s);
+  TF_Operation* t = Binary(g, "Transpose", "t", xo, Out(p, 0), s);
+  const float wv[] = {1, 2, 3, 4, 5, 6};
+  const int64_t d32[] = {3, 2};
+  TF_Operation* w = FloatConst(g, "w", wv, d32, 2, s);
+  TF_Operation* tw = Binary(g, "Mul", "tw", Out(t, 0), Out(w, 0), s);
+  if (GradientsOf(g, tw, &xo, 1, out, "TF_AddGradients through Transpose", s)) {
+    const float want[] = {1, 3, 5, 2, 4, 6};
+    CHECK(FloatsAre(out[0], want, 6), "d (Transpose(x) * w) / dx = w^T");
+  }
+  if (out[0] != NULL) TF_DeleteTensor(out[0]);
+  out[0] = NULL;
+
+  /* ConcatV2([x, z], -1) * v, z = [[7] [8]], v = [[1 2 3 4] [5 6 7 8]]: x gets v's first three
+   * columns, z the last. */
+  const float zv[] = {7, 8};
+  const int64_t d21[] = {2, 1};
+  TF_Operation* z = FloatConst(g, "z", zv, d21, 2, s);
+  const int32_t minus1 = -1;
+  TF_Operation* last = Int32Const(g, "last", &minus1, NULL, 0, s);
+  TF_OperationDescription* d = TF_NewOperation(g, "ConcatV2", "xz");
+  TF_Output xz_in[] = {xo, Out(z, 0)};
+  TF_AddInputList(d, xz_in, 2);
+  TF_AddInput(d, Out(last, 0));
+  TF_Operation* xz = Finish(d, s, "ConcatV2");
+  const float vv[] = {1, 2, 3, 4, 5, 6, 7, 8};
+  const int64_t d24[] = {2, 4};
+  TF_Operation* v = FloatConst(g, "v", vv, d24, 2, s);
+  TF_Operation* xzv = Binary(g, "Mul", "xzv", Out(xz, 0), Out(v, 0), s);
+  if (GradientsOf(g, xzv, xz_in, 2, out, "TF_AddGradients through ConcatV2", s)) {
+    const float want_x[] = {1, 2, 3, 5, 6, 7}, want_z[] = {4, 8};
+    CHECK(FloatsAre(out[0], want_x, 6), "ConcatV2: x gets columns 0-2 of v");
+    CHECK(FloatsAre(out[1], want_z, 2), "ConcatV2: z gets column 3 of v");
+  }
+  for (i = 0; i < 2; ++i) {
+    if (out[i] != NULL) TF_DeleteTensor(out[i]);
+    out[i] = NULL;
+  }
+
+  /* Pack([a, b], axis=1) * u, a = [1 2], b = [3 4], u = [[1 2] [3 4]]: a gets u's column 0
+   * [1 3], b column 1 [2 4]. */
+  const float av[] = {1, 2}, bv[] = {3, 4}, uv[] = {1, 2, 3, 4};
+  const int64_t d22[] = {2, 2};
+  TF_Operation* a = FloatConst(g, "a", av, d2, 1, s);
+  TF_Operation* b = FloatConst(g, "b", bv, d2, 1, s);
+  TF_Operation* u = FloatConst(g, "u", uv, d22, 2, s);
+  d = TF_NewOperation(g, "Pack", "ab");
+  TF_Output ab_in[] = {Out(a, 0), Out(b, 0)};
+  TF_AddInputList(d, ab_in, 2);
+  TF_SetAttrInt(d, "axis", 1);
+  TF_Operation* ab = Finish(d, s, "Pack");
+  TF_Operation* abu = Binary(g, "Mul", "abu", Out(ab, 0), Out(u, 0), s);
+  if (GradientsOf(g, abu, ab_in, 2, out, "TF_AddGradients through Pack", s)) {
+    const float want_a[] = {1, 3}, want_b[] = {2, 4};
+    CHECK(FloatsAre(out[0], want_a, 2) && FloatsAre(out[1], want_b, 2), "Pack(axis=1): columns of u");
+  }
+  for (i = 0; i < 2; ++i) {
+    if (out[i] != NULL) TF_DeleteTensor(out[i]);
+    out[i] = NULL;
+  }
+
+  /* MatMul(A, B, transpose_b) with A = [[1 2]], B = [[3 4]]: y = 11, dA = B, dB = A. */
+  const int64_t d12[] = {1, 2};
+  TF_Operation* ma = FloatConst(g, "ma", av, d12, 2, s);
+  TF_Operation* mb = FloatConst(g, "mb", bv, d12, 2, s);
+  d = TF_NewOperation(g, "MatMul", "mm");
+  TF_AddInput(d, Out(ma, 0));
+  TF_AddInput(d, Out(mb, 0));
+  TF_SetAttrBool(d, "transpose_b", 1);
+  TF_Operation* mm = Finish(d, s, "MatMul(transpose_b)");
+  TF_Output mm_in[] = {Out(ma, 0), Out(mb, 0)};
+  if (GradientsOf(g, mm, mm_in, 2, out, "TF_AddGradients through MatMul(transpose_b)", s)) {
+    CHECK(FloatsAre(out[0], bv, 2) && FloatsAre(out[1], av, 2), "MatMul(transpose_b): dA = B, dB = A");
+  }
+  for (i = 0; i < 2; ++i) {
+    if (out[i] != NULL) TF_DeleteTensor(out[i]);
+    out[i] = NULL;
+  }
+
+  /* SquaredDifference(a, b): da = 2 (a - b) = [-4 -4], db = [4 4]. */
+  TF_Operation* sd = Binary(g, "SquaredDifference", "sd", Out(a, 0), Out(b, 0), s);
+  if (GradientsOf(g, sd, ab_in, 2, out, "TF_AddGradients through SquaredDifference", s)) {
+    const float want_a[] = {-4, -4}, want_b[] = {4, 4};
+    CHECK(FloatsAre(out[0], want_a, 2) && FloatsAre(out[1], want_b, 2), "SquaredDifference: +-2 (a - b)");
+  }
+  for (i = 0; i < 2; ++i) {
+    if (out[i] != NULL) TF_DeleteTensor(out[i]);
+    out[i] = NULL;
+  }
+
+  /* Through an integer Cast nothing flows: d Cast(Cast(a, int32), float) / da = 0. */
+  d = TF_NewOperation(g, "Cast", "a_int");
+  TF_AddInput(d, Out(a, 0));
+  TF_SetAttrType(d, "DstT", TF_INT32);
+  TF_Operation* a_int = Finish(d, s, "Cast to int32");
+  d = TF_NewOperation(g, "Cast", "a_back");
+  TF_AddInput(d, Out(a_int, 0));
+  TF_SetAttrType(d, "DstT", TF_FLOAT);
+  TF_Operation* a_back = Finish(d, s, "Cast to float");
+  if (GradientsOf(g, a_back, ab_in, 1, out, "TF_AddGradients through an integer Cast", s)) {
+    const float want[] = {0, 0};
+    CHECK(FloatsAre(out[0], want, 2), "no gradient through int32: zeros");
+  }
+  if (out[0] != NULL) TF_DeleteTensor(out[0]);
+  out[0] = NULL;
+
+  /* An op without a gradient (TensorFlow registers none for TruncateMod): UNIMPLEMENTED naming
+   * it, and the graph keeps no half-built backward nodes. */
+  const float three = 3;
+  TF_Operation* c3 = FloatConst(g, "c3", &three, NULL, 0, s);
+  TF_Operation* tm = Binary(g, "TruncateMod", "tm", Out(a, 0), Out(c3, 0), s);
+  TF_Operation* sq = Unary(g, "Square", "sq", Out(tm, 0), s);
+  const int before = CountOperations(g);
+  TF_Output sq_out = Out(sq, 0), dnone[1];
+  TF_AddGradients(g, &sq_out, 1, ab_in, 1, NULL, s, dnone);
+  CHECK(TF_GetCode(s) == TF_UNIMPLEMENTED && strstr(TF_Message(s), "TruncateMod") != NULL,
+        "a gradient through TruncateMod fails naming it: code %d, \"%s\"", (int)TF_GetCode(s), TF_Message(s));
+  CHECK(CountOperations(g) == before, "and adds no operations (%d, was %d)", CountOperations(g), before);
+  TF_DeleteGraph(g);
+}
+
 /* A 1-D TF_STRING Const of `n` strings. */
 static TF_Operation* StringConst(TF_Graph* g, const char* name, const char** v, int n, TF_Status* s) {
   const int64_t dims[] = {n};
@@ -718,6 +912,103 @@ static void CheckSliceAndIndexOps(TF_Status* s) {
 
 /* Finishes `d` and runs its output 0: either step may refuse the bad input (shape inference
  * sees constant inputs, as TensorFlow's does), with INVALID_ARGUMENT holding `needle`. */
+/* TF_AddGradients through the slicing and indexing ops, against values worked out by hand. */
+static void CheckSliceGradients(TF_Status* s) {
+  printf("-- TF_AddGradients through slicing and indexing\n");
+  TF_Graph* g = TF_NewGraph();
+  TF_Tensor* out[2] = {0};
+  int i;
+  const int64_t d1[] = {1}, d4[] = {4}, d2[] = {2}, d23[] = {2, 3}, d3[] = {3}, d12[] = {1, 2};
+
+  /* StridedSlice x[3:0:-2] of x = [1 2 3 4] picks x3 and x1; times w = [10 20]: dx = [0 20 0 10]. */
+  const float xv[] = {1, 2, 3, 4}, wv[] = {10, 20};
+  TF_Operation* x = FloatConst(g, "x", xv, d4, 1, s);
+  TF_Output xo = Out(x, 0);
+  const int32_t b3 = 3, e0 = 0, st = -2;
+  TF_Operation* ss = StridedSlice(g, "ss", xo, &b3, &e0, &st, 1, 0, 0, 0, s);
+  TF_Operation* w = FloatConst(g, "w", wv, d2, 1, s);
+  TF_Operation* ssw = Binary(g, "Mul", "ssw", Out(ss, 0), Out(w, 0), s);
+  if (GradientsOf(g, ssw, &xo, 1, out, "TF_AddGradients through StridedSlice (negative stride)", s)) {
+    const float want[] = {0, 20, 0, 10};
+    CHECK(FloatsAre(out[0], want, 4), "d (x[3:0:-2] * w) / dx = [0 20 0 10]");
+  }
+  if (out[0] != NULL) TF_DeleteTensor(out[0]);
+  out[0] = NULL;
+
+  /* GatherV2(a, [2 2 0], axis 1) of a 2x3 a: column 2 is taken twice, column 0 once, column 1
+   * never; seeded with ones, da = [[1 0 2] [1 0 2]]. */
+  const float av[] = {1, 2, 3, 4, 5, 6};
+  TF_Operation* a = FloatConst(g, "a", av, d23, 2, s);
+  TF_Output ao = Out(a, 0);
+  const int32_t idx[] = {2, 2, 0}, one = 1;
+  TF_Operation* gather = Ternary(g, "GatherV2", "gather", ao, Out(Int32Const(g, "idx", idx, d3, 1, s), 0),
+                                 Out(Int32Const(g, "gaxis", &one, NULL, 0, s), 0), s);
+  if (GradientsOf(g, gather, &ao, 1, out, "TF_AddGradients through GatherV2 (axis 1, repeated)", s)) {
+    const float want[] = {1, 0, 2, 1, 0, 2};
+    CHECK(FloatsAre(out[0], want, 6), "GatherV2: repeated indices add up: [[1 0 2] [1 0 2]]");
+  }
+  if (out[0] != NULL) TF_DeleteTensor(out[0]);
+  out[0] = NULL;
+
+  /* Tile([1 2], [3]) is six elements, each x three times: dx = [3 3]. */
+  const int32_t three = 3;
+  TF_Operation* small = FloatConst(g, "small", xv, d2, 1, s);
+  TF_Output so = Out(small, 0);
+  TF_Operation* tile = Binary(g, "Tile", "tile", so, Out(Int32Const(g, "mult", &three, d1, 1, s), 0), s);
+  if (GradientsOf(g, tile, &so, 1, out, "TF_AddGradients through Tile", s)) {
+    const float want[] = {3, 3};
+    CHECK(FloatsAre(out[0], want, 2), "Tile x3: dx = [3 3]");
+  }
+  if (out[0] != NULL) TF_DeleteTensor(out[0]);
+  out[0] = NULL;
+
+  /* MirrorPad([1 2 3], [[2 1]], REFLECT) = [3 2 1 2 3 2]: x0 appears once, x1 three times, x2
+   * twice; seeded with ones, dx = [1 3 2]. */
+  const int32_t pads[] = {2, 1};
+  TF_Operation* x3 = FloatConst(g, "x3", xv, d3, 1, s);
+  TF_Output x3o = Out(x3, 0);
+  TF_OperationDescription* d = TF_NewOperation(g, "MirrorPad", "mirror");
+  TF_AddInput(d, x3o);
+  TF_AddInput(d, Out(Int32Const(g, "pads", pads, d12, 2, s), 0));
+  TF_SetAttrString(d, "mode", "REFLECT", 7);
+  TF_Operation* mirror = Finish(d, s, "MirrorPad");
+  if (GradientsOf(g, mirror, &x3o, 1, out, "TF_AddGradients through MirrorPad", s)) {
+    const float want[] = {1, 3, 2};
+    CHECK(FloatsAre(out[0], want, 3), "MirrorPad REFLECT folds back: [1 3 2]");
+  }
+  if (out[0] != NULL) TF_DeleteTensor(out[0]);
+  out[0] = NULL;
+
+  /* Split(0, x, 2) of x = [1 2 3 4], only the second piece times w: dx = [0 0 10 20]. */
+  const int32_t zero = 0;
+  d = TF_NewOperation(g, "Split", "split");
+  TF_AddInput(d, Out(Int32Const(g, "split_dim", &zero, NULL, 0, s), 0));
+  TF_AddInput(d, xo);
+  TF_SetAttrInt(d, "num_split", 2);
+  TF_Operation* split = Finish(d, s, "Split");
+  TF_Operation* sw = Binary(g, "Mul", "sw", Out(split, 1), Out(w, 0), s);
+  if (GradientsOf(g, sw, &xo, 1, out, "TF_AddGradients through Split (one piece unused)", s)) {
+    const float want[] = {0, 0, 10, 20};
+    CHECK(FloatsAre(out[0], want, 4), "Split: the unused piece gets zeros: [0 0 10 20]");
+  }
+  if (out[0] != NULL) TF_DeleteTensor(out[0]);
+  out[0] = NULL;
+
+  /* TruncateDiv passes nothing back, as in TensorFlow: d (TruncateDiv(x, 3) + x) / dx = 1. */
+  const float threef = 3;
+  TF_Operation* c3 = FloatConst(g, "c3", &threef, NULL, 0, s);
+  TF_Operation* td = Binary(g, "TruncateDiv", "td", xo, Out(c3, 0), s);
+  TF_Operation* tdx = Binary(g, "AddV2", "tdx", Out(td, 0), xo, s);
+  if (GradientsOf(g, tdx, &xo, 1, out, "TF_AddGradients through TruncateDiv", s)) {
+    const float want[] = {1, 1, 1, 1};
+    CHECK(FloatsAre(out[0], want, 4), "TruncateDiv has no gradient: only the direct 1");
+  }
+  for (i = 0; i < 2; ++i) {
+    if (out[i] != NULL) TF_DeleteTensor(out[i]);
+  }
+  TF_DeleteGraph(g);
+}
+
 static void CheckOpFails(TF_Graph* g, TF_OperationDescription* d, const char* needle, const char* what,
                          TF_Status* s) {
   TF_Operation* op = TF_FinishOperation(d, s);
@@ -1068,10 +1359,12 @@ int main(void) {
   CheckArrayOps(s);
   CheckMathOps(s);
   CheckGradients(s);
+  CheckOpGradients(s);
   CheckStringOps(s);
   CheckBadInput(s);
   CheckSliceAndIndexOps(s);
   CheckBadSliceAndIndexInput(s);
+  CheckSliceGradients(s);
   CheckNamespaces(s);
   CheckGraphDefRoundTrip(s);
   CheckWhileLoop(s);

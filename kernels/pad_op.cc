@@ -1,11 +1,14 @@
 // ONNX Pad: constant, reflect and edge modes, negative pads crop, optional axes. Also
 // TensorFlow's Pad, PadV2 (a constant_values input) and MirrorPad (REFLECT, SYMMETRIC), whose
-// paddings are a [rank, 2] input of non-negative (before, after) rows.
+// paddings are a [rank, 2] input of non-negative (before, after) rows; and MirrorPadGrad, which
+// folds MirrorPad's borders back.
 #include <algorithm>
 
 #include "framework/checked_size.h"
 #include "kernels/array_kernel_util.h"
 #include "kernels/kernel_registry.h"
+#include "kernels/tf_kernel_util.h"
+#include "kernels/typed_registration.h"
 
 namespace sluice {
 namespace {
@@ -236,10 +239,89 @@ class PadOp : public OpKernel {
   bool has_axes_ = false;
 };
 
+// MirrorPadGrad(input, paddings): the gradient of MirrorPad. `input` has the padded shape; each
+// of its elements is added onto the element of the unpadded output it copies (SourceIndex, the
+// forward's own rule), so reflected borders fold back onto the elements they mirror.
+template <typename T>
+class MirrorPadGradOp : public OpKernel {
+ public:
+  absl::Status Init(OpKernelConstruction* ctx) override {
+    std::string mode;
+    SL_RETURN_IF_ERROR(ctx->GetAttr("mode", &mode));
+    if (mode != "REFLECT" && mode != "SYMMETRIC") {
+      return absl::InvalidArgumentError(absl::StrCat("MirrorPadGrad: unknown mode '", mode, "'"));
+    }
+    mode_ = mode == "REFLECT" ? PadMode::kReflect : PadMode::kSymmetric;
+    return absl::OkStatus();
+  }
+
+  absl::Status Compute(OpKernelContext* ctx) const override {
+    const Tensor& in = ctx->input(0);
+    const Tensor& p = ctx->input(1);
+    const int rank = in.dims();
+    if (p.dims() != 2 || p.dim_size(0) != rank || p.dim_size(1) != 2) {
+      return absl::InvalidArgumentError(absl::StrCat("MirrorPadGrad: paddings must have shape [", rank,
+                                                     ", 2], got ", p.shape().DebugString()));
+    }
+    SL_ASSIGN_OR_RETURN(std::vector<int64_t> v, IndexValues(p, "MirrorPadGrad: paddings"));
+    const int64_t most_extra = mode_ == PadMode::kReflect ? 1 : 0;
+    TensorShape out_shape;
+    for (int d = 0; d < rank; ++d) {
+      const int64_t before = v[2 * d], after = v[2 * d + 1], padded = in.dim_size(d);
+      const int64_t n = before >= 0 && after >= 0 && before <= padded - after ? padded - before - after : -1;
+      if (n < 0 || std::max(before, after) > n - most_extra) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "MirrorPadGrad: paddings ", before, ", ", after, " of dim ", d, " do not fit ", in.shape().DebugString(),
+            " in ", mode_ == PadMode::kReflect ? "REFLECT" : "SYMMETRIC",
+            " mode (each must be non-negative and at most the unpadded size", most_extra ? " - 1" : "", ")"));
+      }
+      out_shape.AddDim(n);
+    }
+    Tensor* out;
+    SL_RETURN_IF_ERROR(ctx->allocate_output(0, out_shape, &out));
+    T* o = out->data<T>();
+    std::fill(o, o + out->NumElements(), T(0));
+    if (in.NumElements() == 0) return absl::OkStatus();
+    // Per dim, the output coordinate each input coordinate folds onto, as an element offset.
+    const DimVector strides = RowMajorStrides(out_shape);
+    std::vector<std::vector<int64_t>> target(rank);
+    for (int d = 0; d < rank; ++d) {
+      for (int64_t i = 0; i < in.dim_size(d); ++i) {
+        target[d].push_back(SourceIndex(i, out_shape.dim_size(d), v[2 * d], mode_) * strides[d]);
+      }
+    }
+    const T* src = in.data<T>();
+    DimVector index(rank, 0);
+    int64_t at = 0;
+    for (int d = 0; d < rank; ++d) at += target[d][0];
+    for (int64_t k = 0; k < in.NumElements(); ++k) {
+      o[at] = WrappingAdd(o[at], src[k]);
+      for (int d = rank - 1; d >= 0; --d) {
+        at -= target[d][index[d]];
+        if (++index[d] < in.dim_size(d)) {
+          at += target[d][index[d]];
+          break;
+        }
+        index[d] = 0;
+        at += target[d][0];
+      }
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  PadMode mode_ = PadMode::kReflect;
+};
+
 REGISTER_KERNEL_BUILDER(Name("Onnx>Pad").Device(DEVICE_CPU), PadOp);
 REGISTER_KERNEL_BUILDER(Name("Pad").Device(DEVICE_CPU), PadOp);
 REGISTER_KERNEL_BUILDER(Name("PadV2").Device(DEVICE_CPU), PadOp);
 REGISTER_KERNEL_BUILDER(Name("MirrorPad").Device(DEVICE_CPU), PadOp);
+
+[[maybe_unused]] const bool kMirrorPadGradRegistered = [] {
+  RegisterCpuKernelTemplate<MirrorPadGradOp>("MirrorPadGrad", NumericTypes{});
+  return true;
+}();
 
 }  // namespace
 }  // namespace sluice

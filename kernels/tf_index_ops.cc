@@ -1,5 +1,5 @@
-// Kernels of TensorFlow's indexing ops (ops/tf_array_ops.cc): GatherV2, GatherNd, Where and
-// OneHot. As TensorFlow does on CPU, an index outside [0, dim) is INVALID_ARGUMENT (ONNX's
+// Kernels of TensorFlow's indexing ops (ops/tf_array_ops.cc): GatherV2, GatherNd, ScatterNd (the
+// gathers' gradient), Where and OneHot. As TensorFlow does on CPU, an index outside [0, dim) is INVALID_ARGUMENT (ONNX's
 // Gather counts negative indices from the end; these do not), checked before anything is
 // written.
 #include <algorithm>
@@ -8,6 +8,7 @@
 #include "framework/checked_size.h"
 #include "kernels/kernel_registry.h"
 #include "kernels/tf_kernel_util.h"
+#include "kernels/typed_registration.h"
 
 namespace sluice {
 namespace {
@@ -137,6 +138,85 @@ class GatherNdOp : public OpKernel {
   }
 };
 
+// ScatterNd(indices, updates, shape): zeros of `shape`, then each slice of `updates` added at
+// its index tuple (indices' last dim, k <= rank), so repeated tuples add up. A tuple out of
+// range is INVALID_ARGUMENT, checked before anything is written, unless bad_indices_policy is
+// IGNORE (then it is skipped).
+template <typename T>
+class ScatterNdOp : public OpKernel {
+ public:
+  absl::Status Init(OpKernelConstruction* ctx) override {
+    std::string policy;
+    SL_RETURN_IF_ERROR(GetNodeAttrOr(ctx->attrs(), "bad_indices_policy", std::string(), &policy));
+    if (policy != "" && policy != "DEFAULT" && policy != "ERROR" && policy != "IGNORE") {
+      return absl::InvalidArgumentError(absl::StrCat("ScatterNd: unknown bad_indices_policy '", policy, "'"));
+    }
+    ignore_bad_ = policy == "IGNORE";
+    return absl::OkStatus();
+  }
+
+  absl::Status Compute(OpKernelContext* ctx) const override {
+    const Tensor& indices = ctx->input(0);
+    const Tensor& updates = ctx->input(1);
+    SL_ASSIGN_OR_RETURN(std::vector<int64_t> dims, IntVector(ctx->input(2), -1, "ScatterNd: shape"));
+    for (int64_t d : dims) {
+      if (d < 0) return absl::InvalidArgumentError(absl::StrCat("ScatterNd: shape ", DimsString(dims), " has a negative dim"));
+    }
+    SL_ASSIGN_OR_RETURN(TensorShape shape, TensorShape::FromDims(dims));
+    if (indices.dims() < 1) {
+      return absl::InvalidArgumentError(absl::StrCat("ScatterNd: indices must have rank >= 1, got ",
+                                                     indices.shape().DebugString()));
+    }
+    const int64_t k = indices.dim_size(indices.dims() - 1);
+    const auto id = indices.shape().dim_sizes();
+    DimVector want(id.begin(), id.end() - 1);
+    if (k > shape.dims()) {
+      return absl::InvalidArgumentError(absl::StrCat("ScatterNd: index tuples of length ", k,
+                                                     " do not fit shape ", shape.DebugString()));
+    }
+    want.insert(want.end(), dims.begin() + k, dims.end());
+    if (updates.shape() != TensorShape(want)) {
+      return absl::InvalidArgumentError(absl::StrCat("ScatterNd: updates must have shape ", DimsString(want),
+                                                     " (indices ", indices.shape().DebugString(), ", shape ",
+                                                     shape.DebugString(), "), got ", updates.shape().DebugString()));
+    }
+    const int64_t tuples = Product(absl::MakeConstSpan(id.data(), indices.dims() - 1));
+    const int64_t slice = Product(absl::MakeConstSpan(dims.data() + k, dims.size() - k));
+    SL_ASSIGN_OR_RETURN(std::vector<int64_t> idx, IntValues(indices, "ScatterNd: indices"));
+    const DimVector strides = RowMajorStrides(shape);
+    std::vector<int64_t> offsets(tuples);
+    for (int64_t t = 0; t < tuples; ++t) {
+      int64_t off = 0;
+      for (int64_t j = 0; j < k && off >= 0; ++j) {
+        const int64_t i = idx[t * k + j];
+        if (i >= 0 && i < dims[j]) {
+          off += i * strides[j];
+        } else if (ignore_bad_) {
+          off = -1;
+        } else {
+          std::vector<int64_t> tuple(idx.begin() + t * k, idx.begin() + (t + 1) * k);
+          return absl::InvalidArgumentError(absl::StrCat("ScatterNd: index ", DimsString(tuple), " (tuple ", t,
+                                                         ") is out of range for shape ", shape.DebugString()));
+        }
+      }
+      offsets[t] = off;
+    }
+    Tensor* out;
+    SL_RETURN_IF_ERROR(ctx->allocate_output(0, shape, &out));
+    T* o = out->data<T>();
+    std::fill(o, o + out->NumElements(), T(0));
+    const T* u = updates.data<T>();
+    for (int64_t t = 0; t < tuples; ++t) {
+      if (offsets[t] < 0) continue;
+      for (int64_t s = 0; s < slice; ++s) o[offsets[t] + s] = WrappingAdd(o[offsets[t] + s], u[t * slice + s]);
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  bool ignore_bad_ = false;
+};
+
 // Where(input): the coordinates of the true (non-zero) elements, row-major, as int64
 // [num_true, rank].
 class WhereOp : public OpKernel {
@@ -232,6 +312,11 @@ REGISTER_KERNEL_BUILDER(Name("GatherV2").Device(DEVICE_CPU), GatherV2Op);
 REGISTER_KERNEL_BUILDER(Name("GatherNd").Device(DEVICE_CPU), GatherNdOp);
 REGISTER_KERNEL_BUILDER(Name("Where").Device(DEVICE_CPU), WhereOp);
 REGISTER_KERNEL_BUILDER(Name("OneHot").Device(DEVICE_CPU), OneHotOp);
+
+[[maybe_unused]] const bool kScatterNdRegistered = [] {
+  RegisterCpuKernelTemplate<ScatterNdOp>("ScatterNd", NumericTypes{});
+  return true;
+}();
 
 }  // namespace
 }  // namespace sluice

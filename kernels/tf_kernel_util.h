@@ -6,6 +6,7 @@
 #define SLUICE_KERNELS_TF_KERNEL_UTIL_H_
 
 #include <cstdint>
+#include <type_traits>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -46,6 +47,19 @@ inline absl::StatusOr<std::vector<int64_t>> IntVector(const Tensor& t, int64_t n
                                                    ", got shape ", t.shape().DebugString()));
   }
   return IntValues(t, what);
+}
+
+// a + b: integers wrap (as TensorFlow's do), half and bfloat16 add in float.
+template <typename T>
+T WrappingAdd(T a, T b) {
+  if constexpr (std::is_integral_v<T>) {
+    using U = std::make_unsigned_t<T>;
+    return static_cast<T>(static_cast<U>(a) + static_cast<U>(b));
+  } else if constexpr (std::is_floating_point_v<T>) {
+    return a + b;
+  } else {
+    return T(static_cast<float>(a) + static_cast<float>(b));
+  }
 }
 
 }  // namespace sluice

@@ -1,6 +1,6 @@
 // CPU kernels of TensorFlow's nn ops (ops/tf_nn_ops.cc): Conv2D, DepthwiseConv2dNative and the
-// two Conv2D backprops, BiasAdd(Grad), FusedBatchNormV3, MaxPool, AvgPool, ResizeBilinear and
-// ResizeNearestNeighbor, on 4-D tensors in data_format order (NHWC or NCHW) with HWIO filters.
+// two Conv2D backprops, BiasAdd(Grad), FusedBatchNormV3 and FusedBatchNormGradV3, MaxPool,
+// AvgPool, ResizeBilinear and ResizeNearestNeighbor and their gradients, on 4-D tensors in data_format order (NHWC or NCHW) with HWIO filters.
 //
 // Convolutions reuse the ONNX Conv machinery: the window geometry of conv_util (TensorFlow's
 // SAME is ONNX's SAME_UPPER, EXPLICIT is explicit pads), oneDNN for float (reading and writing
@@ -629,6 +629,91 @@ class FusedBatchNormV3Op : public OpKernel {
   bool is_training_ = true, channels_first_ = false;
 };
 
+// FusedBatchNormGradV3(y_backprop, x, scale, reserve_space_1, reserve_space_2, reserve_space_3):
+// the gradients of FusedBatchNormV3 with respect to x, scale and offset. reserve_space_1 and _2
+// are the mean and variance y was normalized with (training: the batch's mean and biased
+// variance, as the forward saved them; inference: the given ones). With x_hat = (x - mean) r,
+// r = 1 / sqrt(variance + epsilon), per channel over its m values:
+//   doffset = sum(dy), dscale = sum(dy x_hat),
+//   dx = scale r dy                                               (inference)
+//   dx = scale r (dy - doffset / m - x_hat dscale / m)            (training: mean and variance
+//                                                                  depend on x too).
+// reserve_space_4 and _5 are empty, as TensorFlow's CPU kernel leaves them.
+template <typename T, typename U>
+class FusedBatchNormGradV3Op : public OpKernel {
+ public:
+  absl::Status Init(OpKernelConstruction* ctx) override {
+    SL_RETURN_IF_ERROR(ctx->GetAttr("epsilon", &epsilon_));
+    SL_RETURN_IF_ERROR(ctx->GetAttr("is_training", &is_training_));
+    std::string format;
+    SL_RETURN_IF_ERROR(ctx->GetAttr("data_format", &format));
+    if (format != "NHWC" && format != "NCHW" && format != "NDHWC" && format != "NCDHW") {
+      return absl::InvalidArgumentError(absl::StrCat("data_format '", format, "' is not NHWC, NCHW, NDHWC or NCDHW"));
+    }
+    channels_first_ = format == "NCHW" || format == "NCDHW";
+    return absl::OkStatus();
+  }
+
+  absl::Status Compute(OpKernelContext* ctx) const override {
+    const Tensor& dy = ctx->input(0);
+    const Tensor& x = ctx->input(1);
+    if (x.dims() != 4 && x.dims() != 5) {
+      return absl::InvalidArgumentError(absl::StrCat("x must be 4-D or 5-D, got shape ", x.shape().DebugString()));
+    }
+    if (dy.shape() != x.shape()) {
+      return absl::InvalidArgumentError(absl::StrCat("y_backprop has shape ", dy.shape().DebugString(),
+                                                     ", x has shape ", x.shape().DebugString()));
+    }
+    SL_ASSIGN_OR_RETURN(ChannelView v, ViewChannels(x.shape(), channels_first_, "x"));
+    const char* names[] = {"y_backprop", "x", "scale", "reserve_space_1", "reserve_space_2"};
+    for (int i = 2; i < 5; ++i) {
+      const Tensor& t = ctx->input(i);
+      if (t.dims() != 1 || t.NumElements() != v.channels) {
+        return absl::InvalidArgumentError(absl::StrCat(names[i], " must be a vector of ", v.channels,
+                                                       " values (x's channels), got shape ", t.shape().DebugString()));
+      }
+    }
+    Tensor* dx;
+    SL_RETURN_IF_ERROR(ctx->allocate_output(0, x.shape(), &dx));
+    Tensor *dscale, *doffset, *unused;
+    SL_RETURN_IF_ERROR(ctx->allocate_output(1, TensorShape({v.channels}), &dscale));
+    SL_RETURN_IF_ERROR(ctx->allocate_output(2, TensorShape({v.channels}), &doffset));
+    for (int i = 3; i < 5; ++i) SL_RETURN_IF_ERROR(ctx->allocate_output(i, TensorShape({0}), &unused));
+    auto u = [&](int input, int64_t c) { return static_cast<double>(static_cast<float>(ctx->input(input).data<U>()[c])); };
+    const T* xd = x.data<T>();
+    const T* gd = dy.data<T>();
+    T* out = dx->data<T>();
+    const int64_t m = v.outer * v.inner;
+    for (int64_t c = 0; c < v.channels; ++c) {
+      const double mean = u(3, c), r = 1.0 / std::sqrt(u(4, c) + static_cast<double>(epsilon_)), scale = u(2, c);
+      auto at = [&](int64_t o, int64_t i) { return (o * v.channels + c) * v.inner + i; };
+      double sum_dy = 0, sum_dy_xhat = 0;
+      for (int64_t o = 0; o < v.outer; ++o)
+        for (int64_t i = 0; i < v.inner; ++i) {
+          const double g = static_cast<float>(gd[at(o, i)]);
+          sum_dy += g;
+          sum_dy_xhat += g * (static_cast<float>(xd[at(o, i)]) - mean) * r;
+        }
+      doffset->data<U>()[c] = U(static_cast<float>(sum_dy));
+      dscale->data<U>()[c] = U(static_cast<float>(sum_dy_xhat));
+      const double mean_dy = is_training_ && m > 0 ? sum_dy / m : 0;
+      const double mean_dy_xhat = is_training_ && m > 0 ? sum_dy_xhat / m : 0;
+      for (int64_t o = 0; o < v.outer; ++o)
+        for (int64_t i = 0; i < v.inner; ++i) {
+          const int64_t k = at(o, i);
+          const double xhat = (static_cast<float>(xd[k]) - mean) * r;
+          const double g = static_cast<float>(gd[k]);
+          out[k] = T(static_cast<float>(scale * r * (g - mean_dy - xhat * mean_dy_xhat)));
+        }
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  float epsilon_ = 1e-4f;
+  bool is_training_ = true, channels_first_ = false;
+};
+
 template <typename T>
 bool Greater(T a, T b) {
   if constexpr (std::is_same_v<T, half> || std::is_same_v<T, bfloat16>) {
@@ -851,6 +936,148 @@ class ResizeNearestNeighborOp : public OpKernel {
   bool align_corners_ = false, half_pixel_ = false;
 };
 
+// Element values through double, for the gradient kernels' sums: integers exactly (up to
+// 2^53), half and bfloat16 through float.
+template <typename T>
+double ToDouble(T v) {
+  if constexpr (std::is_arithmetic_v<T>) {
+    return static_cast<double>(v);
+  } else {
+    return static_cast<float>(v);
+  }
+}
+template <typename T>
+T FromDouble(double v) {
+  if constexpr (std::is_arithmetic_v<T>) {
+    return static_cast<T>(v);
+  } else {
+    return T(static_cast<float>(v));
+  }
+}
+
+// The checks the resize gradients share: grads [n, out_h, out_w, c] against the original
+// image's [n, in_h, in_w, c], and the forward's scales.
+absl::StatusOr<ResizeGeometry> CheckResizeGrad(const Tensor& grads, int64_t n, int64_t in_h, int64_t in_w, int64_t c,
+                                               bool align_corners, bool half_pixel_centers) {
+  if (half_pixel_centers && align_corners) {
+    return absl::InvalidArgumentError("if half_pixel_centers is true, align_corners must be false");
+  }
+  SL_RETURN_IF_ERROR(CheckRank4(grads, "grads"));
+  if (grads.dim_size(0) != n || grads.dim_size(3) != c) {
+    return absl::InvalidArgumentError(absl::StrCat("grads ", grads.shape().DebugString(),
+                                                   " must have the original image's batch ", n, " and channels ", c));
+  }
+  if (in_h <= 0 || in_w <= 0 || grads.dim_size(1) <= 0 || grads.dim_size(2) <= 0) {
+    return absl::InvalidArgumentError("the original image and grads must be of non-zero size");
+  }
+  if (in_h >= (int64_t{1} << 24) || in_w >= (int64_t{1} << 24)) {
+    return absl::InvalidArgumentError("resize gradients take images of at most 2^24 rows and columns");
+  }
+  ResizeGeometry r{n, in_h, in_w, c, grads.dim_size(1), grads.dim_size(2), 0, 0};
+  r.scale_h = ResizeScale(r.in_h, r.out_h, align_corners);
+  r.scale_w = ResizeScale(r.in_w, r.out_w, align_corners);
+  return r;
+}
+
+// ResizeBilinearGrad(grads, original_image): each output's gradient shared out over the four
+// inputs it interpolated, with the forward's own weights (LerpsOf): top-left (1 - fy)(1 - fx),
+// top-right (1 - fy) fx, bottom-left fy (1 - fx), bottom-right fy fx.
+template <typename T>
+class ResizeBilinearGradOp : public OpKernel {
+ public:
+  absl::Status Init(OpKernelConstruction* ctx) override {
+    SL_RETURN_IF_ERROR(ctx->GetAttr("align_corners", &align_corners_));
+    return ctx->GetAttr("half_pixel_centers", &half_pixel_);
+  }
+  absl::Status Compute(OpKernelContext* ctx) const override {
+    const Tensor& grads = ctx->input(0);
+    const Tensor& image = ctx->input(1);
+    SL_RETURN_IF_ERROR(CheckRank4(image, "original_image"));
+    SL_ASSIGN_OR_RETURN(ResizeGeometry r, CheckResizeGrad(grads, image.dim_size(0), image.dim_size(1), image.dim_size(2),
+                                                          image.dim_size(3), align_corners_, half_pixel_));
+    const std::vector<Lerp> ys = LerpsOf(r.out_h, r.in_h, r.scale_h, half_pixel_);
+    const std::vector<Lerp> xs = LerpsOf(r.out_w, r.in_w, r.scale_w, half_pixel_);
+    std::vector<double> acc(image.NumElements(), 0.0);
+    const float* g = grads.data<float>();
+    auto at = [&](int64_t b, int64_t i, int64_t j) { return ((b * r.in_h + i) * r.in_w + j) * r.c; };
+    for (int64_t b = 0; b < r.n; ++b) {
+      SL_RETURN_IF_ERROR(ctx->CheckCancelled());
+      for (int64_t p = 0; p < r.out_h; ++p) {
+        const Lerp& ly = ys[p];
+        for (int64_t q = 0; q < r.out_w; ++q) {
+          const Lerp& lx = xs[q];
+          const double fy = ly.frac, fx = lx.frac;
+          const float* src = g + ((b * r.out_h + p) * r.out_w + q) * r.c;
+          double* tl = &acc[at(b, ly.lower, lx.lower)];
+          double* tr = &acc[at(b, ly.lower, lx.upper)];
+          double* bl = &acc[at(b, ly.upper, lx.lower)];
+          double* br = &acc[at(b, ly.upper, lx.upper)];
+          for (int64_t ch = 0; ch < r.c; ++ch) {
+            const double v = src[ch];
+            tl[ch] += v * (1 - fy) * (1 - fx);
+            tr[ch] += v * (1 - fy) * fx;
+            bl[ch] += v * fy * (1 - fx);
+            br[ch] += v * fy * fx;
+          }
+        }
+      }
+    }
+    Tensor* out;
+    SL_RETURN_IF_ERROR(ctx->allocate_output(0, image.shape(), &out));
+    T* o = out->data<T>();
+    for (size_t k = 0; k < acc.size(); ++k) o[k] = FromDouble<T>(acc[k]);
+    return absl::OkStatus();
+  }
+
+ private:
+  bool align_corners_ = false, half_pixel_ = false;
+};
+
+// ResizeNearestNeighborGrad(grads, size): each output's gradient added onto the input pixel
+// it copied (NearestIndex, the forward's rule); `size` is the original [height, width].
+template <typename T>
+class ResizeNearestNeighborGradOp : public OpKernel {
+ public:
+  absl::Status Init(OpKernelConstruction* ctx) override {
+    SL_RETURN_IF_ERROR(ctx->GetAttr("align_corners", &align_corners_));
+    return ctx->GetAttr("half_pixel_centers", &half_pixel_);
+  }
+  absl::Status Compute(OpKernelContext* ctx) const override {
+    const Tensor& grads = ctx->input(0);
+    const Tensor& size = ctx->input(1);
+    SL_RETURN_IF_ERROR(CheckRank4(grads, "grads"));
+    if (size.dims() != 1 || size.NumElements() != 2) {
+      return absl::InvalidArgumentError(absl::StrCat("size must be a vector of 2 values, got shape ", size.shape().DebugString()));
+    }
+    const int64_t in_h = size.flat<int32_t>()[0], in_w = size.flat<int32_t>()[1];
+    SL_ASSIGN_OR_RETURN(ResizeGeometry r, CheckResizeGrad(grads, grads.dim_size(0), in_h, in_w, grads.dim_size(3),
+                                                          align_corners_, half_pixel_));
+    std::vector<int64_t> cols(r.out_w);
+    for (int64_t q = 0; q < r.out_w; ++q) cols[q] = NearestIndex(q, r.in_w, r.scale_w, align_corners_, half_pixel_);
+    Tensor* out;
+    SL_RETURN_IF_ERROR(ctx->allocate_output(0, TensorShape({r.n, r.in_h, r.in_w, r.c}), &out));
+    std::vector<double> acc(out->NumElements(), 0.0);
+    const T* g = grads.data<T>();
+    for (int64_t b = 0; b < r.n; ++b) {
+      SL_RETURN_IF_ERROR(ctx->CheckCancelled());
+      for (int64_t p = 0; p < r.out_h; ++p) {
+        const int64_t i = NearestIndex(p, r.in_h, r.scale_h, align_corners_, half_pixel_);
+        for (int64_t q = 0; q < r.out_w; ++q) {
+          const T* src = g + ((b * r.out_h + p) * r.out_w + q) * r.c;
+          double* dst = &acc[((b * r.in_h + i) * r.in_w + cols[q]) * r.c];
+          for (int64_t ch = 0; ch < r.c; ++ch) dst[ch] += ToDouble(src[ch]);
+        }
+      }
+    }
+    T* o = out->data<T>();
+    for (size_t k = 0; k < acc.size(); ++k) o[k] = FromDouble<T>(acc[k]);
+    return absl::OkStatus();
+  }
+
+ private:
+  bool align_corners_ = false, half_pixel_ = false;
+};
+
 template <typename T>
 using Conv2DOp = TfConvOp<T, false>;
 template <typename T>
@@ -874,6 +1101,9 @@ const bool registered = [] {
   RegisterCpuKernelTemplate<AvgPoolOp>("AvgPool", FloatTypes{});
   RegisterCpuKernelTemplate<ResizeBilinearOp>("ResizeBilinear", ImageTypes{});
   RegisterCpuKernelTemplate<ResizeNearestNeighborOp>("ResizeNearestNeighbor", ImageTypes{});
+  RegisterCpuKernelTemplate<ResizeBilinearGradOp>("ResizeBilinearGrad", FloatTypes{});
+  RegisterCpuKernelTemplate<ResizeNearestNeighborGradOp>("ResizeNearestNeighborGrad",
+                                                         TypeList<uint8_t, int8_t, int32_t, half, float, double, bfloat16>{});
   return true;
 }();
 
@@ -883,6 +1113,12 @@ REGISTER_KERNEL_BUILDER(Name("FusedBatchNormV3").Device(DEVICE_CPU).TypeConstrai
                         FusedBatchNormV3Op<half, float>);
 REGISTER_KERNEL_BUILDER(Name("FusedBatchNormV3").Device(DEVICE_CPU).TypeConstraint<bfloat16>("T").TypeConstraint<float>("U"),
                         FusedBatchNormV3Op<bfloat16, float>);
+REGISTER_KERNEL_BUILDER(Name("FusedBatchNormGradV3").Device(DEVICE_CPU).TypeConstraint<float>("T").TypeConstraint<float>("U"),
+                        FusedBatchNormGradV3Op<float, float>);
+REGISTER_KERNEL_BUILDER(Name("FusedBatchNormGradV3").Device(DEVICE_CPU).TypeConstraint<half>("T").TypeConstraint<float>("U"),
+                        FusedBatchNormGradV3Op<half, float>);
+REGISTER_KERNEL_BUILDER(Name("FusedBatchNormGradV3").Device(DEVICE_CPU).TypeConstraint<bfloat16>("T").TypeConstraint<float>("U"),
+                        FusedBatchNormGradV3Op<bfloat16, float>);
 
 }  // namespace
 }  // namespace sluice

@@ -1,5 +1,5 @@
-// Kernels of TensorFlow's slicing ops (ops/tf_array_ops.cc): Slice, StridedSlice, Split,
-// SplitV, Unpack and Tile. Each is one strided view of its input copied out
+// Kernels of TensorFlow's slicing ops (ops/tf_array_ops.cc): Slice, StridedSlice (and its
+// gradient StridedSliceGrad), Split, SplitV, Unpack and Tile. Each is one strided view of its input copied out
 // (array_kernel_util.h's StridedCopy); StridedSlice's index rules are framework/strided_slice.h's,
 // shared with its shape function.
 #include <algorithm>
@@ -71,6 +71,74 @@ class StridedSliceOp : public OpKernel {
       view_strides[d] = p.stride[d] * in_strides[d];  // |stride| < dim where it matters: no overflow.
     }
     return CopyView(ctx, 0, in, offset, dims, view_strides, TensorShape(p.final_shape));
+  }
+
+ private:
+  StridedSliceMasks masks_;
+};
+
+// StridedSliceGrad(shape, begin, end, strides, dy): zeros of `shape` with dy written where
+// StridedSlice of that shape reads (each element at most once, so writes never collide).
+class StridedSliceGradOp : public OpKernel {
+ public:
+  absl::Status Init(OpKernelConstruction* ctx) override {
+    SL_RETURN_IF_ERROR(ctx->GetAttr("begin_mask", &masks_.begin));
+    SL_RETURN_IF_ERROR(ctx->GetAttr("end_mask", &masks_.end));
+    SL_RETURN_IF_ERROR(ctx->GetAttr("ellipsis_mask", &masks_.ellipsis));
+    SL_RETURN_IF_ERROR(ctx->GetAttr("new_axis_mask", &masks_.new_axis));
+    return ctx->GetAttr("shrink_axis_mask", &masks_.shrink_axis);
+  }
+
+  absl::Status Compute(OpKernelContext* ctx) const override {
+    SL_ASSIGN_OR_RETURN(std::vector<int64_t> dims, IntVector(ctx->input(0), -1, "StridedSliceGrad: shape"));
+    for (int64_t d : dims) {
+      if (d < 0) {
+        return absl::InvalidArgumentError(absl::StrCat("StridedSliceGrad: shape ", DimsString(dims),
+                                                       " has a negative dim"));
+      }
+    }
+    SL_ASSIGN_OR_RETURN(TensorShape shape, TensorShape::FromDims(dims));
+    SL_ASSIGN_OR_RETURN(std::vector<int64_t> begin, IntVector(ctx->input(1), -1, "StridedSliceGrad: begin"));
+    SL_ASSIGN_OR_RETURN(std::vector<int64_t> end, IntVector(ctx->input(2), -1, "StridedSliceGrad: end"));
+    SL_ASSIGN_OR_RETURN(std::vector<int64_t> strides, IntVector(ctx->input(3), -1, "StridedSliceGrad: strides"));
+    SL_ASSIGN_OR_RETURN(StridedSlicePlan p, PlanStridedSlice(dims, begin, end, strides, masks_));
+    const Tensor& dy = ctx->input(4);
+    if (dy.shape() != TensorShape(p.final_shape)) {
+      return absl::InvalidArgumentError(absl::StrCat("StridedSliceGrad: dy has shape ", dy.shape().DebugString(),
+                                                     ", the slice of ", shape.DebugString(), " is ",
+                                                     DimsString(p.final_shape)));
+    }
+    Tensor* out;
+    SL_RETURN_IF_ERROR(ctx->allocate_output(0, shape, &out));
+    const int rank = shape.dims();
+    const DimVector out_strides = RowMajorStrides(shape);
+    DimVector steps(rank);
+    int64_t offset = 0;
+    for (int d = 0; d < rank; ++d) {
+      offset += p.begin[d] * out_strides[d];
+      steps[d] = p.stride[d] * out_strides[d];
+    }
+    return VisitElements(dy.dtype(), [&](auto tag) {
+      using E = typename decltype(tag)::type;
+      E* o = static_cast<E*>(out->raw_data());
+      std::fill(o, o + out->NumElements(), E());  // All-zero bytes: 0 of every number type.
+      const E* src = static_cast<const E*>(dy.raw_data());
+      const int64_t n = dy.NumElements();
+      if (n == 0) return absl::OkStatus();
+      // An odometer over the slice's per-dim sizes, walking dy in order.
+      DimVector index(rank, 0);
+      int64_t at = offset;
+      for (int64_t k = 0; k < n; ++k) {
+        o[at] = src[k];
+        for (int d = rank - 1; d >= 0; --d) {
+          at += steps[d];
+          if (++index[d] < p.size[d]) break;
+          at -= steps[d] * p.size[d];
+          index[d] = 0;
+        }
+      }
+      return absl::OkStatus();
+    });
   }
 
  private:
@@ -191,6 +259,7 @@ class TileOp : public OpKernel {
 
 REGISTER_KERNEL_BUILDER(Name("Slice").Device(DEVICE_CPU), SliceOp);
 REGISTER_KERNEL_BUILDER(Name("StridedSlice").Device(DEVICE_CPU), StridedSliceOp);
+REGISTER_KERNEL_BUILDER(Name("StridedSliceGrad").Device(DEVICE_CPU), StridedSliceGradOp);
 REGISTER_KERNEL_BUILDER(Name("Split").Device(DEVICE_CPU), SplitOp);
 REGISTER_KERNEL_BUILDER(Name("SplitV").Device(DEVICE_CPU), SplitOp);
 REGISTER_KERNEL_BUILDER(Name("Unpack").Device(DEVICE_CPU), UnpackOp);

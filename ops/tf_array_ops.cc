@@ -297,6 +297,49 @@ absl::Status OneHotShape(InferenceContext* c) {
   return absl::OkStatus();
 }
 
+
+// An output whose shape is the value of integer input i (StridedSliceGrad, ScatterNd): known
+// when the input is a constant, else of its length's rank.
+absl::Status ShapeFromInput(InferenceContext* c, int i) {
+  if (auto v = ConstInts(c, i)) {
+    for (int64_t d : *v) {
+      if (d < 0) return c->Error(absl::StrCat("the shape input holds a negative dim ", d));
+    }
+    c->set_output(0, PartialShape(*v));
+    return absl::OkStatus();
+  }
+  const PartialShape& s = c->input(i);
+  SetUnknownDims(c, 0, s.rank() == 1 && s.dim(0) >= 0 ? static_cast<int>(s.dim(0)) : -1);
+  return absl::OkStatus();
+}
+
+// MirrorPadGrad: each dim shrunk by its row of paddings.
+absl::Status MirrorPadGradShape(InferenceContext* c) {
+  const PartialShape& in = c->input(0);
+  auto p = ConstInts(c, 1);
+  if (in.unknown_rank() || !p) {
+    SetUnknownDims(c, 0, in.rank());
+    return absl::OkStatus();
+  }
+  if (static_cast<int64_t>(p->size()) != 2 * int64_t{in.rank()}) {
+    return c->Error(absl::StrCat("paddings has ", p->size(), " values for an input of rank ", in.rank()));
+  }
+  std::vector<int64_t> dims;
+  for (int i = 0; i < in.rank(); ++i) {
+    const int64_t before = (*p)[2 * i], after = (*p)[2 * i + 1];
+    if (before < 0 || after < 0) return c->Error(absl::StrCat("paddings of dim ", i, " are negative"));
+    int64_t d = in.dim(i);
+    if (d >= 0) {
+      d -= before;
+      if (d < after) return c->Error(absl::StrCat("paddings of dim ", i, " are more than its size ", in.dim(i)));
+      d -= after;
+    }
+    dims.push_back(d);
+  }
+  c->set_output(0, PartialShape(dims));
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 REGISTER_OP("StopGradient").Input("input: T").Output("output: T").Attr("T: type")
@@ -457,6 +500,47 @@ REGISTER_OP("StridedSlice")
     .Attr("new_axis_mask: int = 0")
     .Attr("shrink_axis_mask: int = 0")
     .SetShapeFn(StridedSliceShape);
+
+REGISTER_OP("StridedSliceGrad")
+    .Input("shape: Index")
+    .Input("begin: Index")
+    .Input("end: Index")
+    .Input("strides: Index")
+    .Input("dy: T")
+    .Output("output: T")
+    .Attr("T: type")
+    .Attr("Index: {int32, int64}")
+    .Attr("begin_mask: int = 0")
+    .Attr("end_mask: int = 0")
+    .Attr("ellipsis_mask: int = 0")
+    .Attr("new_axis_mask: int = 0")
+    .Attr("shrink_axis_mask: int = 0")
+    .SetShapeFn([](InferenceContext* c) { return ShapeFromInput(c, 0); })
+    .Doc("The gradient of StridedSlice: zeros of `shape` with dy where StridedSlice(zeros, begin, "
+         "end, strides) reads, under the same masks.");
+
+REGISTER_OP("MirrorPadGrad")
+    .Input("input: T")
+    .Input("paddings: Tpaddings")
+    .Output("output: T")
+    .Attr("T: type")
+    .Attr("Tpaddings: {int32, int64} = DT_INT32")
+    .Attr("mode: {'REFLECT', 'SYMMETRIC'}")
+    .SetShapeFn(MirrorPadGradShape)
+    .Doc("The gradient of MirrorPad: `input` (of the padded shape) with each padded element "
+         "added onto the element it mirrors, cropped to the unpadded shape.");
+
+REGISTER_OP("ScatterNd")
+    .Input("indices: Tindices")
+    .Input("updates: T")
+    .Input("shape: Tindices")
+    .Output("output: T")
+    .Attr("T: type")
+    .Attr("Tindices: {int16, int32, int64}")
+    .Attr("bad_indices_policy: string = ''")
+    .SetShapeFn([](InferenceContext* c) { return ShapeFromInput(c, 2); })
+    .Doc("Zeros of `shape` with each slice of `updates` added at its index tuple (indices' last "
+         "dim); repeated indices add up. An index out of range is an error.");
 
 REGISTER_OP("Tile")
     .Input("input: T")

@@ -240,6 +240,34 @@ absl::Status ResizeShape(InferenceContext* c) {
   return absl::OkStatus();
 }
 
+absl::Status FusedBatchNormGradShape(InferenceContext* c) {
+  const PartialShape& x = c->input(1);
+  int64_t channels = DimOr(c->input(2), 0);
+  std::string format;
+  SL_RETURN_IF_ERROR(GetNodeAttr(c->attrs(), "data_format", &format));
+  if (channels < 0) channels = ChannelDim(x, format == "NCHW" || format == "NCDHW");
+  c->set_output(0, x);
+  c->set_output(1, PartialShape(std::vector<int64_t>{channels}));
+  c->set_output(2, PartialShape(std::vector<int64_t>{channels}));
+  c->set_output(3, PartialShape(std::vector<int64_t>{0}));
+  c->set_output(4, PartialShape(std::vector<int64_t>{0}));
+  return absl::OkStatus();
+}
+
+// ResizeNearestNeighborGrad: grads' batch and channels around the [height, width] in `size`.
+absl::Status ResizeNearestNeighborGradShape(InferenceContext* c) {
+  SL_RETURN_IF_ERROR(CheckRank(c, 0, 4, "grads"));
+  SL_RETURN_IF_ERROR(CheckRank(c, 1, 1, "size"));
+  const PartialShape& g = c->input(0);
+  int64_t h = -1, w = -1;
+  if (const Tensor* t = c->input_tensor(1); t != nullptr && t->dtype() == DT_INT32 && t->NumElements() == 2) {
+    h = t->flat<int32_t>()[0];
+    w = t->flat<int32_t>()[1];
+  }
+  c->set_output(0, PartialShape(std::vector<int64_t>{DimOr(g, 0), h, w, DimOr(g, 3)}));
+  return absl::OkStatus();
+}
+
 constexpr char kConvTypes[] = "T: {half, bfloat16, float, double, int32}";
 constexpr char kConvPadding[] = "padding: {'SAME', 'VALID', 'EXPLICIT'}";
 constexpr char kImageFormat[] = "data_format: {'NHWC', 'NCHW'} = 'NHWC'";
@@ -347,6 +375,53 @@ REGISTER_OP("FusedBatchNormV3")
          "unbiased variance, averaged into the given one by exponential_avg_factor. "
          "reserve_space_1/2 hold the batch mean and biased variance (inference: the given ones); "
          "reserve_space_3 is a scalar 0.");
+
+REGISTER_OP("FusedBatchNormGradV3")
+    .Input("y_backprop: T")
+    .Input("x: T")
+    .Input("scale: float")
+    .Input("reserve_space_1: U")
+    .Input("reserve_space_2: U")
+    .Input("reserve_space_3: U")
+    .Output("x_backprop: T")
+    .Output("scale_backprop: U")
+    .Output("offset_backprop: U")
+    .Output("reserve_space_4: U")
+    .Output("reserve_space_5: U")
+    .Attr("T: {half, bfloat16, float}")
+    .Attr("U: {float}")
+    .Attr("epsilon: float = 0.0001")
+    .Attr("data_format: {'NHWC', 'NCHW', 'NDHWC', 'NCDHW'} = 'NHWC'")
+    .Attr("is_training: bool = true")
+    .SetShapeFn(FusedBatchNormGradShape)
+    .Doc("The gradients of FusedBatchNormV3 for x, scale and offset; reserve_space_1 and _2 are "
+         "the mean and variance y was normalized with (FusedBatchNormV3's reserve spaces when "
+         "training, its mean and variance inputs otherwise). reserve_space_4 and _5 are empty.");
+
+REGISTER_OP("ResizeBilinearGrad")
+    .Input("grads: float")
+    .Input("original_image: T")
+    .Output("output: T")
+    .Attr("T: {float, bfloat16, half, double}")
+    .Attr("align_corners: bool = false")
+    .Attr("half_pixel_centers: bool = false")
+    .SetShapeFn([](InferenceContext* c) {
+      c->set_output(0, c->input(1));
+      return absl::OkStatus();
+    })
+    .Doc("The gradient of ResizeBilinear: each of grads' values shared out over the four input "
+         "pixels its output interpolated, with the same weights.");
+
+REGISTER_OP("ResizeNearestNeighborGrad")
+    .Input("grads: T")
+    .Input("size: int32")
+    .Output("output: T")
+    .Attr("T: {uint8, int8, int32, half, float, double, bfloat16}")
+    .Attr("align_corners: bool = false")
+    .Attr("half_pixel_centers: bool = false")
+    .SetShapeFn(ResizeNearestNeighborGradShape)
+    .Doc("The gradient of ResizeNearestNeighbor: grads summed onto the pixels of the original "
+         "[height, width] = size that each output copied.");
 
 REGISTER_OP("MaxPool")
     .Input("input: T")

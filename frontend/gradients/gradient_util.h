@@ -74,6 +74,17 @@ inline bool IsFloat(DataType dt) {
   return dt == DT_FLOAT || dt == DT_DOUBLE || dt == DT_HALF || dt == DT_BFLOAT16;
 }
 
+// Runs `fn` only when every gradient reaching the node is of a floating type: as in
+// TensorFlow, integer (and bool) outputs pass no gradient back.
+template <GradientFn fn>
+absl::Status FloatOnly(GradientBuilder* b, const GradientNode& n, const std::vector<std::string>& dys,
+                       std::vector<std::string>* dxs) {
+  for (const std::string& dy : dys) {
+    if (!dy.empty() && !IsFloat(b->Dtype(dy))) return absl::OkStatus();
+  }
+  return fn(b, n, dys, dxs);
+}
+
 // `t` reshaped to the shape of `like`.
 inline absl::StatusOr<std::string> ReshapeLike(GradientBuilder* b, const std::string& t, const std::string& like) {
   SL_ASSIGN_OR_RETURN(std::string shape, b->Unary("Onnx>Shape", like));

@@ -280,6 +280,9 @@ REGISTER_GRADIENT("Onnx>Where", WhereGrad);
 REGISTER_GRADIENT("Onnx>Cast", CastGrad);
 REGISTER_GRADIENT("Onnx>Softmax", SoftmaxGrad);
 REGISTER_GRADIENT("Onnx>LogSoftmax", LogSoftmaxGrad);
+// TensorFlow's have no axis attr and work on the last axis: the fallback of both.
+REGISTER_GRADIENT("Softmax", SoftmaxGrad);
+REGISTER_GRADIENT("LogSoftmax", LogSoftmaxGrad);
 REGISTER_GRADIENT("Onnx>ReduceSum", ReduceSumGrad);
 REGISTER_GRADIENT("Onnx>ReduceMean", ReduceMeanGrad);
 REGISTER_GRADIENT("Onnx>ReduceMax", ReduceExtremeGrad);

@@ -1,7 +1,10 @@
 // Gradient functions of TensorFlow's nn ops (ops/tf_nn_ops.cc), as TensorFlow defines them:
 // Conv2D through Conv2DBackpropInput and Conv2DBackpropFilter, BiasAdd through BiasAddGrad, and
 // MaxPool and AvgPool through the ONNX pooling backward ops (ops/nn_gradient_ops.cc), which
-// work on NCHW: NHWC operands are transposed on the way in and out.
+// work on NCHW: NHWC operands are transposed on the way in and out. DepthwiseConv2dNative goes
+// through the Conv2D backprops with one group per channel; FusedBatchNormV3 and the resizes
+// through backward ops of TensorFlow's names (FusedBatchNormGradV3, ResizeBilinearGrad,
+// ResizeNearestNeighborGrad).
 #include "frontend/gradients/gradient_util.h"
 
 namespace sluice {
@@ -9,6 +12,9 @@ namespace {
 
 using Dxs = std::vector<std::string>;
 using gradient_util::Attr;
+using gradient_util::Const;
+using gradient_util::FloatOnly;
+using gradient_util::IsFloat;
 using gradient_util::NodeAttr;
 
 AttrMap CopyAttrs(const GradientNode& n, std::initializer_list<const char*> names) {
@@ -100,11 +106,84 @@ absl::Status AvgPoolGradFn(GradientBuilder* b, const GradientNode& n, const Dxs&
   return absl::OkStatus();
 }
 
+
+// DepthwiseConv2dNative is a grouped Conv2D with one group per input channel: its filter
+// [kh, kw, C, M] read as [kh, kw, 1, C * M] (the same memory). So both gradients are the Conv2D
+// backprops on that view, and the filter's is read back as [kh, kw, C, M].
+absl::Status DepthwiseConv2dNativeGrad(GradientBuilder* b, const GradientNode& n, const Dxs& dys, Dxs* dxs) {
+  const std::string &x = n.inputs[0], &f = n.inputs[1];
+  SL_ASSIGN_OR_RETURN(std::string x_shape, b->Unary("Shape", x));
+  SL_ASSIGN_OR_RETURN(std::string f_shape, b->Unary("Shape", f));
+  auto int32s = [&](std::vector<int32_t> v) {
+    return Const(b, Tensor::FromVector<int32_t>(v, TensorShape({static_cast<int64_t>(v.size())})));
+  };
+  SL_ASSIGN_OR_RETURN(std::string zero, int32s({0}));
+  SL_ASSIGN_OR_RETURN(std::string two, int32s({2}));
+  SL_ASSIGN_OR_RETURN(std::string one, int32s({1}));
+  SL_ASSIGN_OR_RETURN(auto window, b->Add("Slice", {{f_shape}, {zero}, {two}}));
+  SL_ASSIGN_OR_RETURN(auto channels, b->Add("Slice", {{f_shape}, {two}, {two}}));
+  AttrMap keep;
+  keep["keep_dims"] = Attr(true);
+  SL_ASSIGN_OR_RETURN(std::string outputs, b->Binary("Prod", channels[0], zero, keep));
+  SL_ASSIGN_OR_RETURN(std::string axis, Const(b, Tensor::FromVector<int32_t>({0}, TensorShape({}))));
+  SL_ASSIGN_OR_RETURN(auto grouped_shape, b->Add("ConcatV2", {{window[0], one, outputs}, {axis}}));
+  SL_ASSIGN_OR_RETURN(std::string grouped, b->Binary("Reshape", f, grouped_shape[0]));
+  AttrMap attrs = CopyAttrs(n, {"strides", "padding", "explicit_paddings", "data_format", "dilations"});
+  SL_ASSIGN_OR_RETURN(auto dx, b->Add("Conv2DBackpropInput", {{x_shape}, {grouped}, {dys[0]}}, attrs));
+  SL_ASSIGN_OR_RETURN(auto df, b->Add("Conv2DBackpropFilter", {{x}, {grouped_shape[0]}, {dys[0]}}, attrs));
+  (*dxs)[0] = dx[0];
+  SL_ASSIGN_OR_RETURN((*dxs)[1], b->Binary("Reshape", df[0], f_shape));
+  return absl::OkStatus();
+}
+
+// FusedBatchNormV3 through FusedBatchNormGradV3, as TensorFlow's _FusedBatchNormV3Grad: training
+// normalizes with the batch's statistics (the reserve spaces), inference with the mean and
+// variance inputs. Only y's gradient is used; mean and variance get none.
+absl::Status FusedBatchNormV3Grad(GradientBuilder* b, const GradientNode& n, const Dxs& dys, Dxs* dxs) {
+  SL_ASSIGN_OR_RETURN(bool training, NodeAttr<bool>(n, "is_training", true));
+  std::string dy = dys[0];
+  if (dy.empty()) {
+    SL_ASSIGN_OR_RETURN(dy, b->Fill(n.outputs[0], 0.0));
+  }
+  const std::string& mean = training ? n.outputs[3] : n.inputs[3];
+  const std::string& variance = training ? n.outputs[4] : n.inputs[4];
+  AttrMap attrs = CopyAttrs(n, {"epsilon", "data_format", "is_training"});
+  SL_ASSIGN_OR_RETURN(auto grads, b->Add("FusedBatchNormGradV3",
+                                         {{dy}, {n.inputs[0]}, {n.inputs[1]}, {mean}, {variance}, {n.outputs[5]}},
+                                         attrs));
+  for (int i = 0; i < 3; ++i) (*dxs)[i] = grads[i];
+  return absl::OkStatus();
+}
+
+absl::Status ResizeBilinearGradFn(GradientBuilder* b, const GradientNode& n, const Dxs& dys, Dxs* dxs) {
+  if (!IsFloat(b->Dtype(n.inputs[0]))) return absl::OkStatus();  // TensorFlow: integer images get none.
+  SL_ASSIGN_OR_RETURN(auto dx, b->Add("ResizeBilinearGrad", {{dys[0]}, {n.inputs[0]}},
+                                      CopyAttrs(n, {"align_corners", "half_pixel_centers"})));
+  (*dxs)[0] = dx[0];
+  return absl::OkStatus();
+}
+
+// The original [height, width] is x's dims 1 and 2 (images are NHWC).
+absl::Status ResizeNearestNeighborGradFn(GradientBuilder* b, const GradientNode& n, const Dxs& dys, Dxs* dxs) {
+  SL_ASSIGN_OR_RETURN(std::string shape, b->Unary("Shape", n.inputs[0]));
+  SL_ASSIGN_OR_RETURN(std::string begin, Const(b, Tensor::FromVector<int32_t>({1}, TensorShape({1}))));
+  SL_ASSIGN_OR_RETURN(std::string size, Const(b, Tensor::FromVector<int32_t>({2}, TensorShape({1}))));
+  SL_ASSIGN_OR_RETURN(auto hw, b->Add("Slice", {{shape}, {begin}, {size}}));
+  SL_ASSIGN_OR_RETURN(auto dx, b->Add("ResizeNearestNeighborGrad", {{dys[0]}, {hw[0]}},
+                                      CopyAttrs(n, {"align_corners", "half_pixel_centers"})));
+  (*dxs)[0] = dx[0];
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 REGISTER_GRADIENT("Conv2D", Conv2DGrad);
 REGISTER_GRADIENT("BiasAdd", BiasAddGradFn);
 REGISTER_GRADIENT("MaxPool", MaxPoolGradFn);
 REGISTER_GRADIENT("AvgPool", AvgPoolGradFn);
+REGISTER_GRADIENT("DepthwiseConv2dNative", DepthwiseConv2dNativeGrad);
+REGISTER_GRADIENT("FusedBatchNormV3", FusedBatchNormV3Grad);
+REGISTER_GRADIENT("ResizeBilinear", ResizeBilinearGradFn);
+REGISTER_GRADIENT("ResizeNearestNeighbor", FloatOnly<ResizeNearestNeighborGradFn>);
 
 }  // namespace sluice
