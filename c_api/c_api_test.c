@@ -8,35 +8,14 @@
 #include <string.h>
 
 #include "c_api/c_api.h"
+#include "c_api/c_check.h"
 
-static int g_failures = 0;
-static int g_checks = 0;
 /* Buffers handed to TF_NewTensor and released by FreeFloats: they must match at the end. */
 static int g_allocated = 0;
 static int g_deallocated = 0;
 
-#define CHECK(cond, ...)                         \
-  do {                                           \
-    ++g_checks;                                  \
-    if (cond) {                                  \
-      printf("ok   ");                           \
-    } else {                                     \
-      ++g_failures;                              \
-      printf("FAIL %s:%d: ", __FILE__, __LINE__); \
-    }                                            \
-    printf(__VA_ARGS__);                         \
-    printf("\n");                                \
-  } while (0)
 
-/* Checks an expected-OK status; prints the message when it is not. */
-#define CHECK_OK(status, what)                                                      \
-  CHECK(TF_GetCode(status) == TF_OK, "%s%s%s", what,                               \
-        TF_GetCode(status) == TF_OK ? "" : ": ", TF_Message(status))
 
-/* Checks an expected error: a non-OK code and a non-empty message, shown for the record. */
-#define CHECK_ERROR(status, what)                                                        \
-  CHECK(TF_GetCode(status) != TF_OK && strlen(TF_Message(status)) > 0,                  \
-        "%s is rejected: code %d, \"%s\"", what, (int)TF_GetCode(status), TF_Message(status))
 
 static void FreeFloats(void* data, size_t len, void* arg) {
   (void)len;
@@ -506,6 +485,5 @@ int main(void) {
         "every buffer given to TF_NewTensor was released once (%d of %d)", g_deallocated,
         g_allocated);
 
-  printf("%d checks, %d failed\n", g_checks, g_failures);
-  return g_failures == 0 ? 0 : 1;
+  return CheckSummary();
 }

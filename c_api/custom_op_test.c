@@ -10,26 +10,10 @@
 #include <string.h>
 
 #include "tensorflow/c/c_api.h"
+#include "c_check.h"
 
-static int g_failures = 0;
-static int g_checks = 0;
 
-#define CHECK(cond, ...)                          \
-  do {                                            \
-    ++g_checks;                                   \
-    if (cond) {                                   \
-      printf("ok   ");                            \
-    } else {                                      \
-      ++g_failures;                               \
-      printf("FAIL %s:%d: ", __FILE__, __LINE__); \
-    }                                             \
-    printf(__VA_ARGS__);                          \
-    printf("\n");                                 \
-  } while (0)
 
-#define CHECK_OK(status, what)                                         \
-  CHECK(TF_GetCode(status) == TF_OK, "%s%s%s", what,                  \
-        TF_GetCode(status) == TF_OK ? "" : ": ", TF_Message(status))
 
 /* Whether `needle` occurs in the buffer's bytes (an OpList names its ops as plain strings). */
 static int BufferHas(const void* data, size_t length, const char* needle) {
@@ -222,6 +206,5 @@ int main(int argc, char** argv) {
   CheckCountAbove(argv[2], s);
   CheckBadLibraries(argv[3], s);
   TF_DeleteStatus(s);
-  printf("%d checks, %d failed\n", g_checks, g_failures);
-  return g_failures == 0 ? 0 : 1;
+  return CheckSummary();
 }

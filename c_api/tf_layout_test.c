@@ -10,32 +10,11 @@
 #include <string.h>
 
 #include "tensorflow/c/c_api.h"
+#include "c_check.h"
 
-static int g_failures = 0;
-static int g_checks = 0;
 
-#define CHECK(cond, ...)                          \
-  do {                                            \
-    ++g_checks;                                   \
-    if (cond) {                                   \
-      printf("ok   ");                            \
-    } else {                                      \
-      ++g_failures;                               \
-      printf("FAIL %s:%d: ", __FILE__, __LINE__); \
-    }                                             \
-    printf(__VA_ARGS__);                          \
-    printf("\n");                                 \
-  } while (0)
 
-#define CHECK_OK(status, what)                                         \
-  CHECK(TF_GetCode(status) == TF_OK, "%s%s%s", what,                  \
-        TF_GetCode(status) == TF_OK ? "" : ": ", TF_Message(status))
 
-/* An expected error: exactly `code`, and a message, shown for the record. */
-#define CHECK_CODE(status, code, what)                                                   \
-  CHECK(TF_GetCode(status) == (code) && strlen(TF_Message(status)) > 0,                  \
-        "%s: code %d (want %d), \"%s\"", what, (int)TF_GetCode(status), (int)(code),     \
-        TF_Message(status))
 
 /* ---- helpers ---------------------------------------------------------------------------- */
 
@@ -885,6 +864,5 @@ int main(void) {
   CheckLoadLibrary(s);
   CheckPartialRun(s);
   TF_DeleteStatus(s);
-  printf("%d checks, %d failures\n", g_checks, g_failures);
-  return g_failures == 0 ? 0 : 1;
+  return CheckSummary();
 }

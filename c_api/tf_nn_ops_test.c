@@ -11,26 +11,10 @@
 #include <string.h>
 
 #include "tensorflow/c/c_api.h"
+#include "c_check.h"
 
-static int g_failures = 0;
-static int g_checks = 0;
 
-#define CHECK(cond, ...)                          \
-  do {                                            \
-    ++g_checks;                                   \
-    if (cond) {                                   \
-      printf("ok   ");                            \
-    } else {                                      \
-      ++g_failures;                               \
-      printf("FAIL %s:%d: ", __FILE__, __LINE__); \
-    }                                             \
-    printf(__VA_ARGS__);                          \
-    printf("\n");                                 \
-  } while (0)
 
-#define CHECK_OK(status, what)                                         \
-  CHECK(TF_GetCode(status) == TF_OK, "%s%s%s", what,                  \
-        TF_GetCode(status) == TF_OK ? "" : ": ", TF_Message(status))
 
 #define COUNT(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
@@ -844,6 +828,5 @@ int main(void) {
   CheckVariables(s);
   CheckBadInput(s);
   TF_DeleteStatus(s);
-  printf("%d checks, %d failures\n", g_checks, g_failures);
-  return g_failures == 0 ? 0 : 1;
+  return CheckSummary();
 }
