@@ -7,6 +7,7 @@
 #ifndef SLUICE_FRONTEND_GRADIENTS_GRADIENT_UTIL_H_
 #define SLUICE_FRONTEND_GRADIENTS_GRADIENT_UTIL_H_
 
+#include <initializer_list>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -32,6 +33,16 @@ absl::StatusOr<T> NodeAttr(const GradientNode& n, absl::string_view name, T fall
   T value;
   SL_RETURN_IF_ERROR(GetNodeAttrOr(AttrSlice(*n.def), name, fallback, &value));
   return value;
+}
+
+// The forward node's attrs named in `names` (those it has), to give a backward node.
+inline AttrMap CopyAttrs(const GradientNode& n, std::initializer_list<const char*> names) {
+  AttrMap attrs;
+  for (const char* name : names) {
+    auto it = n.def->attr().find(name);
+    if (it != n.def->attr().end()) attrs[name] = it->second;
+  }
+  return attrs;
 }
 
 // How many tensors the forward node's list(type) attr `name` holds (its optional inputs).

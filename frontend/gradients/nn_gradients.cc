@@ -10,18 +10,9 @@ namespace {
 using Dxs = std::vector<std::string>;
 using gradient_util::Attr;
 using gradient_util::ListSize;
+using gradient_util::CopyAttrs;
 using gradient_util::NodeAttr;
 using gradient_util::ScalarConst;
-
-// The forward node's attrs named in `names` (those it has).
-AttrMap CopyAttrs(const GradientNode& n, std::initializer_list<const char*> names) {
-  AttrMap attrs;
-  for (const char* name : names) {
-    auto it = n.def->attr().find(name);
-    if (it != n.def->attr().end()) attrs[name] = it->second;
-  }
-  return attrs;
-}
 
 AttrMap ConvAttrs(const GradientNode& n) {
   return CopyAttrs(n, {"auto_pad", "dilations", "group", "kernel_shape", "pads", "strides"});

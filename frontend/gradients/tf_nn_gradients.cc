@@ -15,16 +15,8 @@ using gradient_util::Attr;
 using gradient_util::Const;
 using gradient_util::FloatOnly;
 using gradient_util::IsFloat;
+using gradient_util::CopyAttrs;
 using gradient_util::NodeAttr;
-
-AttrMap CopyAttrs(const GradientNode& n, std::initializer_list<const char*> names) {
-  AttrMap attrs;
-  for (const char* name : names) {
-    auto it = n.def->attr().find(name);
-    if (it != n.def->attr().end()) attrs[name] = it->second;
-  }
-  return attrs;
-}
 
 AttrMap Conv2DAttrs(const GradientNode& n) {
   return CopyAttrs(n, {"strides", "padding", "explicit_paddings", "data_format", "dilations", "use_cudnn_on_gpu"});

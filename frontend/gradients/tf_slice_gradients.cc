@@ -20,16 +20,8 @@ using gradient_util::Const;
 using gradient_util::FloatOnly;
 using gradient_util::Int64Const;
 using gradient_util::IsFloat;
+using gradient_util::CopyAttrs;
 using gradient_util::NodeAttr;
-
-AttrMap CopyAttrs(const GradientNode& n, std::initializer_list<const char*> names) {
-  AttrMap attrs;
-  for (const char* name : names) {
-    auto it = n.def->attr().find(name);
-    if (it != n.def->attr().end()) attrs[name] = it->second;
-  }
-  return attrs;
-}
 
 absl::StatusOr<std::string> Int64Scalar(GradientBuilder* b, int64_t v) {
   return Const(b, Tensor::FromVector<int64_t>({v}, TensorShape({})));
