@@ -19,6 +19,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "kernels/op_kernel.h"
+#include "kernels/parallel_for.h"
 
 namespace sluice {
 
@@ -99,26 +100,6 @@ absl::Status VisitElements(DataType dt, Fn&& fn) {
       return absl::UnimplementedError(
           absl::StrCat("tensors of type ", DataTypeString(dt), " are not supported here"));
   }
-}
-
-// Work of this many element moves or more is split over the device's compute pool.
-inline constexpr int64_t kParallelElements = 1 << 15;
-
-// Runs fn(begin, end) over [0, n), in parallel when `cost` (elements moved in all) is large;
-// stops between slices of work once the step is cancelled (ForEachCancellableSlice).
-template <typename Fn>
-void ParallelForIfLarge(OpKernelContext* ctx, int64_t n, int64_t cost, Fn&& fn) {
-  if (n <= 0) return;
-  const int64_t per_item = std::max<int64_t>(1, cost / n);
-  ThreadPool* pool = ctx != nullptr && ctx->device() != nullptr ? ctx->device()->compute_pool() : nullptr;
-  const int64_t min_block = std::max<int64_t>(1, kParallelElements / 4 / per_item);
-  ForEachCancellableSlice(ctx, n, per_item, [&](int64_t begin, int64_t end) {
-    if (end - begin <= 1 || (end - begin) * per_item < kParallelElements || pool == nullptr) {
-      fn(begin, end);
-    } else {
-      pool->ParallelFor(end - begin, min_block, [&](int64_t b, int64_t e) { fn(begin + b, begin + e); });
-    }
-  });
 }
 
 // Simplifies a strided view: drops dims of size 1 and merges a dim into the next one when

@@ -21,6 +21,7 @@
 #include "absl/strings/str_cat.h"
 #include "kernels/dnnl_eltwise.h"
 #include "kernels/op_kernel.h"
+#include "kernels/parallel_for.h"
 #include "kernels/typed_registration.h"
 
 namespace sluice {
@@ -147,24 +148,6 @@ void ForEachNaryRun(const NaryBroadcastPlan& plan, Fn&& fn) {
 template <typename T> struct Compute { using type = T; };
 template <> struct Compute<half> { using type = float; };
 template <> struct Compute<bfloat16> { using type = float; };
-
-// Element counts from which kernels split their work over the device's compute pool.
-inline constexpr int64_t kParallelElements = int64_t{1} << 15;
-
-// Runs fn(begin, end) over [0, n), split over the compute pool when n is large; stops between
-// slices of work once the step is cancelled (ForEachCancellableSlice).
-template <typename Fn>
-void ParallelForElements(OpKernelContext* ctx, int64_t n, int64_t cost_per_element, Fn&& fn) {
-  ThreadPool* pool = ctx->device() != nullptr ? ctx->device()->compute_pool() : nullptr;
-  const int64_t min_block = std::max<int64_t>(1, kParallelElements / 4 / std::max<int64_t>(1, cost_per_element));
-  ForEachCancellableSlice(ctx, n, cost_per_element, [&](int64_t begin, int64_t end) {
-    if (pool != nullptr && (end - begin) * cost_per_element >= kParallelElements && pool->NumThreads() > 0) {
-      pool->ParallelFor(end - begin, min_block, [&](int64_t b, int64_t e) { fn(begin + b, begin + e); });
-    } else {
-      fn(begin, end);
-    }
-  });
-}
 
 // Base of element-wise functors: Init parses attrs once; Check<T> vets the second operand
 // before computing (integer division by zero).
