@@ -339,11 +339,9 @@ absl::Status PartialRunStep(TF_Session* session, const char* handle, const TF_Ou
   for (const TF_Operation* op : targets_now) run->targets_run.insert(op);
   for (int i = 0; i < noutputs; ++i) output_values[i] = converted[i].release();
 
-  const bool done = run->fetched.size() == run->fetches.size() &&
-                    run->targets_run.size() == run->targets.size() &&
-                    std::all_of(run->feeds.begin(), run->feeds.end(), [&](const std::string& f) {
-                      return run->values.contains(f);
-                    });
+  bool done = run->fetched.size() == run->fetches.size() &&
+              run->targets_run.size() == run->targets.size();
+  for (const std::string& feed : run->feeds) done = done && run->values.contains(feed);
   if (done) {
     absl::MutexLock lock(&session->partial_runs_mu);
     session->partial_runs.erase(handle);
