@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# `sluice onnx SUBVERB` as a user runs it: check, extract, set-dims, externalize, internalize.
+# `sluice onnx SUBVERB` as a user runs it: check, convert-version, extract, set-dims,
+# externalize, internalize.
 set -euo pipefail
 sluice=tools/sluice
 mlp=tests/testdata/onnx/mlp.onnx   # y = relu(x @ w + b), x: [N,2]
@@ -17,7 +18,7 @@ expect_rc() {
 
 # Help everywhere; usage errors exit 2.
 $sluice --help | grep -q "onnx" || fail "top-level help lists onnx"
-for sub in "" check extract set-dims externalize internalize; do
+for sub in "" check convert-version extract set-dims externalize internalize; do
   $sluice onnx $sub --help | grep -q "usage: sluice onnx" || fail "onnx $sub --help"
 done
 expect_rc 2 $sluice onnx
@@ -43,6 +44,35 @@ expect_rc 1 $sluice onnx check tests/testdata/onnx/bad_cycle.onnx
 echo "$msg" | grep -q "topologically sorted" || fail "checker message for a cycle: $msg"
 expect_rc 1 $sluice onnx check "$out/missing.onnx"
 echo "$msg" | grep -q "missing.onnx" || fail "missing model message: $msg"
+
+# IR 10 (ONNX 1.17's): the checker accepts it; import stops at the opset the converters reach.
+[ "$($sluice onnx check tests/testdata/onnx/mlp_ir10_opset21.onnx --full)" = "OK" ] || fail "check an IR 10 model"
+expect_rc 1 $sluice run tests/testdata/onnx/mlp_ir10_opset21.onnx --input "$x"
+echo "$msg" | grep -q "needs ai.onnx opset 21" || fail "opset 21 import message: $msg"
+
+# convert-version: opset 18's ReduceMean (axes an input) down to 17, which runs: means [2, 5].
+r18=tests/testdata/onnx/reduce_mean_opset18.onnx
+expect_rc 1 $sluice run "$r18"
+echo "$msg" | grep -q "needs ai.onnx opset 18" || fail "opset 18 import message: $msg"
+$sluice onnx convert-version "$r18" "$out/r17.onnx" --opset 17 --json > "$out/r17.json"
+json_is "$out/r17.json" "d['opset'] == 17 and d['nodes'] == 1 and d['outputs'] == [{'name': 'y', 'dims': [2]}]" ||
+  fail "convert-version summary"
+$sluice onnx convert-version "$r18" "$out/r17b.onnx" --opset 17 | grep -q "opset 17, 1 nodes" || fail "convert-version line"
+[ "$($sluice onnx check "$out/r17.onnx" --full)" = "OK" ] || fail "converted model passes the checker"
+python3 -c "
+import struct, sys
+# TensorProto fields: dims (1) 2 and 3, data_type (2) FLOAT, name (8) 'x', raw_data (9) 1..6.
+t = b'\x08\x02\x08\x03\x10\x01\x42\x01x\x4a\x18' + struct.pack('<6f', 1, 2, 3, 4, 5, 6)
+sys.stdout.buffer.write(t)" > "$out/x23.pb"
+$sluice run "$out/r17.onnx" --input "x=$out/x23.pb" --json > "$out/r17_run.json"
+json_is "$out/r17_run.json" "[(o['name'], o['shape'], o['values']) for o in d['outputs']] == [('y', [2], [2, 5])]" ||
+  fail "converted model runs"
+expect_rc 2 $sluice onnx convert-version "$r18" "$out/bad.onnx"
+echo "$msg" | grep -q "no --opset" || fail "missing --opset message: $msg"
+expect_rc 2 $sluice onnx convert-version "$r18" "$out/bad.onnx" --opset seventeen
+expect_rc 1 $sluice onnx convert-version "$r18" "$out/bad.onnx" --opset 23
+echo "$msg" | grep -q "1 to 22" || fail "opset range message: $msg"
+[ ! -e "$out/bad.onnx" ] || fail "a failed convert-version wrote a file"
 
 # Reference outputs of the whole model.
 $sluice run "$mlp" --input "$x" --output-dir "$out/ref" >/dev/null

@@ -1,8 +1,9 @@
-// `sluice onnx SUBVERB`: ONNX model utilities (check, extract, set-dims, externalize,
-// internalize) over frontend/onnx/model_tools.
+// `sluice onnx SUBVERB`: ONNX model utilities (check, convert-version, extract, set-dims,
+// externalize, internalize) over frontend/onnx/model_tools.
 #include <cstdio>
 #include <map>
 #include <string>
+#include <utility>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
@@ -24,13 +25,15 @@ Utilities for ONNX model files, the everyday ones of Python's onnx package witho
 External data is read through Sluice's loader: locations must stay inside the model's folder.
 
 Every subverb takes --json: one JSON object on stdout instead of its line (errors still go to
-stderr). check prints {"model", "ok", "message"}; extract, set-dims and internalize print
+stderr). check prints {"model", "ok", "message"}; convert-version, extract, set-dims and
+internalize print
 {"file", "nodes", "initializers", "inputs": [{"name", "dims"}], "outputs": [...]} (dims: a
 number, a name, or null per dim; null for an unknown rank); externalize prints
 {"file", "tensors", "bytes", "files": [...]}.
 
 subverbs:
   check        run the ONNX checker (with --full, strict shape inference too)
+  convert-version  convert the model to another ai.onnx opset (ONNX's version converter)
   extract      write the sub-model between given input and output tensors
   set-dims     set the dims of graph inputs and outputs and infer shapes again
   externalize  move large tensors to external data files next to the model
@@ -47,6 +50,19 @@ options:
            full_check=True))
   --json   print {"model": MODEL, "ok": true|false, "message": the checker's message}
   --help   this text
+)";
+
+constexpr char kConvertVersionHelp[] = R"(usage: sluice onnx convert-version MODEL.onnx OUT.onnx --opset N
+
+Converts the model to ai.onnx opset N with ONNX 1.17's version converter (as
+onnx.version_converter.convert_version): each node is rewritten by the converter's adapters,
+opset by opset, up or down. The model must pass the ONNX checker first. N is 1 to 22;
+ir_version stays as it was. A node the converter has no adapter for is an error naming it.
+
+options:
+  --opset N   the ai.onnx opset to convert to (required)
+  --json      print {"file", "opset", "nodes", "initializers", "inputs", "outputs"}
+  --help      this text
 )";
 
 constexpr char kExtractHelp[] = R"(usage: sluice onnx extract MODEL.onnx -i NAMES -o NAMES OUT.onnx
@@ -142,25 +158,27 @@ std::string DescribeJson(const onnx::ValueInfoProto& vi) {
   return o.AddRaw("dims", JsonArray(dims)).ToString();
 }
 
-void PrintWritten(const std::string& path, const onnx::ModelProto& m, bool json) {
+// `opset`: the ai.onnx opset the model was converted to, reported when > 0.
+void PrintWritten(const std::string& path, const onnx::ModelProto& m, bool json, int opset = 0) {
   if (json) {
     std::vector<std::string> ins, outs;
     for (const auto& vi : m.graph().input()) ins.push_back(DescribeJson(vi));
     for (const auto& vi : m.graph().output()) outs.push_back(DescribeJson(vi));
-    std::printf("%s\n", JsonObject()
-                            .AddString("file", path)
-                            .AddInt("nodes", m.graph().node_size())
-                            .AddInt("initializers", m.graph().initializer_size())
-                            .AddRaw("inputs", JsonArray(ins))
-                            .AddRaw("outputs", JsonArray(outs))
-                            .ToString()
-                            .c_str());
+    JsonObject o;
+    o.AddString("file", path);
+    if (opset > 0) o.AddInt("opset", opset);
+    o.AddInt("nodes", m.graph().node_size())
+        .AddInt("initializers", m.graph().initializer_size())
+        .AddRaw("inputs", JsonArray(ins))
+        .AddRaw("outputs", JsonArray(outs));
+    std::printf("%s\n", o.ToString().c_str());
     return;
   }
   std::vector<std::string> ins, outs;
   for (const auto& vi : m.graph().input()) ins.push_back(Describe(vi));
   for (const auto& vi : m.graph().output()) outs.push_back(Describe(vi));
-  std::printf("wrote %s: %d nodes, %d initializers; inputs %s; outputs %s\n", path.c_str(),
+  const std::string converted = opset > 0 ? absl::StrCat("opset ", opset, ", ") : "";
+  std::printf("wrote %s: %s%d nodes, %d initializers; inputs %s; outputs %s\n", path.c_str(), converted.c_str(),
               m.graph().node_size(), m.graph().initializer_size(), absl::StrJoin(ins, ", ").c_str(),
               absl::StrJoin(outs, ", ").c_str());
 }
@@ -186,6 +204,27 @@ int Check(Args& args) {
     std::printf("%s\n", s.ok() ? "OK" : message.c_str());
   }
   return s.ok() ? 0 : 1;
+}
+
+int ConvertVersion(Args& args) {
+  if (args.Has("--help")) return std::printf("%s", kConvertVersionHelp), 0;
+  const bool json = args.Has("--json");
+  const std::string opset_flag = args.Take("--opset");
+  int opset = 0;
+  if (opset_flag.empty()) return Usage("convert-version", "no --opset N", kConvertVersionHelp);
+  if (!absl::SimpleAtoi(opset_flag, &opset)) {
+    return Usage("convert-version", absl::StrCat("bad --opset '", opset_flag, "'"), kConvertVersionHelp);
+  }
+  auto p = Positionals(args, 2, "MODEL.onnx and OUT.onnx");
+  if (!p.ok()) return Usage("convert-version", std::string(p.status().message()), kConvertVersionHelp);
+  auto model = LoadOnnxModel((*p)[0]);
+  if (!model.ok()) return Fail("convert-version", model.status());
+  auto converted = ConvertOnnxVersion(std::move(*model), opset);
+  if (!converted.ok()) return Fail("convert-version", converted.status());
+  absl::Status s = SaveOnnxModel(*converted, (*p)[1]);
+  if (!s.ok()) return Fail("convert-version", s);
+  PrintWritten((*p)[1], *converted, json, opset);
+  return 0;
 }
 
 std::vector<std::string> SplitNames(const std::vector<std::string>& flags) {
@@ -296,7 +335,7 @@ int Internalize(Args& args) {
 
 int OnnxToolVerb(Args& args) {
   static const auto* subverbs = new std::map<std::string, int (*)(Args&)>{
-      {"check", Check}, {"extract", Extract}, {"set-dims", SetDims},
+      {"check", Check}, {"convert-version", ConvertVersion}, {"extract", Extract}, {"set-dims", SetDims},
       {"externalize", Externalize}, {"internalize", Internalize},
   };
   std::string sub = args.TakeSubverb();

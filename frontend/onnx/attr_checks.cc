@@ -198,6 +198,8 @@ absl::Status CheckPerDimInputLengths(const onnx::NodeProto& node,
 int64_t OnnxElementBytes(int type) {
   switch (type) {
     case onnx::TensorProto::UINT8: case onnx::TensorProto::INT8: case onnx::TensorProto::BOOL:
+    case onnx::TensorProto::FLOAT8E4M3FN: case onnx::TensorProto::FLOAT8E4M3FNUZ:
+    case onnx::TensorProto::FLOAT8E5M2: case onnx::TensorProto::FLOAT8E5M2FNUZ:
       return 1;
     case onnx::TensorProto::UINT16: case onnx::TensorProto::INT16:
     case onnx::TensorProto::FLOAT16: case onnx::TensorProto::BFLOAT16:
@@ -227,10 +229,20 @@ absl::Status CheckInitializers(const onnx::GraphProto& g) {
                                                        "]: negative, or too many elements"));
       }
     }
+    const bool packed_4bit = t.data_type() == onnx::TensorProto::INT4 || t.data_type() == onnx::TensorProto::UINT4;
     const int64_t element_bytes = OnnxElementBytes(t.data_type());
     int64_t bytes = 0;
-    if (t.has_raw_data() && element_bytes > 0 &&
-        (!CheckedMul(elements, element_bytes, &bytes) || static_cast<int64_t>(t.raw_data().size()) != bytes)) {
+    if (t.has_raw_data() && packed_4bit) {
+      // Two 4-bit elements per byte, the last byte half used when the count is odd.
+      bytes = elements / 2 + elements % 2;
+      if (static_cast<int64_t>(t.raw_data().size()) != bytes) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "initializer '", t.name(), "' of ", elements, " 4-bit elements needs ", bytes,
+            " bytes of raw_data but has ", t.raw_data().size()));
+      }
+    } else if (t.has_raw_data() && element_bytes > 0 &&
+               (!CheckedMul(elements, element_bytes, &bytes) ||
+                static_cast<int64_t>(t.raw_data().size()) != bytes)) {
       return absl::InvalidArgumentError(absl::StrCat(
           "initializer '", t.name(), "' of ", elements, " elements needs ", bytes,
           " bytes of raw_data but has ", t.raw_data().size()));

@@ -18,7 +18,9 @@
 namespace sluice {
 namespace {
 
-// The newest default-domain opset this build converts (ONNX 1.12).
+// The newest default-domain opset this build converts: ONNX 1.17 knows opsets to 22, but the
+// converters stop at 17 (ONNX 1.12's); a newer model fails here with a clear error instead of
+// reaching converters that would read its ops with opset 17's meaning.
 constexpr int kMaxOpset = 17;
 
 std::string Sanitize(absl::string_view name) {
@@ -44,7 +46,11 @@ PartialShape ShapeOf(const onnx::TypeProto& type) {
 
 // The Sluice dtype of a value of ONNX type `type`: sequences and optionals are variants.
 absl::StatusOr<DataType> DtypeOfOnnxType(const onnx::TypeProto& type, const std::string& name) {
-  if (type.has_tensor_type()) return DataTypeFromOnnx(type.tensor_type().elem_type());
+  if (type.has_tensor_type()) {
+    auto dt = DataTypeFromOnnx(type.tensor_type().elem_type());
+    SL_RETURN_IF_ERROR(dt.status(), "value '", name, "'");
+    return dt;
+  }
   if (type.has_sequence_type() || type.has_optional_type()) return DT_VARIANT;
   return absl::UnimplementedError(
       absl::StrCat("value '", name, "' is a map or sparse tensor, which Sluice does not support"));
@@ -397,8 +403,14 @@ absl::Status OnnxImporter::ConvertNode(const onnx::NodeProto& node,
   }
   if (schema != nullptr && (schema->HasFunction() || schema->HasContextDependentFunction())) {
     onnx::FunctionProto function;
-    if (schema->HasFunction()) {
-      function = *schema->GetFunction();
+    // ONNX keeps one function body per opset where the ops of a body changed meaning (opset
+    // 18's ReduceMax takes axes as an input): take the body written for the model's opset.
+    const onnx::FunctionProto* body = schema->HasFunction() ? schema->GetFunction(opset->second) : nullptr;
+    if (body != nullptr) {
+      function = *body;
+    } else if (!schema->HasContextDependentFunction()) {
+      return absl::UnimplementedError(absl::StrCat(label, ", version ", since, ": no converter, and no ONNX function body for opset ",
+                                                   opset->second));
     } else {
       std::vector<onnx::TypeProto> types;
       for (const std::string& in : node.input()) {
@@ -424,7 +436,7 @@ absl::Status OnnxImporter::ConvertNode(const onnx::NodeProto& node,
       onnx::FunctionBodyBuildContextImpl build_ctx(node, types);
       bool built = false;
       SL_RETURN_IF_ERROR(CallOnnx(absl::StrCat(label, ": expanding its function body failed"), [&] {
-        built = schema->BuildContextDependentFunction(build_ctx, function);
+        built = schema->BuildContextDependentFunction(build_ctx, function, opset->second);
       }));
       if (!built) {
         return absl::UnimplementedError(absl::StrCat(label, ", version ", since,

@@ -54,6 +54,40 @@ TEST(OnnxImporterTest, MalformedModelsAreRefusedByName) {
   EXPECT_EQ(ImportError("no_such_model.onnx").code(), absl::StatusCode::kNotFound);
 }
 
+// Models of opsets past the converters' (ONNX 1.17 knows them) fail by the opset they need.
+TEST(OnnxImporterTest, NewerOpsetsFailByTheOpsetTheyNeed) {
+  absl::Status s = ImportError("reduce_mean_opset18.onnx");
+  EXPECT_EQ(s.code(), absl::StatusCode::kUnimplemented);
+  EXPECT_THAT(s.message(), AllOf(HasSubstr("needs ai.onnx opset 18"), HasSubstr("up to 17")));
+  s = ImportError("mlp_ir10_opset21.onnx");
+  EXPECT_EQ(s.code(), absl::StatusCode::kUnimplemented);
+  EXPECT_THAT(s.message(), HasSubstr("needs ai.onnx opset 21"));
+}
+
+// An element type of IR 9 and 10 (FLOAT8*, INT4, UINT4) that Sluice has no dtype for yet.
+TEST(OnnxImporterTest, NewElementTypesAreUnimplementedNamingTheValue) {
+  onnx::ModelProto model;
+  model.set_ir_version(10);
+  auto* imp = model.add_opset_import();
+  imp->set_domain("");
+  imp->set_version(17);
+  auto* g = model.mutable_graph();
+  g->set_name("float8");
+  auto* x = g->add_input();
+  x->set_name("x");
+  x->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT8E4M3FN);
+  x->mutable_type()->mutable_tensor_type()->mutable_shape()->add_dim()->set_dim_value(2);
+  auto* n = g->add_node();
+  n->set_op_type("Identity");
+  n->add_input("x");
+  n->add_output("y");
+  *g->add_output() = *x;
+  g->mutable_output(0)->set_name("y");
+  absl::Status s = ImportOnnxModel(model).status();
+  EXPECT_EQ(s.code(), absl::StatusCode::kUnimplemented) << s;
+  EXPECT_THAT(s.message(), AllOf(HasSubstr("'x'"), HasSubstr("FLOAT8E4M3FN"), HasSubstr("no Sluice dtype")));
+}
+
 TEST(OnnxImporterTest, NamesSurviveIntoTheGraphDef) {
   auto g = ImportOnnxFile(std::string(kDir) + "mlp.onnx");
   ASSERT_OK(g);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <climits>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -22,7 +23,9 @@
 #include "frontend/onnx/onnx_errors.h"
 #include "frontend/onnx/onnx_tensor.h"
 #include "onnx/checker.h"
+#include "onnx/defs/schema.h"
 #include "onnx/shape_inference/implementation.h"
+#include "onnx/version_converter/convert.h"
 
 namespace sluice {
 namespace fs = std::filesystem;
@@ -179,6 +182,31 @@ absl::Status WriteAll(std::ofstream& out, const std::string& data, const fs::pat
   return absl::OkStatus();
 }
 
+// ONNX 1.17's downgrade adapters that turn an input into an attribute (the axes of the
+// Reduce ops and Squeeze/Unsqueeze, Split's split, Reshape's shape) read an initializer's
+// int64_data only: axes in raw_data became no axes at all, a reduction over every axis. Small
+// int64 initializers go to the converter in int64_data instead, the same values.
+constexpr int kMaxInt64InitializerToRetype = 1024;
+
+void Int64InitializersAsTypedData(onnx::GraphProto* g) {
+  for (auto& t : *g->mutable_initializer()) {
+    if (t.data_type() != onnx::TensorProto::INT64 || !t.has_raw_data() || t.raw_data().size() % 8 != 0 ||
+        t.raw_data().size() / 8 > kMaxInt64InitializerToRetype) {
+      continue;
+    }
+    std::vector<int64_t> values(t.raw_data().size() / 8);
+    if (!values.empty()) std::memcpy(values.data(), t.raw_data().data(), t.raw_data().size());
+    t.clear_raw_data();
+    for (int64_t v : values) t.add_int64_data(v);
+  }
+  for (auto& n : *g->mutable_node()) {
+    for (auto& a : *n.mutable_attribute()) {
+      if (a.has_g()) Int64InitializersAsTypedData(a.mutable_g());
+      for (auto& sub : *a.mutable_graphs()) Int64InitializersAsTypedData(&sub);
+    }
+  }
+}
+
 }  // namespace
 
 absl::Status CheckOnnxModel(const onnx::ModelProto& model, bool full) {
@@ -197,6 +225,26 @@ absl::Status InferOnnxShapes(onnx::ModelProto* model, bool strict) {
   return InferShapesIsolated(model, "ONNX shape inference", [options](onnx::ModelProto& m) {
     onnx::shape_inference::InferShapes(m, onnx::OpSchemaRegistry::Instance(), options);
   });
+}
+
+absl::StatusOr<onnx::ModelProto> ConvertOnnxVersion(onnx::ModelProto model, int opset) {
+  const auto& ranges = onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map();
+  const int newest = ranges.count("") ? ranges.at("").second : 0;
+  if (opset < 1 || opset > newest) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("opset ", opset, " is outside the ai.onnx opsets the ONNX version converter knows (1 to ", newest, ")"));
+  }
+  bool imports_onnx = false;
+  for (const auto& imp : model.opset_import()) imports_onnx |= imp.domain().empty() || imp.domain() == "ai.onnx";
+  if (!imports_onnx) return absl::InvalidArgumentError("the model imports no ai.onnx opset to convert from");
+  // The converter trusts its input as shape inference does; the checker sees the model first.
+  SL_RETURN_IF_ERROR(CheckOnnxModel(model));
+  Int64InitializersAsTypedData(model.mutable_graph());
+  onnx::ModelProto converted;
+  SL_RETURN_IF_ERROR(CallOnnx(absl::StrCat("the ONNX version converter to opset ", opset), [&] {
+    converted = onnx::version_conversion::ConvertVersion(model, opset);
+  }));
+  return converted;
 }
 
 absl::StatusOr<onnx::ModelProto> ExtractOnnxModel(const onnx::ModelProto& model,

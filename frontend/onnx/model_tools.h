@@ -4,6 +4,7 @@
 //
 //   SL_ASSIGN_OR_RETURN(onnx::ModelProto model, LoadOnnxModel("big.onnx"));
 //   SL_RETURN_IF_ERROR(CheckOnnxModel(model, /*full=*/true));
+//   SL_ASSIGN_OR_RETURN(onnx::ModelProto v18, ConvertOnnxVersion(model, 18));
 //   SL_ASSIGN_OR_RETURN(onnx::ModelProto head, ExtractOnnxModel(model, {"x"}, {"features"}));
 //   SL_RETURN_IF_ERROR(SetOnnxDims({{"x", *ParseOnnxDims("N,3,224,224")}}, {}, &head));
 //   SL_ASSIGN_OR_RETURN(ExternalizeSummary s, SaveOnnxModelExternal(head, "out/head.onnx", {}));
@@ -28,6 +29,12 @@ absl::Status CheckOnnxModel(const onnx::ModelProto& model, bool full = false);
 // ONNX shape inference in place: fills graph value_info and output types. `strict` makes
 // node-level inference errors and type mismatches errors.
 absl::Status InferOnnxShapes(onnx::ModelProto* model, bool strict = false);
+
+// The model converted to default-domain (ai.onnx) opset `opset` by ONNX's version converter,
+// as Python's onnx.version_converter.convert_version; upgrades and downgrades alike. The model
+// must pass the checker first. ONNX 1.17's converter knows opsets 1 to 22; ir_version is kept
+// as it is. Where the converter has no adapter for a node, the error names it.
+absl::StatusOr<onnx::ModelProto> ConvertOnnxVersion(onnx::ModelProto model, int opset);
 
 // The sub-model that computes `outputs` from `inputs` (tensor names of the top-level graph),
 // like onnx.utils.extract_model: the nodes on the way (in their original order), the

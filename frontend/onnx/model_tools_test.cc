@@ -203,6 +203,62 @@ TEST(CheckOnnxModelTest, PassesGoodModelsAndQuotesTheChecker) {
   EXPECT_THAT(CheckOnnxModel(*cycle).message(), HasSubstr("topologically sorted"));
 }
 
+TEST(CheckOnnxModelTest, AcceptsIrVersion10) {
+  auto ir10 = LoadOnnxModel(std::string(kDir) + "mlp_ir10_opset21.onnx");
+  ASSERT_OK(ir10);
+  EXPECT_EQ(ir10->ir_version(), 10);
+  EXPECT_OK(CheckOnnxModel(*ir10));
+  EXPECT_OK(CheckOnnxModel(*ir10, /*full=*/true));
+}
+
+int DefaultOpset(const onnx::ModelProto& m) {
+  for (const auto& imp : m.opset_import()) {
+    if (imp.domain().empty()) return static_cast<int>(imp.version());
+  }
+  return -1;
+}
+
+// Opset 18's ReduceMean (axes an input) back to opset 17's (axes an attribute), which then
+// imports and computes the same means.
+TEST(ConvertOnnxVersionTest, Opset18ToOpset17Runs) {
+  auto m18 = LoadOnnxModel(std::string(kDir) + "reduce_mean_opset18.onnx");
+  ASSERT_OK(m18);
+  auto m17 = ConvertOnnxVersion(*m18, 17);
+  ASSERT_OK(m17);
+  EXPECT_EQ(DefaultOpset(*m17), 17);
+  ASSERT_EQ(m17->graph().node_size(), 1);
+  const onnx::NodeProto& mean = m17->graph().node(0);
+  EXPECT_EQ(mean.input_size(), 1);
+  bool has_axes = false;
+  for (const auto& a : mean.attribute()) has_axes |= a.name() == "axes";
+  EXPECT_TRUE(has_axes);
+  EXPECT_OK(CheckOnnxModel(*m17, /*full=*/true));
+
+  std::vector<Tensor> out = RunModel(*m17, Tensor::FromVector<float>({1, 2, 3, 4, 5, 6}, TensorShape({2, 3})));
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_THAT(std::vector<float>(out[0].flat<float>().begin(), out[0].flat<float>().end()), ElementsAre(2, 5));
+
+  // And up again: opset 18 once more, the axes an input (a Constant node's output).
+  auto back = ConvertOnnxVersion(*m17, 18);
+  ASSERT_OK(back);
+  EXPECT_EQ(DefaultOpset(*back), 18);
+  const onnx::NodeProto& last = back->graph().node(back->graph().node_size() - 1);
+  EXPECT_EQ(last.op_type(), "ReduceMean");
+  EXPECT_EQ(last.input_size(), 2);
+}
+
+TEST(ConvertOnnxVersionTest, ErrorsSayWhy) {
+  auto mlp = LoadOnnxModel(std::string(kDir) + "mlp.onnx");
+  ASSERT_OK(mlp);
+  absl::Status s = ConvertOnnxVersion(*mlp, 23).status();
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.message(), AllOf(HasSubstr("opset 23"), HasSubstr("1 to 22")));
+  EXPECT_EQ(ConvertOnnxVersion(*mlp, 0).status().code(), absl::StatusCode::kInvalidArgument);
+  auto unknown = LoadOnnxModel(std::string(kDir) + "bad_unknown_op.onnx");
+  ASSERT_OK(unknown);
+  EXPECT_THAT(ConvertOnnxVersion(*unknown, 17).status().message(), HasSubstr("Frobnicate"));
+}
+
 TEST(CheckOnnxModelTest, FullCheckAddsStrictShapeInference) {
   // Add of float and int64: the checker alone does not look at types; inference does.
   onnx::ModelProto m = NewModel();

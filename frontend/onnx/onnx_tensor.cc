@@ -68,8 +68,15 @@ absl::StatusOr<DataType> DataTypeFromOnnx(int onnx_type) {
   for (const auto& t : kTypes) {
     if (t.onnx == onnx_type) return t.dt;
   }
-  return absl::UnimplementedError(absl::StrCat("ONNX element type ", onnx_type,
-                                               " is not supported"));
+  if (onnx_type != onnx::TensorProto::UNDEFINED && onnx::TensorProto_DataType_IsValid(onnx_type)) {
+    // A type ONNX has and Sluice does not hold yet: FLOAT8E4M3FN, FLOAT8E4M3FNUZ, FLOAT8E5M2,
+    // FLOAT8E5M2FNUZ (IR 9), UINT4 and INT4 (IR 10).
+    return absl::UnimplementedError(absl::StrCat(
+        "ONNX element type ", onnx::TensorProto_DataType_Name(static_cast<onnx::TensorProto_DataType>(onnx_type)),
+        " (", onnx_type, ") has no Sluice dtype yet"));
+  }
+  return absl::InvalidArgumentError(absl::StrCat("ONNX element type ", onnx_type,
+                                                 " is not an ONNX TensorProto.DataType"));
 }
 
 absl::StatusOr<int> DataTypeToOnnx(DataType dt) {

@@ -64,6 +64,30 @@ TEST(OnnxTensorTest, TypedFields) {
   EXPECT_EQ(static_cast<float>(ht->flat<half>()[0]), 1.0f);
 }
 
+// ONNX 1.17's element types without a Sluice dtype: UNIMPLEMENTED, naming the type and the
+// tensor; a number that is no ONNX type at all is INVALID_ARGUMENT.
+TEST(OnnxTensorTest, NewOnnxElementTypesAreUnimplementedByName) {
+  for (auto [type, name] : std::vector<std::pair<onnx::TensorProto::DataType, std::string>>{
+           {onnx::TensorProto::FLOAT8E4M3FN, "FLOAT8E4M3FN"},
+           {onnx::TensorProto::FLOAT8E4M3FNUZ, "FLOAT8E4M3FNUZ"},
+           {onnx::TensorProto::FLOAT8E5M2, "FLOAT8E5M2"},
+           {onnx::TensorProto::FLOAT8E5M2FNUZ, "FLOAT8E5M2FNUZ"},
+           {onnx::TensorProto::UINT4, "UINT4"},
+           {onnx::TensorProto::INT4, "INT4"}}) {
+    onnx::TensorProto p;
+    p.set_name("scale");
+    p.set_data_type(type);
+    p.add_dims(2);
+    p.set_raw_data(std::string(type == onnx::TensorProto::UINT4 || type == onnx::TensorProto::INT4 ? 1 : 2, '\0'));
+    absl::Status s = TensorFromOnnx(p).status();
+    EXPECT_EQ(s.code(), absl::StatusCode::kUnimplemented) << name;
+    EXPECT_THAT(s.message(), ::testing::AllOf(::testing::HasSubstr("tensor 'scale'"), ::testing::HasSubstr(name),
+                                              ::testing::HasSubstr("no Sluice dtype")));
+  }
+  EXPECT_EQ(DataTypeFromOnnx(99).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(DataTypeFromOnnx(onnx::TensorProto::UNDEFINED).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
 TEST(OnnxTensorTest, MalformedTensorsAreRejectedByName) {
   onnx::TensorProto p;
   p.set_name("weights");

@@ -28,6 +28,21 @@ absl::Status ConvertDropConsumedInputs(OnnxNodeContext* ctx) {
   return ctx->EmitGeneric("", {}, {"consumed_inputs"});
 }
 
+// PRelu before 7 applied a slope of shape [C] per channel (axis 1; torch exported it so);
+// 7 made slope broadcast numpy's way, which aligns it with the last axis instead.
+absl::Status ConvertPReluPerChannel(OnnxNodeContext* ctx) {
+  const PartialShape x = ctx->input_shape(0), slope = ctx->input_shape(1);
+  if (x.unknown_rank() || x.rank() < 3 || slope.unknown_rank() || slope.rank() != 1 || slope.dims()[0] == 1) {
+    return ctx->EmitGeneric("", {}, {"consumed_inputs"});  // Trailing alignment is axis 1, or a shared slope.
+  }
+  std::vector<int64_t> channel_shape(x.rank() - 1, 1);  // [C, 1, ..., 1]
+  channel_shape[0] = -1;
+  std::string shape = ctx->AddConst(Int64Vector(channel_shape), "slope_shape");
+  SL_ASSIGN_OR_RETURN(auto per_channel, ctx->AddNode("Reshape", {{ctx->input(1)}, {shape}}, {}, "slope"));
+  SL_ASSIGN_OR_RETURN(auto out, ctx->AddNode("PRelu", {{ctx->input(0)}, {per_channel[0]}}, {}));
+  return ctx->SetOutputs(out);
+}
+
 // Binary ops before opset 7 broadcast only with broadcast=1, aligning B at `axis` of A
 // (default: trailing). Trailing alignment, and same shapes, are what numpy does.
 absl::Status ConvertLegacyBroadcast(OnnxNodeContext* ctx) {
@@ -187,8 +202,8 @@ REGISTER_ONNX_CONVERTER("", "Shrink", 9, 9, EmitGeneric);
 REGISTER_ONNX_CONVERTER("", "Celu", 12, 12, EmitGeneric);
 REGISTER_ONNX_CONVERTER("", "HardSwish", 14, 14, EmitGeneric);
 // PRelu-1 had consumed_inputs; 7 made slope broadcast; 9 and 16 widened the types.
-REGISTER_ONNX_CONVERTER("", "PRelu", 1, 5, ConvertDropConsumedInputs);
-REGISTER_ONNX_CONVERTER("", "PRelu", 6, 16, EmitGeneric);
+REGISTER_ONNX_CONVERTER("", "PRelu", 1, 6, ConvertPReluPerChannel);
+REGISTER_ONNX_CONVERTER("", "PRelu", 7, 16, EmitGeneric);
 
 // Binary ops: before 7 broadcasting took broadcast/axis attrs; 7 switched to numpy rules;
 // later versions only widened the types.

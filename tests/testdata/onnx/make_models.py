@@ -99,6 +99,21 @@ save(helper.make_model(domain, opset_imports=opset(13) + [helper.make_opsetid("c
 newer = helper.make_model(mlp, opset_imports=opset(99))
 save(newer, "bad_newer_opset.onnx", check=False)
 
+# Newer than ONNX 1.12 (not checked here: 1.12 knows opsets to 17 and IR 8). The mlp as an IR
+# 10 / opset 21 model, which ONNX 1.17's checker accepts and Sluice's converters do not reach.
+ir10 = helper.make_model(mlp, opset_imports=opset(21))
+ir10.ir_version = 10
+save(ir10, "mlp_ir10_opset21.onnx", check=False)
+
+# Opset 18 moved ReduceMean's axes from an attribute to an input: mean over axis 1 of x [2,3],
+# y = [2, 5] for x = [[1,2,3],[4,5,6]]. The version converter takes it back to opset 17.
+axes = numpy_helper.from_array(np.array([1], np.int64), "axes")
+reduce18 = helper.make_graph(
+    [helper.make_node("ReduceMean", ["x", "axes"], ["y"], name="mean", keepdims=0)],
+    "reduce_mean_18", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])],
+    [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])], [axes])
+save(helper.make_model(reduce18, opset_imports=opset(18)), "reduce_mean_opset18.onnx", check=False)
+
 # A model with a TrainingInfoProto: linear regression y = x W + b trained with Momentum on the
 # loss sum((y - t)^2). The algorithm graph holds the forward pass, a Gradient node and the
 # optimizer; update_binding writes W, b, their velocities and the step count back. The
