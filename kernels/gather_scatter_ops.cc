@@ -3,6 +3,7 @@
 // out-of-range indices are INVALID_ARGUMENT before anything is written.
 #include <algorithm>
 #include <complex>
+#include <type_traits>
 
 #include "kernels/array_kernel_util.h"
 #include "kernels/kernel_registry.h"
@@ -209,7 +210,7 @@ class GatherNDOp : public OpKernel {
   int64_t batch_dims_ = 0;
 };
 
-enum class Reduction { kNone, kAdd, kMul };
+enum class Reduction { kNone, kAdd, kMul, kMax, kMin };
 
 absl::StatusOr<Reduction> ParseReduction(OpKernelConstruction* ctx) {
   std::string r;
@@ -217,6 +218,8 @@ absl::StatusOr<Reduction> ParseReduction(OpKernelConstruction* ctx) {
   if (r == "none") return Reduction::kNone;
   if (r == "add") return Reduction::kAdd;
   if (r == "mul") return Reduction::kMul;
+  if (r == "max") return Reduction::kMax;
+  if (r == "min") return Reduction::kMin;
   return absl::InvalidArgumentError(absl::StrCat("unknown reduction '", r, "'"));
 }
 
@@ -241,10 +244,29 @@ absl::Status VisitScatter(DataType dt, Reduction reduction, absl::string_view op
     using T = typename decltype(tag)::type;
     using A = typename ArithType<T>::type;
     if constexpr (!std::is_same_v<T, std::string>) {
-      if (reduction == Reduction::kAdd) {
-        status = fn(tag, [](T& d, const T& s) { d = T(A(d) + A(s)); });
-      } else {
-        status = fn(tag, [](T& d, const T& s) { d = T(A(d) * A(s)); });
+      switch (reduction) {
+        case Reduction::kAdd:
+          status = fn(tag, [](T& d, const T& s) { d = T(A(d) + A(s)); });
+          break;
+        case Reduction::kMul:
+          status = fn(tag, [](T& d, const T& s) { d = T(A(d) * A(s)); });
+          break;
+        case Reduction::kMax:
+        case Reduction::kMin:
+          // Complex numbers have no order.
+          if constexpr (std::is_arithmetic_v<A>) {
+            if (reduction == Reduction::kMax) {
+              status = fn(tag, [](T& d, const T& s) { d = A(s) > A(d) ? s : d; });
+            } else {
+              status = fn(tag, [](T& d, const T& s) { d = A(s) < A(d) ? s : d; });
+            }
+          } else {
+            status = absl::InvalidArgumentError(absl::StrCat(
+                op, ": reduction max/min needs an ordered type, got ", DataTypeString(dt)));
+          }
+          break;
+        case Reduction::kNone:
+          break;
       }
     }
   });

@@ -232,7 +232,7 @@ REGISTER_OP("Onnx>ScatterElements")
     .Attr("T: type")
     .Attr("Tind: {int32, int64}")
     .Attr("axis: int = 0")
-    .Attr("reduction: {'none', 'add', 'mul'} = 'none'")
+    .Attr("reduction: {'none', 'add', 'mul', 'max', 'min'} = 'none'")
     .SetShapeFn(shape_fn::Unchanged);
 
 REGISTER_OP("Onnx>ScatterND")
@@ -241,7 +241,7 @@ REGISTER_OP("Onnx>ScatterND")
     .Input("updates: T")
     .Output("output: T")
     .Attr("T: type")
-    .Attr("reduction: {'none', 'add', 'mul'} = 'none'")
+    .Attr("reduction: {'none', 'add', 'mul', 'max', 'min'} = 'none'")
     .SetShapeFn(shape_fn::Unchanged);
 
 REGISTER_OP("Onnx>NonZero")

@@ -67,6 +67,15 @@ absl::Status ConvertSplit(OnnxNodeContext* ctx) {
     SL_ASSIGN_OR_RETURN(auto v, ctx->GetInts("split"));
     split.push_back(ctx->AddConst(Int64Vector(v), "split"));
   }
+  if (ctx->attr("num_outputs") != nullptr) {  // Split-18: equal parts, the last one smaller.
+    SL_ASSIGN_OR_RETURN(int64_t n, ctx->GetInt("num_outputs"));
+    if (!split.empty()) return ctx->Error("'split' and 'num_outputs' cannot both be given");
+    if (n != ctx->num_outputs()) {
+      return ctx->Error(absl::StrCat("num_outputs is ", n, " but the node has ", ctx->num_outputs(), " outputs"));
+    }
+  } else if (ctx->since_version() >= 18 && split.empty()) {
+    return ctx->Error("Split-18 needs either the 'split' input or the 'num_outputs' attribute");
+  }
   AttrMap attrs;
   attrs["axis"] = MakeAttr(axis);
   attrs["num_outputs"] = MakeAttr(static_cast<int64_t>(ctx->num_outputs()));
@@ -165,8 +174,10 @@ REGISTER_ONNX_CONVERTER("", "Transpose", 1, 13, EmitGeneric);
 // Concat: 4 made axis required; 11 negative axis; 13 bfloat16.
 REGISTER_ONNX_CONVERTER("", "Concat", 1, 3, ConvertConcat1);
 REGISTER_ONNX_CONVERTER("", "Concat", 4, 13, EmitGeneric);
-// Split: 2 split only as attr; 11 negative axis; 13 split became an input.
+// Split: 2 split only as attr; 11 negative axis; 13 split became an input; 18 added
+// num_outputs (equal parts, the last smaller when the axis does not divide).
 REGISTER_ONNX_CONVERTER("", "Split", 1, 13, ConvertSplit);
+REGISTER_ONNX_CONVERTER("", "Split", 18, 18, ConvertSplit);
 // Slice: 10 made starts/ends/axes inputs and added steps; 11 negative indices; 13 bfloat16.
 REGISTER_ONNX_CONVERTER("", "Slice", 1, 9, ConvertSlice1);
 REGISTER_ONNX_CONVERTER("", "Slice", 10, 13, EmitGeneric);
@@ -177,6 +188,8 @@ REGISTER_ONNX_CONVERTER("", "Tile", 6, 13, EmitGeneric);
 // Pad: 2 renamed paddings to pads; 11 made pads and the value inputs; 13 bfloat16.
 REGISTER_ONNX_CONVERTER("", "Pad", 1, 10, ConvertPad2);
 REGISTER_ONNX_CONVERTER("", "Pad", 11, 13, EmitGeneric);
+// Pad-18 added the optional axes input (which pads name which axes).
+REGISTER_ONNX_CONVERTER("", "Pad", 18, 18, EmitGeneric);
 // DepthToSpace: 11 added mode; 13 bfloat16. SpaceToDepth: 13 bfloat16.
 REGISTER_ONNX_CONVERTER("", "DepthToSpace", 1, 13, EmitGeneric);
 REGISTER_ONNX_CONVERTER("", "SpaceToDepth", 1, 13, EmitGeneric);
@@ -193,6 +206,9 @@ REGISTER_ONNX_CONVERTER("", "GatherND", 11, 13, EmitGeneric);
 // ScatterElements, ScatterND: 13 bfloat16; 16 added reduction.
 REGISTER_ONNX_CONVERTER("", "ScatterElements", 11, 16, EmitGeneric);
 REGISTER_ONNX_CONVERTER("", "ScatterND", 11, 16, EmitGeneric);
+// ScatterElements, ScatterND: 18 added reductions max and min.
+REGISTER_ONNX_CONVERTER("", "ScatterElements", 18, 18, EmitGeneric);
+REGISTER_ONNX_CONVERTER("", "ScatterND", 18, 18, EmitGeneric);
 // Scatter: 11 negative indices (and deprecation in favour of ScatterElements).
 REGISTER_ONNX_CONVERTER("", "Scatter", 9, 11, ConvertScatter);
 // NonZero: 13 bfloat16.
