@@ -25,12 +25,12 @@ template <typename T, PoolKind kKind>
 class PoolOp : public OpKernel {
  public:
   absl::Status Init(OpKernelConstruction* ctx) override {
-    SL_RETURN_IF_ERROR(window_.Parse(ctx, /*has_dilations=*/kKind == PoolKind::kMax));
+    SL_RETURN_IF_ERROR(window_.Parse(ctx, /*has_dilations=*/kKind != PoolKind::kAverage));
     if (window_.kernel_shape.empty()) return absl::InvalidArgumentError("kernel_shape is required");
     for (int64_t k : window_.kernel_shape) {
       if (k <= 0) return absl::InvalidArgumentError("kernel_shape must be positive");
     }
-    if (kKind != PoolKind::kLp) SL_RETURN_IF_ERROR(ctx->GetAttr("ceil_mode", &ceil_mode_));
+    SL_RETURN_IF_ERROR(ctx->GetAttr("ceil_mode", &ceil_mode_));
     if (kKind == PoolKind::kMax) {
       SL_RETURN_IF_ERROR(ctx->GetAttr("storage_order", &storage_order_));
       SL_RETURN_IF_ERROR(GetNodeAttrOr(ctx->attrs(), "produce_indices", true, &produce_indices_));
