@@ -165,6 +165,30 @@ absl::Status ConvertOptionalGetElement(OnnxNodeContext* ctx) {
   return SetValueOutput(ctx, out, elem);
 }
 
+// OptionalHasElement-18 also takes a tensor or sequence (which has an element) or no input
+// (which has none); only an optional needs a look at run time.
+absl::Status ConvertOptionalHasElement18(OnnxNodeContext* ctx) {
+  const onnx::TypeProto* type = ctx->has_input(0) ? ctx->input_value_type(0) : nullptr;
+  if (type != nullptr && type->has_optional_type()) return ctx->EmitGeneric();
+  if (ctx->has_input(0) && type == nullptr && ctx->input_dtype(0) == DT_VARIANT) {
+    return ctx->Error(absl::StrCat("input 0 ('", ctx->node().input(0), "') is of unknown type"));
+  }
+  return ctx->SetOutput(0, ctx->AddConst(Tensor::Scalar<bool>(ctx->has_input(0)), "has_element"));
+}
+
+// OptionalGetElement-18 passes a tensor or sequence through.
+absl::Status ConvertOptionalGetElement18(OnnxNodeContext* ctx) {
+  const onnx::TypeProto* type = ctx->input_value_type(0);
+  if (type != nullptr && type->has_optional_type()) return ConvertOptionalGetElement(ctx);
+  if (type == nullptr && ctx->input_dtype(0) == DT_VARIANT) {
+    return ctx->Error(absl::StrCat("input 0 ('", ctx->node().input(0), "') is of unknown type"));
+  }
+  SL_ASSIGN_OR_RETURN(auto out, ctx->AddNode("Identity", {{ctx->input(0)}}, {}));
+  SL_RETURN_IF_ERROR(ctx->SetOutputs(out));
+  if (type != nullptr) ctx->SetOutputValueType(0, *type);
+  return absl::OkStatus();
+}
+
 // Sequence ops came in opset 11 and have not changed since (SequenceMap, 17, is a function).
 REGISTER_ONNX_CONVERTER("", "SequenceConstruct", 11, 17, ConvertSequenceConstruct);
 REGISTER_ONNX_CONVERTER("", "SequenceEmpty", 11, 17, ConvertSequenceEmpty);
@@ -174,11 +198,13 @@ REGISTER_ONNX_CONVERTER("", "SequenceErase", 11, 17, ConvertSequenceErase);
 REGISTER_ONNX_CONVERTER("", "SequenceLength", 11, 17, EmitGeneric);
 REGISTER_ONNX_CONVERTER("", "SplitToSequence", 11, 17, ConvertSplitToSequence);
 REGISTER_ONNX_CONVERTER("", "ConcatFromSequence", 11, 17, ConvertConcatFromSequence);
-// Optionals came in opset 15 (18 lets OptionalHasElement and OptionalGetElement take plain
-// tensors, beyond the opsets Sluice reads).
+// Optionals came in opset 15; 18 let OptionalHasElement and OptionalGetElement take plain
+// tensors and sequences (and OptionalHasElement no input).
 REGISTER_ONNX_CONVERTER("", "Optional", 15, 17, ConvertOptional);
 REGISTER_ONNX_CONVERTER("", "OptionalHasElement", 15, 17, EmitGeneric);
 REGISTER_ONNX_CONVERTER("", "OptionalGetElement", 15, 17, ConvertOptionalGetElement);
+REGISTER_ONNX_CONVERTER("", "OptionalHasElement", 18, 18, ConvertOptionalHasElement18);
+REGISTER_ONNX_CONVERTER("", "OptionalGetElement", 18, 18, ConvertOptionalGetElement18);
 
 }  // namespace
 }  // namespace sluice
