@@ -259,7 +259,7 @@ REGISTER_ONNX_CONVERTER("", "Cast", 6, 13, EmitGeneric);
 REGISTER_ONNX_CONVERTER("", "CastLike", 15, 15, EmitGeneric);
 
 // Reductions: 11 allowed negative axes; 12 widened ReduceMax/ReduceMin types; ReduceSum-13 took
-// axes as an input and added noop_with_empty_axes (the others do so at 18).
+// axes as an input and added noop_with_empty_axes (the others do so at 18, the same op).
 REGISTER_ONNX_CONVERTER("", "ReduceSum", 1, 12, ConvertReduceAxesAttr);
 REGISTER_ONNX_CONVERTER("", "ReduceSum", 13, 13, EmitGeneric);
 REGISTER_ONNX_CONVERTER("", "ReduceMean", 1, 13, ConvertReduceAxesAttr);
@@ -271,7 +271,6 @@ REGISTER_ONNX_CONVERTER("", "ReduceL2", 1, 13, ConvertReduceAxesAttr);
 REGISTER_ONNX_CONVERTER("", "ReduceLogSum", 1, 13, ConvertReduceAxesAttr);
 REGISTER_ONNX_CONVERTER("", "ReduceLogSumExp", 1, 13, ConvertReduceAxesAttr);
 REGISTER_ONNX_CONVERTER("", "ReduceSumSquare", 1, 13, ConvertReduceAxesAttr);
-REGISTER_ONNX_CONVERTER("", "ReduceSum", 18, 18, EmitGeneric);
 REGISTER_ONNX_CONVERTER("", "ReduceMean", 18, 18, EmitGeneric);
 REGISTER_ONNX_CONVERTER("", "ReduceMax", 18, 18, EmitGeneric);
 REGISTER_ONNX_CONVERTER("", "ReduceMin", 18, 18, EmitGeneric);
