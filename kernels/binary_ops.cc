@@ -106,6 +106,15 @@ struct OrFn : ElementwiseFn {
 struct XorFn : ElementwiseFn {
   bool operator()(bool a, bool b) const { return a != b; }
 };
+struct BitwiseAndFn : ElementwiseFn {
+  template <typename C> C operator()(C a, C b) const { return C(a & b); }
+};
+struct BitwiseOrFn : ElementwiseFn {
+  template <typename C> C operator()(C a, C b) const { return C(a | b); }
+};
+struct BitwiseXorFn : ElementwiseFn {
+  template <typename C> C operator()(C a, C b) const { return C(a ^ b); }
+};
 struct EqualFn : ElementwiseFn {
   template <typename C> bool operator()(C a, C b) const { return a == b; }
 };
@@ -400,6 +409,9 @@ void RegisterTyped(const char* op, Types types) {
   RegisterBinary<AndFn>("Onnx>And", TypeList<bool>{});
   RegisterBinary<OrFn>("Onnx>Or", TypeList<bool>{});
   RegisterBinary<XorFn>("Onnx>Xor", TypeList<bool>{});
+  RegisterBinary<BitwiseAndFn>("Onnx>BitwiseAnd", IntTypes{});
+  RegisterBinary<BitwiseOrFn>("Onnx>BitwiseOr", IntTypes{});
+  RegisterBinary<BitwiseXorFn>("Onnx>BitwiseXor", IntTypes{});
   RegisterBinary<EqualFn>("Onnx>Equal", NumericTypes{} + TypeList<bool>{});
   RegisterBinary<GreaterFn>("Onnx>Greater", NumericTypes{});
   RegisterBinary<LessFn>("Onnx>Less", NumericTypes{});

@@ -187,6 +187,9 @@ struct IsInfFn : ElementwiseFn {
 struct NotFn : ElementwiseFn {
   bool operator()(bool x) const { return !x; }
 };
+struct BitwiseNotFn : ElementwiseFn {
+  template <typename C> C operator()(C x) const { return C(~x); }
+};
 
 // TensorFlow's forms: fixed constants where ONNX has attrs.
 struct SquareFn : ElementwiseFn {
@@ -258,6 +261,7 @@ void RegisterUnary(const char* op, Types types, const char* type_attr = "T") {
   RegisterUnary<IsNaNFn>("Onnx>IsNaN", FloatTypes{}, "T1");
   RegisterUnary<IsInfFn>("Onnx>IsInf", FloatTypes{}, "T1");
   RegisterUnary<NotFn>("Onnx>Not", TypeList<bool>{});
+  RegisterUnary<BitwiseNotFn>("Onnx>BitwiseNot", IntTypes{});
   // TensorFlow's ops (ops/tf_math_ops.cc).
   KernelRegistry::Global()->Register(Name("LogicalNot").Device(DEVICE_CPU).Build(), "UnaryOp",
                                      [] { return std::make_unique<UnaryOp<bool, NotFn>>(); });

@@ -143,6 +143,7 @@ SL_UNARY_OP("Onnx>Selu", kFloatTypes)
 SL_UNARY_OP("Onnx>HardSigmoid", kFloatTypes).Attr("alpha: float = 0.2").Attr("beta: float = 0.5");
 SL_UNARY_OP("Onnx>Shrink", kNumericTypes).Attr("bias: float = 0.0").Attr("lambd: float = 0.5");
 SL_UNARY_OP("Onnx>Not", "{bool}");
+SL_UNARY_OP("Onnx>BitwiseNot", kIntTypes);
 #undef SL_UNARY_OP
 
 REGISTER_OP("Onnx>IsNaN")
@@ -183,6 +184,19 @@ REGISTER_OP("Onnx>BitShift")
     .Attr(absl::StrCat("T: ", kUnsignedIntTypes))
     .Attr("direction: {'LEFT', 'RIGHT'}")
     .SetShapeFn(shape_fn::BroadcastBinary);
+
+// BitwiseAnd, BitwiseOr, BitwiseXor (opset 18) on the bits of integers.
+#define SL_BITWISE_OP(NAME)                                \
+  REGISTER_OP(NAME)                                        \
+      .Input("a: T")                                       \
+      .Input("b: T")                                       \
+      .Output("c: T")                                      \
+      .Attr(absl::StrCat("T: ", kIntTypes))                \
+      .SetShapeFn(shape_fn::BroadcastBinary)
+SL_BITWISE_OP("Onnx>BitwiseAnd");
+SL_BITWISE_OP("Onnx>BitwiseOr");
+SL_BITWISE_OP("Onnx>BitwiseXor");
+#undef SL_BITWISE_OP
 
 REGISTER_OP("Onnx>PRelu")
     .Input("x: T")

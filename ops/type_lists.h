@@ -21,6 +21,9 @@ inline constexpr absl::string_view kIeeeFloatTypes = "{half, float, double}";
 inline constexpr absl::string_view kSignedTypes =
     "{half, bfloat16, float, double, int8, int16, int32, int64}";
 inline constexpr absl::string_view kUnsignedIntTypes = "{uint8, uint16, uint32, uint64}";
+// Signed and unsigned integers of every width (the Bitwise ops).
+inline constexpr absl::string_view kIntTypes =
+    "{int8, int16, int32, int64, uint8, uint16, uint32, uint64}";
 // Floating point, then signed, then unsigned integers of every width.
 inline constexpr absl::string_view kNumericTypes =
     "{half, bfloat16, float, double, int8, int16, int32, int64, uint8, uint16, uint32, uint64}";

@@ -232,6 +232,11 @@ REGISTER_ONNX_CONVERTER("", "Greater", 1, 6, ConvertLegacyBroadcast);
 REGISTER_ONNX_CONVERTER("", "Greater", 7, 13, EmitGeneric);
 REGISTER_ONNX_CONVERTER("", "Less", 1, 6, ConvertLegacyBroadcast);
 REGISTER_ONNX_CONVERTER("", "Less", 7, 13, EmitGeneric);
+// The Bitwise ops are new in 18.
+REGISTER_ONNX_CONVERTER("", "BitwiseAnd", 18, 18, EmitGeneric);
+REGISTER_ONNX_CONVERTER("", "BitwiseOr", 18, 18, EmitGeneric);
+REGISTER_ONNX_CONVERTER("", "BitwiseXor", 18, 18, EmitGeneric);
+REGISTER_ONNX_CONVERTER("", "BitwiseNot", 18, 18, EmitGeneric);
 // GreaterOrEqual and LessOrEqual are new in 12; 16 added bfloat16.
 REGISTER_ONNX_CONVERTER("", "GreaterOrEqual", 12, 16, EmitGeneric);
 REGISTER_ONNX_CONVERTER("", "LessOrEqual", 12, 16, EmitGeneric);
