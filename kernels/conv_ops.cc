@@ -1,5 +1,6 @@
-// Conv and ConvTranspose (ONNX semantics, 1-D to 3-D and more) as matrix products:
+// Conv, ConvTranspose and Col2Im (ONNX semantics, 1-D to 3-D and more) as matrix products:
 // im2col + GEMM for Conv, GEMM + col2im for ConvTranspose, per image and group.
+#include <algorithm>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -296,6 +297,82 @@ class ConvTransposeOp : public OpKernel {
   std::vector<int64_t> output_padding_, output_shape_;
 };
 
+// ONNX Col2Im: the adjoint of Im2Col over an image of image_shape with a block_shape kernel.
+template <typename T>
+class Col2ImOp : public OpKernel {
+ public:
+  absl::Status Init(OpKernelConstruction* ctx) override {
+    SL_RETURN_IF_ERROR(ctx->GetAttr("dilations", &dilations_));
+    SL_RETURN_IF_ERROR(ctx->GetAttr("pads", &pads_));
+    return ctx->GetAttr("strides", &strides_);
+  }
+
+  absl::Status Compute(OpKernelContext* ctx) const override {
+    const Tensor& x = ctx->input(0);
+    const Tensor& image_shape = ctx->input(1);
+    const Tensor& block_shape = ctx->input(2);
+    if (x.dims() != 3 || image_shape.dims() != 1 || block_shape.shape() != image_shape.shape() ||
+        image_shape.NumElements() == 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "Col2Im needs a 3-D input and equal-length 1-D image_shape and block_shape; got ", x.shape().DebugString(),
+          ", ", image_shape.shape().DebugString(), " and ", block_shape.shape().DebugString()));
+    }
+    const size_t nd = static_cast<size_t>(image_shape.NumElements());
+    std::vector<int64_t> in(image_shape.flat<int64_t>().begin(), image_shape.flat<int64_t>().end());
+    WindowGeometry g;
+    g.kernel.assign(block_shape.flat<int64_t>().begin(), block_shape.flat<int64_t>().end());
+    g.strides = strides_.empty() ? std::vector<int64_t>(nd, 1) : strides_;
+    g.dilations = dilations_.empty() ? std::vector<int64_t>(nd, 1) : dilations_;
+    std::vector<int64_t> pads = pads_.empty() ? std::vector<int64_t>(2 * nd, 0) : pads_;
+    if (g.strides.size() != nd || g.dilations.size() != nd || pads.size() != 2 * nd) {
+      return absl::InvalidArgumentError("Col2Im: strides, dilations and pads do not match image_shape's length");
+    }
+    g.pad_begin.assign(pads.begin(), pads.begin() + nd);
+    g.pad_end.assign(pads.begin() + nd, pads.end());
+    g.out.resize(nd);
+    int64_t blocks = 1, block_size = 1;
+    for (size_t i = 0; i < nd; ++i) {
+      if (in[i] <= 0 || g.kernel[i] <= 0 || g.strides[i] <= 0 || g.dilations[i] <= 0 || g.pad_begin[i] < 0 ||
+          g.pad_end[i] < 0) {
+        return absl::InvalidArgumentError(
+            "Col2Im: image_shape, block_shape, strides and dilations must be positive and pads not negative");
+      }
+      int64_t dk, span;
+      if (!CheckedMul(g.kernel[i] - 1, g.dilations[i], &dk) || !CheckedAdd(dk, int64_t{1}, &dk) ||
+          !CheckedAdd(in[i], g.pad_begin[i], &span) || !CheckedAdd(span, g.pad_end[i], &span) || span < dk) {
+        return absl::InvalidArgumentError(absl::StrCat("Col2Im: block ", g.kernel[i], " (dilation ", g.dilations[i],
+                                                       ") does not fit the padded image dim ", i));
+      }
+      g.out[i] = (span - dk) / g.strides[i] + 1;
+      if (!CheckedMul(blocks, g.out[i], &blocks) || !CheckedMul(block_size, g.kernel[i], &block_size)) {
+        return absl::InvalidArgumentError("Col2Im: sizes overflow int64");
+      }
+    }
+    if (x.dim_size(1) % block_size != 0 || x.dim_size(2) != blocks) {
+      return absl::InvalidArgumentError(absl::StrCat("Col2Im: input ", x.shape().DebugString(), " is not N x (C * ",
+                                                     block_size, ") x ", blocks, " for these shapes"));
+    }
+    const int64_t n = x.dim_size(0), c = x.dim_size(1) / block_size;
+    DimVector dims = {n, c};
+    for (int64_t d : in) dims.push_back(d);
+    SL_ASSIGN_OR_RETURN(int64_t image_size, ShapeElements(in));
+    Tensor* y;
+    SL_RETURN_IF_ERROR(ctx->allocate_output(0, TensorShape(dims), &y));
+    T* yd = y->data<T>();
+    std::fill(yd, yd + y->NumElements(), T(0));
+    const T* xd = x.data<T>();
+    for (int64_t b = 0; b < n; ++b) {
+      Col2Im(xd + b * c * block_size * blocks, c, in, g, yd + b * c * image_size);
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  std::vector<int64_t> dilations_, pads_, strides_;
+};
+
+REGISTER_KERNEL_BUILDER(Name("Onnx>Col2Im").Device(DEVICE_CPU).TypeConstraint<float>("T"), Col2ImOp<float>);
+REGISTER_KERNEL_BUILDER(Name("Onnx>Col2Im").Device(DEVICE_CPU).TypeConstraint<double>("T"), Col2ImOp<double>);
 REGISTER_KERNEL_BUILDER(Name("Onnx>Conv").Device(DEVICE_CPU).TypeConstraint<float>("T"), ConvOp<float>);
 REGISTER_KERNEL_BUILDER(Name("Onnx>Conv").Device(DEVICE_CPU).TypeConstraint<double>("T"), ConvOp<double>);
 REGISTER_KERNEL_BUILDER(Name("Onnx>ConvTranspose").Device(DEVICE_CPU).TypeConstraint<float>("T"), ConvTransposeOp<float>);

@@ -43,6 +43,18 @@ REGISTER_OP("Onnx>Conv")
          "keep their N,C,H,W shape but hold their values in N,H,W,C order: the importer sets "
          "them on Conv -> Conv edges so consecutive convolutions skip two layout reorders.");
 
+REGISTER_OP("Onnx>Col2Im")
+    .Input("input: T")
+    .Input("image_shape: int64")
+    .Input("block_shape: int64")
+    .Output("output: T")
+    .Attr("T: {float, double}")
+    .Attr("dilations: list(int) = []")
+    .Attr("pads: list(int) = []")
+    .Attr("strides: list(int) = []")
+    .Doc("ONNX Col2Im (opset 18): sums N x (C * prod(block_shape)) x L sliding blocks into "
+         "N x C x image_shape images.");
+
 REGISTER_OP("Onnx>ConvTranspose")
     .Input("x: T")
     .Input("w: T")

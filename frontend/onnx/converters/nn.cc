@@ -108,6 +108,8 @@ REGISTER_ONNX_CONVERTER("", "AveragePool", 1, 11, EmitGeneric);
 // LpPool-2 made p an int.
 REGISTER_ONNX_CONVERTER("", "LpPool", 1, 1, ConvertLpPoolFloatP);
 REGISTER_ONNX_CONVERTER("", "LpPool", 2, 11, EmitGeneric);
+// Col2Im is new in 18.
+REGISTER_ONNX_CONVERTER("", "Col2Im", 18, 18, EmitGeneric);
 // LpPool-18 added ceil_mode and dilations.
 REGISTER_ONNX_CONVERTER("", "LpPool", 18, 18, EmitGeneric);
 REGISTER_ONNX_CONVERTER("", "GlobalAveragePool", 1, 1, EmitGeneric);
