@@ -19,9 +19,9 @@ namespace sluice {
 namespace {
 
 // The newest default-domain opset this build converts: ONNX 1.17 knows opsets to 22, but the
-// converters stop at 17 (ONNX 1.12's); a newer model fails here with a clear error instead of
-// reaching converters that would read its ops with opset 17's meaning.
-constexpr int kMaxOpset = 17;
+// converters stop at 18; a newer model fails here with a clear error instead of reaching
+// converters that would read its ops with opset 18's meaning.
+constexpr int kMaxOpset = 18;
 
 std::string Sanitize(absl::string_view name) {
   std::string out;

@@ -55,13 +55,12 @@ TEST(OnnxImporterTest, MalformedModelsAreRefusedByName) {
 }
 
 // Models of opsets past the converters' (ONNX 1.17 knows them) fail by the opset they need.
+// Opset 18 is the newest the converters reach.
 TEST(OnnxImporterTest, NewerOpsetsFailByTheOpsetTheyNeed) {
-  absl::Status s = ImportError("reduce_mean_opset18.onnx");
+  EXPECT_OK(ImportError("reduce_mean_opset18.onnx"));
+  absl::Status s = ImportError("mlp_ir10_opset21.onnx");
   EXPECT_EQ(s.code(), absl::StatusCode::kUnimplemented);
-  EXPECT_THAT(s.message(), AllOf(HasSubstr("needs ai.onnx opset 18"), HasSubstr("up to 17")));
-  s = ImportError("mlp_ir10_opset21.onnx");
-  EXPECT_EQ(s.code(), absl::StatusCode::kUnimplemented);
-  EXPECT_THAT(s.message(), HasSubstr("needs ai.onnx opset 21"));
+  EXPECT_THAT(s.message(), AllOf(HasSubstr("needs ai.onnx opset 21"), HasSubstr("up to 18")));
 }
 
 // An element type of IR 9 and 10 (FLOAT8*, INT4, UINT4) that Sluice has no dtype for yet.
