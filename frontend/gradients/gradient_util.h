@@ -7,6 +7,7 @@
 #ifndef SLUICE_FRONTEND_GRADIENTS_GRADIENT_UTIL_H_
 #define SLUICE_FRONTEND_GRADIENTS_GRADIENT_UTIL_H_
 
+#include <functional>
 #include <initializer_list>
 #include <string>
 #include <type_traits>
@@ -149,6 +150,29 @@ inline absl::StatusOr<std::string> CastTo(GradientBuilder* b, const std::string&
   AttrMap to;
   to["to"] = Attr(dt);
   return b->Unary("Onnx>Cast", t, to);
+}
+
+// d prod / d x for a product over groups: each element's group-mates multiplied, without
+// dividing by zero. y / x where x != 0; where x == 0, the product of the group's nonzero
+// elements if x is its only zero, else 0. `reduce(op, t)` reduces t over the groups with
+// `op` (ReduceProd, ReduceSum), keeping the reduced dims so the result broadcasts onto x.
+inline absl::StatusOr<std::string> ProductOfOthers(
+    GradientBuilder* b, const std::string& x,
+    const std::function<absl::StatusOr<std::string>(const char* op, const std::string& t)>& reduce) {
+  const DataType dt = b->Dtype(x);
+  SL_ASSIGN_OR_RETURN(std::string zero, ScalarConst(b, dt, 0.0));
+  SL_ASSIGN_OR_RETURN(std::string one, ScalarConst(b, dt, 1.0));
+  SL_ASSIGN_OR_RETURN(std::string is_zero, b->Binary("Onnx>Equal", x, zero));
+  SL_ASSIGN_OR_RETURN(std::string nonzero, Where(b, is_zero, one, x));
+  SL_ASSIGN_OR_RETURN(std::string prod, reduce("Onnx>ReduceProd", nonzero));
+  SL_ASSIGN_OR_RETURN(std::string zero_flags, CastTo(b, is_zero, dt));
+  SL_ASSIGN_OR_RETURN(std::string zeros, reduce("Onnx>ReduceSum", zero_flags));
+  SL_ASSIGN_OR_RETURN(std::string no_zero, b->Binary("Onnx>Equal", zeros, zero));
+  SL_ASSIGN_OR_RETURN(std::string one_zero, b->Binary("Onnx>Equal", zeros, one));
+  SL_ASSIGN_OR_RETURN(std::string others, b->Binary("Div", prod, nonzero));
+  SL_ASSIGN_OR_RETURN(std::string at_nonzero, Where(b, no_zero, others, zero));
+  SL_ASSIGN_OR_RETURN(std::string at_zero, Where(b, one_zero, prod, zero));
+  return Where(b, is_zero, at_zero, at_nonzero);
 }
 
 }  // namespace gradient_util

@@ -13,6 +13,7 @@ using gradient_util::ExpandLike;
 using gradient_util::KeepReducedDims;
 using gradient_util::Kept;
 using gradient_util::NodeAttr;
+using gradient_util::ProductOfOthers;
 using gradient_util::ReduceKept;
 using gradient_util::ScalarConst;
 using gradient_util::Where;
@@ -28,21 +29,10 @@ absl::Status Scale(GradientBuilder* b, const GradientNode& n, const Kept& k, con
 // nonzero elements if x is the group's only zero, else 0, so zeros need no division.
 absl::Status ReduceProdGrad(GradientBuilder* b, const GradientNode& n, const Dxs& dys, Dxs* dxs) {
   SL_ASSIGN_OR_RETURN(Kept k, KeepReducedDims(b, n, dys[0]));
-  const std::string& x = n.inputs[0];
-  const DataType dt = b->Dtype(x);
-  SL_ASSIGN_OR_RETURN(std::string zero, ScalarConst(b, dt, 0.0));
-  SL_ASSIGN_OR_RETURN(std::string one, ScalarConst(b, dt, 1.0));
-  SL_ASSIGN_OR_RETURN(std::string is_zero, b->Binary("Onnx>Equal", x, zero));
-  SL_ASSIGN_OR_RETURN(std::string nonzero, Where(b, is_zero, one, x));
-  SL_ASSIGN_OR_RETURN(std::string prod, ReduceKept(b, n, "Onnx>ReduceProd", nonzero));
-  SL_ASSIGN_OR_RETURN(std::string zero_flags, CastTo(b, is_zero, dt));
-  SL_ASSIGN_OR_RETURN(std::string zeros, ReduceKept(b, n, "Onnx>ReduceSum", zero_flags));
-  SL_ASSIGN_OR_RETURN(std::string no_zero, b->Binary("Onnx>Equal", zeros, zero));
-  SL_ASSIGN_OR_RETURN(std::string one_zero, b->Binary("Onnx>Equal", zeros, one));
-  SL_ASSIGN_OR_RETURN(std::string others, b->Binary("Div", prod, nonzero));
-  SL_ASSIGN_OR_RETURN(std::string at_nonzero, Where(b, no_zero, others, zero));
-  SL_ASSIGN_OR_RETURN(std::string at_zero, Where(b, one_zero, prod, zero));
-  SL_ASSIGN_OR_RETURN(std::string local, Where(b, is_zero, at_zero, at_nonzero));
+  SL_ASSIGN_OR_RETURN(std::string local,
+                      ProductOfOthers(b, n.inputs[0], [&](const char* op, const std::string& t) {
+                        return ReduceKept(b, n, op, t);
+                      }));
   return Scale(b, n, k, local, dxs);
 }
 

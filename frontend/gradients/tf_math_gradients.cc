@@ -17,6 +17,7 @@ using gradient_util::ExpandLike;
 using gradient_util::FloatOnly;
 using gradient_util::Int64Const;
 using gradient_util::NodeAttr;
+using gradient_util::ProductOfOthers;
 using gradient_util::ScalarConst;
 
 absl::StatusOr<std::string> Select(GradientBuilder* b, const std::string& cond, const std::string& t,
@@ -115,21 +116,10 @@ absl::Status ExtremeGrad(GradientBuilder* b, const GradientNode& n, const Dxs& d
 // not 0; where it is, the product of the group's nonzero elements if x is its only zero, else 0.
 absl::Status ProdGrad(GradientBuilder* b, const GradientNode& n, const Dxs& dys, Dxs* dxs) {
   SL_ASSIGN_OR_RETURN(Reduced r, DescribeReduction(b, n));
-  const std::string& x = n.inputs[0];
-  const DataType dt = b->Dtype(x);
-  SL_ASSIGN_OR_RETURN(std::string zero, ScalarConst(b, dt, 0.0));
-  SL_ASSIGN_OR_RETURN(std::string one, ScalarConst(b, dt, 1.0));
-  SL_ASSIGN_OR_RETURN(std::string is_zero, b->Binary("Equal", x, zero));
-  SL_ASSIGN_OR_RETURN(std::string nonzero, Select(b, is_zero, one, x));
-  SL_ASSIGN_OR_RETURN(std::string prod, ReduceOver(b, r, "Onnx>ReduceProd", nonzero));
-  SL_ASSIGN_OR_RETURN(std::string zero_flags, CastTo(b, is_zero, dt));
-  SL_ASSIGN_OR_RETURN(std::string zeros, ReduceOver(b, r, "Onnx>ReduceSum", zero_flags));
-  SL_ASSIGN_OR_RETURN(std::string no_zero, b->Binary("Equal", zeros, zero));
-  SL_ASSIGN_OR_RETURN(std::string one_zero, b->Binary("Equal", zeros, one));
-  SL_ASSIGN_OR_RETURN(std::string others, b->Binary("RealDiv", prod, nonzero));
-  SL_ASSIGN_OR_RETURN(std::string at_nonzero, Select(b, no_zero, others, zero));
-  SL_ASSIGN_OR_RETURN(std::string at_zero, Select(b, one_zero, prod, zero));
-  SL_ASSIGN_OR_RETURN(std::string local, Select(b, is_zero, at_zero, at_nonzero));
+  SL_ASSIGN_OR_RETURN(std::string local,
+                      ProductOfOthers(b, n.inputs[0], [&](const char* op, const std::string& t) {
+                        return ReduceOver(b, r, op, t);
+                      }));
   SL_ASSIGN_OR_RETURN(std::string spread, Spread(b, n, r, dys[0]));
   SL_ASSIGN_OR_RETURN((*dxs)[0], b->Binary("Mul", spread, local));
   return absl::OkStatus();
