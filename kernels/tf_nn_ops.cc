@@ -538,6 +538,16 @@ class BiasAddGradOp : public OpKernel {
   bool nchw_ = false;
 };
 
+// Whether the batch norms' data_format (NHWC, NCHW, NDHWC or NCDHW) puts channels first.
+absl::StatusOr<bool> BatchNormChannelsFirst(OpKernelConstruction* ctx) {
+  std::string format;
+  SL_RETURN_IF_ERROR(ctx->GetAttr("data_format", &format));
+  if (format != "NHWC" && format != "NCHW" && format != "NDHWC" && format != "NCDHW") {
+    return absl::InvalidArgumentError(absl::StrCat("data_format '", format, "' is not NHWC, NCHW, NDHWC or NCDHW"));
+  }
+  return format == "NCHW" || format == "NCDHW";
+}
+
 // FusedBatchNormV3 for x of T and statistics of U (float), in double internally.
 template <typename T, typename U>
 class FusedBatchNormV3Op : public OpKernel {
@@ -546,12 +556,7 @@ class FusedBatchNormV3Op : public OpKernel {
     SL_RETURN_IF_ERROR(ctx->GetAttr("epsilon", &epsilon_));
     SL_RETURN_IF_ERROR(ctx->GetAttr("exponential_avg_factor", &factor_));
     SL_RETURN_IF_ERROR(ctx->GetAttr("is_training", &is_training_));
-    std::string format;
-    SL_RETURN_IF_ERROR(ctx->GetAttr("data_format", &format));
-    if (format != "NHWC" && format != "NCHW" && format != "NDHWC" && format != "NCDHW") {
-      return absl::InvalidArgumentError(absl::StrCat("data_format '", format, "' is not NHWC, NCHW, NDHWC or NCDHW"));
-    }
-    channels_first_ = format == "NCHW" || format == "NCDHW";
+    SL_ASSIGN_OR_RETURN(channels_first_, BatchNormChannelsFirst(ctx));
     return absl::OkStatus();
   }
 
@@ -645,12 +650,7 @@ class FusedBatchNormGradV3Op : public OpKernel {
   absl::Status Init(OpKernelConstruction* ctx) override {
     SL_RETURN_IF_ERROR(ctx->GetAttr("epsilon", &epsilon_));
     SL_RETURN_IF_ERROR(ctx->GetAttr("is_training", &is_training_));
-    std::string format;
-    SL_RETURN_IF_ERROR(ctx->GetAttr("data_format", &format));
-    if (format != "NHWC" && format != "NCHW" && format != "NDHWC" && format != "NCDHW") {
-      return absl::InvalidArgumentError(absl::StrCat("data_format '", format, "' is not NHWC, NCHW, NDHWC or NCDHW"));
-    }
-    channels_first_ = format == "NCHW" || format == "NCDHW";
+    SL_ASSIGN_OR_RETURN(channels_first_, BatchNormChannelsFirst(ctx));
     return absl::OkStatus();
   }
 
