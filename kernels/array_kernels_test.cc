@@ -361,6 +361,28 @@ TEST(PadTest, ConstantReflectEdge) {
   }
 }
 
+TEST(PadTest, WrapContinuesFromTheOtherEnd) {
+  {
+    // [1 2 3] with 4 before and 2 after: ... 3 | 1 2 3 | 1 2, the period is the dim.
+    KernelTester t("Onnx>Pad");
+    t.Attr("mode", "wrap").Input<int32_t>({1, 3}, {1, 2, 3}).Input<int64_t>({4}, {0, 4, 0, 2});
+    ASSERT_OK(t.Run());
+    t.ExpectOutput<int32_t>(0, {1, 9}, {3, 1, 2, 3, 1, 2, 3, 1, 2});
+  }
+  {
+    // [[1 2], [3 4]], one row before (the last row) and one column after (the first).
+    KernelTester t("Onnx>Pad");
+    t.Attr("mode", "wrap").Input<int32_t>({2, 2}, {1, 2, 3, 4}).Input<int64_t>({4}, {1, 0, 0, 1});
+    ASSERT_OK(t.Run());
+    t.ExpectOutput<int32_t>(0, {3, 3}, {3, 4, 3, 1, 2, 1, 3, 4, 3});
+  }
+  {
+    KernelTester t("Onnx>Pad");
+    t.Attr("mode", "wrap").Input<float>({0, 2}, {}).Input<int64_t>({4}, {1, 0, 0, 0});
+    ExpectInvalid(t, "cannot pad the empty dim 0");
+  }
+}
+
 TEST(DepthToSpaceTest, DcrAndCrdAndBack) {
   // x: [1, 4, 1, 2], channel c holds (c*2, c*2+1).
   std::vector<float> x = {0, 1, 2, 3, 4, 5, 6, 7};

@@ -412,7 +412,7 @@ void RegisterTyped(const char* op, Types types) {
   RegisterBinary<BitwiseAndFn>("Onnx>BitwiseAnd", IntTypes{});
   RegisterBinary<BitwiseOrFn>("Onnx>BitwiseOr", IntTypes{});
   RegisterBinary<BitwiseXorFn>("Onnx>BitwiseXor", IntTypes{});
-  RegisterBinary<EqualFn>("Onnx>Equal", NumericTypes{} + TypeList<bool>{});
+  RegisterBinary<EqualFn>("Onnx>Equal", NumericTypes{} + TypeList<bool, tstring>{});
   RegisterBinary<GreaterFn>("Onnx>Greater", NumericTypes{});
   RegisterBinary<LessFn>("Onnx>Less", NumericTypes{});
   RegisterBinary<GreaterOrEqualFn>("Onnx>GreaterOrEqual", NumericTypes{});

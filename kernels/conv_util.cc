@@ -127,6 +127,9 @@ absl::StatusOr<WindowGeometry> ComputeWindowGeometry(const std::vector<int64_t>&
           ") in spatial dimension ", i));
     }
     g.out[i] = (ceil_mode ? span / s + (span % s != 0 ? 1 : 0) : span / s) + 1;
+    // In ceil mode the last window must start inside the input or its leading pad (ONNX 1.17's
+    // rule, and PyTorch's): [1,1,2,2] pooled by 1 with stride 2 is 1 x 1, not 2 x 2.
+    if (ceil_mode && g.out[i] > 1 && (g.out[i] - 1) * s >= in[i] + g.pad_begin[i]) --g.out[i];
   }
   // The kernels index kernel and output positions as one flat int64.
   if (ShapeElementsOrMinusOne(g.out) < 0 || ShapeElementsOrMinusOne(g.kernel) < 0) {

@@ -591,6 +591,55 @@ TEST(ReduceTest, SumOverEachAxisSet) {
   }
 }
 
+TEST(LogicTest, EqualComparesStrings) {  // Equal-19.
+  KernelTester t("Onnx>Equal");
+  Tensor a(DT_STRING, TensorShape({3})), b(DT_STRING, TensorShape({}));
+  a.flat<tstring>()[0] = "ab";
+  a.flat<tstring>()[1] = "a";
+  a.flat<tstring>()[2] = "";
+  b.flat<tstring>()[0] = "a";
+  t.Input(a).Input(b);
+  ASSERT_OK(t.Run());
+  t.ExpectOutput<bool>(0, {3}, {false, true, false});
+}
+
+TEST(ReduceTest, MaxAndMinOfBools) {  // ReduceMax-20 and ReduceMin-20: any and all.
+  {
+    KernelTester t("Onnx>ReduceMax");
+    t.Attr("keepdims", false).Input<bool>({2, 2}, {false, true, false, false}).Input(Axes({1}));
+    ASSERT_OK(t.Run());
+    t.ExpectOutput<bool>(0, {2}, {true, false});
+  }
+  {
+    KernelTester t("Onnx>ReduceMin");
+    t.Attr("keepdims", false).Input<bool>({2, 2}, {true, true, false, true}).Input(Axes({1}));
+    ASSERT_OK(t.Run());
+    t.ExpectOutput<bool>(0, {2}, {true, false});
+  }
+}
+
+TEST(PoolTest, AveragePoolWithDilations) {  // AveragePool-19.
+  // x = 0..8 in one row; kernel 2 dilated by 3 takes (0,3), (1,4), ... with stride 2: (0,3),
+  // (2,5), (4,7) -> means 1.5, 3.5, 5.5.
+  KernelTester t("Onnx>AveragePool");
+  t.Attr("kernel_shape", std::vector<int64_t>{2}).Attr("dilations", std::vector<int64_t>{3});
+  t.Attr("strides", std::vector<int64_t>{2});
+  t.Input<float>({1, 1, 9}, {0, 1, 2, 3, 4, 5, 6, 7, 8});
+  ASSERT_OK(t.Run());
+  t.ExpectOutput<float>(0, {1, 1, 3}, {1.5f, 3.5f, 5.5f});
+}
+
+TEST(PoolTest, CeilModeDropsAWindowThatStartsPastTheInput) {
+  // 2 x 2 pooled by a 1 x 1 window with stride 2: ceil((2 - 1) / 2) + 1 = 2 windows per dim, but
+  // the second would start at 2, past the input, so there is 1 (ONNX 1.17 and PyTorch).
+  KernelTester t("Onnx>MaxPool");
+  t.Attr("kernel_shape", std::vector<int64_t>{1, 1}).Attr("strides", std::vector<int64_t>{2, 2});
+  t.Attr("ceil_mode", 1).Attr("produce_indices", false);
+  t.Input<float>({1, 1, 2, 2}, {1, 2, 3, 4});
+  ASSERT_OK(t.Run());
+  t.ExpectOutput<float>(0, {1, 1, 1, 1}, {1});
+}
+
 TEST(ReduceTest, NoAxesReducesAllUnlessNoop) {
   {
     KernelTester t("Onnx>ReduceMax");

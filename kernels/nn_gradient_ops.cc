@@ -195,7 +195,7 @@ template <typename T>
 class AveragePoolGradOp : public OpKernel {
  public:
   absl::Status Init(OpKernelConstruction* ctx) override {
-    SL_RETURN_IF_ERROR(ParsePoolAttrs(ctx, /*has_dilations=*/false, &window_, &ceil_mode_));
+    SL_RETURN_IF_ERROR(ParsePoolAttrs(ctx, /*has_dilations=*/true, &window_, &ceil_mode_));
     return ctx->GetAttr("count_include_pad", &count_include_pad_);
   }
 

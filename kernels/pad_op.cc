@@ -1,4 +1,4 @@
-// ONNX Pad: constant, reflect and edge modes, negative pads crop, optional axes. Also
+// ONNX Pad: constant, reflect, edge and wrap modes, negative pads crop, optional axes. Also
 // TensorFlow's Pad, PadV2 (a constant_values input) and MirrorPad (REFLECT, SYMMETRIC), whose
 // paddings are a [rank, 2] input of non-negative (before, after) rows; and MirrorPadGrad, which
 // folds MirrorPad's borders back.
@@ -13,7 +13,7 @@
 namespace sluice {
 namespace {
 
-enum class PadMode { kConstant, kReflect, kEdge, kSymmetric };
+enum class PadMode { kConstant, kReflect, kEdge, kWrap, kSymmetric };
 
 // Source coordinate for output coordinate `o` of a dim of size `n` padded by `before`;
 // -1 where the constant goes.
@@ -31,6 +31,10 @@ int64_t SourceIndex(int64_t o, int64_t n, int64_t before, PadMode mode) {
       i %= period;
       if (i < 0) i += period;
       return i < n ? i : period - i;
+    }
+    case PadMode::kWrap: {  // The other end continues: [a b c] pads as ... b c | a b c | a b ...
+      i %= n;
+      return i < 0 ? i + n : i;
     }
     case PadMode::kSymmetric: {  // The edge repeats: [a b c] pads as ... b a | a b c | c b ...
       const int64_t period = 2 * n;
@@ -66,6 +70,8 @@ class PadOp : public OpKernel {
       mode_ = PadMode::kReflect;
     } else if (mode == "edge") {
       mode_ = PadMode::kEdge;
+    } else if (mode == "wrap") {
+      mode_ = PadMode::kWrap;
     } else {
       return absl::InvalidArgumentError(absl::StrCat("Pad: unknown mode '", mode, "'"));
     }
@@ -175,7 +181,7 @@ class PadOp : public OpKernel {
       }
       if (mode_ != PadMode::kConstant && n == 0 && o > 0) {
         return absl::InvalidArgumentError(
-            absl::StrCat("Pad: cannot pad the empty dim ", d, " in reflect or edge mode"));
+            absl::StrCat("Pad: cannot pad the empty dim ", d, " in reflect, edge or wrap mode"));
       }
       out_shape.AddDim(o);
     }

@@ -25,7 +25,7 @@ template <typename T, PoolKind kKind>
 class PoolOp : public OpKernel {
  public:
   absl::Status Init(OpKernelConstruction* ctx) override {
-    SL_RETURN_IF_ERROR(window_.Parse(ctx, /*has_dilations=*/kKind != PoolKind::kAverage));
+    SL_RETURN_IF_ERROR(window_.Parse(ctx, /*has_dilations=*/true));
     if (window_.kernel_shape.empty()) return absl::InvalidArgumentError("kernel_shape is required");
     for (int64_t k : window_.kernel_shape) {
       if (k <= 0) return absl::InvalidArgumentError("kernel_shape must be positive");

@@ -358,8 +358,8 @@ void RegisterArgReduce(const char* op, Types types) {
 [[maybe_unused]] const bool kRegistered = [] {
   RegisterReduce<SumReducer>("Onnx>ReduceSum", NumericTypes{});
   RegisterReduce<MeanReducer>("Onnx>ReduceMean", NumericTypes{});
-  RegisterReduce<MaxReducer>("Onnx>ReduceMax", NumericTypes{});
-  RegisterReduce<MinReducer>("Onnx>ReduceMin", NumericTypes{});
+  RegisterReduce<MaxReducer>("Onnx>ReduceMax", NumericTypes{} + TypeList<bool>{});
+  RegisterReduce<MinReducer>("Onnx>ReduceMin", NumericTypes{} + TypeList<bool>{});
   RegisterReduce<ProdReducer>("Onnx>ReduceProd", NumericTypes{});
   RegisterReduce<L1Reducer>("Onnx>ReduceL1", NumericTypes{});
   RegisterReduce<L2Reducer>("Onnx>ReduceL2", NumericTypes{});

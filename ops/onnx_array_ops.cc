@@ -157,7 +157,7 @@ REGISTER_OP("Onnx>Pad")
     .Attr("T: type")
     .Attr("Tvalue: list(type) >= 0")
     .Attr("Taxes: list({int32, int64}) >= 0")
-    .Attr("mode: {'constant', 'reflect', 'edge'} = 'constant'")
+    .Attr("mode: {'constant', 'reflect', 'edge', 'wrap'} = 'constant'")
     .Doc("ONNX Pad (opset 11+ inputs; axes as in opset 18).");
 
 REGISTER_OP("Onnx>DepthToSpace")

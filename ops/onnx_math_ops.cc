@@ -216,7 +216,7 @@ REGISTER_OP("Onnx>PRelu")
 SL_LOGIC_OP("Onnx>And", "{bool}");
 SL_LOGIC_OP("Onnx>Or", "{bool}");
 SL_LOGIC_OP("Onnx>Xor", "{bool}");
-SL_LOGIC_OP("Onnx>Equal", kNumericOrBoolTypes);
+SL_LOGIC_OP("Onnx>Equal", kNumericBoolOrStringTypes);  // Equal-19 added string.
 SL_LOGIC_OP("Onnx>Greater", kNumericTypes);
 SL_LOGIC_OP("Onnx>Less", kNumericTypes);
 SL_LOGIC_OP("Onnx>GreaterOrEqual", kNumericTypes);
@@ -274,21 +274,23 @@ REGISTER_OP("Onnx>CastLike")
 
 // Reductions; `axes` is an optional int64 input (ONNX's attr before opset 13/18 is turned into
 // a constant by the converter). No axes reduce everything unless noop_with_empty_axes.
-#define SL_REDUCE_OP(NAME)                                  \
+#define SL_REDUCE_OP_TYPES(NAME, TYPES)                     \
   REGISTER_OP(NAME)                                         \
       .Input("data: T")                                     \
       .Input("axes: Taxes")                                 \
       .Output("reduced: T")                                 \
-      .Attr(absl::StrCat("T: ", kNumericTypes))             \
+      .Attr(absl::StrCat("T: ", TYPES))                     \
       .Attr("Taxes: list({int64}) >= 0")                    \
       .Attr("keepdims: bool = true")                        \
       .Attr("noop_with_empty_axes: bool = false")           \
       .SetShapeFn(ReduceShape)
 
+#define SL_REDUCE_OP(NAME) SL_REDUCE_OP_TYPES(NAME, kNumericTypes)
+
 SL_REDUCE_OP("Onnx>ReduceSum");
 SL_REDUCE_OP("Onnx>ReduceMean");
-SL_REDUCE_OP("Onnx>ReduceMax");
-SL_REDUCE_OP("Onnx>ReduceMin");
+SL_REDUCE_OP_TYPES("Onnx>ReduceMax", kNumericOrBoolTypes);  // ReduceMax-20 added bool.
+SL_REDUCE_OP_TYPES("Onnx>ReduceMin", kNumericOrBoolTypes);  // ReduceMin-20 added bool.
 SL_REDUCE_OP("Onnx>ReduceProd");
 SL_REDUCE_OP("Onnx>ReduceL1");
 SL_REDUCE_OP("Onnx>ReduceL2");
@@ -296,6 +298,7 @@ SL_REDUCE_OP("Onnx>ReduceLogSum");
 SL_REDUCE_OP("Onnx>ReduceLogSumExp");
 SL_REDUCE_OP("Onnx>ReduceSumSquare");
 #undef SL_REDUCE_OP
+#undef SL_REDUCE_OP_TYPES
 
 #define SL_ARG_REDUCE_OP(NAME)                              \
   REGISTER_OP(NAME)                                         \

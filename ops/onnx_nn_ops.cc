@@ -96,6 +96,7 @@ REGISTER_OP("Onnx>AveragePool")
     .Attr("auto_pad: {'NOTSET', 'SAME_UPPER', 'SAME_LOWER', 'VALID'} = 'NOTSET'")
     .Attr("ceil_mode: int = 0")
     .Attr("count_include_pad: int = 0")
+    .Attr("dilations: list(int) = []")
     .Attr("kernel_shape: list(int)")
     .Attr("pads: list(int) = []")
     .Attr("strides: list(int) = []");

@@ -105,7 +105,7 @@ absl::Status MaxPoolGrad(GradientBuilder* b, const GradientNode& n, const Dxs& d
 }
 
 AttrMap AveragePoolAttrs(const GradientNode& n) {
-  return CopyAttrs(n, {"auto_pad", "ceil_mode", "count_include_pad", "kernel_shape", "pads", "strides"});
+  return CopyAttrs(n, {"auto_pad", "ceil_mode", "count_include_pad", "dilations", "kernel_shape", "pads", "strides"});
 }
 
 absl::Status AveragePoolGrad(GradientBuilder* b, const GradientNode& n, const Dxs& dys, Dxs* dxs) {

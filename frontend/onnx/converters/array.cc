@@ -156,21 +156,27 @@ absl::Status ConvertEyeLike(OnnxNodeContext* ctx) {
 absl::Status ConvertScatter(OnnxNodeContext* ctx) { return ctx->EmitGeneric("ScatterElements"); }
 
 // Identity: 13 bfloat16, 14 sequences, 16 optionals (Sluice carries tensors only).
-REGISTER_ONNX_CONVERTER("", "Identity", 1, 16, EmitGeneric);
+// Identity: 19 added the float8 types, 21 the 4-bit integers.
+REGISTER_ONNX_CONVERTER("", "Identity", 1, 21, EmitGeneric);
 
 // Reshape: 5 made the shape an input; 13 bfloat16; 14 added allowzero.
 REGISTER_ONNX_CONVERTER("", "Reshape", 1, 4, ConvertReshape1);
-REGISTER_ONNX_CONVERTER("", "Reshape", 5, 14, EmitGeneric);
+// Reshape: 19 added the float8 types, 21 the 4-bit integers.
+REGISTER_ONNX_CONVERTER("", "Reshape", 5, 21, EmitGeneric);
 // Flatten: 9 more types; 11 negative axis; 13 bfloat16.
-REGISTER_ONNX_CONVERTER("", "Flatten", 1, 13, EmitGeneric);
+// Flatten: 21 added the float8 and 4-bit types.
+REGISTER_ONNX_CONVERTER("", "Flatten", 1, 21, EmitGeneric);
 // Squeeze/Unsqueeze: 11 negative axes; 13 made axes an input.
 REGISTER_ONNX_CONVERTER("", "Squeeze", 1, 12, ConvertSqueeze1);
-REGISTER_ONNX_CONVERTER("", "Squeeze", 13, 13, EmitGeneric);
+// Squeeze: 21 added the float8 and 4-bit types.
+REGISTER_ONNX_CONVERTER("", "Squeeze", 13, 21, EmitGeneric);
 REGISTER_ONNX_CONVERTER("", "Unsqueeze", 1, 12, ConvertUnsqueeze1);
-REGISTER_ONNX_CONVERTER("", "Unsqueeze", 13, 13, EmitGeneric);
+// Unsqueeze: 21 added the float8 and 4-bit types.
+REGISTER_ONNX_CONVERTER("", "Unsqueeze", 13, 21, EmitGeneric);
 
 // Transpose: 13 bfloat16.
-REGISTER_ONNX_CONVERTER("", "Transpose", 1, 13, EmitGeneric);
+// Transpose: 21 added the float8 and 4-bit types.
+REGISTER_ONNX_CONVERTER("", "Transpose", 1, 21, EmitGeneric);
 // Concat: 4 made axis required; 11 negative axis; 13 bfloat16.
 REGISTER_ONNX_CONVERTER("", "Concat", 1, 3, ConvertConcat1);
 REGISTER_ONNX_CONVERTER("", "Concat", 4, 13, EmitGeneric);
@@ -189,7 +195,8 @@ REGISTER_ONNX_CONVERTER("", "Tile", 6, 13, EmitGeneric);
 REGISTER_ONNX_CONVERTER("", "Pad", 1, 10, ConvertPad2);
 REGISTER_ONNX_CONVERTER("", "Pad", 11, 13, EmitGeneric);
 // Pad-18 added the optional axes input (which pads name which axes).
-REGISTER_ONNX_CONVERTER("", "Pad", 18, 18, EmitGeneric);
+// Pad: 19 added mode 'wrap'; 21 the float8 and 4-bit types.
+REGISTER_ONNX_CONVERTER("", "Pad", 18, 21, EmitGeneric);
 // DepthToSpace: 11 added mode; 13 bfloat16. SpaceToDepth: 13 bfloat16.
 REGISTER_ONNX_CONVERTER("", "DepthToSpace", 1, 13, EmitGeneric);
 REGISTER_ONNX_CONVERTER("", "SpaceToDepth", 1, 13, EmitGeneric);
@@ -218,11 +225,15 @@ REGISTER_ONNX_CONVERTER("", "Unique", 11, 11, ConvertFlattenWithoutAxis);
 REGISTER_ONNX_CONVERTER("", "OneHot", 9, 11, EmitGeneric);
 
 // Shape: 13 bfloat16; 15 added start and end. Size: 13 bfloat16.
-REGISTER_ONNX_CONVERTER("", "Shape", 1, 15, EmitGeneric);
-REGISTER_ONNX_CONVERTER("", "Size", 1, 13, EmitGeneric);
-REGISTER_ONNX_CONVERTER("", "ConstantOfShape", 9, 9, ConvertConstantOfShape);
+// Shape: 19 added the float8 types, 21 the 4-bit integers.
+REGISTER_ONNX_CONVERTER("", "Shape", 1, 21, EmitGeneric);
+// Size: 19 added the float8 types, 21 the 4-bit integers.
+REGISTER_ONNX_CONVERTER("", "Size", 1, 21, EmitGeneric);
+// ConstantOfShape: 20 added the float8 types and bfloat16, 21 the 4-bit integers.
+REGISTER_ONNX_CONVERTER("", "ConstantOfShape", 9, 21, ConvertConstantOfShape);
 REGISTER_ONNX_CONVERTER("", "Range", 11, 11, EmitGeneric);
-REGISTER_ONNX_CONVERTER("", "EyeLike", 9, 9, ConvertEyeLike);
+// EyeLike: 22 added bfloat16.
+REGISTER_ONNX_CONVERTER("", "EyeLike", 9, 22, ConvertEyeLike);
 
 }  // namespace
 }  // namespace sluice

@@ -37,7 +37,8 @@ absl::Status ConvertConstant(OnnxNodeContext* ctx) {
 }
 
 // 1: value; 9: more types; 11: sparse_value; 12: value_float(s)/int(s)/string(s); 13: bfloat16.
-REGISTER_ONNX_CONVERTER("", "Constant", 1, 13, ConvertConstant);
+// Constant: 19 added the float8 types, 21 the 4-bit integers.
+REGISTER_ONNX_CONVERTER("", "Constant", 1, 21, ConvertConstant);
 
 }  // namespace
 }  // namespace sluice

@@ -148,12 +148,15 @@ absl::Status ConvertScan8(OnnxNodeContext* ctx) {
 
 // If-11 allowed outputs of different shapes; 13 sequences; 16 optionals (types only: both are
 // variant tensors to If).
-REGISTER_ONNX_CONVERTER("", "If", 1, 16, ConvertIf);
+// If: 19 added the float8 types, 21 the 4-bit integers.
+REGISTER_ONNX_CONVERTER("", "If", 1, 21, ConvertIf);
 // Loop-11 made M and cond truly optional; 13 sequences; 16 optionals.
-REGISTER_ONNX_CONVERTER("", "Loop", 1, 16, ConvertLoop);
+// Loop: 19 added the float8 types, 21 the 4-bit integers.
+REGISTER_ONNX_CONVERTER("", "Loop", 1, 21, ConvertLoop);
 // Scan-9 dropped the batch axis and sequence_lens and added axes and directions.
 REGISTER_ONNX_CONVERTER("", "Scan", 8, 8, ConvertScan8);
-REGISTER_ONNX_CONVERTER("", "Scan", 9, 16, ConvertScan9);
+// Scan: 19 added the float8 types, 21 the 4-bit integers.
+REGISTER_ONNX_CONVERTER("", "Scan", 9, 21, ConvertScan9);
 
 }  // namespace
 }  // namespace sluice

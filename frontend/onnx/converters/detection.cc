@@ -16,7 +16,8 @@ absl::Status ConvertRoiAlign10(OnnxNodeContext* ctx) {
 REGISTER_ONNX_CONVERTER("", "NonMaxSuppression", 10, 11, EmitGeneric);
 // RoiAlign-16 added coordinate_transformation_mode, defaulting to 'half_pixel'.
 REGISTER_ONNX_CONVERTER("", "RoiAlign", 10, 10, ConvertRoiAlign10);
-REGISTER_ONNX_CONVERTER("", "RoiAlign", 16, 16, EmitGeneric);
+// RoiAlign: 22 added bfloat16.
+REGISTER_ONNX_CONVERTER("", "RoiAlign", 16, 22, EmitGeneric);
 REGISTER_ONNX_CONVERTER("", "GridSample", 16, 16, EmitGeneric);
 
 }  // namespace

@@ -5,7 +5,8 @@ namespace sluice {
 namespace {
 
 REGISTER_ONNX_CONVERTER("", "Einsum", 12, 12, EmitGeneric);
-REGISTER_ONNX_CONVERTER("", "Det", 11, 11, EmitGeneric);
+// Det: 22 added bfloat16.
+REGISTER_ONNX_CONVERTER("", "Det", 11, 22, EmitGeneric);
 
 }  // namespace
 }  // namespace sluice

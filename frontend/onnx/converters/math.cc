@@ -162,22 +162,36 @@ REGISTER_ONNX_CONVERTER("", "Ceil", 6, 13, EmitGeneric);
 REGISTER_ONNX_CONVERTER("", "Floor", 1, 5, ConvertDropConsumedInputs);
 REGISTER_ONNX_CONVERTER("", "Floor", 6, 13, EmitGeneric);
 // Round, Sign, Erf, IsNaN, IsInf, trig and hyperbolic functions: new in 7-11; 13 added types.
-REGISTER_ONNX_CONVERTER("", "Round", 11, 11, EmitGeneric);
+// Round: 22 added bfloat16.
+REGISTER_ONNX_CONVERTER("", "Round", 11, 22, EmitGeneric);
 REGISTER_ONNX_CONVERTER("", "Sign", 9, 13, EmitGeneric);
 REGISTER_ONNX_CONVERTER("", "Erf", 9, 13, EmitGeneric);
-REGISTER_ONNX_CONVERTER("", "IsNaN", 9, 13, EmitGeneric);
-REGISTER_ONNX_CONVERTER("", "IsInf", 10, 10, EmitGeneric);
-REGISTER_ONNX_CONVERTER("", "Sin", 7, 7, EmitGeneric);
-REGISTER_ONNX_CONVERTER("", "Cos", 7, 7, EmitGeneric);
-REGISTER_ONNX_CONVERTER("", "Tan", 7, 7, EmitGeneric);
-REGISTER_ONNX_CONVERTER("", "Asin", 7, 7, EmitGeneric);
-REGISTER_ONNX_CONVERTER("", "Acos", 7, 7, EmitGeneric);
-REGISTER_ONNX_CONVERTER("", "Atan", 7, 7, EmitGeneric);
-REGISTER_ONNX_CONVERTER("", "Sinh", 9, 9, EmitGeneric);
-REGISTER_ONNX_CONVERTER("", "Cosh", 9, 9, EmitGeneric);
-REGISTER_ONNX_CONVERTER("", "Asinh", 9, 9, EmitGeneric);
-REGISTER_ONNX_CONVERTER("", "Acosh", 9, 9, EmitGeneric);
-REGISTER_ONNX_CONVERTER("", "Atanh", 9, 9, EmitGeneric);
+// IsNaN: 20 added the float8 types.
+REGISTER_ONNX_CONVERTER("", "IsNaN", 9, 20, EmitGeneric);
+// IsInf: 20 added bfloat16 and the float8 types.
+REGISTER_ONNX_CONVERTER("", "IsInf", 10, 20, EmitGeneric);
+// Sin: 22 added bfloat16.
+REGISTER_ONNX_CONVERTER("", "Sin", 7, 22, EmitGeneric);
+// Cos: 22 added bfloat16.
+REGISTER_ONNX_CONVERTER("", "Cos", 7, 22, EmitGeneric);
+// Tan: 22 added bfloat16.
+REGISTER_ONNX_CONVERTER("", "Tan", 7, 22, EmitGeneric);
+// Asin: 22 added bfloat16.
+REGISTER_ONNX_CONVERTER("", "Asin", 7, 22, EmitGeneric);
+// Acos: 22 added bfloat16.
+REGISTER_ONNX_CONVERTER("", "Acos", 7, 22, EmitGeneric);
+// Atan: 22 added bfloat16.
+REGISTER_ONNX_CONVERTER("", "Atan", 7, 22, EmitGeneric);
+// Sinh: 22 added bfloat16.
+REGISTER_ONNX_CONVERTER("", "Sinh", 9, 22, EmitGeneric);
+// Cosh: 22 added bfloat16.
+REGISTER_ONNX_CONVERTER("", "Cosh", 9, 22, EmitGeneric);
+// Asinh: 22 added bfloat16.
+REGISTER_ONNX_CONVERTER("", "Asinh", 9, 22, EmitGeneric);
+// Acosh: 22 added bfloat16.
+REGISTER_ONNX_CONVERTER("", "Acosh", 9, 22, EmitGeneric);
+// Atanh: 22 added bfloat16.
+REGISTER_ONNX_CONVERTER("", "Atanh", 9, 22, EmitGeneric);
 REGISTER_ONNX_CONVERTER("", "Not", 1, 1, EmitGeneric);
 
 // Activations. Version 1 had consumed_inputs; 6 dropped it; 13/14/16 widened the types.
@@ -190,17 +204,24 @@ REGISTER_ONNX_CONVERTER("", "Tanh", 6, 13, EmitGeneric);
 REGISTER_ONNX_CONVERTER("", "LeakyRelu", 1, 5, ConvertDropConsumedInputs);
 REGISTER_ONNX_CONVERTER("", "LeakyRelu", 6, 16, EmitGeneric);
 REGISTER_ONNX_CONVERTER("", "Elu", 1, 5, ConvertDropConsumedInputs);
-REGISTER_ONNX_CONVERTER("", "Elu", 6, 6, EmitGeneric);
+// Elu: 22 added bfloat16.
+REGISTER_ONNX_CONVERTER("", "Elu", 6, 22, EmitGeneric);
 REGISTER_ONNX_CONVERTER("", "Selu", 1, 5, ConvertDropConsumedInputs);
-REGISTER_ONNX_CONVERTER("", "Selu", 6, 6, EmitGeneric);
+// Selu: 22 added bfloat16.
+REGISTER_ONNX_CONVERTER("", "Selu", 6, 22, EmitGeneric);
 REGISTER_ONNX_CONVERTER("", "HardSigmoid", 1, 5, ConvertDropConsumedInputs);
-REGISTER_ONNX_CONVERTER("", "HardSigmoid", 6, 6, EmitGeneric);
-REGISTER_ONNX_CONVERTER("", "Softplus", 1, 1, EmitGeneric);
-REGISTER_ONNX_CONVERTER("", "Softsign", 1, 1, EmitGeneric);
-REGISTER_ONNX_CONVERTER("", "ThresholdedRelu", 10, 10, EmitGeneric);
+// HardSigmoid: 22 added bfloat16.
+REGISTER_ONNX_CONVERTER("", "HardSigmoid", 6, 22, EmitGeneric);
+// Softplus: 22 added bfloat16.
+REGISTER_ONNX_CONVERTER("", "Softplus", 1, 22, EmitGeneric);
+// Softsign: 22 added bfloat16.
+REGISTER_ONNX_CONVERTER("", "Softsign", 1, 22, EmitGeneric);
+// ThresholdedRelu: 22 added bfloat16.
+REGISTER_ONNX_CONVERTER("", "ThresholdedRelu", 10, 22, EmitGeneric);
 REGISTER_ONNX_CONVERTER("", "Shrink", 9, 9, EmitGeneric);
 REGISTER_ONNX_CONVERTER("", "Celu", 12, 12, EmitGeneric);
-REGISTER_ONNX_CONVERTER("", "HardSwish", 14, 14, EmitGeneric);
+// HardSwish: 22 added bfloat16.
+REGISTER_ONNX_CONVERTER("", "HardSwish", 14, 22, EmitGeneric);
 // PRelu-1 had consumed_inputs; 7 made slope broadcast; 9 and 16 widened the types.
 REGISTER_ONNX_CONVERTER("", "PRelu", 1, 6, ConvertPReluPerChannel);
 REGISTER_ONNX_CONVERTER("", "PRelu", 7, 16, EmitGeneric);
@@ -227,7 +248,8 @@ REGISTER_ONNX_CONVERTER("", "Or", 7, 7, EmitGeneric);
 REGISTER_ONNX_CONVERTER("", "Xor", 1, 6, ConvertLegacyBroadcast);
 REGISTER_ONNX_CONVERTER("", "Xor", 7, 7, EmitGeneric);
 REGISTER_ONNX_CONVERTER("", "Equal", 1, 6, ConvertLegacyBroadcast);
-REGISTER_ONNX_CONVERTER("", "Equal", 7, 13, EmitGeneric);
+// Equal: 19 added string.
+REGISTER_ONNX_CONVERTER("", "Equal", 7, 19, EmitGeneric);
 REGISTER_ONNX_CONVERTER("", "Greater", 1, 6, ConvertLegacyBroadcast);
 REGISTER_ONNX_CONVERTER("", "Greater", 7, 13, EmitGeneric);
 REGISTER_ONNX_CONVERTER("", "Less", 1, 6, ConvertLegacyBroadcast);
@@ -277,8 +299,10 @@ REGISTER_ONNX_CONVERTER("", "ReduceLogSum", 1, 13, ConvertReduceAxesAttr);
 REGISTER_ONNX_CONVERTER("", "ReduceLogSumExp", 1, 13, ConvertReduceAxesAttr);
 REGISTER_ONNX_CONVERTER("", "ReduceSumSquare", 1, 13, ConvertReduceAxesAttr);
 REGISTER_ONNX_CONVERTER("", "ReduceMean", 18, 18, EmitGeneric);
-REGISTER_ONNX_CONVERTER("", "ReduceMax", 18, 18, EmitGeneric);
-REGISTER_ONNX_CONVERTER("", "ReduceMin", 18, 18, EmitGeneric);
+// ReduceMax: 20 added bool.
+REGISTER_ONNX_CONVERTER("", "ReduceMax", 18, 20, EmitGeneric);
+// ReduceMin: 20 added bool.
+REGISTER_ONNX_CONVERTER("", "ReduceMin", 18, 20, EmitGeneric);
 REGISTER_ONNX_CONVERTER("", "ReduceProd", 18, 18, EmitGeneric);
 REGISTER_ONNX_CONVERTER("", "ReduceL1", 18, 18, EmitGeneric);
 REGISTER_ONNX_CONVERTER("", "ReduceL2", 18, 18, EmitGeneric);

@@ -99,38 +99,49 @@ REGISTER_ONNX_CONVERTER("", "MatMul", 1, 13, ConvertMatMul);
 REGISTER_ONNX_CONVERTER("", "Gemm", 1, 6, ConvertGemmBroadcastAttr);
 REGISTER_ONNX_CONVERTER("", "Gemm", 7, 13, EmitGeneric);
 // Conv-11 changed only the documentation of auto_pad.
-REGISTER_ONNX_CONVERTER("", "Conv", 1, 11, EmitGeneric);
-REGISTER_ONNX_CONVERTER("", "ConvTranspose", 1, 11, EmitGeneric);
+// Conv: 22 added bfloat16.
+REGISTER_ONNX_CONVERTER("", "Conv", 1, 22, EmitGeneric);
+// ConvTranspose: 22 added bfloat16.
+REGISTER_ONNX_CONVERTER("", "ConvTranspose", 1, 22, EmitGeneric);
 // MaxPool-8 added storage_order and Indices, 10 ceil_mode and dilations, 12 int8/uint8.
-REGISTER_ONNX_CONVERTER("", "MaxPool", 1, 12, ConvertMaxPool);
+// MaxPool: 22 added bfloat16.
+REGISTER_ONNX_CONVERTER("", "MaxPool", 1, 22, ConvertMaxPool);
 // AveragePool-7 added count_include_pad, 10 ceil_mode.
-REGISTER_ONNX_CONVERTER("", "AveragePool", 1, 11, EmitGeneric);
+// AveragePool: 19 added dilations; 22 bfloat16.
+REGISTER_ONNX_CONVERTER("", "AveragePool", 1, 22, EmitGeneric);
 // LpPool-2 made p an int.
 REGISTER_ONNX_CONVERTER("", "LpPool", 1, 1, ConvertLpPoolFloatP);
 REGISTER_ONNX_CONVERTER("", "LpPool", 2, 11, EmitGeneric);
 // Col2Im is new in 18.
 REGISTER_ONNX_CONVERTER("", "Col2Im", 18, 18, EmitGeneric);
 // LpPool-18 added ceil_mode and dilations.
-REGISTER_ONNX_CONVERTER("", "LpPool", 18, 18, EmitGeneric);
-REGISTER_ONNX_CONVERTER("", "GlobalAveragePool", 1, 1, EmitGeneric);
-REGISTER_ONNX_CONVERTER("", "GlobalMaxPool", 1, 1, EmitGeneric);
+// LpPool: 22 added bfloat16.
+REGISTER_ONNX_CONVERTER("", "LpPool", 18, 22, EmitGeneric);
+// GlobalAveragePool: 22 added bfloat16.
+REGISTER_ONNX_CONVERTER("", "GlobalAveragePool", 1, 22, EmitGeneric);
+// GlobalMaxPool: 22 added bfloat16.
+REGISTER_ONNX_CONVERTER("", "GlobalMaxPool", 1, 22, EmitGeneric);
 REGISTER_ONNX_CONVERTER("", "GlobalLpPool", 1, 1, ConvertLpPoolFloatP);
-REGISTER_ONNX_CONVERTER("", "GlobalLpPool", 2, 2, EmitGeneric);
-REGISTER_ONNX_CONVERTER("", "MaxUnpool", 9, 11, EmitGeneric);
+// GlobalLpPool: 22 added bfloat16.
+REGISTER_ONNX_CONVERTER("", "GlobalLpPool", 2, 22, EmitGeneric);
+// MaxUnpool: 22 added bfloat16.
+REGISTER_ONNX_CONVERTER("", "MaxUnpool", 9, 22, EmitGeneric);
 // BatchNormalization-1: consumed_inputs, is_test, spatial; 6: dropped consumed_inputs;
 // 7: dropped is_test (training when the statistics outputs are requested); 9: dropped spatial;
 // 14: training_mode attr, outputs Y, running_mean, running_var; 15: separate types per input.
 REGISTER_ONNX_CONVERTER("", "BatchNormalization", 1, 15, ConvertBatchNorm);
 // InstanceNormalization-6 dropped consumed_inputs.
 REGISTER_ONNX_CONVERTER("", "InstanceNormalization", 1, 1, ConvertInstanceNorm1);
-REGISTER_ONNX_CONVERTER("", "InstanceNormalization", 6, 6, EmitGeneric);
+// InstanceNormalization: 22 added bfloat16.
+REGISTER_ONNX_CONVERTER("", "InstanceNormalization", 6, 22, EmitGeneric);
 REGISTER_ONNX_CONVERTER("", "LRN", 1, 13, EmitGeneric);
 REGISTER_ONNX_CONVERTER("", "LayerNormalization", 17, 17, EmitGeneric);
 // Dropout-7 removed is_test (always inference); 10 typed the mask bool; 12 moved ratio and
 // training_mode to inputs and added seed.
 REGISTER_ONNX_CONVERTER("", "Dropout", 1, 6, ConvertDropoutIsTest);
 REGISTER_ONNX_CONVERTER("", "Dropout", 7, 10, ConvertDropoutInference);
-REGISTER_ONNX_CONVERTER("", "Dropout", 12, 13, EmitGeneric);
+// Dropout: 22 added bfloat16.
+REGISTER_ONNX_CONVERTER("", "Dropout", 12, 22, EmitGeneric);
 
 }  // namespace
 }  // namespace sluice

@@ -17,11 +17,16 @@ absl::Status ConvertDtypeFromInput(OnnxNodeContext* ctx) {
   return ctx->EmitGeneric("", extra);
 }
 
-REGISTER_ONNX_CONVERTER("", "RandomUniform", 1, 1, EmitGeneric);
-REGISTER_ONNX_CONVERTER("", "RandomNormal", 1, 1, EmitGeneric);
-REGISTER_ONNX_CONVERTER("", "RandomUniformLike", 1, 1, ConvertDtypeFromInput);
-REGISTER_ONNX_CONVERTER("", "RandomNormalLike", 1, 1, ConvertDtypeFromInput);
-REGISTER_ONNX_CONVERTER("", "Bernoulli", 15, 15, ConvertDtypeFromInput);
+// RandomUniform: 22 added bfloat16.
+REGISTER_ONNX_CONVERTER("", "RandomUniform", 1, 22, EmitGeneric);
+// RandomNormal: 22 added bfloat16.
+REGISTER_ONNX_CONVERTER("", "RandomNormal", 1, 22, EmitGeneric);
+// RandomUniformLike: 22 added bfloat16.
+REGISTER_ONNX_CONVERTER("", "RandomUniformLike", 1, 22, ConvertDtypeFromInput);
+// RandomNormalLike: 22 added bfloat16.
+REGISTER_ONNX_CONVERTER("", "RandomNormalLike", 1, 22, ConvertDtypeFromInput);
+// Bernoulli: 22 added bfloat16.
+REGISTER_ONNX_CONVERTER("", "Bernoulli", 15, 22, ConvertDtypeFromInput);
 
 }  // namespace
 }  // namespace sluice

@@ -10,12 +10,15 @@ absl::Status ConvertRnn1(OnnxNodeContext* ctx) { return ctx->EmitGeneric("", {},
 
 // 7 dropped output_sequence; 14 added layout (batch-major tensors).
 REGISTER_ONNX_CONVERTER("", "RNN", 1, 1, ConvertRnn1);
-REGISTER_ONNX_CONVERTER("", "RNN", 7, 14, EmitGeneric);
+// RNN: 22 added bfloat16.
+REGISTER_ONNX_CONVERTER("", "RNN", 7, 22, EmitGeneric);
 // GRU-3 added linear_before_reset.
 REGISTER_ONNX_CONVERTER("", "GRU", 1, 1, ConvertRnn1);
-REGISTER_ONNX_CONVERTER("", "GRU", 3, 14, EmitGeneric);
+// GRU: 22 added bfloat16.
+REGISTER_ONNX_CONVERTER("", "GRU", 3, 22, EmitGeneric);
 REGISTER_ONNX_CONVERTER("", "LSTM", 1, 1, ConvertRnn1);
-REGISTER_ONNX_CONVERTER("", "LSTM", 7, 14, EmitGeneric);
+// LSTM: 22 added bfloat16.
+REGISTER_ONNX_CONVERTER("", "LSTM", 7, 22, EmitGeneric);
 
 }  // namespace
 }  // namespace sluice

@@ -100,7 +100,7 @@ newer = helper.make_model(mlp, opset_imports=opset(99))
 save(newer, "bad_newer_opset.onnx", check=False)
 
 # Newer than ONNX 1.12 (not checked here: 1.12 knows opsets to 17 and IR 8). The mlp as an IR
-# 10 / opset 21 model, which ONNX 1.17's checker accepts and Sluice's converters do not reach.
+# 10 / opset 21 model, which ONNX 1.17's checker accepts and Sluice runs.
 ir10 = helper.make_model(mlp, opset_imports=opset(21))
 ir10.ir_version = 10
 save(ir10, "mlp_ir10_opset21.onnx", check=False)
