@@ -89,6 +89,29 @@ for c in resnet18_external resnet18_internal resnet18_extracted mobilenet_v2_bat
   passes "$work/external.json" "$c" > /dev/null || { echo "FAIL: $c must pass"; fail=1; }
 done
 
+# Models of today's opsets: the opset-17 exports (a CNN, an LSTM, a transformer) taken to opsets
+# 18, 21 and 22 by ONNX 1.17's version converter (`sluice onnx convert-version`), which rewrites
+# them into the newer forms (ReduceMean's axes as an input, ...); each still matches torch's
+# outputs, and passes the checker at IR 10.
+newer="$work/newer"
+for m in resnet18 mobilenet_v2 lstm transformer; do
+  for o in 18 21 22; do
+    c="${m}_to_opset$o"
+    mkdir -p "$newer/$c"
+    cp -r "$models/${m}_opset17/test_data_set_0" "$newer/$c/"
+    "$sluice" onnx convert-version "$models/${m}_opset17/model.onnx" "$newer/$c/model.onnx" --opset "$o" \
+      > "$work/$c.txt" 2>&1 || { tail -3 "$work/$c.txt"; echo "FAIL: convert-version $c"; fail=1; }
+    "$python" -c "import onnx, sys; m = onnx.load(sys.argv[1])
+assert [o.version for o in m.opset_import if o.domain in ('', 'ai.onnx')] == [$o], m.opset_import" \
+      "$newer/$c/model.onnx" || { echo "FAIL: $c is not at opset $o"; fail=1; }
+    msg=$("$sluice" onnx check "$newer/$c/model.onnx" --full 2>&1) || { echo "FAIL: onnx check --full $c: $msg"; fail=1; }
+  done
+done
+"$sluice" test-onnx "$newer" --json - > "$work/newer.json"
+echo "newer opsets: $(json_value "$work/newer.json" "'%(passed)d passed, %(failed)d failed' % d")"
+json_is "$work/newer.json" "d['failed'] == 0 and d['passed'] == 12" ||
+  { cat "$work/newer.json"; echo "FAIL: every model converted to opsets 18, 21 and 22 must pass"; fail=1; }
+
 # ResNet-18 on two `sluice serve` tasks on loopback (free ports), pipelined, traced: the output matches
 # torch's, and the trace holds nodes, _Send and _Recv on both tasks.
 start_cluster "$work/cluster" "worker=2" --threads 1 || exit 1
