@@ -218,6 +218,44 @@ TEST(GridSampleTest, NearestAndBicubic) {
   }
 }
 
+// GridSample-20: N-D input, modes named linear, nearest and cubic.
+TEST(GridSampleTest, VolumetricAndOneDimensional) {
+  // x[z][y][x] = 4z + 2y + x; the grid lists (x, y, z). align_corners: -1 and 1 are pixel
+  // centres 0 and 1. (0, 0, 0) -> (0.5, 0.5, 0.5): linear in each dim, 2 + 1 + 0.5 = 3.5;
+  // (1, -1, 0) -> x 1, y 0, z 0.5: 1 + 0 + 2 = 3.
+  const std::vector<float> cube = {0, 1, 2, 3, 4, 5, 6, 7};
+  {
+    KernelTester t("Onnx>GridSample");
+    t.Attr("mode", "linear").Attr("align_corners", int64_t{1});
+    t.Input<float>({1, 1, 2, 2, 2}, cube).Input<float>({1, 1, 1, 2, 3}, {0, 0, 0, 1, -1, 0});
+    ASSERT_OK(t.Run());
+    t.ExpectOutput<float>(0, {1, 1, 1, 1, 2}, {3.5f, 3});
+  }
+  {
+    // Nearest: (1, -1, 1) -> x 1, y 0, z 1: 5; (0.2, 0.2, -0.2) -> (0.6, 0.6, 0.4) -> (1, 1, 0): 3.
+    KernelTester t("Onnx>GridSample");
+    t.Attr("mode", "nearest").Attr("align_corners", int64_t{1});
+    t.Input<float>({1, 1, 2, 2, 2}, cube).Input<float>({1, 2, 1, 1, 3}, {1, -1, 1, 0.2f, 0.2f, -0.2f});
+    ASSERT_OK(t.Run());
+    t.ExpectOutput<float>(0, {1, 1, 2, 1, 1}, {5, 3});
+  }
+  {
+    // 1-D [0, 10, 20] without align_corners: grid 0 is pixel ((0 + 1) * 3 - 1) / 2 = 1: 10;
+    // grid 1 is pixel 2.5, half of pixel 2 and half of the zero past the edge: 10.
+    KernelTester t("Onnx>GridSample");
+    t.Attr("mode", "linear");
+    t.Input<float>({1, 1, 3}, {0, 10, 20}).Input<float>({1, 2, 1}, {0, 1});
+    ASSERT_OK(t.Run());
+    t.ExpectOutput<float>(0, {1, 1, 2}, {10, 10});
+  }
+  {
+    KernelTester t("Onnx>GridSample");
+    t.Attr("mode", "cubic");
+    t.Input<float>({1, 1, 2, 2, 2}, cube).Input<float>({1, 1, 1, 1, 3}, {0, 0, 0});
+    ExpectInvalid(t, "cubic mode needs 2-D input");
+  }
+}
+
 // ---- StringNormalizer ----
 
 std::vector<std::string> Strings(const Tensor& t) {

@@ -44,9 +44,10 @@ REGISTER_OP("Onnx>GridSample")
     .Attr(absl::StrCat("T1: ", kIeeeFloatTypes))
     .Attr(absl::StrCat("T2: ", kIeeeFloatTypes))
     .Attr("align_corners: int = 0")
-    .Attr("mode: {'bilinear', 'nearest', 'bicubic'} = 'bilinear'")
+    .Attr("mode: {'bilinear', 'nearest', 'bicubic', 'linear', 'cubic'} = 'bilinear'")
     .Attr("padding_mode: {'zeros', 'border', 'reflection'} = 'zeros'")
-    .Doc("Samples N x C x H x W input at the normalized (x, y) locations of an "
-         "N x H_out x W_out x 2 grid.");
+    .Doc("Samples N x C x D1 x ... x Dr input at the normalized (x, y, ...) locations of an "
+         "N x D1_out x ... x Dr_out x r grid (r = 2 for cubic). linear and cubic are "
+         "GridSample-20's names for bilinear and bicubic.");
 
 }  // namespace sluice

@@ -18,6 +18,9 @@ REGISTER_ONNX_CONVERTER("", "NonMaxSuppression", 10, 11, EmitGeneric);
 REGISTER_ONNX_CONVERTER("", "RoiAlign", 10, 10, ConvertRoiAlign10);
 REGISTER_ONNX_CONVERTER("", "RoiAlign", 16, 16, EmitGeneric);
 REGISTER_ONNX_CONVERTER("", "GridSample", 16, 16, EmitGeneric);
+// GridSample-20 took N-D input and renamed modes bilinear and bicubic to linear and cubic;
+// 22 only widened the types.
+REGISTER_ONNX_CONVERTER("", "GridSample", 20, 22, EmitGeneric);
 
 }  // namespace
 }  // namespace sluice
