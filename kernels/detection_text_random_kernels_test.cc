@@ -256,6 +256,44 @@ TEST(GridSampleTest, VolumetricAndOneDimensional) {
   }
 }
 
+// ---- AffineGrid ----
+
+TEST(AffineGridTest, TwoAndThreeDims) {
+  {
+    // 2 x 2 pixel centres without align_corners: -0.5 and 0.5 along each dim. theta maps
+    // (x, y) to (2x + 0.1, y - 1).
+    KernelTester t("Onnx>AffineGrid");
+    t.Input<float>({1, 2, 3}, {2, 0, 0.1f, 0, 1, -1}).Input<int64_t>({4}, {1, 1, 2, 2});
+    ASSERT_OK(t.Run());
+    t.ExpectOutput<float>(0, {1, 2, 2, 2}, {-0.9f, -1.5f, 1.1f, -1.5f, -0.9f, -0.5f, 1.1f, -0.5f});
+  }
+  {
+    // align_corners, H 1 and W 3: y is -1 (a single row), x is -1, 0, 1; identity theta.
+    KernelTester t("Onnx>AffineGrid");
+    t.Attr("align_corners", int64_t{1});
+    t.Input<double>({1, 2, 3}, {1, 0, 0, 0, 1, 0}).Input<int64_t>({4}, {1, 3, 1, 3});
+    ASSERT_OK(t.Run());
+    t.ExpectOutput<double>(0, {1, 1, 3, 2}, {-1, -1, 0, -1, 1, -1});
+  }
+  {
+    // 3-D, D 2, H 1, W 1: centres z = -0.5, 0.5, y = x = 0; theta puts z first: (z, x, y).
+    KernelTester t("Onnx>AffineGrid");
+    t.Input<float>({1, 3, 4}, {0, 0, 1, 0, 1, 0, 0, 0, 0, 1, 0, 0}).Input<int64_t>({5}, {1, 1, 2, 1, 1});
+    ASSERT_OK(t.Run());
+    t.ExpectOutput<float>(0, {1, 2, 1, 1, 3}, {-0.5f, 0, 0, 0.5f, 0, 0});
+  }
+  {
+    KernelTester t("Onnx>AffineGrid");
+    t.Input<float>({1, 2, 3}, std::vector<float>(6, 0.0f)).Input<int64_t>({5}, {1, 1, 2, 1, 1});
+    ExpectInvalid(t, "theta must be [1, 3, 4]");
+  }
+  {
+    KernelTester t("Onnx>AffineGrid");
+    t.Input<float>({1, 2, 3}, std::vector<float>(6, 0.0f)).Input<int64_t>({4}, {1, 1, -2, 2});
+    EXPECT_FALSE(t.Run().ok());
+  }
+}
+
 // ---- StringNormalizer ----
 
 std::vector<std::string> Strings(const Tensor& t) {

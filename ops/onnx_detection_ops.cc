@@ -37,6 +37,16 @@ REGISTER_OP("Onnx>RoiAlign")
     .Attr("spatial_scale: float = 1.0")
     .Doc("RoiAlign-10 is this op with coordinate_transformation_mode 'output_half_pixel'.");
 
+REGISTER_OP("Onnx>AffineGrid")
+    .Input("theta: T1")
+    .Input("size: T2")
+    .Output("grid: T1")
+    .Attr(absl::StrCat("T1: ", kFloatTypes))
+    .Attr("T2: {int64}")
+    .Attr("align_corners: int = 0")
+    .Doc("The GridSample grid [N, H, W, 2] (or [N, D, H, W, 3]) of theta [N, 2, 3] (or [N, 3, 4]) "
+         "applied to the normalized pixel centres of size [N, C, H, W] (or [N, C, D, H, W]).");
+
 REGISTER_OP("Onnx>GridSample")
     .Input("x: T1")
     .Input("grid: T2")

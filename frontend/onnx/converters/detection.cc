@@ -17,6 +17,8 @@ REGISTER_ONNX_CONVERTER("", "NonMaxSuppression", 10, 11, EmitGeneric);
 // RoiAlign-16 added coordinate_transformation_mode, defaulting to 'half_pixel'.
 REGISTER_ONNX_CONVERTER("", "RoiAlign", 10, 10, ConvertRoiAlign10);
 REGISTER_ONNX_CONVERTER("", "RoiAlign", 16, 16, EmitGeneric);
+// AffineGrid is new in 20.
+REGISTER_ONNX_CONVERTER("", "AffineGrid", 20, 20, EmitGeneric);
 REGISTER_ONNX_CONVERTER("", "GridSample", 16, 16, EmitGeneric);
 // GridSample-20 took N-D input and renamed modes bilinear and bicubic to linear and cubic;
 // 22 only widened the types.
