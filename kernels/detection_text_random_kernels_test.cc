@@ -302,6 +302,68 @@ std::vector<std::string> Strings(const Tensor& t) {
   return v;
 }
 
+// ---- StringConcat, StringSplit, RegexFullMatch (opset 20) ----
+
+TEST(StringConcatTest, Broadcasts) {
+  KernelTester t("Onnx>StringConcat");
+  t.Input<tstring>({2, 1}, {"a", "b"}).Input<tstring>({3}, {"1", "2", ""});
+  ASSERT_OK(t.Run());
+  EXPECT_EQ(t.output(0).shape(), TensorShape({2, 3}));
+  EXPECT_EQ(Strings(t.output(0)), (std::vector<std::string>{"a1", "a2", "a", "b1", "b2", "b"}));
+  KernelTester bad("Onnx>StringConcat");
+  bad.Input<tstring>({2}, {"a", "b"}).Input<tstring>({3}, {"1", "2", "3"});
+  EXPECT_FALSE(bad.Run().ok());
+}
+
+// Expected pieces are Python's: "a,b,,c".split(",") is ['a', 'b', '', 'c'], "".split(",") is
+// [''], "  hello  world ".split() is ['hello', 'world'], "".split() is [], and
+// " a b  c ".split(None, 1) is ['a', 'b  c '].
+TEST(StringSplitTest, LikePythonsSplit) {
+  {
+    KernelTester t("Onnx>StringSplit");
+    t.Attr("delimiter", ",").Input<tstring>({2}, {"a,b,,c", ""});
+    ASSERT_OK(t.Run());
+    EXPECT_EQ(t.output(0).shape(), TensorShape({2, 4}));
+    EXPECT_EQ(Strings(t.output(0)), (std::vector<std::string>{"a", "b", "", "c", "", "", "", ""}));
+    t.ExpectOutput<int64_t>(1, {2}, {4, 1});
+  }
+  {
+    KernelTester t("Onnx>StringSplit");
+    t.Attr("delimiter", "<>").Attr("maxsplit", int64_t{1}).Input<tstring>({1}, {"a<>b<>c"});
+    ASSERT_OK(t.Run());
+    EXPECT_EQ(Strings(t.output(0)), (std::vector<std::string>{"a", "b<>c"}));
+  }
+  {
+    KernelTester t("Onnx>StringSplit");
+    t.Input<tstring>({3}, {"  hello  world ", "", " a b  c "});
+    ASSERT_OK(t.Run());
+    EXPECT_EQ(Strings(t.output(0)), (std::vector<std::string>{"hello", "world", "", "", "", "", "a", "b", "c"}));
+    t.ExpectOutput<int64_t>(1, {3}, {2, 0, 3});
+  }
+  {
+    KernelTester t("Onnx>StringSplit");
+    t.Attr("maxsplit", int64_t{1}).Input<tstring>({1}, {" a b  c "});
+    ASSERT_OK(t.Run());
+    EXPECT_EQ(Strings(t.output(0)), (std::vector<std::string>{"a", "b  c "}));
+  }
+  {
+    KernelTester t("Onnx>StringSplit");  // Nothing to split: one more dim, of 0.
+    t.Input<tstring>({2}, {" ", ""});
+    ASSERT_OK(t.Run());
+    EXPECT_EQ(t.output(0).shape(), TensorShape({2, 0}));
+  }
+}
+
+TEST(RegexFullMatchTest, WholeStringsOnlyAndBadPatterns) {
+  KernelTester t("Onnx>RegexFullMatch");
+  t.Attr("pattern", "[a-z]+@[a-z]+\\.com").Input<tstring>({2, 2}, {"ab@cd.com", "ab@cd.comx", "AB@cd.com", ""});
+  ASSERT_OK(t.Run());
+  t.ExpectOutput<bool>(0, {2, 2}, {true, false, false, false});
+  KernelTester bad("Onnx>RegexFullMatch");
+  bad.Attr("pattern", "a(").Input<tstring>({1}, {"a"});
+  ExpectInvalid(bad, "not valid RE2");
+}
+
 TEST(StringNormalizerTest, StopwordsAndCase) {
   {
     KernelTester t("Onnx>StringNormalizer");  // Case-insensitive by default.

@@ -7,7 +7,7 @@ packages=(
   bazel-bootstrap bazel-platforms g++
   protobuf-compiler libprotobuf-dev protobuf-compiler-grpc libgrpc++-dev
   libabsl-dev libopenblas-dev libgtest-dev libgmock-dev libbenchmark-dev
-  libdnnl-dev openssl
+  libdnnl-dev libre2-dev openssl
   python3 python3-numpy python3-onnx python3-torch python3-torchvision
   python3-venv python3-pip python3-setuptools python3-wheel graphviz
 )
