@@ -4,6 +4,14 @@
 
 namespace sluice {
 
+// ONNX ImageDecoder (opset 20).
+REGISTER_OP("Onnx>ImageDecoder")
+    .Input("encoded_stream: uint8")
+    .Output("image: uint8")
+    .Attr("pixel_format: {'RGB', 'BGR', 'Grayscale'} = 'RGB'")
+    .Doc("Decodes a JPEG, PNG, BMP, TIFF, WebP, PNM or JPEG 2000 stream to [H, W, 3] (RGB, BGR) "
+         "or [H, W, 1] (Grayscale) as PIL does.");
+
 // ONNX Resize (version 11 and later; older Resize and Upsample are converted onto it). `axes`
 // names the dims that roi, scales and sizes describe (empty: every dim, in order).
 REGISTER_OP("Onnx>Resize")

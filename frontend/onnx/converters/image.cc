@@ -1,4 +1,4 @@
-// Resize and Upsample.
+// Resize, Upsample and ImageDecoder.
 #include "framework/status.h"
 #include "frontend/onnx/converter.h"
 
@@ -35,6 +35,8 @@ absl::Status ConvertUpsample7(OnnxNodeContext* ctx) {
 
 absl::Status ConvertUpsample9(OnnxNodeContext* ctx) { return ConvertResizeOld(ctx, ctx->input(1)); }
 
+// ImageDecoder is new in 20.
+REGISTER_ONNX_CONVERTER("", "ImageDecoder", 20, 20, EmitGeneric);
 // Resize-11 added roi, sizes and the coordinate, cubic and nearest attributes; 13 made roi
 // and scales optional.
 REGISTER_ONNX_CONVERTER("", "Resize", 10, 10, ConvertResize10);
