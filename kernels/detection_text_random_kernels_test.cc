@@ -2,6 +2,7 @@
 // generators. Expected values are worked out by hand (the arithmetic is in the comments); the
 // seeded random values are numpy's after np.random.seed(0).
 #include <cmath>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -247,6 +248,41 @@ TEST(GridSampleTest, VolumetricAndOneDimensional) {
     t.Input<float>({1, 1, 3}, {0, 10, 20}).Input<float>({1, 2, 1}, {0, 1});
     ASSERT_OK(t.Run());
     t.ExpectOutput<float>(0, {1, 1, 2}, {10, 10});
+  }
+  {
+    // 1-D [0, 10, 20, 30], border padding, align_corners, grid 2 -> pixel 4.5 (past the end).
+    // cubic (20) clamps the point to 3 first: exactly 30. bicubic (16, PyTorch) keeps 4.5 and
+    // clamps each tap (3..6 all read 30) but tap 3 = floor(4.5) - 1 sits at distance 1.5:
+    // taps 3, 4, 5, 6 weigh -0.09375, 0.59375, 0.59375, -0.09375 and all read 30: 30 too.
+    // At pixel 3.5 they differ: cubic reads 30; bicubic reads taps 2..5 (20, 30, 30, 30):
+    // the weights sum to 1, so 30 + (-0.09375) * (20 - 30) = 30.9375.
+    for (const char* mode : {"cubic", "bicubic"}) {
+      KernelTester t("Onnx>GridSample");
+      t.Attr("mode", mode).Attr("padding_mode", "border").Attr("align_corners", int64_t{1});
+      // x = (g + 1) / 2 * 3: g = 2 -> 4.5, g = 4 / 3 -> 3.5.
+      t.Input<float>({1, 1, 1, 4}, {0, 10, 20, 30}).Input<float>({1, 1, 2, 2}, {2, 0, 4.0f / 3, 0});
+      ASSERT_OK(t.Run());
+      const float want = std::string(mode) == "cubic" ? 30.0f : 30.9375f;
+      t.ExpectOutput<float>(0, {1, 1, 1, 2}, {30, want});
+    }
+  }
+  {
+    // Infinite and NaN coordinates and an empty input dim read zeros (or the border), never
+    // out of bounds.
+    const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+    for (const char* padding : {"zeros", "border", "reflection"}) {
+      for (const char* mode : {"linear", "nearest", "cubic", "bicubic"}) {
+        KernelTester t("Onnx>GridSample");
+        t.Attr("mode", mode).Attr("padding_mode", padding);
+        t.Input<float>({1, 1, 2, 2}, {1, 1, 1, 1}).Input<float>({1, 1, 3, 2}, {inf, 0, -inf, nan, nan, 1e30f});
+        ASSERT_OK(t.Run());
+        KernelTester e("Onnx>GridSample");
+        e.Attr("mode", mode).Attr("padding_mode", padding);
+        e.Input<float>({1, 1, 0, 2}, {}).Input<float>({1, 1, 1, 2}, {0.5f, 0.5f});
+        ASSERT_OK(e.Run());
+        e.ExpectOutput<float>(0, {1, 1, 1, 1}, {0});
+      }
+    }
   }
   {
     KernelTester t("Onnx>GridSample");

@@ -50,6 +50,7 @@ class GridSampleOp : public OpKernel {
     padding_ = padding == "border" ? PaddingMode::kBorder
              : padding == "reflection" ? PaddingMode::kReflection : PaddingMode::kZeros;
     align_corners_ = align_corners != 0;
+    pad_cubic_point_ = mode == "cubic";
     return absl::OkStatus();
   }
 
@@ -134,29 +135,32 @@ class GridSampleOp : public OpKernel {
 
   // Border or reflection padding of a point outside the bounds (zeros leaves it).
   double PadPoint(double v, int64_t size) const {
-    if (padding_ == PaddingMode::kZeros || (v >= TwiceLow() / 2 && v <= TwiceHigh(size) / 2)) return v;
+    if (padding_ == PaddingMode::kZeros || size == 0 || (v >= TwiceLow() / 2 && v <= TwiceHigh(size) / 2)) return v;
     if (padding_ == PaddingMode::kReflection) return Reflect(v, TwiceLow(), TwiceHigh(size));
     return std::clamp(v, 0.0, static_cast<double>(size - 1));
   }
 
   // The input index a tap at integral `i` reads, or -1 for a zero; checked before the casts,
-  // so huge and NaN coordinates read 0 too.
+  // so huge coordinates clamp or read 0 and NaN reads 0.
   int64_t PadIndex(double i, int64_t size) const {
     if (i >= 0 && i < size) return static_cast<int64_t>(i);
-    if (padding_ == PaddingMode::kZeros || !(std::fabs(i) < 1e15)) return -1;
+    if (padding_ == PaddingMode::kZeros || std::isnan(i) || size == 0) return -1;
     if (padding_ == PaddingMode::kBorder) return i < 0 ? 0 : size - 1;
-    const double r = std::trunc(Reflect(i, TwiceLow(), TwiceHigh(size)));
-    return std::clamp<int64_t>(static_cast<int64_t>(r), 0, size - 1);
+    const double r = std::trunc(Reflect(i, TwiceLow(), TwiceHigh(size)));  // NaN for infinities.
+    if (std::isnan(r)) return -1;
+    if (r < 0) return 0;
+    return r < size ? static_cast<int64_t>(r) : size - 1;
   }
 
   // Taps along one dim for the point v: the point padded first, then each tap's index
-  // (ONNX's GridSample-20 reference; for nearest and linear the same as PyTorch).
+  // (ONNX's GridSample-20 reference; for linear the same as PyTorch). GridSample-16's bicubic
+  // pads only the taps, as PyTorch does, which differs for points outside the input.
   std::vector<Tap> TapsFor(double v, int64_t size) const {
     if (mode_ == SampleMode::kNearest) {
       // Halves round to even, as std::nearbyint does in the default rounding mode.
       return {{PadIndex(PadPoint(std::nearbyint(v), size), size), 1.0}};
     }
-    v = PadPoint(v, size);
+    if (mode_ != SampleMode::kBicubic || pad_cubic_point_) v = PadPoint(v, size);
     if (std::isnan(v)) return {{-1, 1.0}};
     v = std::clamp(v, -1e15, 1e15);
     const double v0 = std::floor(v);
@@ -200,6 +204,7 @@ class GridSampleOp : public OpKernel {
   SampleMode mode_ = SampleMode::kBilinear;
   PaddingMode padding_ = PaddingMode::kZeros;
   bool align_corners_ = false;
+  bool pad_cubic_point_ = false;  // 'cubic' (GridSample-20), not 'bicubic' (16).
 };
 
 REGISTER_KERNEL_BUILDER(Name("Onnx>GridSample").Device(DEVICE_CPU).TypeConstraint<float>("T1"), GridSampleOp<float>);
