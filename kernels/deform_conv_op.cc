@@ -142,9 +142,11 @@ class DeformConvOp : public OpKernel {
     SL_RETURN_IF_ERROR(ctx->allocate_output(0, TensorShape({n_size, out_c, out_h, out_w}), &y));
     if (y->NumElements() == 0) return absl::OkStatus();
     const int64_t points = out_h * out_w;
+    // A tensor, so that its size is checked and charged to the step's memory budget.
     SL_ASSIGN_OR_RETURN(int64_t col_size, ShapeElements({in_c, taps, points}), "DeformConv column buffer");
-    SL_RETURN_IF_ERROR(TensorBytes(DT_DOUBLE, col_size, "DeformConv column buffer").status());
-    std::vector<double> col(col_size);
+    SL_ASSIGN_OR_RETURN(Tensor col_tensor, Tensor::Allocate(DT_DOUBLE, TensorShape({col_size})),
+                        "DeformConv column buffer");
+    double* col = col_tensor.data<double>();
     const int64_t in_per_offset_group = in_c / offset_group_;
     const T* xd = x.data<T>();
     const T* wd = w.data<T>();
@@ -160,7 +162,7 @@ class DeformConvOp : public OpKernel {
           const T* dy = od + ((n * offset_group_ + og) * taps + k) * 2 * points;
           const T* dx = dy + points;
           const T* m = mask == nullptr ? nullptr : mask->data<T>() + ((n * offset_group_ + og) * taps + k) * points;
-          double* out = col.data() + (c * taps + k) * points;
+          double* out = col + (c * taps + k) * points;
           for (int64_t oy = 0; oy < out_h; ++oy) {
             for (int64_t ox = 0; ox < out_w; ++ox) {
               const int64_t p = oy * out_w + ox;
@@ -178,7 +180,7 @@ class DeformConvOp : public OpKernel {
         for (int64_t ic = 0; ic < in_per_group; ++ic) {
           for (int64_t k = 0; k < taps; ++k) {
             const double wv = ToDouble(wd[(oc * in_per_group + ic) * taps + k]);
-            const double* src = col.data() + ((g * in_per_group + ic) * taps + k) * points;
+            const double* src = col + ((g * in_per_group + ic) * taps + k) * points;
             for (int64_t p = 0; p < points; ++p) acc[p] += wv * src[p];
           }
         }

@@ -33,10 +33,12 @@ namespace {
 // 179 million pixels (twice its MAX_IMAGE_PIXELS); this allows some more.
 constexpr int64_t kMaxPixels = int64_t{1} << 28;
 
-// 8-bit interleaved RGB.
+// 8-bit interleaved RGB, in a tensor so that its size is charged to the step's memory budget.
 struct RgbImage {
   int64_t height = 0, width = 0;
-  std::vector<uint8_t> rgb;
+  Tensor buffer;
+  uint8_t* rgb = nullptr;  // buffer's data.
+  int64_t bytes = 0;
 };
 
 // Checks the declared size and sizes the buffer.
@@ -50,9 +52,12 @@ absl::Status SizeImage(const char* format, int64_t height, int64_t width, RgbIma
     return absl::ResourceExhaustedError(absl::StrCat("ImageDecoder: ", format, " image of ", width, " x ", height,
                                                      " pixels is above the limit of ", kMaxPixels));
   }
+  SL_ASSIGN_OR_RETURN(image->buffer, Tensor::Allocate(DT_UINT8, TensorShape({bytes})), "ImageDecoder ", format);
   image->height = height;
   image->width = width;
-  image->rgb.assign(bytes, 0);
+  image->rgb = image->buffer.data<uint8_t>();
+  image->bytes = bytes;
+  std::memset(image->rgb, 0, bytes);  // Codecs that stop early leave zeros, not old memory.
   return absl::OkStatus();
 }
 
@@ -95,7 +100,7 @@ bool JpegDecode(const uint8_t* data, size_t size, RgbImage* image, absl::Status*
     return true;
   }
   while (cinfo.output_scanline < cinfo.output_height) {
-    JSAMPROW row = image->rgb.data() + static_cast<size_t>(cinfo.output_scanline) * image->width * 3;
+    JSAMPROW row = image->rgb + static_cast<size_t>(cinfo.output_scanline) * image->width * 3;
     jpeg_read_scanlines(&cinfo, &row, 1);
   }
   jpeg_finish_decompress(&cinfo);
@@ -161,7 +166,7 @@ bool PngDecode(PngReader* reader, RgbImage* image, absl::Status* size_status) {
     return true;
   }
   reader->rows->resize(image->height);
-  for (int64_t y = 0; y < image->height; ++y) (*reader->rows)[y] = image->rgb.data() + y * image->width * 3;
+  for (int64_t y = 0; y < image->height; ++y) (*reader->rows)[y] = image->rgb + y * image->width * 3;
   png_read_image(png, reader->rows->data());
   png_read_end(png, nullptr);
   png_destroy_read_struct(&png, &info, nullptr);
@@ -231,11 +236,14 @@ absl::Status DecodeTiff(absl::string_view data, RgbImage* image) {
   TIFFGetField(tif, TIFFTAG_IMAGELENGTH, &height);
   absl::Status status = SizeImage("TIFF", height, width, image);
   if (status.ok()) {
-    std::vector<uint32_t> raster(static_cast<size_t>(width) * height);
-    if (!TIFFReadRGBAImageOriented(tif, width, height, raster.data(), ORIENTATION_TOPLEFT, 0)) {
+    auto raster_tensor = Tensor::Allocate(DT_UINT32, TensorShape({static_cast<int64_t>(width) * height}));
+    uint32_t* raster = raster_tensor.ok() ? raster_tensor->data<uint32_t>() : nullptr;
+    if (!raster_tensor.ok()) {
+      status = raster_tensor.status();
+    } else if (!TIFFReadRGBAImageOriented(tif, width, height, raster, ORIENTATION_TOPLEFT, 0)) {
       status = absl::InvalidArgumentError(absl::StrCat("ImageDecoder: bad TIFF: ", m.error));
     } else {
-      for (size_t i = 0; i < raster.size(); ++i) {
+      for (int64_t i = 0; i < image->height * image->width; ++i) {
         image->rgb[3 * i] = TIFFGetR(raster[i]);
         image->rgb[3 * i + 1] = TIFFGetG(raster[i]);
         image->rgb[3 * i + 2] = TIFFGetB(raster[i]);
@@ -253,7 +261,7 @@ absl::Status DecodeWebp(absl::string_view data, RgbImage* image) {
   int width = 0, height = 0;
   if (!WebPGetInfo(p, data.size(), &width, &height)) return absl::InvalidArgumentError("ImageDecoder: bad WebP header");
   SL_RETURN_IF_ERROR(SizeImage("WebP", height, width, image));
-  if (WebPDecodeRGBInto(p, data.size(), image->rgb.data(), image->rgb.size(), width * 3) == nullptr) {
+  if (WebPDecodeRGBInto(p, data.size(), image->rgb, image->bytes, width * 3) == nullptr) {
     return absl::InvalidArgumentError("ImageDecoder: bad WebP stream");
   }
   return absl::OkStatus();
@@ -382,7 +390,7 @@ absl::Status DecodeBmp(absl::string_view data, RgbImage* image) {
   }
   for (int64_t y = 0; y < height; ++y) {
     const uint8_t* row = p + pixel_offset + stride * (top_down ? y : height - 1 - y);
-    uint8_t* out = image->rgb.data() + y * width * 3;
+    uint8_t* out = image->rgb + y * width * 3;
     for (int64_t x = 0; x < width; ++x) {
       const uint8_t* bgr;
       if (bpp == 8) {
@@ -487,7 +495,7 @@ class ImageDecoderOp : public OpKernel {
       uint8_t* out = y->data<uint8_t>();
       // PIL's RGB to L: ITU-R 601-2 luma in 16-bit fixed point, rounded.
       for (int64_t i = 0; i < pixels; ++i) {
-        const uint8_t* px = image.rgb.data() + 3 * i;
+        const uint8_t* px = image.rgb + 3 * i;
         out[i] = static_cast<uint8_t>((px[0] * 19595 + px[1] * 38470 + px[2] * 7471 + 0x8000) >> 16);
       }
       return absl::OkStatus();
@@ -495,7 +503,7 @@ class ImageDecoderOp : public OpKernel {
     SL_RETURN_IF_ERROR(ctx->allocate_output(0, TensorShape({image.height, image.width, 3}), &y));
     uint8_t* out = y->data<uint8_t>();
     if (format_ == "RGB") {
-      std::memcpy(out, image.rgb.data(), image.rgb.size());
+      std::memcpy(out, image.rgb, image.bytes);
     } else {
       for (int64_t i = 0; i < pixels; ++i) {
         out[3 * i] = image.rgb[3 * i + 2];
