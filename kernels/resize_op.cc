@@ -170,10 +170,10 @@ class ResizeOp : public OpKernel {
     std::vector<std::vector<std::vector<Tap>>> taps(rank);
     for (int d = 0; d < rank; ++d) {
       if (Antialiased(scales[d])) {
-        // Each output coordinate gets about 4/scale taps (cubic): bounded by what a dim of
-        // this size can need, but checked, as scales come from the graph.
+        // Each output coordinate gets about 4/scale taps (cubic), about 4 * in_len over the
+        // dim; the tables (16 bytes a tap) are capped at 4 GiB.
         const double width = 4.0 / scales[d] + 4;
-        if (!(width * static_cast<double>(sizes[d]) < 0x1p32)) {
+        if (!(width * static_cast<double>(sizes[d]) < 0x1p28)) {
           return absl::ResourceExhaustedError(absl::StrCat("Resize: antialiasing dim ", d, " of ",
                                                            x.shape().DebugString(), " at scale ", scales[d],
                                                            " needs too many filter taps"));
