@@ -383,6 +383,15 @@ TEST(StringSplitTest, LikePythonsSplit) {
     EXPECT_EQ(Strings(t.output(0)), (std::vector<std::string>{"a", "b  c "}));
   }
   {
+    // Unicode spaces count too: "a\u3000b\xa0c\u2009".split() is ['a', 'b', 'c']; "\u00e9" (C3 A9)
+    // and "\u2010" (a hyphen, E2 80 90) are not spaces.
+    KernelTester t("Onnx>StringSplit");
+    t.Input<tstring>({2}, {"a\xE3\x80\x80" "b\xC2\xA0" "c\xE2\x80\x89", "\xC3\xA9 x\xE2\x80\x90y"});
+    ASSERT_OK(t.Run());
+    EXPECT_EQ(Strings(t.output(0)),
+              (std::vector<std::string>{"a", "b", "c", "\xC3\xA9", "x\xE2\x80\x90y", ""}));
+  }
+  {
     KernelTester t("Onnx>StringSplit");  // Nothing to split: one more dim, of 0.
     t.Input<tstring>({2}, {" ", ""});
     ASSERT_OK(t.Run());

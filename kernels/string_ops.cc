@@ -33,9 +33,21 @@ class StringConcatOp : public OpKernel {
   }
 };
 
-// ASCII whitespace as Python's str.split counts it (plus the ASCII separators \x1c-\x1f).
-bool IsSplitSpace(char c) {
-  return c == ' ' || (c >= '\t' && c <= '\r') || (c >= '\x1c' && c <= '\x1f');
+// The length in bytes of the whitespace character at s[i] as Python's str.split() counts
+// whitespace (ASCII's, the separators \x1c-\x1f and Unicode's spaces, in UTF-8), or 0.
+size_t SpaceLength(absl::string_view s, size_t i) {
+  const auto b = [&](size_t k) { return i + k < s.size() ? static_cast<unsigned char>(s[i + k]) : 0u; };
+  const unsigned c = b(0);
+  if (c == ' ' || (c >= '\t' && c <= '\r') || (c >= 0x1c && c <= 0x1f)) return 1;
+  if (c == 0xC2) return b(1) == 0x85 || b(1) == 0xA0 ? 2 : 0;                     // U+0085, U+00A0
+  if (c == 0xE1) return b(1) == 0x9A && b(2) == 0x80 ? 3 : 0;                      // U+1680
+  if (c == 0xE3) return b(1) == 0x80 && b(2) == 0x80 ? 3 : 0;                      // U+3000
+  if (c != 0xE2) return 0;
+  if (b(1) == 0x80) {
+    const unsigned t = b(2);
+    return (t >= 0x80 && t <= 0x8A) || t == 0xA8 || t == 0xA9 || t == 0xAF ? 3 : 0;  // U+2000-200A, 2028, 2029, 202F
+  }
+  return b(1) == 0x81 && b(2) == 0x9F ? 3 : 0;                                     // U+205F
 }
 
 // Python's s.split(delimiter, maxsplit), delimiter empty meaning None.
@@ -56,7 +68,7 @@ std::vector<absl::string_view> SplitLikePython(absl::string_view s, const std::s
   size_t i = 0;
   const size_t n = s.size();
   while (i < n) {
-    while (i < n && IsSplitSpace(s[i])) ++i;
+    for (size_t len; i < n && (len = SpaceLength(s, i)) > 0;) i += len;
     if (i == n) break;
     if (maxsplit >= 0 && static_cast<int64_t>(pieces.size()) == maxsplit) {
       // The rest, leading whitespace dropped, trailing kept, as Python does.
@@ -64,7 +76,7 @@ std::vector<absl::string_view> SplitLikePython(absl::string_view s, const std::s
       break;
     }
     size_t j = i;
-    while (j < n && !IsSplitSpace(s[j])) ++j;
+    while (j < n && SpaceLength(s, j) == 0) ++j;
     pieces.push_back(s.substr(i, j - i));
     i = j;
   }
