@@ -2,6 +2,7 @@
 // generators. Expected values are worked out by hand (the arithmetic is in the comments); the
 // seeded random values are numpy's after np.random.seed(0).
 #include <cmath>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -218,12 +219,194 @@ TEST(GridSampleTest, NearestAndBicubic) {
   }
 }
 
+// GridSample-20: N-D input, modes named linear, nearest and cubic.
+TEST(GridSampleTest, VolumetricAndOneDimensional) {
+  // x[z][y][x] = 4z + 2y + x; the grid lists (x, y, z). align_corners: -1 and 1 are pixel
+  // centres 0 and 1. (0, 0, 0) -> (0.5, 0.5, 0.5): linear in each dim, 2 + 1 + 0.5 = 3.5;
+  // (1, -1, 0) -> x 1, y 0, z 0.5: 1 + 0 + 2 = 3.
+  const std::vector<float> cube = {0, 1, 2, 3, 4, 5, 6, 7};
+  {
+    KernelTester t("Onnx>GridSample");
+    t.Attr("mode", "linear").Attr("align_corners", int64_t{1});
+    t.Input<float>({1, 1, 2, 2, 2}, cube).Input<float>({1, 1, 1, 2, 3}, {0, 0, 0, 1, -1, 0});
+    ASSERT_OK(t.Run());
+    t.ExpectOutput<float>(0, {1, 1, 1, 1, 2}, {3.5f, 3});
+  }
+  {
+    // Nearest: (1, -1, 1) -> x 1, y 0, z 1: 5; (0.2, 0.2, -0.2) -> (0.6, 0.6, 0.4) -> (1, 1, 0): 3.
+    KernelTester t("Onnx>GridSample");
+    t.Attr("mode", "nearest").Attr("align_corners", int64_t{1});
+    t.Input<float>({1, 1, 2, 2, 2}, cube).Input<float>({1, 2, 1, 1, 3}, {1, -1, 1, 0.2f, 0.2f, -0.2f});
+    ASSERT_OK(t.Run());
+    t.ExpectOutput<float>(0, {1, 1, 2, 1, 1}, {5, 3});
+  }
+  {
+    // 1-D [0, 10, 20] without align_corners: grid 0 is pixel ((0 + 1) * 3 - 1) / 2 = 1: 10;
+    // grid 1 is pixel 2.5, half of pixel 2 and half of the zero past the edge: 10.
+    KernelTester t("Onnx>GridSample");
+    t.Attr("mode", "linear");
+    t.Input<float>({1, 1, 3}, {0, 10, 20}).Input<float>({1, 2, 1}, {0, 1});
+    ASSERT_OK(t.Run());
+    t.ExpectOutput<float>(0, {1, 1, 2}, {10, 10});
+  }
+  {
+    // 1-D [0, 10, 20, 30], border padding, align_corners, grid 2 -> pixel 4.5 (past the end).
+    // cubic (20) clamps the point to 3 first: exactly 30. bicubic (16, PyTorch) keeps 4.5 and
+    // clamps each tap (3..6 all read 30) but tap 3 = floor(4.5) - 1 sits at distance 1.5:
+    // taps 3, 4, 5, 6 weigh -0.09375, 0.59375, 0.59375, -0.09375 and all read 30: 30 too.
+    // At pixel 3.5 they differ: cubic reads 30; bicubic reads taps 2..5 (20, 30, 30, 30):
+    // the weights sum to 1, so 30 + (-0.09375) * (20 - 30) = 30.9375.
+    for (const char* mode : {"cubic", "bicubic"}) {
+      KernelTester t("Onnx>GridSample");
+      t.Attr("mode", mode).Attr("padding_mode", "border").Attr("align_corners", int64_t{1});
+      // x = (g + 1) / 2 * 3: g = 2 -> 4.5, g = 4 / 3 -> 3.5.
+      t.Input<float>({1, 1, 1, 4}, {0, 10, 20, 30}).Input<float>({1, 1, 2, 2}, {2, 0, 4.0f / 3, 0});
+      ASSERT_OK(t.Run());
+      const float want = std::string(mode) == "cubic" ? 30.0f : 30.9375f;
+      t.ExpectOutput<float>(0, {1, 1, 1, 2}, {30, want});
+    }
+  }
+  {
+    // Infinite and NaN coordinates and an empty input dim read zeros (or the border), never
+    // out of bounds.
+    const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+    for (const char* padding : {"zeros", "border", "reflection"}) {
+      for (const char* mode : {"linear", "nearest", "cubic", "bicubic"}) {
+        KernelTester t("Onnx>GridSample");
+        t.Attr("mode", mode).Attr("padding_mode", padding);
+        t.Input<float>({1, 1, 2, 2}, {1, 1, 1, 1}).Input<float>({1, 1, 3, 2}, {inf, 0, -inf, nan, nan, 1e30f});
+        ASSERT_OK(t.Run());
+        KernelTester e("Onnx>GridSample");
+        e.Attr("mode", mode).Attr("padding_mode", padding);
+        e.Input<float>({1, 1, 0, 2}, {}).Input<float>({1, 1, 1, 2}, {0.5f, 0.5f});
+        ASSERT_OK(e.Run());
+        e.ExpectOutput<float>(0, {1, 1, 1, 1}, {0});
+      }
+    }
+  }
+  {
+    KernelTester t("Onnx>GridSample");
+    t.Attr("mode", "cubic");
+    t.Input<float>({1, 1, 2, 2, 2}, cube).Input<float>({1, 1, 1, 1, 3}, {0, 0, 0});
+    ExpectInvalid(t, "cubic mode needs 2-D input");
+  }
+}
+
+// ---- AffineGrid ----
+
+TEST(AffineGridTest, TwoAndThreeDims) {
+  {
+    // 2 x 2 pixel centres without align_corners: -0.5 and 0.5 along each dim. theta maps
+    // (x, y) to (2x + 0.1, y - 1).
+    KernelTester t("Onnx>AffineGrid");
+    t.Input<float>({1, 2, 3}, {2, 0, 0.1f, 0, 1, -1}).Input<int64_t>({4}, {1, 1, 2, 2});
+    ASSERT_OK(t.Run());
+    t.ExpectOutput<float>(0, {1, 2, 2, 2}, {-0.9f, -1.5f, 1.1f, -1.5f, -0.9f, -0.5f, 1.1f, -0.5f});
+  }
+  {
+    // align_corners, H 1 and W 3: y is -1 (a single row), x is -1, 0, 1; identity theta.
+    KernelTester t("Onnx>AffineGrid");
+    t.Attr("align_corners", int64_t{1});
+    t.Input<double>({1, 2, 3}, {1, 0, 0, 0, 1, 0}).Input<int64_t>({4}, {1, 3, 1, 3});
+    ASSERT_OK(t.Run());
+    t.ExpectOutput<double>(0, {1, 1, 3, 2}, {-1, -1, 0, -1, 1, -1});
+  }
+  {
+    // 3-D, D 2, H 1, W 1: centres z = -0.5, 0.5, y = x = 0; theta puts z first: (z, x, y).
+    KernelTester t("Onnx>AffineGrid");
+    t.Input<float>({1, 3, 4}, {0, 0, 1, 0, 1, 0, 0, 0, 0, 1, 0, 0}).Input<int64_t>({5}, {1, 1, 2, 1, 1});
+    ASSERT_OK(t.Run());
+    t.ExpectOutput<float>(0, {1, 2, 1, 1, 3}, {-0.5f, 0, 0, 0.5f, 0, 0});
+  }
+  {
+    KernelTester t("Onnx>AffineGrid");
+    t.Input<float>({1, 2, 3}, std::vector<float>(6, 0.0f)).Input<int64_t>({5}, {1, 1, 2, 1, 1});
+    ExpectInvalid(t, "theta must be [1, 3, 4]");
+  }
+  {
+    KernelTester t("Onnx>AffineGrid");
+    t.Input<float>({1, 2, 3}, std::vector<float>(6, 0.0f)).Input<int64_t>({4}, {1, 1, -2, 2});
+    EXPECT_FALSE(t.Run().ok());
+  }
+}
+
 // ---- StringNormalizer ----
 
 std::vector<std::string> Strings(const Tensor& t) {
   std::vector<std::string> v;
   for (int64_t i = 0; i < t.NumElements(); ++i) v.push_back(t.flat<tstring>()[i]);
   return v;
+}
+
+// ---- StringConcat, StringSplit, RegexFullMatch (opset 20) ----
+
+TEST(StringConcatTest, Broadcasts) {
+  KernelTester t("Onnx>StringConcat");
+  t.Input<tstring>({2, 1}, {"a", "b"}).Input<tstring>({3}, {"1", "2", ""});
+  ASSERT_OK(t.Run());
+  EXPECT_EQ(t.output(0).shape(), TensorShape({2, 3}));
+  EXPECT_EQ(Strings(t.output(0)), (std::vector<std::string>{"a1", "a2", "a", "b1", "b2", "b"}));
+  KernelTester bad("Onnx>StringConcat");
+  bad.Input<tstring>({2}, {"a", "b"}).Input<tstring>({3}, {"1", "2", "3"});
+  EXPECT_FALSE(bad.Run().ok());
+}
+
+// Expected pieces are Python's: "a,b,,c".split(",") is ['a', 'b', '', 'c'], "".split(",") is
+// [''], "  hello  world ".split() is ['hello', 'world'], "".split() is [], and
+// " a b  c ".split(None, 1) is ['a', 'b  c '].
+TEST(StringSplitTest, LikePythonsSplit) {
+  {
+    KernelTester t("Onnx>StringSplit");
+    t.Attr("delimiter", ",").Input<tstring>({2}, {"a,b,,c", ""});
+    ASSERT_OK(t.Run());
+    EXPECT_EQ(t.output(0).shape(), TensorShape({2, 4}));
+    EXPECT_EQ(Strings(t.output(0)), (std::vector<std::string>{"a", "b", "", "c", "", "", "", ""}));
+    t.ExpectOutput<int64_t>(1, {2}, {4, 1});
+  }
+  {
+    KernelTester t("Onnx>StringSplit");
+    t.Attr("delimiter", "<>").Attr("maxsplit", int64_t{1}).Input<tstring>({1}, {"a<>b<>c"});
+    ASSERT_OK(t.Run());
+    EXPECT_EQ(Strings(t.output(0)), (std::vector<std::string>{"a", "b<>c"}));
+  }
+  {
+    KernelTester t("Onnx>StringSplit");
+    t.Input<tstring>({3}, {"  hello  world ", "", " a b  c "});
+    ASSERT_OK(t.Run());
+    EXPECT_EQ(Strings(t.output(0)), (std::vector<std::string>{"hello", "world", "", "", "", "", "a", "b", "c"}));
+    t.ExpectOutput<int64_t>(1, {3}, {2, 0, 3});
+  }
+  {
+    KernelTester t("Onnx>StringSplit");
+    t.Attr("maxsplit", int64_t{1}).Input<tstring>({1}, {" a b  c "});
+    ASSERT_OK(t.Run());
+    EXPECT_EQ(Strings(t.output(0)), (std::vector<std::string>{"a", "b  c "}));
+  }
+  {
+    // Unicode spaces count too: "a\u3000b\xa0c\u2009".split() is ['a', 'b', 'c']; "\u00e9" (C3 A9)
+    // and "\u2010" (a hyphen, E2 80 90) are not spaces.
+    KernelTester t("Onnx>StringSplit");
+    t.Input<tstring>({2}, {"a\xE3\x80\x80" "b\xC2\xA0" "c\xE2\x80\x89", "\xC3\xA9 x\xE2\x80\x90y"});
+    ASSERT_OK(t.Run());
+    EXPECT_EQ(Strings(t.output(0)),
+              (std::vector<std::string>{"a", "b", "c", "\xC3\xA9", "x\xE2\x80\x90y", ""}));
+  }
+  {
+    KernelTester t("Onnx>StringSplit");  // Nothing to split: one more dim, of 0.
+    t.Input<tstring>({2}, {" ", ""});
+    ASSERT_OK(t.Run());
+    EXPECT_EQ(t.output(0).shape(), TensorShape({2, 0}));
+  }
+}
+
+TEST(RegexFullMatchTest, WholeStringsOnlyAndBadPatterns) {
+  KernelTester t("Onnx>RegexFullMatch");
+  t.Attr("pattern", "[a-z]+@[a-z]+\\.com").Input<tstring>({2, 2}, {"ab@cd.com", "ab@cd.comx", "AB@cd.com", ""});
+  ASSERT_OK(t.Run());
+  t.ExpectOutput<bool>(0, {2, 2}, {true, false, false, false});
+  KernelTester bad("Onnx>RegexFullMatch");
+  bad.Attr("pattern", "a(").Input<tstring>({1}, {"a"});
+  ExpectInvalid(bad, "not valid RE2");
 }
 
 TEST(StringNormalizerTest, StopwordsAndCase) {

@@ -213,6 +213,19 @@ TEST(ActivationTest, AttrsAndDefaults) {
     t.ExpectOutput<float>(0, {2}, {float(2 * (std::exp(-0.5) - 1)), 1});
   }
   {
+    // 0.5 x (1 + erf(x / sqrt 2)) and its tanh fit, values from Python's math module.
+    KernelTester t("Onnx>Gelu");
+    t.Input<double>({5}, {-2, -1, 0, 1, 3});
+    ASSERT_OK(t.Run());
+    t.ExpectOutput<double>(0, {5}, {-0.04550026389635842, -0.15865525393145707, 0, 0.8413447460685429,
+                                    2.99595030590511});
+    KernelTester f("Onnx>Gelu");
+    f.Attr("approximate", "tanh").Input<float>({5}, {-2, -1, 0, 1, 3});
+    ASSERT_OK(f.Run());
+    f.ExpectOutput<float>(0, {5}, {-0.04540230591222494f, -0.15880800939172324f, 0, 0.8411919906082768f,
+                                   2.996362607918227f});
+  }
+  {
     KernelTester t("Onnx>HardSigmoid");  // max(0, min(1, 0.2x + 0.5))
     t.Input<float>({3}, {-5, 1, 5});
     ASSERT_OK(t.Run());

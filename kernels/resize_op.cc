@@ -2,7 +2,8 @@
 // output coordinate of each dim gets its input taps and weights once, then every output
 // element sums the products of its taps. Float tensors resized in their last two dims only
 // (images, NCHW; signals) take a planar path: fixed-size tap tables, rows split over the
-// compute pool.
+// compute pool. `axes` (Resize-18) is expanded to every dim up front (scale 1, roi [0, 1] for
+// the others); antialias widens the linear and cubic filters by 1/scale when downsampling.
 #include <cmath>
 #include <vector>
 
@@ -51,6 +52,9 @@ class ResizeOp : public OpKernel {
     SL_RETURN_IF_ERROR(ctx->GetAttr("extrapolation_value", &extrapolation_));
     SL_RETURN_IF_ERROR(ctx->GetAttr("mode", &mode_));
     SL_RETURN_IF_ERROR(ctx->GetAttr("nearest_mode", &nearest_mode_));
+    SL_RETURN_IF_ERROR(ctx->GetAttr("antialias", &antialias_));
+    SL_RETURN_IF_ERROR(ctx->GetAttr("axes", &axes_));
+    SL_RETURN_IF_ERROR(ctx->GetAttr("keep_aspect_ratio_policy", &policy_));
     DataTypeVector roi, scales, sizes;
     SL_RETURN_IF_ERROR(ctx->GetAttr("Troi", &roi));
     SL_RETURN_IF_ERROR(ctx->GetAttr("Tscales", &scales));
@@ -79,17 +83,64 @@ class ResizeOp : public OpKernel {
         sizes.push_back(size);
       }
     }
-    if (!sizes.empty()) {
-      if (static_cast<int>(sizes.size()) != rank) {
-        return absl::InvalidArgumentError(absl::StrCat("Resize sizes has ", sizes.size(), " values for rank ", rank));
+    // The dims that roi, scales and sizes describe, in their order.
+    std::vector<int> axes;
+    std::vector<bool> resized(rank, axes_.empty());
+    for (int64_t a : axes_) {
+      if (a < -rank || a >= rank) {
+        return absl::InvalidArgumentError(absl::StrCat("Resize axis ", a, " is out of range for rank ", rank));
       }
+      const int d = static_cast<int>(a < 0 ? a + rank : a);
+      if (resized[d]) return absl::InvalidArgumentError(absl::StrCat("Resize axes name dim ", d, " twice"));
+      resized[d] = true;
+      axes.push_back(d);
+    }
+    if (axes_.empty()) {
+      for (int d = 0; d < rank; ++d) axes.push_back(d);
+    }
+    const int naxes = static_cast<int>(axes.size());
+    if (!axes_.empty() && static_cast<int>(roi.size()) == 2 * naxes) {
+      std::vector<double> full(2 * rank, 0.0);
+      for (int d = 0; d < rank; ++d) full[rank + d] = 1.0;
+      for (int i = 0; i < naxes; ++i) {
+        full[axes[i]] = roi[i];
+        full[rank + axes[i]] = roi[naxes + i];
+      }
+      roi = std::move(full);
+    }
+    if (!sizes.empty()) {
+      if (static_cast<int>(sizes.size()) != naxes) {
+        return absl::InvalidArgumentError(absl::StrCat("Resize sizes has ", sizes.size(), " values for ", naxes,
+                                                       " axes of rank ", rank));
+      }
+      std::vector<int64_t> full(x.shape().dim_sizes().begin(), x.shape().dim_sizes().end());
+      for (int i = 0; i < naxes; ++i) full[axes[i]] = sizes[i];
+      sizes = std::move(full);
       scales.assign(rank, 1.0);
       for (int d = 0; d < rank; ++d) scales[d] = x.dim_size(d) == 0 ? 1.0 : static_cast<double>(sizes[d]) / x.dim_size(d);
-    } else {
-      if (static_cast<int>(scales.size()) != rank) {
-        return absl::InvalidArgumentError(absl::StrCat("Resize needs scales or sizes with one value per dim (rank ", rank,
-                                                       "), got ", scales.size()));
+      if (policy_ != "stretch") {
+        // One scale for every axis, the smallest or largest of theirs; sizes follow it,
+        // rounded half up.
+        double scale = scales[axes[0]];
+        for (int d : axes) scale = policy_ == "not_larger" ? std::min(scale, scales[d]) : std::max(scale, scales[d]);
+        for (int d : axes) {
+          const double size = std::floor(scale * x.dim_size(d) + 0.5);
+          if (!(size < 0x1p62)) {
+            return absl::InvalidArgumentError(absl::StrCat("Resize: keep_aspect_ratio_policy makes dim ", d, " of ",
+                                                           x.shape().DebugString(), " too large"));
+          }
+          scales[d] = scale;
+          sizes[d] = static_cast<int64_t>(size);
+        }
       }
+    } else {
+      if (static_cast<int>(scales.size()) != naxes) {
+        return absl::InvalidArgumentError(absl::StrCat("Resize needs scales or sizes with one value per axis (", naxes,
+                                                       " of rank ", rank, "), got ", scales.size()));
+      }
+      std::vector<double> full(rank, 1.0);
+      for (int i = 0; i < naxes; ++i) full[axes[i]] = scales[i];
+      scales = std::move(full);
       sizes.resize(rank);
       for (int d = 0; d < rank; ++d) {
         if (!(scales[d] > 0)) return absl::InvalidArgumentError("Resize scales must be positive");
@@ -118,6 +169,16 @@ class ResizeOp : public OpKernel {
     // Taps per dim and output coordinate; -1 index means "outside: extrapolation_value".
     std::vector<std::vector<std::vector<Tap>>> taps(rank);
     for (int d = 0; d < rank; ++d) {
+      if (Antialiased(scales[d])) {
+        // Each output coordinate gets about 4/scale taps (cubic), about 4 * in_len over the
+        // dim; the tables (16 bytes a tap) are capped at 4 GiB.
+        const double width = 4.0 / scales[d] + 4;
+        if (!(width * static_cast<double>(sizes[d]) < 0x1p28)) {
+          return absl::ResourceExhaustedError(absl::StrCat("Resize: antialiasing dim ", d, " of ",
+                                                           x.shape().DebugString(), " at scale ", scales[d],
+                                                           " needs too many filter taps"));
+        }
+      }
       taps[d].resize(sizes[d]);
       for (int64_t o = 0; o < sizes[d]; ++o) taps[d][o] = TapsFor(d, o, x.dim_size(d), sizes[d], scales[d], roi, rank);
     }
@@ -263,10 +324,17 @@ class ResizeOp : public OpKernel {
     return ctx->CheckCancelled();
   }
 
+  bool Antialiased(double scale) const { return antialias_ != 0 && mode_ != "nearest" && scale < 1; }
+
   // Where output coordinate `o` of dim `d` falls in the input.
   double Original(int d, int64_t o, int64_t in_len, int64_t out_len, double scale,
                   const std::vector<double>& roi, int rank) const {
     if (transform_ == "half_pixel") return (o + 0.5) / scale - 0.5;
+    if (transform_ == "half_pixel_symmetric") {
+      // half_pixel about the input's centre: differs where out_len is in_len * scale rounded.
+      const double adjustment = out_len / (in_len * scale);
+      return in_len / 2.0 * (1 - adjustment) + (o + 0.5) / scale - 0.5;
+    }
     if (transform_ == "pytorch_half_pixel") return out_len > 1 ? (o + 0.5) / scale - 0.5 : 0.0;
     // Like ONNX's reference, lengths in these formulas are in_len * scale, not rounded.
     const double scaled_len = in_len * scale;
@@ -283,10 +351,11 @@ class ResizeOp : public OpKernel {
                            const std::vector<double>& roi, int rank) const {
     double x = Original(d, o, in_len, out_len, scale, roi, rank);
     if (transform_ == "tf_crop_and_resize" && !(x >= 0 && x <= in_len - 1)) return {{-1, 1.0}};  // NaN too.
+    auto clamp = [&](int64_t i) { return std::min<int64_t>(std::max<int64_t>(i, 0), in_len - 1); };
+    if (Antialiased(scale)) return AntialiasTaps(x, in_len, scale, clamp);
     // Far outside the input every tap clamps to an edge anyway; bounded, the casts below are
     // defined (a roi of 1e30 made them undefined behaviour).
     x = std::isnan(x) ? 0.0 : std::min(std::max(x, -4.0), in_len + 3.0);
-    auto clamp = [&](int64_t i) { return std::min<int64_t>(std::max<int64_t>(i, 0), in_len - 1); };
     if (mode_ == "nearest") {
       int64_t i;
       if (nearest_mode_ == "floor") {
@@ -337,7 +406,59 @@ class ResizeOp : public OpKernel {
     return out;
   }
 
-  std::string transform_, mode_, nearest_mode_;
+  // Downsampling linear or cubic with antialias: the filter stretched by 1/scale, so that each
+  // output averages every input it covers, its weights normalized to sum to 1. Taps are the
+  // input points within the stretched support around x (radius 1/scale for linear, 2/scale
+  // for cubic), edges repeated.
+  template <typename Clamp>
+  std::vector<Tap> AntialiasTaps(double x, int64_t in_len, double scale, Clamp clamp) const {
+    const double support = mode_ == "linear" ? 1.0 : 2.0;
+    // Beyond the support past either edge every tap reads an edge; bounded so the casts hold.
+    const double reach = support / scale + 2;
+    x = std::isnan(x) ? 0.0 : std::min(std::max(x, -reach), in_len - 1 + reach);
+    // base: the input point at or just below x, taken from the left when x is on a point
+    // (ONNX's reference picks its taps that way; the weight there is then 0 or symmetric).
+    int64_t base = static_cast<int64_t>(std::floor(x));
+    if (static_cast<double>(base) == x) --base;
+    const double ratio = x - base;  // In (0, 1].
+    const int64_t first = static_cast<int64_t>(std::floor(-support / scale)) + 1;
+    const int64_t last = 1 - first;  // Symmetric about base + 1/2.
+    const double a = cubic_a_;
+    auto cubic = [a](double s) {
+      s = std::fabs(s);
+      if (s <= 1) return ((a + 2) * s - (a + 3)) * s * s + 1;
+      if (s < 2) return ((a * s - 5 * a) * s + 8 * a) * s - 4 * a;
+      return 0.0;
+    };
+    std::vector<Tap> out;
+    out.reserve(last - first + 1);
+    double total = 0;
+    for (int64_t k = first; k <= last; ++k) {
+      const double arg = scale * (k - ratio);
+      double w = mode_ == "linear" ? std::max(0.0, 1 - std::fabs(arg)) : cubic(arg);
+      out.push_back({base + k, w});
+      total += w;
+    }
+    if (total != 0) {
+      for (Tap& t : out) t.weight /= total;
+    }
+    if (exclude_outside_) {
+      total = 0;
+      for (Tap& t : out) {
+        if (t.index < 0 || t.index >= in_len) t.weight = 0;
+        total += t.weight;
+      }
+      if (total != 0) {
+        for (Tap& t : out) t.weight /= total;
+      }
+    }
+    for (Tap& t : out) t.index = clamp(t.index);
+    return out;
+  }
+
+  std::string transform_, mode_, nearest_mode_, policy_;
+  std::vector<int64_t> axes_;
+  int64_t antialias_ = 0;
   float cubic_a_ = -0.75f, extrapolation_ = 0;
   int64_t exclude_outside_ = 0;
   bool has_roi_ = false, has_scales_ = false, has_sizes_ = false;

@@ -56,6 +56,11 @@ class DftOp : public OpKernel {
     SL_RETURN_IF_ERROR(ctx->GetAttr("axis", &axis_));
     SL_RETURN_IF_ERROR(ctx->GetAttr("inverse", &inverse));
     SL_RETURN_IF_ERROR(ctx->GetAttr("onesided", &onesided));
+    DataTypeVector length, axis;
+    SL_RETURN_IF_ERROR(ctx->GetAttr("T2", &length));
+    SL_RETURN_IF_ERROR(ctx->GetAttr("Taxis", &axis));
+    has_length_ = !length.empty();
+    has_axis_ = !axis.empty();
     inverse_ = inverse != 0;
     onesided_ = onesided != 0;
     if (inverse_ && onesided_) {
@@ -71,10 +76,18 @@ class DftOp : public OpKernel {
       return absl::InvalidArgumentError(absl::StrCat(
           "DFT input must be [batch, signal..., 1 or 2] (real or complex), not ", x.shape().DebugString()));
     }
-    const int64_t axis = axis_ < 0 ? axis_ + rank : axis_;
+    int64_t given_axis = axis_;
+    if (has_axis_) {
+      SL_ASSIGN_OR_RETURN(double v, ScalarValue(ctx->input(has_length_ ? 2 : 1), "DFT axis"));
+      if (v != std::floor(v) || !(std::fabs(v) < 1e9)) {
+        return absl::InvalidArgumentError(absl::StrCat("DFT axis must be an integer, not ", v));
+      }
+      given_axis = static_cast<int64_t>(v);
+    }
+    const int64_t axis = given_axis < 0 ? given_axis + rank : given_axis;
     if (axis < 0 || axis > rank - 2) {
       return absl::InvalidArgumentError(
-          absl::StrCat("DFT axis ", axis_, " is not a signal dim of ", x.shape().DebugString()));
+          absl::StrCat("DFT axis ", given_axis, " is not a signal dim of ", x.shape().DebugString()));
     }
     const bool complex_in = x.dim_size(rank - 1) == 2;
     if (complex_in && onesided_) {
@@ -82,7 +95,7 @@ class DftOp : public OpKernel {
     }
     const int64_t len = x.dim_size(axis);
     int64_t n = len;
-    if (ctx->num_inputs() > 1) {
+    if (has_length_) {
       SL_ASSIGN_OR_RETURN(n, PositiveInt(ctx->input(1), "DFT dft_length"));
     }
     const int64_t out_len = onesided_ ? n / 2 + 1 : n;
@@ -124,6 +137,7 @@ class DftOp : public OpKernel {
 
  private:
   int64_t axis_ = 1;
+  bool has_length_ = false, has_axis_ = false;
   bool inverse_ = false;
   bool onesided_ = false;
 };

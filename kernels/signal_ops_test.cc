@@ -41,7 +41,7 @@ TEST(DftTest, OddLengthThroughDftLength) {
   // w = exp(-2 pi i / 3) = -1/2 - (sqrt 3 / 2) i: -3/2 + (sqrt 3 / 2) i; X2 = conj X1.
   const float h = 0.8660254f;
   KernelTester t("Onnx>DFT");
-  t.Input<float>({1, 4, 1}, {1, 2, 3, 4}).Input<int64_t>({}, {3});
+  t.Input<float>({1, 4, 1}, {1, 2, 3, 4}).Input<int64_t>({}, {3}).ArgSizes({1, 1, 0});
   ASSERT_OK(t.Run());
   t.ExpectOutput<float>(0, {1, 3, 2}, {6, 0, -1.5f, h, -1.5f, -h});
 }
@@ -50,7 +50,7 @@ TEST(DftTest, ZeroPadsAndTransformsAlongAxis) {
   {
     // dft_length 5 pads [1, 1] with three zeros: X_k = 1 + w^k, w = exp(-2 pi i / 5).
     KernelTester t("Onnx>DFT");
-    t.Input<double>({1, 2, 1}, {1, 1}).Input<int32_t>({}, {5});
+    t.Input<double>({1, 2, 1}, {1, 1}).Input<int32_t>({}, {5}).ArgSizes({1, 1, 0});
     ASSERT_OK(t.Run());
     std::vector<double> want;
     for (int k = 0; k < 5; ++k) {
@@ -68,6 +68,30 @@ TEST(DftTest, ZeroPadsAndTransformsAlongAxis) {
   }
 }
 
+// DFT-20's axis input overrides the attr; -2 is the last signal dim.
+TEST(DftTest, AxisAsAnInput) {
+  {
+    // axis -2 of [1, 2, 2, 1] is dim 2: each row [a, b] becomes [a + b, a - b].
+    KernelTester t("Onnx>DFT");
+    t.Input<float>({1, 2, 2, 1}, {1, 2, 5, 3}).Input<int64_t>({}, {-2}).ArgSizes({1, 0, 1});
+    ASSERT_OK(t.Run());
+    t.ExpectOutput<float>(0, {1, 2, 2, 2}, {3, 0, -1, 0, 8, 0, 2, 0});
+  }
+  {
+    // axis 1 with dft_length 2: columns [1, 5] and [2, 3] become [6, -4] and [5, -1].
+    KernelTester t("Onnx>DFT");
+    t.Attr("axis", int64_t{2}).Input<float>({1, 2, 2, 1}, {1, 2, 5, 3}).Input<int64_t>({}, {2});
+    t.Input<int64_t>({}, {1}).ArgSizes({1, 1, 1});
+    ASSERT_OK(t.Run());
+    t.ExpectOutput<float>(0, {1, 2, 2, 2}, {6, 0, 5, 0, -4, 0, -1, 0});
+  }
+  {
+    KernelTester t("Onnx>DFT");
+    t.Input<float>({1, 4, 1}, {1, 2, 3, 4}).Input<int64_t>({}, {-1}).ArgSizes({1, 0, 1});
+    ExpectInvalid(t, "is not a signal dim");
+  }
+}
+
 TEST(DftTest, RejectsBadParameters) {
   {
     KernelTester t("Onnx>DFT");
@@ -81,7 +105,7 @@ TEST(DftTest, RejectsBadParameters) {
   }
   {
     KernelTester t("Onnx>DFT");
-    t.Input<float>({1, 4, 1}, {1, 2, 3, 4}).Input<int64_t>({}, {0});
+    t.Input<float>({1, 4, 1}, {1, 2, 3, 4}).Input<int64_t>({}, {0}).ArgSizes({1, 1, 0});
     ExpectInvalid(t, "positive integer");
   }
 }

@@ -2,6 +2,7 @@
 // functor run by UnaryOp (cwise_ops.h); half and bfloat16 compute in float.
 #include <algorithm>
 #include <cmath>
+#include <string>
 #include <type_traits>
 
 #include "kernels/cwise_ops.h"
@@ -155,6 +156,23 @@ struct HardSigmoidFn : ElementwiseFn {
     return std::max(C(0), std::min(C(1), C(alpha) * x + C(beta)));
   }
 };
+// x * Phi(x), Phi the standard normal CDF; approximate 'tanh' is the usual tanh fit of it.
+struct GeluFn : TranscendentalFn {
+  bool tanh_fit = false;
+  absl::Status Init(OpKernelConstruction* ctx) {
+    std::string approximate;
+    SL_RETURN_IF_ERROR(ctx->GetAttr("approximate", &approximate));
+    tanh_fit = approximate == "tanh";
+    return absl::OkStatus();
+  }
+  template <typename C> C operator()(C x) const {
+    if (tanh_fit) {
+      const C k = C(0.79788456080286535588);  // sqrt(2 / pi)
+      return C(0.5) * x * (C(1) + std::tanh(k * (x + C(0.044715) * x * x * x)));
+    }
+    return C(0.5) * x * (C(1) + std::erf(x * C(0.70710678118654752440)));
+  }
+};
 // Integers go through double: lambd and bias are floats.
 struct ShrinkFn : ElementwiseFn {
   float bias, lambd;
@@ -257,6 +275,7 @@ void RegisterUnary(const char* op, Types types, const char* type_attr = "T") {
   RegisterUnary<CeluFn>("Onnx>Celu", FloatTypes{});
   RegisterUnary<SeluFn>("Onnx>Selu", FloatTypes{});
   RegisterUnary<HardSigmoidFn>("Onnx>HardSigmoid", FloatTypes{});
+  RegisterUnary<GeluFn>("Onnx>Gelu", FloatTypes{});
   RegisterUnary<ShrinkFn>("Onnx>Shrink", NumericTypes{});
   RegisterUnary<IsNaNFn>("Onnx>IsNaN", FloatTypes{}, "T1");
   RegisterUnary<IsInfFn>("Onnx>IsInf", FloatTypes{}, "T1");

@@ -37,6 +37,16 @@ REGISTER_OP("Onnx>RoiAlign")
     .Attr("spatial_scale: float = 1.0")
     .Doc("RoiAlign-10 is this op with coordinate_transformation_mode 'output_half_pixel'.");
 
+REGISTER_OP("Onnx>AffineGrid")
+    .Input("theta: T1")
+    .Input("size: T2")
+    .Output("grid: T1")
+    .Attr(absl::StrCat("T1: ", kFloatTypes))
+    .Attr("T2: {int64}")
+    .Attr("align_corners: int = 0")
+    .Doc("The GridSample grid [N, H, W, 2] (or [N, D, H, W, 3]) of theta [N, 2, 3] (or [N, 3, 4]) "
+         "applied to the normalized pixel centres of size [N, C, H, W] (or [N, C, D, H, W]).");
+
 REGISTER_OP("Onnx>GridSample")
     .Input("x: T1")
     .Input("grid: T2")
@@ -44,9 +54,10 @@ REGISTER_OP("Onnx>GridSample")
     .Attr(absl::StrCat("T1: ", kIeeeFloatTypes))
     .Attr(absl::StrCat("T2: ", kIeeeFloatTypes))
     .Attr("align_corners: int = 0")
-    .Attr("mode: {'bilinear', 'nearest', 'bicubic'} = 'bilinear'")
+    .Attr("mode: {'bilinear', 'nearest', 'bicubic', 'linear', 'cubic'} = 'bilinear'")
     .Attr("padding_mode: {'zeros', 'border', 'reflection'} = 'zeros'")
-    .Doc("Samples N x C x H x W input at the normalized (x, y) locations of an "
-         "N x H_out x W_out x 2 grid.");
+    .Doc("Samples N x C x D1 x ... x Dr input at the normalized (x, y, ...) locations of an "
+         "N x D1_out x ... x Dr_out x r grid (r = 2 for cubic). linear and cubic are "
+         "GridSample-20's names for bilinear and bicubic.");
 
 }  // namespace sluice

@@ -140,6 +140,7 @@ SL_UNARY_OP("Onnx>ThresholdedRelu", kFloatTypes).Attr("alpha: float = 1.0");
 SL_UNARY_OP("Onnx>Selu", kFloatTypes)
     .Attr("alpha: float = 1.67326319217681884765625")
     .Attr("gamma: float = 1.05070102214813232421875");
+SL_UNARY_OP("Onnx>Gelu", kFloatTypes).Attr("approximate: {'none', 'tanh'} = 'none'");
 SL_UNARY_OP("Onnx>HardSigmoid", kFloatTypes).Attr("alpha: float = 0.2").Attr("beta: float = 0.5");
 SL_UNARY_OP("Onnx>Shrink", kNumericTypes).Attr("bias: float = 0.0").Attr("lambd: float = 0.5");
 SL_UNARY_OP("Onnx>Not", "{bool}");

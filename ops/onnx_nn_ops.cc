@@ -20,6 +20,25 @@ REGISTER_OP("Onnx>Gemm")
     .Attr("transB: int = 0")
     .Doc("Y = alpha * A' * B' + beta * C, C broadcast to Y.");
 
+// DeformConv-19: Conv whose every kernel tap reads the input at its place moved by `offset`
+// (bilinearly, zero outside) and scaled by `mask`. Only 2-D in Sluice's kernel.
+REGISTER_OP("Onnx>DeformConv")
+    .Input("x: T")
+    .Input("w: T")
+    .Input("offset: T")
+    .Input("b: Tb")
+    .Input("mask: Tmask")
+    .Output("y: T")
+    .Attr(absl::StrCat("T: ", kFloatTypes))
+    .Attr("Tb: list(type) >= 0")
+    .Attr("Tmask: list(type) >= 0")
+    .Attr("dilations: list(int) = []")
+    .Attr("group: int = 1")
+    .Attr("kernel_shape: list(int) = []")
+    .Attr("offset_group: int = 1")
+    .Attr("pads: list(int) = []")
+    .Attr("strides: list(int) = []");
+
 REGISTER_OP("Onnx>Conv")
     .Input("x: T")
     .Input("w: T")

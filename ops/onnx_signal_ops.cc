@@ -11,13 +11,16 @@ namespace sluice {
 REGISTER_OP("Onnx>DFT")
     .Input("input: T1")
     .Input("dft_length: T2")
+    .Input("axis_tensor: Taxis")
     .Output("output: T1")
     .Attr(absl::StrCat("T1: ", kFloatTypes))
     .Attr("T2: list(type) >= 0")
+    .Attr("Taxis: list(type) >= 0")
     .Attr("axis: int = 1")
     .Attr("inverse: int = 0")
     .Attr("onesided: int = 0")
-    .Doc("Discrete Fourier transform along `axis` of [batch, signal..., 1 or 2]; dft_length "
+    .Doc("Discrete Fourier transform along `axis` (or the scalar axis_tensor, DFT-20's axis input, "
+         "when given) of [batch, signal..., 1 or 2]; dft_length "
          "zero-pads or truncates the signal; onesided keeps the first n/2 + 1 frequencies; "
          "inverse scales by 1/n.");
 

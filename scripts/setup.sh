@@ -7,7 +7,8 @@ packages=(
   bazel-bootstrap bazel-platforms g++
   protobuf-compiler libprotobuf-dev protobuf-compiler-grpc libgrpc++-dev
   libabsl-dev libopenblas-dev libgtest-dev libgmock-dev libbenchmark-dev
-  libdnnl-dev openssl
+  libdnnl-dev libre2-dev openssl
+  libjpeg62-turbo-dev libpng-dev libtiff-dev libwebp-dev libopenjp2-7-dev
   python3 python3-numpy python3-onnx python3-torch python3-torchvision
   python3-venv python3-pip python3-setuptools python3-wheel graphviz
 )

@@ -18,7 +18,12 @@ REGISTER_ONNX_CONVERTER("", "NonMaxSuppression", 10, 11, EmitGeneric);
 REGISTER_ONNX_CONVERTER("", "RoiAlign", 10, 10, ConvertRoiAlign10);
 // RoiAlign: 22 added bfloat16.
 REGISTER_ONNX_CONVERTER("", "RoiAlign", 16, 22, EmitGeneric);
+// AffineGrid is new in 20.
+REGISTER_ONNX_CONVERTER("", "AffineGrid", 20, 20, EmitGeneric);
 REGISTER_ONNX_CONVERTER("", "GridSample", 16, 16, EmitGeneric);
+// GridSample-20 took N-D input and renamed modes bilinear and bicubic to linear and cubic;
+// 22 only widened the types.
+REGISTER_ONNX_CONVERTER("", "GridSample", 20, 22, EmitGeneric);
 
 }  // namespace
 }  // namespace sluice

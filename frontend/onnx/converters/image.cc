@@ -1,5 +1,4 @@
-// Resize and Upsample.
-#include "absl/strings/str_cat.h"
+// Resize, Upsample and ImageDecoder.
 #include "framework/status.h"
 #include "frontend/onnx/converter.h"
 
@@ -36,39 +35,15 @@ absl::Status ConvertUpsample7(OnnxNodeContext* ctx) {
 
 absl::Status ConvertUpsample9(OnnxNodeContext* ctx) { return ConvertResizeOld(ctx, ctx->input(1)); }
 
-// Resize-18 added antialias, keep_aspect_ratio_policy and axes. The kernel has none of them, so
-// a node that needs one fails by name; their defaults (and axes naming every dim in order) are
-// Resize-13.
-absl::Status ConvertResize18(OnnxNodeContext* ctx) {
-  SL_ASSIGN_OR_RETURN(int64_t antialias, ctx->GetInt("antialias", 0));
-  SL_ASSIGN_OR_RETURN(std::string mode, ctx->GetString("mode", std::string("nearest")));
-  if (antialias != 0 && mode != "nearest") {
-    return ctx->Unimplemented(absl::StrCat("attribute antialias=", antialias, " with mode '", mode,
-                                           "' (no antialiasing filter in Sluice's Resize)"));
-  }
-  SL_ASSIGN_OR_RETURN(std::string policy, ctx->GetString("keep_aspect_ratio_policy", std::string("stretch")));
-  if (policy != "stretch" && ctx->has_input(3)) {
-    return ctx->Unimplemented(absl::StrCat("attribute keep_aspect_ratio_policy='", policy, "'"));
-  }
-  if (ctx->attr("axes") != nullptr) {
-    SL_ASSIGN_OR_RETURN(std::vector<int64_t> axes, ctx->GetInts("axes"));
-    const PartialShape shape = ctx->input_shape(0);
-    bool all_in_order = !shape.unknown_rank() && static_cast<int64_t>(axes.size()) == shape.rank();
-    for (size_t i = 0; all_in_order && i < axes.size(); ++i) {
-      all_in_order = axes[i] == static_cast<int64_t>(i) || axes[i] == static_cast<int64_t>(i) - shape.rank();
-    }
-    if (!all_in_order) {
-      return ctx->Unimplemented("attribute axes other than every dim in order");
-    }
-  }
-  return ctx->EmitGeneric("", {}, {"antialias", "keep_aspect_ratio_policy", "axes"});
-}
-
+// ImageDecoder is new in 20.
+REGISTER_ONNX_CONVERTER("", "ImageDecoder", 20, 20, EmitGeneric);
 // Resize-11 added roi, sizes and the coordinate, cubic and nearest attributes; 13 made roi
 // and scales optional.
 REGISTER_ONNX_CONVERTER("", "Resize", 10, 10, ConvertResize10);
 REGISTER_ONNX_CONVERTER("", "Resize", 11, 13, EmitGeneric);
-REGISTER_ONNX_CONVERTER("", "Resize", 18, 18, ConvertResize18);
+// Resize-18 added antialias, keep_aspect_ratio_policy and axes; 19 added the coordinate
+// transformation mode half_pixel_symmetric. The kernel takes them all as attrs.
+REGISTER_ONNX_CONVERTER("", "Resize", 18, 19, EmitGeneric);
 // Upsample-7 took scales as an attribute, 9 as an input; 10 deprecated it for Resize.
 REGISTER_ONNX_CONVERTER("", "Upsample", 7, 7, ConvertUpsample7);
 REGISTER_ONNX_CONVERTER("", "Upsample", 9, 10, ConvertUpsample9);

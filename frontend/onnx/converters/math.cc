@@ -222,6 +222,8 @@ REGISTER_ONNX_CONVERTER("", "Shrink", 9, 9, EmitGeneric);
 REGISTER_ONNX_CONVERTER("", "Celu", 12, 12, EmitGeneric);
 // HardSwish: 22 added bfloat16.
 REGISTER_ONNX_CONVERTER("", "HardSwish", 14, 22, EmitGeneric);
+// Gelu is new in 20 (before it, models spelled it out with Erf or Tanh).
+REGISTER_ONNX_CONVERTER("", "Gelu", 20, 20, EmitGeneric);
 // PRelu-1 had consumed_inputs; 7 made slope broadcast; 9 and 16 widened the types.
 REGISTER_ONNX_CONVERTER("", "PRelu", 1, 6, ConvertPReluPerChannel);
 REGISTER_ONNX_CONVERTER("", "PRelu", 7, 16, EmitGeneric);

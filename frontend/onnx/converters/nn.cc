@@ -114,6 +114,8 @@ REGISTER_ONNX_CONVERTER("", "LpPool", 1, 1, ConvertLpPoolFloatP);
 REGISTER_ONNX_CONVERTER("", "LpPool", 2, 11, EmitGeneric);
 // Col2Im is new in 18.
 REGISTER_ONNX_CONVERTER("", "Col2Im", 18, 18, EmitGeneric);
+// DeformConv-19 is new; 22 only widened the types (bfloat16).
+REGISTER_ONNX_CONVERTER("", "DeformConv", 19, 22, EmitGeneric);
 // LpPool-18 added ceil_mode and dilations.
 // LpPool: 22 added bfloat16.
 REGISTER_ONNX_CONVERTER("", "LpPool", 18, 22, EmitGeneric);
