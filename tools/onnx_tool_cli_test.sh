@@ -51,6 +51,23 @@ echo "$msg" | grep -q "missing.onnx" || fail "missing model message: $msg"
 $sluice run tests/testdata/onnx/mlp_ir10_opset21.onnx --input "$x" --json > "$out/ir10_run.json"
 json_is "$out/ir10_run.json" "[(o['name'], o['shape'], o['values']) for o in d['outputs']] ==
   [('y', [3, 2], [5.5, 0, 1.5, 0, 20.5, 0])]" || fail "an IR 10 / opset 21 model runs"
+# The other `sluice onnx` tools on the IR 10 model: each result stays IR 10 / opset 21, passes
+# the checker, and (where it keeps the whole graph) computes the same rows.
+ir10=tests/testdata/onnx/mlp_ir10_opset21.onnx
+$sluice onnx extract "$ir10" -i x -o xwb "$out/ir10_head.onnx" > /dev/null || fail "extract an IR 10 model"
+$sluice onnx set-dims "$ir10" "$out/ir10_dims.onnx" --input x=batch,2 > /dev/null || fail "set-dims on an IR 10 model"
+$sluice onnx externalize "$ir10" "$out/ir10_ext.onnx" --threshold 0 > /dev/null || fail "externalize an IR 10 model"
+$sluice onnx internalize "$out/ir10_ext.onnx" "$out/ir10_int.onnx" > /dev/null || fail "internalize an IR 10 model"
+for m in ir10_head ir10_dims ir10_ext ir10_int; do
+  [ "$($sluice onnx check "$out/$m.onnx" --full)" = "OK" ] || fail "check $m"
+  "$python" -c "import onnx, sys; m = onnx.load(sys.argv[1], load_external_data=False)
+assert m.ir_version == 10 and [o.version for o in m.opset_import] == [21], (m.ir_version, m.opset_import)" \
+    "$out/$m.onnx" || fail "$m is no longer IR 10 / opset 21"
+done
+for m in ir10_dims ir10_ext ir10_int; do
+  $sluice run "$out/$m.onnx" --input "$x" --json > "$out/$m.json"
+  json_is "$out/$m.json" "[o['values'] for o in d['outputs']] == [[5.5, 0, 1.5, 0, 20.5, 0]]" || fail "$m runs"
+done
 expect_rc 1 $sluice run tests/testdata/onnx/bad_newer_opset.onnx --input "$x"
 echo "$msg" | grep -q "needs ai.onnx opset 99; Sluice supports opsets up to 22" || fail "newer opset message: $msg"
 
