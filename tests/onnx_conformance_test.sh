@@ -57,7 +57,7 @@ for gen in "$root"/tests/onnx_cases/gen_onnx_*_cases.py; do
   /usr/bin/python3 "$gen" "$out" >/dev/null 2>&1 || { echo "FAIL: $gen did not run"; fail=1; continue; }
   if ! "$sluice" test-onnx "$out" > "$out.txt"; then
     grep -v '^PASS' "$out.txt"
-    echo "FAIL: old-version cases from $(basename "$gen")"
+    echo "FAIL: generated cases from $(basename "$gen")"
     fail=1
   else
     echo "$(basename "$gen"): $(tail -1 "$out.txt")"
