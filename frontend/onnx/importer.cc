@@ -21,7 +21,7 @@ namespace {
 // The newest default-domain opset this build converts: ONNX 1.17 knows opsets to 22, but the
 // converters stop at 18; a newer model fails here with a clear error instead of reaching
 // converters that would read its ops with opset 18's meaning.
-constexpr int kMaxOpset = 18;
+constexpr int kMaxOpset = 22;
 
 std::string Sanitize(absl::string_view name) {
   std::string out;
