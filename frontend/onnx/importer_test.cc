@@ -63,8 +63,8 @@ TEST(OnnxImporterTest, NewerOpsetsFailByTheOpsetTheyNeed) {
   EXPECT_THAT(s.message(), AllOf(HasSubstr("needs ai.onnx opset 21"), HasSubstr("up to 18")));
 }
 
-// An element type of IR 9 and 10 (FLOAT8*, INT4, UINT4) that Sluice has no dtype for yet.
-TEST(OnnxImporterTest, NewElementTypesAreUnimplementedNamingTheValue) {
+// The element types of IR 9 and 10 (FLOAT8*, INT4, UINT4) have Sluice dtypes.
+TEST(OnnxImporterTest, NewElementTypesImport) {
   onnx::ModelProto model;
   model.set_ir_version(10);
   auto* imp = model.add_opset_import();
@@ -82,9 +82,11 @@ TEST(OnnxImporterTest, NewElementTypesAreUnimplementedNamingTheValue) {
   n->add_output("y");
   *g->add_output() = *x;
   g->mutable_output(0)->set_name("y");
-  absl::Status s = ImportOnnxModel(model).status();
-  EXPECT_EQ(s.code(), absl::StatusCode::kUnimplemented) << s;
-  EXPECT_THAT(s.message(), AllOf(HasSubstr("'x'"), HasSubstr("FLOAT8E4M3FN"), HasSubstr("no Sluice dtype")));
+  auto imported = ImportOnnxModel(model);
+  ASSERT_OK(imported);
+  ASSERT_EQ(imported->inputs.size(), 1u);
+  EXPECT_EQ(imported->inputs[0].dtype, DT_FLOAT8_E4M3FN);
+  EXPECT_EQ(imported->outputs[0].dtype, DT_FLOAT8_E4M3FN);
 }
 
 TEST(OnnxImporterTest, NamesSurviveIntoTheGraphDef) {
