@@ -46,6 +46,11 @@ inline constexpr absl::string_view kFloatOrWideIntTypes =
     "{half, bfloat16, float, double, int32, int64, uint32, uint64}";
 // The 8-bit integers that quantized values are stored in.
 inline constexpr absl::string_view kQuantizedTypes = "{int8, uint8}";
+// What QuantizeLinear produces and DequantizeLinear reads (ONNX 21): 4-, 8- and 16-bit
+// integers and the 8-bit floats.
+inline constexpr absl::string_view kLinearQuantizedTypes =
+    "{int8, uint8, int16, uint16, int4, uint4, float8_e4m3fn, float8_e4m3fnuz, float8_e5m2, "
+    "float8_e5m2fnuz}";
 
 }  // namespace sluice
 
