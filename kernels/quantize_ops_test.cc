@@ -226,6 +226,24 @@ TEST(MatMulIntegerTest, BroadcastsBatchesAndRejectsBadShapes) {
   }
 }
 
+// ONNX 21's float16 scales: numpy forms a_scale * b_scale / y_scale in float16, rounding each
+// step. With 0.3, 0.3 and 0.7 (as halves: 0.300048828125, 0.300048828125, 0.7001953125)
+// that is 0.128540039... in half (0.12857... in float), so acc 35 gives 4.4989 -> 4, where
+// float scales would give 4.5002 -> 5.
+TEST(QLinearMatMulTest, HalfScalesMultiplyInHalf) {
+  KernelTester t("Onnx>QLinearMatMul");
+  t.Input<int8_t>({1, 1}, {35})
+      .Input<half>({}, {half(0.3f)})
+      .Input<int8_t>({}, {0})
+      .Input<int8_t>({1, 1}, {1})
+      .Input<half>({}, {half(0.3f)})
+      .Input<int8_t>({}, {0})
+      .Input<half>({}, {half(0.7f)})
+      .Input<uint8_t>({}, {0});
+  ASSERT_OK(t.Run());
+  t.ExpectOutput<uint8_t>(0, {1, 1}, {4});
+}
+
 TEST(QLinearMatMulTest, RequantizesWithRoundingHalfToEven) {
   // a - 10 = [[0, 10], [20, 0]], b - 1 = [2, -2]: acc = [-20, 40]; times 0.5 * 2 / 8:
   // -2.5 -> -2, 5 -> 5; plus 100.
