@@ -20,8 +20,8 @@ struct QuantParams {
   std::vector<int32_t> zero_points;  // One per scale; zeros without a zero point.
 };
 
-// `zp_of_float8`: the zero point's (and x's or y's) type is an 8-bit float, whose zero point
-// ONNX requires to be zero.
+// Checks the parameters' shapes against x (and block_size) and reads them. A zero point of an
+// 8-bit float type must be zero (ONNX's reference refuses others), and is read as none.
 absl::StatusOr<QuantParams> ReadQuantParams(const char* op, const Tensor& x, const Tensor& scale,
                                             const Tensor* zero_point, int64_t axis, int64_t block_size) {
   QuantParams p;
