@@ -174,7 +174,20 @@ SL_PROTO_FIELD(int64_t, int64_val, int64_t);
 SL_PROTO_FIELD(uint32_t, uint32_val, uint32_t);
 SL_PROTO_FIELD(uint64_t, uint64_val, uint64_t);
 SL_PROTO_FIELD(bool, bool_val, bool);
+SL_PROTO_FIELD(int4, int_val, int32_t);
+SL_PROTO_FIELD(uint4, int_val, int32_t);
 #undef SL_PROTO_FIELD
+
+// float8_val: one byte of bits per value.
+template <typename F8> struct Float8Field {
+  static int Count(const TensorProto& p) { return static_cast<int>(p.float8_val().size()); }
+  static F8 Get(const TensorProto& p, int i) { return F8::FromBits(static_cast<uint8_t>(p.float8_val()[i])); }
+  static void Add(TensorProto* p, F8 v) { p->mutable_float8_val()->push_back(static_cast<char>(v.bits)); }
+};
+template <> struct ProtoField<float8_e5m2> : Float8Field<float8_e5m2> {};
+template <> struct ProtoField<float8_e4m3fn> : Float8Field<float8_e4m3fn> {};
+template <> struct ProtoField<float8_e4m3fnuz> : Float8Field<float8_e4m3fnuz> {};
+template <> struct ProtoField<float8_e5m2fnuz> : Float8Field<float8_e5m2fnuz> {};
 
 template <> struct ProtoField<tstring> {
   static int Count(const TensorProto& p) { return p.string_val_size(); }
@@ -212,9 +225,9 @@ std::string ValueString(const T& v) {
     return absl::StrCat("\"", v.substr(0, 32), v.size() > 32 ? "..." : "", "\"");
   } else if constexpr (std::is_same_v<T, complex64> || std::is_same_v<T, complex128>) {
     return absl::StrCat("(", v.real(), ",", v.imag(), ")");
-  } else if constexpr (std::is_same_v<T, half> || std::is_same_v<T, bfloat16>) {
+  } else if constexpr (std::is_same_v<T, half> || std::is_same_v<T, bfloat16> || kIsFloat8<T>) {
     return absl::StrCat(static_cast<float>(v));
-  } else if constexpr (std::is_same_v<T, int8_t> || std::is_same_v<T, uint8_t>) {
+  } else if constexpr (std::is_same_v<T, int8_t> || std::is_same_v<T, uint8_t> || kIsInt4<T>) {
     return absl::StrCat(static_cast<int>(v));
   } else {
     return absl::StrCat(v);

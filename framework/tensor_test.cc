@@ -18,8 +18,10 @@ T ValueAt(int i) {
     return i % 2 == 1;
   } else if constexpr (std::is_same_v<T, complex64> || std::is_same_v<T, complex128>) {
     return T(i + 1, -i);
-  } else if constexpr (std::is_same_v<T, half> || std::is_same_v<T, bfloat16>) {
+  } else if constexpr (std::is_same_v<T, half> || std::is_same_v<T, bfloat16> || kIsFloat8<T>) {
     return T(static_cast<float>(i) - 2.5f);
+  } else if constexpr (kIsInt4<T>) {
+    return T(std::is_same_v<T, int4> ? i * 3 - 8 : i * 3);
   } else if constexpr (std::is_floating_point_v<T>) {
     return static_cast<T>(i) * T(0.25) - T(1);
   } else if constexpr (std::is_signed_v<T>) {
@@ -31,8 +33,10 @@ T ValueAt(int i) {
 
 template <typename T>
 bool Same(const T& a, const T& b) {
-  if constexpr (std::is_same_v<T, half> || std::is_same_v<T, bfloat16>) {
+  if constexpr (std::is_same_v<T, half> || std::is_same_v<T, bfloat16> || kIsFloat8<T>) {
     return a.bits == b.bits;
+  } else if constexpr (kIsInt4<T>) {
+    return a.value == b.value;
   } else {
     return a == b;
   }
@@ -41,7 +45,8 @@ bool Same(const T& a, const T& b) {
 constexpr DataType kAllTypes[] = {DT_FLOAT,  DT_DOUBLE, DT_INT32,     DT_UINT32,    DT_UINT16,
                                   DT_UINT8,  DT_INT16,  DT_INT8,      DT_STRING,    DT_COMPLEX64,
                                   DT_COMPLEX128, DT_INT64, DT_UINT64, DT_BOOL, DT_HALF,
-                                  DT_BFLOAT16};
+                                  DT_BFLOAT16, DT_FLOAT8_E5M2, DT_FLOAT8_E4M3FN, DT_FLOAT8_E4M3FNUZ,
+                                  DT_FLOAT8_E5M2FNUZ, DT_INT4, DT_UINT4};
 
 class TensorProtoRoundTrip : public ::testing::TestWithParam<DataType> {};
 

@@ -1,6 +1,8 @@
 #include "framework/types.h"
 
+#include <cmath>
 #include <cstring>
+#include <limits>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -35,7 +37,30 @@ constexpr TypeName kTypeNames[] = {
     {DT_QUINT16, "quint16"},   {DT_UINT16, "uint16"},     {DT_COMPLEX128, "complex128"},
     {DT_HALF, "half"},         {DT_RESOURCE, "resource"}, {DT_VARIANT, "variant"},
     {DT_UINT32, "uint32"},     {DT_UINT64, "uint64"},
+    {DT_FLOAT8_E5M2, "float8_e5m2"},         {DT_FLOAT8_E4M3FN, "float8_e4m3fn"},
+    {DT_FLOAT8_E4M3FNUZ, "float8_e4m3fnuz"}, {DT_FLOAT8_E4M3B11FNUZ, "float8_e4m3b11fnuz"},
+    {DT_FLOAT8_E5M2FNUZ, "float8_e5m2fnuz"}, {DT_INT4, "int4"}, {DT_UINT4, "uint4"},
 };
+
+// The shape of an 8-bit float format: a sign bit, exponent bits, then man_bits.
+struct Float8Layout {
+  int man_bits;
+  int bias;
+  uint8_t max_bits;   // The largest finite magnitude's bits.
+  uint8_t nan_bits;   // Its NaN (the sign is or'ed in where the format has signed NaNs).
+  bool has_inf;       // E5M2: exponent all ones, mantissa 0.
+  bool unsigned_zero; // FNUZ: 0x80 is NaN, not -0.
+};
+
+Float8Layout LayoutOf(Float8Format f) {
+  switch (f) {
+    case Float8Format::kE4M3FN: return {3, 7, 0x7e, 0x7f, false, false};
+    case Float8Format::kE4M3FNUZ: return {3, 8, 0x7f, 0x80, false, true};
+    case Float8Format::kE5M2: return {2, 15, 0x7b, 0x7f, true, false};
+    case Float8Format::kE5M2FNUZ: return {2, 16, 0x7f, 0x80, false, true};
+  }
+  return {3, 7, 0x7e, 0x7f, false, false};
+}
 
 }  // namespace
 
@@ -87,6 +112,57 @@ uint16_t bfloat16::FloatToBits(float f) {
 
 float bfloat16::BitsToFloat(uint16_t b) { return BitsAsFloat(static_cast<uint32_t>(b) << 16); }
 
+uint8_t Float8FromFloat(Float8Format format, float f, bool saturate) {
+  const Float8Layout l = LayoutOf(format);
+  const uint8_t sign = std::signbit(f) ? 0x80 : 0;
+  const uint8_t nan = l.unsigned_zero ? l.nan_bits : static_cast<uint8_t>(sign | l.nan_bits);
+  // What a value beyond the largest finite one becomes.
+  const uint8_t overflow = saturate ? static_cast<uint8_t>(sign | l.max_bits)
+                                    : (l.has_inf ? static_cast<uint8_t>(sign | 0x7c) : nan);
+  if (std::isnan(f)) return nan;
+  if (std::isinf(f)) return overflow;
+  const double a = std::fabs(static_cast<double>(f));
+  const int min_exp = 1 - l.bias;  // Of the smallest normal number, 2^min_exp.
+  int field, man;
+  if (a < std::ldexp(1.0, min_exp)) {
+    // Subnormal: a multiple of 2^(min_exp - man_bits); a count of 2^man_bits is the smallest
+    // normal number, whose bits are that same count.
+    const double k = std::nearbyint(std::ldexp(a, l.man_bits - min_exp));
+    field = 0;
+    man = static_cast<int>(k);
+  } else {
+    int e;
+    const double fr = std::frexp(a, &e);  // a = fr * 2^e, fr in [0.5, 1).
+    --e;                                  // a = (2 fr) * 2^e, 2 fr in [1, 2).
+    double k = std::nearbyint(std::ldexp(2 * fr - 1, l.man_bits));
+    if (k == std::ldexp(1.0, l.man_bits)) {
+      k = 0;
+      ++e;
+    }
+    field = e + l.bias;
+    man = static_cast<int>(k);
+  }
+  const int bits = (field << l.man_bits) | man;
+  if (bits > l.max_bits) return overflow;
+  if (bits == 0 && l.unsigned_zero) return 0;
+  return static_cast<uint8_t>(sign | bits);
+}
+
+float Float8ToFloat(Float8Format format, uint8_t bits) {
+  const Float8Layout l = LayoutOf(format);
+  const bool negative = (bits & 0x80) != 0;
+  const int mag = bits & 0x7f;
+  if (l.unsigned_zero ? bits == 0x80 : mag == 0x7f) return std::numeric_limits<float>::quiet_NaN();
+  if (l.has_inf && mag == 0x7c) return negative ? -std::numeric_limits<float>::infinity()
+                                                : std::numeric_limits<float>::infinity();
+  if (l.has_inf && mag > 0x7c) return std::numeric_limits<float>::quiet_NaN();
+  const int field = mag >> l.man_bits;
+  const int man = mag & ((1 << l.man_bits) - 1);
+  const double v = field == 0 ? std::ldexp(man, 1 - l.bias - l.man_bits)
+                              : std::ldexp((1 << l.man_bits) + man, field - l.bias - l.man_bits);
+  return static_cast<float>(negative ? -v : v);
+}
+
 size_t DataTypeSize(DataType dt) {
   switch (dt) {
     case DT_FLOAT: case DT_INT32: case DT_UINT32: case DT_QINT32: return 4;
@@ -95,6 +171,9 @@ size_t DataTypeSize(DataType dt) {
     case DT_INT16: case DT_UINT16: case DT_HALF: case DT_BFLOAT16: case DT_QINT16:
     case DT_QUINT16: return 2;
     case DT_INT8: case DT_UINT8: case DT_BOOL: case DT_QINT8: case DT_QUINT8: return 1;
+    // One element per byte in memory, whatever the packing on a wire.
+    case DT_FLOAT8_E5M2: case DT_FLOAT8_E4M3FN: case DT_FLOAT8_E4M3FNUZ: case DT_FLOAT8_E5M2FNUZ:
+    case DT_INT4: case DT_UINT4: return 1;
     default: return 0;
   }
 }
@@ -117,13 +196,16 @@ absl::StatusOr<DataType> DataTypeFromString(absl::string_view name) {
 }
 
 bool DataTypeIsFloating(DataType dt) {
-  return dt == DT_FLOAT || dt == DT_DOUBLE || dt == DT_HALF || dt == DT_BFLOAT16;
+  return dt == DT_FLOAT || dt == DT_DOUBLE || dt == DT_HALF || dt == DT_BFLOAT16 ||
+         dt == DT_FLOAT8_E5M2 || dt == DT_FLOAT8_E4M3FN || dt == DT_FLOAT8_E4M3FNUZ ||
+         dt == DT_FLOAT8_E5M2FNUZ;
 }
 
 bool DataTypeIsInteger(DataType dt) {
   switch (dt) {
     case DT_INT8: case DT_INT16: case DT_INT32: case DT_INT64:
-    case DT_UINT8: case DT_UINT16: case DT_UINT32: case DT_UINT64: return true;
+    case DT_UINT8: case DT_UINT16: case DT_UINT32: case DT_UINT64:
+    case DT_INT4: case DT_UINT4: return true;
     default: return false;
   }
 }

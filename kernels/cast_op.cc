@@ -4,6 +4,9 @@
 // Floats become integers by truncation toward zero, saturating at the type's range (NaN gives
 // 0); anything non-zero becomes true. Strings use the shortest text that reads back to the same
 // value ("NaN", "INF" and "-INF" for the special values), and parse the same way.
+// ONNX's newer types: 8-bit floats round to nearest even from float (`saturate` picks what
+// out-of-range values become, types.h); 4-bit integers round floats to nearest even and clamp
+// everything to their range (ONNX Cast-21). Both reach other types through float and int32.
 #include <cerrno>
 #include <charconv>
 #include <cmath>
@@ -21,7 +24,8 @@ template <typename T>
 constexpr bool kIsFloat = std::is_floating_point_v<T> || std::is_same_v<T, half> ||
                           std::is_same_v<T, bfloat16>;
 template <typename T>
-constexpr bool kIsCastable = kIsFloat<T> || std::is_integral_v<T> || std::is_same_v<T, tstring>;
+constexpr bool kIsCastable = kIsFloat<T> || std::is_integral_v<T> || std::is_same_v<T, tstring> ||
+                             kIsFloat8<T> || kIsInt4<T>;
 
 template <typename T>
 std::string NumberToString(T v) {
@@ -29,6 +33,8 @@ std::string NumberToString(T v) {
     return v ? "1" : "0";
   } else if constexpr (std::is_integral_v<T>) {
     return std::to_string(v);
+  } else if constexpr (kIsInt4<T>) {
+    return std::to_string(static_cast<int>(v));
   } else {
     using F = std::conditional_t<std::is_same_v<T, double>, double, float>;
     F f = F(v);
@@ -82,17 +88,42 @@ D FloatToInt(F f) {
   return static_cast<D>(f);
 }
 
+// Float to a 4-bit integer: clamped, then rounded to nearest even (numpy's clip and rint,
+// which ONNX's reference uses); NaN gives 0.
+template <typename D, typename F>
+D FloatToInt4(F f) {
+  if (std::isnan(f)) return D(0);
+  const F clamped = f < F(D::min()) ? F(D::min()) : (f > F(D::max()) ? F(D::max()) : f);
+  return D(static_cast<int>(std::nearbyint(clamped)));
+}
+
 template <typename S, typename D>
-D ConvertNumber(S s) {
+D ConvertNumber(S s, bool saturate) {
   if constexpr (std::is_same_v<S, D>) {
     return s;
+  } else if constexpr (kIsFloat8<S>) {
+    return ConvertNumber<float, D>(static_cast<float>(s), saturate);
+  } else if constexpr (kIsInt4<S>) {
+    return ConvertNumber<int32_t, D>(static_cast<int32_t>(s), saturate);
   } else if constexpr (std::is_same_v<D, bool>) {
     using CS = typename sluice::Compute<S>::type;
     return CS(s) != CS(0);  // NaN is true, as in numpy.
   } else {
     using CS = typename sluice::Compute<S>::type;  // float for half and bfloat16.
     CS v = CS(s);
-    if constexpr (std::is_integral_v<D> && std::is_floating_point_v<CS>) {
+    if constexpr (kIsFloat8<D>) {
+      return D::FromFloat(static_cast<float>(v), saturate);
+    } else if constexpr (kIsInt4<D> && std::is_floating_point_v<CS>) {
+      return FloatToInt4<D>(v);
+    } else if constexpr (kIsInt4<D>) {  // From an integer or bool: clamp.
+      if constexpr (std::is_signed_v<CS>) {
+        const int64_t i = static_cast<int64_t>(v);
+        return D(static_cast<int>(i < D::min() ? D::min() : (i > D::max() ? D::max() : i)));
+      } else {
+        const uint64_t u = static_cast<uint64_t>(v);
+        return D(static_cast<int>(u > static_cast<uint64_t>(D::max()) ? D::max() : u));
+      }
+    } else if constexpr (std::is_integral_v<D> && std::is_floating_point_v<CS>) {
       return FloatToInt<D>(v);
     } else if constexpr (std::is_same_v<D, half> || std::is_same_v<D, bfloat16>) {
       return D(static_cast<float>(v));
@@ -103,12 +134,21 @@ D ConvertNumber(S s) {
 }
 
 template <typename S, typename D>
-absl::Status CastLoop(OpKernelContext* ctx, const Tensor& in, Tensor* out) {
+absl::Status CastLoop(OpKernelContext* ctx, const Tensor& in, Tensor* out, bool saturate) {
   const S* ps = in.data<S>();
   D* pd = out->data<D>();
   const int64_t n = in.NumElements();
   if constexpr (std::is_same_v<S, tstring> && std::is_same_v<D, tstring>) {
     for (int64_t i = 0; i < n; ++i) pd[i] = ps[i];
+  } else if constexpr (std::is_same_v<S, tstring> && (kIsFloat8<D> || kIsInt4<D>)) {
+    for (int64_t i = 0; i < n; ++i) {  // Through float, as ONNX's reference does.
+      float f;
+      if (!ParseNumber(ps[i], &f)) {
+        return absl::InvalidArgumentError(absl::StrCat("cannot cast string \"", ps[i], "\" to ",
+                                                       DataTypeString(DataTypeToEnum<D>::value)));
+      }
+      pd[i] = ConvertNumber<float, D>(f, saturate);
+    }
   } else if constexpr (std::is_same_v<S, tstring>) {
     for (int64_t i = 0; i < n; ++i) {
       if (!ParseNumber(ps[i], &pd[i])) {
@@ -120,18 +160,23 @@ absl::Status CastLoop(OpKernelContext* ctx, const Tensor& in, Tensor* out) {
     for (int64_t i = 0; i < n; ++i) pd[i] = NumberToString(ps[i]);
   } else {
     ParallelForElements(ctx, n, 1, [&](int64_t begin, int64_t end) {
-      for (int64_t i = begin; i < end; ++i) pd[i] = ConvertNumber<S, D>(ps[i]);
+      for (int64_t i = begin; i < end; ++i) pd[i] = ConvertNumber<S, D>(ps[i], saturate);
     });
   }
   return absl::OkStatus();
 }
 
-// Casts input 0 to the kernel's output type. `to_attr` names the attr holding that type.
+// Casts input 0 to the kernel's output type. `to_attr` names the attr holding that type;
+// ONNX's ops also have `saturate` (TensorFlow's Cast always saturates 8-bit floats).
 class CastOp : public OpKernel {
  public:
-  explicit CastOp(const char* to_attr) : to_attr_(to_attr) {}
+  CastOp(const char* to_attr, bool has_saturate) : to_attr_(to_attr), has_saturate_(has_saturate) {}
 
-  absl::Status Init(OpKernelConstruction* ctx) override { return ctx->GetAttr(to_attr_, &to_); }
+  absl::Status Init(OpKernelConstruction* ctx) override {
+    SL_RETURN_IF_ERROR(ctx->GetAttr(to_attr_, &to_));
+    if (has_saturate_) SL_RETURN_IF_ERROR(ctx->GetAttr("saturate", &saturate_));
+    return absl::OkStatus();
+  }
 
   absl::Status Compute(OpKernelContext* ctx) const override {
     const Tensor& in = ctx->input(0);
@@ -144,7 +189,7 @@ class CastOp : public OpKernel {
       using S = typename decltype(src)::type;
       VisitDataType(to_, [&](auto dst) {
         using D = typename decltype(dst)::type;
-        if constexpr (kIsCastable<S> && kIsCastable<D>) status = CastLoop<S, D>(ctx, in, out);
+        if constexpr (kIsCastable<S> && kIsCastable<D>) status = CastLoop<S, D>(ctx, in, out, saturate_);
       });
     });
     return status;
@@ -152,16 +197,18 @@ class CastOp : public OpKernel {
 
  private:
   const char* to_attr_;
+  const bool has_saturate_;
   DataType to_ = DT_INVALID;
+  bool saturate_ = true;
 };
 
 [[maybe_unused]] const bool kRegistered = [] {
   KernelRegistry::Global()->Register(Name("Onnx>Cast").Device(DEVICE_CPU).Build(), "CastOp",
-                                     [] { return std::make_unique<CastOp>("to"); });
+                                     [] { return std::make_unique<CastOp>("to", true); });
   KernelRegistry::Global()->Register(Name("Onnx>CastLike").Device(DEVICE_CPU).Build(), "CastOp",
-                                     [] { return std::make_unique<CastOp>("T2"); });
+                                     [] { return std::make_unique<CastOp>("T2", true); });
   KernelRegistry::Global()->Register(Name("Cast").Device(DEVICE_CPU).Build(), "CastOp",
-                                     [] { return std::make_unique<CastOp>("DstT"); });
+                                     [] { return std::make_unique<CastOp>("DstT", false); });
   return true;
 }();
 

@@ -570,6 +570,61 @@ TEST(CastTest, NumbersBoolsAndStrings) {
   }
 }
 
+// ONNX Cast-19's 8-bit floats: E4M3FN's largest value is 448 (0x7e) and it has no inf, so
+// 1000 and inf clamp to it with saturate and become NaN (0x7f) without; E5M2 has inf (0x7c).
+TEST(CastTest, Float8SaturatesOrNot) {
+  for (bool saturate : {true, false}) {
+    KernelTester t("Onnx>Cast");
+    t.Attr("to", DT_FLOAT8_E4M3FN).Attr("saturate", saturate).Input<float>({4}, {1.0f, -1000.0f, kInf, 0.5f});
+    ASSERT_OK(t.Run());
+    auto y = t.output(0).flat<float8_e4m3fn>();
+    EXPECT_EQ(y[0].bits, 0x38);
+    EXPECT_EQ(y[1].bits, saturate ? 0xfe : 0xff);
+    EXPECT_EQ(y[2].bits, saturate ? 0x7e : 0x7f);
+    EXPECT_EQ(y[3].bits, 0x30);
+  }
+  {
+    KernelTester t("Onnx>Cast");
+    t.Attr("to", DT_FLOAT8_E5M2).Attr("saturate", false).Input<half>({2}, {half(1e5f), half(-2.0f)});
+    ASSERT_OK(t.Run());
+    EXPECT_EQ(t.output(0).flat<float8_e5m2>()[0].bits, 0x7c);
+    EXPECT_EQ(t.output(0).flat<float8_e5m2>()[1].bits, 0xc0);
+  }
+  {  // Back: E4M3FNUZ 0x40 is 1.0 (bias 8), 0x80 its NaN.
+    KernelTester t("Onnx>Cast");
+    t.Attr("to", DT_FLOAT).Input<float8_e4m3fnuz>({2}, {float8_e4m3fnuz::FromBits(0x40), float8_e4m3fnuz::FromBits(0x80)});
+    ASSERT_OK(t.Run());
+    EXPECT_EQ(t.output(0).flat<float>()[0], 1.0f);
+    EXPECT_TRUE(std::isnan(t.output(0).flat<float>()[1]));
+  }
+}
+
+// ONNX Cast-21's 4-bit integers: floats round half to even and everything clamps.
+TEST(CastTest, Int4RoundsAndClamps) {
+  {
+    KernelTester t("Onnx>Cast");
+    t.Attr("to", DT_INT4).Input<float>({6}, {2.5f, 3.5f, -9.0f, 100.0f, -0.5f, kNaN});
+    ASSERT_OK(t.Run());
+    std::vector<int> got;
+    for (int4 v : t.output(0).flat<int4>()) got.push_back(v);
+    EXPECT_THAT(got, ::testing::ElementsAre(2, 4, -8, 7, 0, 0));
+  }
+  {
+    KernelTester t("Onnx>Cast");
+    t.Attr("to", DT_UINT4).Input<int64_t>({3}, {-3, 9, 300});
+    ASSERT_OK(t.Run());
+    std::vector<int> got;
+    for (uint4 v : t.output(0).flat<uint4>()) got.push_back(v);
+    EXPECT_THAT(got, ::testing::ElementsAre(0, 9, 15));
+  }
+  {
+    KernelTester t("Onnx>Cast");
+    t.Attr("to", DT_INT8).Input<int4>({2}, {int4(-8), int4(7)});
+    ASSERT_OK(t.Run());
+    t.ExpectOutput<int8_t>(0, {2}, {-8, 7});
+  }
+}
+
 Tensor Axes(std::vector<int64_t> axes) {
   const int64_t n = static_cast<int64_t>(axes.size());
   return Tensor::FromVector<int64_t>(axes, TensorShape({n}));

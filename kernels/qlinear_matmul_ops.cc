@@ -136,8 +136,8 @@ class MatMulIntegerOp : public OpKernel {
   bool has_a_zp_ = false, has_b_zp_ = false;
 };
 
-// y = saturate(round(acc * a_scale * b_scale / y_scale) + y_zero_point), scales per tensor,
-// per row of a, per column of b, per row of y.
+// y = saturate(round(acc * a_scale * b_scale / y_scale) + y_zero_point), scales (float, half
+// or bfloat16, all one type) per tensor, per row of a, per column of b, per row of y.
 class QLinearMatMulOp : public OpKernel {
  public:
   absl::Status Compute(OpKernelContext* ctx) const override {
@@ -153,9 +153,17 @@ class QLinearMatMulOp : public OpKernel {
     SL_ASSIGN_OR_RETURN(RowParams pys, RowParams::Make("QLinearMatMul", "y_scale", y_scale, 1, r.m));
     SL_ASSIGN_OR_RETURN(RowParams pyz, RowParams::Make("QLinearMatMul", "y_zero_point", y_zp, 1, r.m));
     SL_ASSIGN_OR_RETURN(std::vector<int32_t> yzp, ReadQuantized(y_zp, "y_zero_point"));
-    const float* as = a_scale.data<float>();
-    const float* bs = b_scale.data<float>();
-    const float* ys = y_scale.data<float>();
+    SL_ASSIGN_OR_RETURN(std::vector<float> as, ReadScale(a_scale, "a_scale"), "QLinearMatMul");
+    SL_ASSIGN_OR_RETURN(std::vector<float> bs, ReadScale(b_scale, "b_scale"), "QLinearMatMul");
+    SL_ASSIGN_OR_RETURN(std::vector<float> ys, ReadScale(y_scale, "y_scale"), "QLinearMatMul");
+    // numpy computes a_scale * b_scale / y_scale in the scales' type, rounding each step to
+    // it, and the int32 product times that in float64.
+    const DataType scale_type = a_scale.dtype();
+    auto in_scale_type = [scale_type](float v) {
+      if (scale_type == DT_HALF) return static_cast<float>(half(v));
+      if (scale_type == DT_BFLOAT16) return static_cast<float>(bfloat16(v));
+      return v;
+    };
     Tensor* y;
     SL_RETURN_IF_ERROR(ctx->allocate_output(0, r.out_shape, &y));
     auto write = [&](auto tag) {
@@ -163,8 +171,9 @@ class QLinearMatMulOp : public OpKernel {
       Q* yd = y->data<Q>();
       for (int64_t e = 0; e < static_cast<int64_t>(r.acc.size()); ++e) {
         const int64_t i = (e / r.n) % r.m, j = e % r.n;
-        const float multiplier = as[pas.Index(0, i)] * bs[pbs.Index(0, j)] / ys[pys.Index(0, i)];
-        yd[e] = SaturateRound<Q>(static_cast<float>(r.acc[e]) * multiplier, yzp[pyz.Index(0, i)]);
+        const float multiplier =
+            in_scale_type(in_scale_type(as[pas.Index(0, i)] * bs[pbs.Index(0, j)]) / ys[pys.Index(0, i)]);
+        yd[e] = SaturateRound<Q>(r.acc[e] * static_cast<double>(multiplier), yzp[pyz.Index(0, i)]);
       }
     };
     if (y->dtype() == DT_INT8) {

@@ -1,5 +1,6 @@
-// QuantizeLinear, DequantizeLinear and DynamicQuantizeLinear (ONNX semantics): per-tensor or
-// per-axis scales and zero points, rounding half to even with saturation.
+// QuantizeLinear, DequantizeLinear and DynamicQuantizeLinear (ONNX semantics): per-tensor,
+// per-axis or blocked scales and zero points, rounding half to even with saturation for
+// integer types; 8-bit floats round to nearest even with ONNX's `saturate`.
 #include <algorithm>
 #include <vector>
 
@@ -11,52 +12,97 @@
 namespace sluice {
 namespace {
 
-// The scale (and zero point, when given) of a (de)quantization: one value, or a 1-D tensor
-// with one value per index along the axis.
-absl::Status CheckQuantParams(const char* op, const Tensor& scale, const Tensor* zero_point) {
-  if (scale.dims() > 1 || scale.NumElements() == 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(op, ": the scale must be a scalar or a non-empty 1-D tensor, not ", scale.shape().DebugString()));
-  }
-  if (zero_point != nullptr && zero_point->NumElements() != scale.NumElements()) {
+// The scale and (when given) the zero point of a (de)quantization of `x`, where each element
+// finds its own.
+struct QuantParams {
+  AxisLayout layout;
+  std::vector<float> scales;
+  std::vector<int32_t> zero_points;  // One per scale; zeros without a zero point.
+};
+
+// Checks the parameters' shapes against x (and block_size) and reads them. A zero point of an
+// 8-bit float type must be zero (ONNX's reference refuses others), and is read as none.
+absl::StatusOr<QuantParams> ReadQuantParams(const char* op, const Tensor& x, const Tensor& scale,
+                                            const Tensor* zero_point, int64_t axis, int64_t block_size) {
+  QuantParams p;
+  SL_ASSIGN_OR_RETURN(p.layout, AxisLayout::Make(x.shape(), axis, scale.shape(), block_size), op);
+  SL_ASSIGN_OR_RETURN(p.scales, ReadScale(scale, "the scale"), op);
+  p.zero_points.assign(p.scales.size(), 0);
+  if (zero_point == nullptr) return p;
+  if (zero_point->shape() != scale.shape() &&
+      !(zero_point->NumElements() == 1 && scale.NumElements() == 1)) {
     return absl::InvalidArgumentError(absl::StrCat(op, ": the zero point ", zero_point->shape().DebugString(),
                                                    " does not match the scale ", scale.shape().DebugString()));
   }
-  return absl::OkStatus();
+  bool is_float8 = false;
+  VisitDataType(zero_point->dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (kIsFloat8<T>) {
+      is_float8 = true;
+      for (const T& v : zero_point->flat<T>()) {
+        if (static_cast<float>(v) != 0.0f) {
+          p.zero_points.clear();
+          return;
+        }
+      }
+    }
+  });
+  if (is_float8) {
+    if (p.zero_points.empty()) {
+      return absl::InvalidArgumentError(absl::StrCat(op, ": an 8-bit float zero point must be 0"));
+    }
+    return p;
+  }
+  SL_ASSIGN_OR_RETURN(p.zero_points, ReadQuantized(*zero_point, "the zero point"), op);
+  return p;
 }
 
-// T1: float or int32 input; Q: the quantized output. Divisions follow numpy: float32 for
-// float input, float64 for int32.
+// x / scale as numpy computes it: float32 for float x, float64 for int32 x, and rounded to
+// x's type for half and bfloat16 x (whose scales share their type).
+template <typename T1>
+auto Quotient(T1 x, float scale) {
+  if constexpr (std::is_same_v<T1, int32_t>) {
+    return static_cast<double>(x) / static_cast<double>(scale);
+  } else if constexpr (std::is_same_v<T1, float>) {
+    return x / scale;
+  } else {
+    return static_cast<float>(T1(static_cast<float>(x) / scale));
+  }
+}
+
+// T1: the input (float, half, bfloat16 or int32); Q: the quantized output.
 template <typename T1, typename Q>
 class QuantizeLinearOp : public OpKernel {
  public:
-  using F = std::conditional_t<std::is_same_v<T1, float>, float, double>;
-
-  absl::Status Init(OpKernelConstruction* ctx) override { return ctx->GetAttr("axis", &axis_); }
+  absl::Status Init(OpKernelConstruction* ctx) override {
+    SL_RETURN_IF_ERROR(ctx->GetAttr("axis", &axis_));
+    SL_RETURN_IF_ERROR(ctx->GetAttr("saturate", &saturate_));
+    return ctx->GetAttr("block_size", &block_size_);
+  }
 
   absl::Status Compute(OpKernelContext* ctx) const override {
     const Tensor& x = ctx->input(0);
-    const Tensor& scale = ctx->input(1);
     const Tensor* zp = ctx->num_inputs() > 2 ? &ctx->input(2) : nullptr;
-    SL_RETURN_IF_ERROR(CheckQuantParams("QuantizeLinear", scale, zp));
     if (zp != nullptr && zp->dtype() != DataTypeToEnum<Q>::value) {
       return absl::InvalidArgumentError(absl::StrCat("QuantizeLinear: y_zero_point is ", DataTypeString(zp->dtype()),
                                                      " but y is ", DataTypeString(DataTypeToEnum<Q>::value)));
     }
-    SL_ASSIGN_OR_RETURN(AxisLayout layout, AxisLayout::Make(x.shape(), axis_, scale.NumElements()));
-    std::vector<int32_t> zero_points(scale.NumElements(), 0);
-    if (zp != nullptr) {
-      SL_ASSIGN_OR_RETURN(zero_points, ReadQuantized(*zp, "y_zero_point"));
-    }
+    SL_ASSIGN_OR_RETURN(QuantParams p,
+                        ReadQuantParams("QuantizeLinear", x, ctx->input(1), zp, axis_, block_size_));
     Tensor* y;
     SL_RETURN_IF_ERROR(ctx->allocate_output(0, x.shape(), &y));
     const T1* xd = x.data<T1>();
-    const float* sd = scale.data<float>();
     Q* yd = y->data<Q>();
+    const bool saturate = saturate_;
     ParallelForElements(ctx, x.NumElements(), 4, [&](int64_t begin, int64_t end) {
       for (int64_t i = begin; i < end; ++i) {
-        const int64_t p = layout.Index(i);
-        yd[i] = SaturateRound<Q>(static_cast<F>(xd[i]) / static_cast<F>(sd[p]), zero_points[p]);
+        const int64_t j = p.layout.Index(i);
+        const auto q = Quotient(xd[i], p.scales[j]);
+        if constexpr (kIsFloat8<Q>) {
+          yd[i] = Q::FromFloat(static_cast<float>(q), saturate);  // The zero point is 0.
+        } else {
+          yd[i] = SaturateRound<Q>(q, p.zero_points[j]);
+        }
       }
     });
     return absl::OkStatus();
@@ -64,36 +110,42 @@ class QuantizeLinearOp : public OpKernel {
 
  private:
   int64_t axis_ = 1;
+  bool saturate_ = true;
+  int64_t block_size_ = 0;
 };
 
-template <typename T>
+// y = (x - x_zero_point) * x_scale in float32, rounded to the scale's type.
+template <typename T, typename S>
 class DequantizeLinearOp : public OpKernel {
  public:
-  absl::Status Init(OpKernelConstruction* ctx) override { return ctx->GetAttr("axis", &axis_); }
+  absl::Status Init(OpKernelConstruction* ctx) override {
+    SL_RETURN_IF_ERROR(ctx->GetAttr("axis", &axis_));
+    return ctx->GetAttr("block_size", &block_size_);
+  }
 
   absl::Status Compute(OpKernelContext* ctx) const override {
     const Tensor& x = ctx->input(0);
-    const Tensor& scale = ctx->input(1);
     const Tensor* zp = ctx->num_inputs() > 2 ? &ctx->input(2) : nullptr;
-    SL_RETURN_IF_ERROR(CheckQuantParams("DequantizeLinear", scale, zp));
     if (zp != nullptr && zp->dtype() != x.dtype()) {
       return absl::InvalidArgumentError(absl::StrCat("DequantizeLinear: x_zero_point is ", DataTypeString(zp->dtype()),
                                                      " but x is ", DataTypeString(x.dtype())));
     }
-    SL_ASSIGN_OR_RETURN(AxisLayout layout, AxisLayout::Make(x.shape(), axis_, scale.NumElements()));
-    std::vector<int32_t> zero_points(scale.NumElements(), 0);
-    if (zp != nullptr) {
-      SL_ASSIGN_OR_RETURN(zero_points, ReadQuantized(*zp, "x_zero_point"));
-    }
+    SL_ASSIGN_OR_RETURN(QuantParams p,
+                        ReadQuantParams("DequantizeLinear", x, ctx->input(1), zp, axis_, block_size_));
     Tensor* y;
     SL_RETURN_IF_ERROR(ctx->allocate_output(0, x.shape(), &y));
     const T* xd = x.data<T>();
-    const float* sd = scale.data<float>();
-    float* yd = y->data<float>();
+    S* yd = y->data<S>();
     ParallelForElements(ctx, x.NumElements(), 2, [&](int64_t begin, int64_t end) {
       for (int64_t i = begin; i < end; ++i) {
-        const int64_t p = layout.Index(i);
-        yd[i] = static_cast<float>(static_cast<int64_t>(xd[i]) - zero_points[p]) * sd[p];
+        const int64_t j = p.layout.Index(i);
+        float v;
+        if constexpr (kIsFloat8<T>) {
+          v = static_cast<float>(xd[i]);
+        } else {
+          v = static_cast<float>(static_cast<int64_t>(xd[i]) - p.zero_points[j]);
+        }
+        yd[i] = S(v * p.scales[j]);
       }
     });
     return absl::OkStatus();
@@ -101,6 +153,7 @@ class DequantizeLinearOp : public OpKernel {
 
  private:
   int64_t axis_ = 1;
+  int64_t block_size_ = 0;
 };
 
 // The range [min(x, 0), max(x, 0)] mapped onto [0, 255]: scale = range / 255 and the zero
@@ -137,22 +190,57 @@ class DynamicQuantizeLinearOp : public OpKernel {
   }
 };
 
-#define SL_REGISTER_QUANTIZE(T1, Q)                                                              \
-  REGISTER_KERNEL_BUILDER(                                                                       \
-      Name("Onnx>QuantizeLinear").Device(DEVICE_CPU).TypeConstraint<T1>("T1").TypeConstraint<Q>("T2"), \
-      QuantizeLinearOp<T1, Q>)
-SL_REGISTER_QUANTIZE(float, uint8_t);
-SL_REGISTER_QUANTIZE(float, int8_t);
-SL_REGISTER_QUANTIZE(int32_t, uint8_t);
-SL_REGISTER_QUANTIZE(int32_t, int8_t);
-#undef SL_REGISTER_QUANTIZE
+// Every (input, quantized type) pair and every (quantized type, scale type) pair.
+template <typename Q>
+void RegisterQuantizedType() {
+  auto quantize = [](auto tag) {
+    using T1 = typename decltype(tag)::type;
+    KernelRegistry::Global()->Register(Name("Onnx>QuantizeLinear")
+                                           .Device(DEVICE_CPU)
+                                           .template TypeConstraint<T1>("T1")
+                                           .template TypeConstraint<Q>("T2")
+                                           .Build(),
+                                       "QuantizeLinearOp", [] { return std::make_unique<QuantizeLinearOp<T1, Q>>(); });
+  };
+  quantize(TypeTag<float>{});
+  quantize(TypeTag<half>{});
+  quantize(TypeTag<bfloat16>{});
+  quantize(TypeTag<int32_t>{});
+  auto dequantize = [](auto tag) {
+    using S = typename decltype(tag)::type;
+    KernelRegistry::Global()->Register(
+        Name("Onnx>DequantizeLinear").Device(DEVICE_CPU).template TypeConstraint<Q>("T").template TypeConstraint<S>("Ts").Build(),
+        "DequantizeLinearOp", [] { return std::make_unique<DequantizeLinearOp<Q, S>>(); });
+  };
+  dequantize(TypeTag<float>{});
+  dequantize(TypeTag<half>{});
+  dequantize(TypeTag<bfloat16>{});
+}
 
-REGISTER_KERNEL_BUILDER(Name("Onnx>DequantizeLinear").Device(DEVICE_CPU).TypeConstraint<int8_t>("T"),
-                        DequantizeLinearOp<int8_t>);
-REGISTER_KERNEL_BUILDER(Name("Onnx>DequantizeLinear").Device(DEVICE_CPU).TypeConstraint<uint8_t>("T"),
-                        DequantizeLinearOp<uint8_t>);
-REGISTER_KERNEL_BUILDER(Name("Onnx>DequantizeLinear").Device(DEVICE_CPU).TypeConstraint<int32_t>("T"),
-                        DequantizeLinearOp<int32_t>);
+[[maybe_unused]] const bool kRegistered = [] {
+  RegisterQuantizedType<int8_t>();
+  RegisterQuantizedType<uint8_t>();
+  RegisterQuantizedType<int16_t>();
+  RegisterQuantizedType<uint16_t>();
+  RegisterQuantizedType<int4>();
+  RegisterQuantizedType<uint4>();
+  RegisterQuantizedType<float8_e4m3fn>();
+  RegisterQuantizedType<float8_e4m3fnuz>();
+  RegisterQuantizedType<float8_e5m2>();
+  RegisterQuantizedType<float8_e5m2fnuz>();
+  return true;
+}();
+
+// int32 (bias) values dequantize too, as in ONNX 10 to 21.
+REGISTER_KERNEL_BUILDER(
+    Name("Onnx>DequantizeLinear").Device(DEVICE_CPU).TypeConstraint<int32_t>("T").TypeConstraint<float>("Ts"),
+    DequantizeLinearOp<int32_t, float>);
+REGISTER_KERNEL_BUILDER(
+    Name("Onnx>DequantizeLinear").Device(DEVICE_CPU).TypeConstraint<int32_t>("T").TypeConstraint<half>("Ts"),
+    DequantizeLinearOp<int32_t, half>);
+REGISTER_KERNEL_BUILDER(
+    Name("Onnx>DequantizeLinear").Device(DEVICE_CPU).TypeConstraint<int32_t>("T").TypeConstraint<bfloat16>("Ts"),
+    DequantizeLinearOp<int32_t, bfloat16>);
 REGISTER_KERNEL_BUILDER(Name("Onnx>DynamicQuantizeLinear").Device(DEVICE_CPU), DynamicQuantizeLinearOp);
 
 }  // namespace

@@ -95,6 +95,82 @@ TEST(DequantizeLinearTest, PerTensorAndPerAxis) {
   }
 }
 
+// ONNX 21's blocked quantization: axis 1 of a [2, 4] input in blocks of 2, so the scale is
+// [2, 2], one per row and block. Row 0 scales 1, 2: 1, 2 | 6/2, 8/2; row 1 scales 4, 0.5:
+// 10/4 = 2.5 -> 2, 14/4 = 3.5 -> 4 | 1/0.5, 3/0.5.
+TEST(QuantizeLinearTest, BlockedScalesAndZeroPoints) {
+  KernelTester t("Onnx>QuantizeLinear");
+  t.Input<float>({2, 4}, {1, 2, 6, 8, 10, 14, 1, 3})
+      .Input<float>({2, 2}, {1, 2, 4, 0.5f})
+      .Input<int16_t>({2, 2}, {0, 100, -1, 0});
+  t.Attr("T2", DT_INT16).Attr("block_size", int64_t{2});
+  ASSERT_OK(t.Run());
+  t.ExpectOutput<int16_t>(0, {2, 4}, {1, 2, 103, 104, 1, 3, 2, 6});
+
+  // A last block shorter than block_size: axis 1 has 3, blocks of 2 make 2 blocks.
+  KernelTester odd("Onnx>QuantizeLinear");
+  odd.Input<float>({1, 3}, {2, 4, 9}).Input<float>({1, 2}, {2, 3});
+  odd.Attr("block_size", int64_t{2});
+  ASSERT_OK(odd.Run());
+  odd.ExpectOutput<uint8_t>(0, {1, 3}, {1, 2, 3});
+
+  KernelTester bad("Onnx>QuantizeLinear");
+  bad.Input<float>({1, 4}, {1, 2, 3, 4}).Input<float>({1, 3}, {1, 1, 1});
+  bad.Attr("block_size", int64_t{2});
+  ExpectInvalid(bad, "ceil(dim / block_size)");
+}
+
+// int4 saturates at [-8, 7] after the zero point; 8-bit floats round to nearest even and
+// `saturate` decides what 1000 (beyond E4M3FN's 448) becomes: 448 (0x7e) or NaN (0x7f).
+TEST(QuantizeLinearTest, Int4AndFloat8Outputs) {
+  KernelTester t("Onnx>QuantizeLinear");
+  t.Input<float>({4}, {3, 20, -20, 5}).Input<float>({}, {2}).Input<int4>({}, {int4(1)});
+  t.Attr("T2", DT_INT4);
+  ASSERT_OK(t.Run());
+  std::vector<int> got;
+  for (int4 v : t.output(0).flat<int4>()) got.push_back(v);
+  EXPECT_EQ(got, (std::vector<int>{3, 7, -8, 3}));  // 1.5 -> 2 + 1; 2.5 -> 2 + 1
+
+  for (bool saturate : {true, false}) {
+    KernelTester f("Onnx>QuantizeLinear");
+    f.Input<float>({2}, {2, 2000}).Input<float>({}, {2});
+    f.Attr("T2", DT_FLOAT8_E4M3FN).Attr("saturate", saturate);
+    ASSERT_OK(f.Run());
+    EXPECT_EQ(f.output(0).flat<float8_e4m3fn>()[0].bits, 0x38);  // 1.0
+    EXPECT_EQ(f.output(0).flat<float8_e4m3fn>()[1].bits, saturate ? 0x7e : 0x7f);
+  }
+}
+
+// y takes the scale's type; 8-bit float inputs need no zero point (0 if given).
+TEST(DequantizeLinearTest, HalfScalesFloat8AndBlocked) {
+  {
+    KernelTester t("Onnx>DequantizeLinear");
+    t.Input<float8_e4m3fn>({2}, {float8_e4m3fn::FromBits(0x38), float8_e4m3fn::FromBits(0xb0)})
+        .Input<half>({}, {half(3.0f)});
+    ASSERT_OK(t.Run());
+    ASSERT_EQ(t.output(0).dtype(), DT_HALF);
+    EXPECT_EQ(static_cast<float>(t.output(0).flat<half>()[0]), 3.0f);
+    EXPECT_EQ(static_cast<float>(t.output(0).flat<half>()[1]), -1.5f);
+  }
+  {
+    KernelTester t("Onnx>DequantizeLinear");
+    t.Input<float8_e5m2>({1}, {float8_e5m2::FromBits(0x3c)})
+        .Input<float>({}, {2})
+        .Input<float8_e5m2>({}, {float8_e5m2::FromBits(0x3c)});
+    ExpectInvalid(t, "must be 0");
+  }
+  {
+    // [1, 4] in blocks of 2 along axis 1: (x - zp) * scale per block.
+    KernelTester t("Onnx>DequantizeLinear");
+    t.Input<uint4>({1, 4}, {uint4(1), uint4(15), uint4(8), uint4(0)})
+        .Input<float>({1, 2}, {0.5f, 2})
+        .Input<uint4>({1, 2}, {uint4(1), uint4(8)});
+    t.Attr("block_size", int64_t{2});
+    ASSERT_OK(t.Run());
+    t.ExpectOutput<float>(0, {1, 4}, {0, 7, 0, -16});
+  }
+}
+
 TEST(DynamicQuantizeLinearTest, RangeIncludesZero) {
   {
     // min -10, max 245: scale 255 / 255 = 1, zero point 10; y = round_even(x) + 10.
@@ -148,6 +224,24 @@ TEST(MatMulIntegerTest, BroadcastsBatchesAndRejectsBadShapes) {
     t.Input<uint8_t>({2, 3}, {1, 2, 3, 4, 5, 6}).Input<uint8_t>({2, 1}, {5, 6});
     ExpectInvalid(t, "inner dimensions differ");
   }
+}
+
+// ONNX 21's float16 scales: numpy forms a_scale * b_scale / y_scale in float16, rounding each
+// step. With 0.3, 0.3 and 0.7 (as halves: 0.300048828125, 0.300048828125, 0.7001953125)
+// that is 0.128540039... in half (0.12857... in float), so acc 35 gives 4.4989 -> 4, where
+// float scales would give 4.5002 -> 5.
+TEST(QLinearMatMulTest, HalfScalesMultiplyInHalf) {
+  KernelTester t("Onnx>QLinearMatMul");
+  t.Input<int8_t>({1, 1}, {35})
+      .Input<half>({}, {half(0.3f)})
+      .Input<int8_t>({}, {0})
+      .Input<int8_t>({1, 1}, {1})
+      .Input<half>({}, {half(0.3f)})
+      .Input<int8_t>({}, {0})
+      .Input<half>({}, {half(0.7f)})
+      .Input<uint8_t>({}, {0});
+  ASSERT_OK(t.Run());
+  t.ExpectOutput<uint8_t>(0, {1, 1}, {4});
 }
 
 TEST(QLinearMatMulTest, RequantizesWithRoundingHalfToEven) {

@@ -258,19 +258,23 @@ REGISTER_OP("Onnx>Clip")
     .Attr(absl::StrCat("Tmax: list(", kNumericTypes, ") >= 0"))
     .SetShapeFn(shape_fn::Unchanged);
 
+// saturate (ONNX 19) applies to 8-bit float outputs: out-of-range values clamp to the
+// largest finite value instead of becoming inf or NaN.
 REGISTER_OP("Onnx>Cast")
     .Input("input: T1")
     .Output("output: to")
-    .Attr(absl::StrCat("T1: ", kNumericBoolOrStringTypes))
-    .Attr(absl::StrCat("to: ", kNumericBoolOrStringTypes))
+    .Attr(absl::StrCat("T1: ", kCastTypes))
+    .Attr(absl::StrCat("to: ", kCastTypes))
+    .Attr("saturate: bool = true")
     .SetShapeFn(shape_fn::Unchanged);
 
 REGISTER_OP("Onnx>CastLike")
     .Input("input: T1")
     .Input("target_type: T2")
     .Output("output: T2")
-    .Attr(absl::StrCat("T1: ", kNumericBoolOrStringTypes))
-    .Attr(absl::StrCat("T2: ", kNumericBoolOrStringTypes))
+    .Attr(absl::StrCat("T1: ", kCastTypes))
+    .Attr(absl::StrCat("T2: ", kCastTypes))
+    .Attr("saturate: bool = true")
     .SetShapeFn(shape_fn::Unchanged);
 
 // Reductions; `axes` is an optional int64 input (ONNX's attr before opset 13/18 is turned into

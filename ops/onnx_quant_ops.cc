@@ -17,30 +17,41 @@ namespace sluice {
       .Attr("pads: list(int) = []")                                                \
       .Attr("strides: list(int) = []")
 
-// T2 is the type of y_zero_point (uint8 without one); the converter sets it.
+// T2 is the type of y_zero_point (uint8 without one, or ONNX 21's output_dtype); the
+// converter sets it. Ts is the scales' type.
 REGISTER_OP("Onnx>QuantizeLinear")
     .Input("x: T1")
-    .Input("y_scale: float")
+    .Input("y_scale: Ts")
     .Input("y_zero_point: Tzp")
     .Output("y: T2")
-    .Attr("T1: {float, int32}")
+    .Attr("T1: {float, half, bfloat16, int32}")
+    .Attr("Ts: {float, half, bfloat16} = DT_FLOAT")
     .Attr("Tzp: list(type) >= 0")
-    .Attr(absl::StrCat("T2: ", kQuantizedTypes, " = DT_UINT8"))
+    .Attr(absl::StrCat("T2: ", kLinearQuantizedTypes, " = DT_UINT8"))
     .Attr("axis: int = 1")
+    .Attr("saturate: bool = true")
+    .Attr("block_size: int >= 0 = 0")
     .SetShapeFn(shape_fn::Unchanged)
     .Doc("y = saturate(round_half_even(x / y_scale) + y_zero_point). A scalar (or one-element) "
-         "scale quantizes per tensor; a 1-D one per slice along `axis`.");
+         "scale quantizes per tensor; a 1-D one per slice along `axis`; with block_size > 0, one "
+         "shaped like x with ceil(x.shape[axis] / block_size) at `axis` quantizes per block. "
+         "8-bit float outputs round to nearest even, `saturate` saying whether values out of "
+         "range clamp or become inf/NaN; their zero point must be 0.");
 
 REGISTER_OP("Onnx>DequantizeLinear")
     .Input("x: T")
-    .Input("x_scale: float")
+    .Input("x_scale: Ts")
     .Input("x_zero_point: Tzp")
-    .Output("y: float")
-    .Attr("T: {int8, uint8, int32}")
+    .Output("y: Ts")
+    .Attr(absl::StrCat("T: {int8, uint8, int16, uint16, int4, uint4, int32, float8_e4m3fn, float8_e4m3fnuz, "
+                       "float8_e5m2, float8_e5m2fnuz}"))
+    .Attr("Ts: {float, half, bfloat16} = DT_FLOAT")
     .Attr("Tzp: list(type) >= 0")
     .Attr("axis: int = 1")
+    .Attr("block_size: int >= 0 = 0")
     .SetShapeFn(shape_fn::Unchanged)
-    .Doc("y = (x - x_zero_point) * x_scale, per tensor or per slice along `axis`.");
+    .Doc("y = (x - x_zero_point) * x_scale, per tensor, per slice along `axis` or per block "
+         "(as QuantizeLinear), computed in float and rounded to the scale's type.");
 
 REGISTER_OP("Onnx>DynamicQuantizeLinear")
     .Input("x: T1")
@@ -67,18 +78,20 @@ REGISTER_OP("Onnx>MatMulInteger")
 
 REGISTER_OP("Onnx>QLinearMatMul")
     .Input("a: T1")
-    .Input("a_scale: float")
+    .Input("a_scale: TS")
     .Input("a_zero_point: T1")
     .Input("b: T2")
-    .Input("b_scale: float")
+    .Input("b_scale: TS")
     .Input("b_zero_point: T2")
-    .Input("y_scale: float")
+    .Input("y_scale: TS")
     .Input("y_zero_point: T3")
     .Output("y: T3")
     .Attr(absl::StrCat("T1: ", kQuantizedTypes))
     .Attr(absl::StrCat("T2: ", kQuantizedTypes))
     .Attr(absl::StrCat("T3: ", kQuantizedTypes))
-    .Doc("MatMulInteger, rescaled by a_scale * b_scale / y_scale and requantized.");
+    .Attr("TS: {float, half, bfloat16} = DT_FLOAT")
+    .Doc("MatMulInteger, rescaled by a_scale * b_scale / y_scale (computed in the scales' type, "
+         "as numpy does) and requantized.");
 
 REGISTER_OP("Onnx>ConvInteger")
     .Input("x: T1")

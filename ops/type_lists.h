@@ -30,10 +30,14 @@ inline constexpr absl::string_view kNumericTypes =
 inline constexpr absl::string_view kNumericOrBoolTypes =
     "{half, bfloat16, float, double, int8, int16, int32, int64, uint8, uint16, uint32, uint64, "
     "bool}";
-// What Cast, CastLike and Where take: every numeric type, bool and string.
+// What Where takes: every numeric type, bool and string.
 inline constexpr absl::string_view kNumericBoolOrStringTypes =
     "{half, bfloat16, float, double, int8, int16, int32, int64, uint8, uint16, uint32, uint64, "
     "bool, string}";
+// What Cast and CastLike take: those, the 8-bit floats and the 4-bit integers.
+inline constexpr absl::string_view kCastTypes =
+    "{half, bfloat16, float, double, int8, int16, int32, int64, uint8, uint16, uint32, uint64, "
+    "bool, string, float8_e4m3fn, float8_e4m3fnuz, float8_e5m2, float8_e5m2fnuz, int4, uint4}";
 // Floating point and 32- or 64-bit signed integers (MatMul, AddN, Pow's base).
 inline constexpr absl::string_view kFloatOrWideSignedIntTypes =
     "{half, bfloat16, float, double, int32, int64}";
@@ -42,6 +46,11 @@ inline constexpr absl::string_view kFloatOrWideIntTypes =
     "{half, bfloat16, float, double, int32, int64, uint32, uint64}";
 // The 8-bit integers that quantized values are stored in.
 inline constexpr absl::string_view kQuantizedTypes = "{int8, uint8}";
+// What QuantizeLinear produces and DequantizeLinear reads (ONNX 21): 4-, 8- and 16-bit
+// integers and the 8-bit floats.
+inline constexpr absl::string_view kLinearQuantizedTypes =
+    "{int8, uint8, int16, uint16, int4, uint4, float8_e4m3fn, float8_e4m3fnuz, float8_e5m2, "
+    "float8_e5m2fnuz}";
 
 }  // namespace sluice
 

@@ -34,7 +34,7 @@ std::string CompareTensors(const Tensor& got, const Tensor& want) {
     for (size_t i = 0; i < g.size(); ++i) {
       bool ok;
       if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double> ||
-                    std::is_same_v<T, half> || std::is_same_v<T, bfloat16>) {
+                    std::is_same_v<T, half> || std::is_same_v<T, bfloat16> || kIsFloat8<T>) {
         double a = static_cast<double>(static_cast<float>(g[i]));
         double b = static_cast<double>(static_cast<float>(w[i]));
         if constexpr (std::is_same_v<T, double>) {

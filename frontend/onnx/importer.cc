@@ -94,7 +94,8 @@ absl::Status InitializerToProto(onnx::TensorProto* init, TensorProto* out) {
   auto type = DataTypeFromOnnx(init->data_type());
   SL_RETURN_IF_ERROR(type.status(), "initializer '", init->name(), "'");
   const DataType dt = *type;
-  if (init->has_raw_data() && dt != DT_STRING) {
+  // 4-bit values arrive two to a byte and are held one per byte: TensorFromOnnx unpacks them.
+  if (init->has_raw_data() && dt != DT_STRING && dt != DT_INT4 && dt != DT_UINT4) {
     std::vector<int64_t> dims(init->dims().begin(), init->dims().end());
     SL_ASSIGN_OR_RETURN(TensorShape shape, TensorShape::FromDims(dims));
     const size_t want = static_cast<size_t>(shape.num_elements()) * DataTypeSize(dt);

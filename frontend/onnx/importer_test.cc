@@ -64,8 +64,8 @@ TEST(OnnxImporterTest, OpsetsThroughTwentyTwoImportAndNewerFailByName) {
   EXPECT_THAT(s.message(), AllOf(HasSubstr("needs ai.onnx opset 99"), HasSubstr("up to 22")));
 }
 
-// An element type of IR 9 and 10 (FLOAT8*, INT4, UINT4) that Sluice has no dtype for yet.
-TEST(OnnxImporterTest, NewElementTypesAreUnimplementedNamingTheValue) {
+// The element types of IR 9 and 10 (FLOAT8*, INT4, UINT4) have Sluice dtypes.
+TEST(OnnxImporterTest, NewElementTypesImport) {
   onnx::ModelProto model;
   model.set_ir_version(10);
   auto* imp = model.add_opset_import();
@@ -83,9 +83,11 @@ TEST(OnnxImporterTest, NewElementTypesAreUnimplementedNamingTheValue) {
   n->add_output("y");
   *g->add_output() = *x;
   g->mutable_output(0)->set_name("y");
-  absl::Status s = ImportOnnxModel(model).status();
-  EXPECT_EQ(s.code(), absl::StatusCode::kUnimplemented) << s;
-  EXPECT_THAT(s.message(), AllOf(HasSubstr("'x'"), HasSubstr("FLOAT8E4M3FN"), HasSubstr("no Sluice dtype")));
+  auto imported = ImportOnnxModel(model);
+  ASSERT_OK(imported);
+  ASSERT_EQ(imported->inputs.size(), 1u);
+  EXPECT_EQ(imported->inputs[0].dtype, DT_FLOAT8_E4M3FN);
+  EXPECT_EQ(imported->outputs[0].dtype, DT_FLOAT8_E4M3FN);
 }
 
 TEST(OnnxImporterTest, NamesSurviveIntoTheGraphDef) {
@@ -120,6 +122,47 @@ TEST(OnnxImporterTest, MlpRuns) {
   ASSERT_EQ(out.size(), 1u);
   EXPECT_FLOAT_EQ(out[0].flat<float>()[0], 5.5f);
   EXPECT_FLOAT_EQ(out[0].flat<float>()[1], 0.0f);
+}
+
+// An INT4 initializer of an odd count arrives packed (the last high nibble unused) and is
+// unpacked on import: Cast-21 to INT8 reads -8, 7, -1.
+TEST(OnnxImporterTest, PackedInt4InitializerImportsAndRuns) {
+  onnx::ModelProto model;
+  model.set_ir_version(10);
+  auto* imp = model.add_opset_import();
+  imp->set_domain("");
+  imp->set_version(21);
+  auto* g = model.mutable_graph();
+  g->set_name("int4");
+  auto* w = g->add_initializer();
+  w->set_name("w");
+  w->set_data_type(onnx::TensorProto::INT4);
+  w->add_dims(3);
+  w->set_raw_data(std::string("\x78\x0f", 2));
+  auto* n = g->add_node();
+  n->set_op_type("Cast");
+  n->add_input("w");
+  n->add_output("y");
+  auto* to = n->add_attribute();
+  to->set_name("to");
+  to->set_type(onnx::AttributeProto::INT);
+  to->set_i(onnx::TensorProto::INT8);
+  auto* y = g->add_output();
+  y->set_name("y");
+  y->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::INT8);
+  y->mutable_type()->mutable_tensor_type()->mutable_shape()->add_dim()->set_dim_value(3);
+  auto imported = ImportOnnxModel(model);
+  ASSERT_OK(imported);
+  auto out = RunGraph(*imported, {});
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].flat<int8_t>()[0], -8);
+  EXPECT_EQ(out[0].flat<int8_t>()[1], 7);
+  EXPECT_EQ(out[0].flat<int8_t>()[2], -1);
+
+  w->set_raw_data(std::string("\x78", 1));  // One byte for three elements.
+  absl::Status s = ImportOnnxModel(model).status();
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.message(), HasSubstr("'w'"));
 }
 
 TEST(OnnxImporterTest, IfBranchesBecomeLibraryFunctionsReadingOuterValues) {

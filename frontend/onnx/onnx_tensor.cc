@@ -22,8 +22,34 @@ constexpr TypePair kTypes[] = {
     {1, DT_FLOAT},  {2, DT_UINT8},      {3, DT_INT8},       {4, DT_UINT16},  {5, DT_INT16},
     {6, DT_INT32},  {7, DT_INT64},      {8, DT_STRING},     {9, DT_BOOL},    {10, DT_HALF},
     {11, DT_DOUBLE}, {12, DT_UINT32},   {13, DT_UINT64},    {14, DT_COMPLEX64},
-    {15, DT_COMPLEX128}, {16, DT_BFLOAT16},
+    {15, DT_COMPLEX128}, {16, DT_BFLOAT16}, {17, DT_FLOAT8_E4M3FN}, {18, DT_FLOAT8_E4M3FNUZ},
+    {19, DT_FLOAT8_E5M2}, {20, DT_FLOAT8_E5M2FNUZ}, {21, DT_UINT4}, {22, DT_INT4},
 };
+
+bool IsPacked4Bit(DataType dt) { return dt == DT_INT4 || dt == DT_UINT4; }
+
+// ONNX packs INT4 and UINT4 two to a byte, the first element in the low nibble; an odd
+// count leaves the last byte's high nibble unused.
+uint64_t PackedBytes(int64_t elements) { return static_cast<uint64_t>(elements) / 2 + elements % 2; }
+
+template <typename T>
+void Unpack4Bit(absl::Span<T> out, const uint8_t* packed) {
+  for (size_t i = 0; i < out.size(); ++i) {
+    int nibble = (packed[i / 2] >> (i % 2 == 0 ? 0 : 4)) & 0xf;
+    if constexpr (std::is_same_v<T, int4>) nibble = nibble >= 8 ? nibble - 16 : nibble;
+    out[i] = T(nibble);
+  }
+}
+
+template <typename T>
+std::string Pack4Bit(absl::Span<const T> in) {
+  std::string packed(PackedBytes(in.size()), '\0');
+  for (size_t i = 0; i < in.size(); ++i) {
+    const uint8_t nibble = static_cast<uint8_t>(static_cast<int>(in[i]) & 0xf);
+    packed[i / 2] = static_cast<char>(static_cast<uint8_t>(packed[i / 2]) | (i % 2 == 0 ? nibble : nibble << 4));
+  }
+  return packed;
+}
 
 template <typename T>
 absl::Status FillFromField(const onnx::TensorProto& p, absl::Span<T> out) {
@@ -55,6 +81,18 @@ absl::Status FillFromField(const onnx::TensorProto& p, absl::Span<T> out) {
   } else if constexpr (std::is_same_v<T, half> || std::is_same_v<T, bfloat16>) {
     if (p.int32_data_size() != static_cast<int>(out.size())) return mismatch(p.int32_data_size());
     for (size_t i = 0; i < out.size(); ++i) out[i] = T::FromBits(static_cast<uint16_t>(p.int32_data(i)));
+  } else if constexpr (kIsFloat8<T>) {
+    if (p.int32_data_size() != static_cast<int>(out.size())) return mismatch(p.int32_data_size());
+    for (size_t i = 0; i < out.size(); ++i) out[i] = T::FromBits(static_cast<uint8_t>(p.int32_data(i)));
+  } else if constexpr (kIsInt4<T>) {  // One packed byte (two elements) per int32_data entry.
+    if (static_cast<uint64_t>(p.int32_data_size()) != PackedBytes(out.size())) {
+      return absl::InvalidArgumentError(absl::StrCat("tensor '", p.name(), "' has ", p.int32_data_size(),
+                                                     " int32_data entries (two 4-bit values each) for ",
+                                                     out.size(), " elements; ", PackedBytes(out.size()),
+                                                     " are needed"));
+    }
+    std::vector<uint8_t> packed(p.int32_data().begin(), p.int32_data().end());
+    Unpack4Bit(out, packed.data());
   } else {  // int32, int16, int8, uint16, uint8, bool live in int32_data.
     if (p.int32_data_size() != static_cast<int>(out.size())) return mismatch(p.int32_data_size());
     for (size_t i = 0; i < out.size(); ++i) out[i] = static_cast<T>(p.int32_data(i));
@@ -69,8 +107,7 @@ absl::StatusOr<DataType> DataTypeFromOnnx(int onnx_type) {
     if (t.onnx == onnx_type) return t.dt;
   }
   if (onnx_type != onnx::TensorProto::UNDEFINED && onnx::TensorProto_DataType_IsValid(onnx_type)) {
-    // A type ONNX has and Sluice does not hold yet: FLOAT8E4M3FN, FLOAT8E4M3FNUZ, FLOAT8E5M2,
-    // FLOAT8E5M2FNUZ (IR 9), UINT4 and INT4 (IR 10).
+    // A type ONNX has and Sluice does not hold (none as of IR 10; kept for newer ones).
     return absl::UnimplementedError(absl::StrCat(
         "ONNX element type ", onnx::TensorProto_DataType_Name(static_cast<onnx::TensorProto_DataType>(onnx_type)),
         " (", onnx_type, ") has no Sluice dtype yet"));
@@ -99,12 +136,19 @@ absl::StatusOr<Tensor> TensorFromOnnx(const onnx::TensorProto& p) {
   // The size is checked before anything is allocated: a few bytes of model must not claim a
   // buffer of terabytes.
   SL_ASSIGN_OR_RETURN(uint64_t bytes, TensorBytes(*dt, shape->num_elements(), absl::StrCat("tensor '", p.name(), "'")));
+  if (IsPacked4Bit(*dt)) bytes = PackedBytes(shape->num_elements());
   if (p.has_raw_data() && *dt != DT_STRING && p.raw_data().size() != bytes) {
     return absl::InvalidArgumentError(absl::StrCat(
         "tensor '", p.name(), "' of ", DataTypeString(*dt), " ", shape->DebugString(), " needs ",
         bytes, " bytes of raw_data but has ", p.raw_data().size()));
   }
   SL_ASSIGN_OR_RETURN(Tensor t, Tensor::Allocate(*dt, *shape), "tensor '", p.name(), "'");
+  if (p.has_raw_data() && IsPacked4Bit(*dt)) {
+    const auto* packed = reinterpret_cast<const uint8_t*>(p.raw_data().data());
+    if (*dt == DT_INT4) Unpack4Bit(t.flat<int4>(), packed);
+    if (*dt == DT_UINT4) Unpack4Bit(t.flat<uint4>(), packed);
+    return t;
+  }
   if (p.has_raw_data() && *dt != DT_STRING) {
     if (t.AllocatedBytes() > 0) std::memcpy(t.raw_data(), p.raw_data().data(), t.AllocatedBytes());
     if (*dt == DT_BOOL) CanonicalizeBoolBytes(t.raw_data(), t.AllocatedBytes());
@@ -127,6 +171,10 @@ absl::Status TensorToOnnx(const Tensor& t, const std::string& name, onnx::Tensor
   for (int64_t d : t.shape().dim_sizes()) p->add_dims(d);
   if (t.dtype() == DT_STRING) {
     for (const auto& s : t.flat<tstring>()) p->add_string_data(s);
+  } else if (t.dtype() == DT_INT4) {
+    p->set_raw_data(Pack4Bit<int4>(t.flat<int4>()));
+  } else if (t.dtype() == DT_UINT4) {
+    p->set_raw_data(Pack4Bit<uint4>(t.flat<uint4>()));
   } else {
     p->set_raw_data(std::string(static_cast<const char*>(t.raw_data()), t.AllocatedBytes()));
   }

@@ -64,28 +64,99 @@ TEST(OnnxTensorTest, TypedFields) {
   EXPECT_EQ(static_cast<float>(ht->flat<half>()[0]), 1.0f);
 }
 
-// ONNX 1.17's element types without a Sluice dtype: UNIMPLEMENTED, naming the type and the
-// tensor; a number that is no ONNX type at all is INVALID_ARGUMENT.
-TEST(OnnxTensorTest, NewOnnxElementTypesAreUnimplementedByName) {
-  for (auto [type, name] : std::vector<std::pair<onnx::TensorProto::DataType, std::string>>{
-           {onnx::TensorProto::FLOAT8E4M3FN, "FLOAT8E4M3FN"},
-           {onnx::TensorProto::FLOAT8E4M3FNUZ, "FLOAT8E4M3FNUZ"},
-           {onnx::TensorProto::FLOAT8E5M2, "FLOAT8E5M2"},
-           {onnx::TensorProto::FLOAT8E5M2FNUZ, "FLOAT8E5M2FNUZ"},
-           {onnx::TensorProto::UINT4, "UINT4"},
-           {onnx::TensorProto::INT4, "INT4"}}) {
+// ONNX 1.17's float8 types: one byte per element in raw_data, one per entry in int32_data.
+TEST(OnnxTensorTest, Float8TensorsReadAndWriteTheirBits) {
+  for (auto [type, dt] : std::vector<std::pair<onnx::TensorProto::DataType, DataType>>{
+           {onnx::TensorProto::FLOAT8E4M3FN, DT_FLOAT8_E4M3FN},
+           {onnx::TensorProto::FLOAT8E4M3FNUZ, DT_FLOAT8_E4M3FNUZ},
+           {onnx::TensorProto::FLOAT8E5M2, DT_FLOAT8_E5M2},
+           {onnx::TensorProto::FLOAT8E5M2FNUZ, DT_FLOAT8_E5M2FNUZ}}) {
     onnx::TensorProto p;
     p.set_name("scale");
     p.set_data_type(type);
-    p.add_dims(2);
-    p.set_raw_data(std::string(type == onnx::TensorProto::UINT4 || type == onnx::TensorProto::INT4 ? 1 : 2, '\0'));
-    absl::Status s = TensorFromOnnx(p).status();
-    EXPECT_EQ(s.code(), absl::StatusCode::kUnimplemented) << name;
-    EXPECT_THAT(s.message(), ::testing::AllOf(::testing::HasSubstr("tensor 'scale'"), ::testing::HasSubstr(name),
-                                              ::testing::HasSubstr("no Sluice dtype")));
+    p.add_dims(3);
+    p.set_raw_data(std::string("\x38\x40\x01", 3));
+    auto t = TensorFromOnnx(p);
+    ASSERT_OK(t);
+    EXPECT_EQ(t->dtype(), dt);
+    EXPECT_EQ(static_cast<const uint8_t*>(t->raw_data())[1], 0x40);
+    onnx::TensorProto back;
+    ASSERT_OK(TensorToOnnx(*t, "scale", &back));
+    EXPECT_EQ(back.data_type(), type);
+    EXPECT_EQ(back.raw_data(), p.raw_data());
+
+    onnx::TensorProto fields;
+    fields.set_data_type(type);
+    fields.add_dims(2);
+    fields.add_int32_data(0x38);
+    fields.add_int32_data(0x40);
+    auto f = TensorFromOnnx(fields);
+    ASSERT_OK(f);
+    EXPECT_EQ(static_cast<const uint8_t*>(f->raw_data())[0], 0x38);
   }
   EXPECT_EQ(DataTypeFromOnnx(99).status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(DataTypeFromOnnx(onnx::TensorProto::UNDEFINED).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+// INT4 and UINT4 come packed two to a byte, the first element in the low nibble; Sluice holds
+// one per byte. Odd counts leave the last high nibble unused.
+TEST(OnnxTensorTest, FourBitTensorsUnpackAndPackWithOddCounts) {
+  onnx::TensorProto p;
+  p.set_name("w");
+  p.set_data_type(onnx::TensorProto::INT4);
+  p.add_dims(3);
+  p.set_raw_data(std::string("\x78\x0f", 2));  // -8 (0x8), 7 (0x7); -1 (0xf)
+  auto t = TensorFromOnnx(p);
+  ASSERT_OK(t);
+  ASSERT_EQ(t->dtype(), DT_INT4);
+  EXPECT_EQ(static_cast<int>(t->flat<int4>()[0]), -8);
+  EXPECT_EQ(static_cast<int>(t->flat<int4>()[1]), 7);
+  EXPECT_EQ(static_cast<int>(t->flat<int4>()[2]), -1);
+  onnx::TensorProto back;
+  ASSERT_OK(TensorToOnnx(*t, "w", &back));
+  EXPECT_EQ(back.raw_data(), std::string("\x78\x0f", 2));
+
+  onnx::TensorProto u;
+  u.set_data_type(onnx::TensorProto::UINT4);
+  u.add_dims(5);
+  u.add_int32_data(0xf1);  // 1, 15
+  u.add_int32_data(0x32);  // 2, 3
+  u.add_int32_data(0x09);  // 9
+  auto ut = TensorFromOnnx(u);
+  ASSERT_OK(ut);
+  ASSERT_EQ(ut->dtype(), DT_UINT4);
+  std::vector<int> values;
+  for (uint4 v : ut->flat<uint4>()) values.push_back(v);
+  EXPECT_THAT(values, ::testing::ElementsAre(1, 15, 2, 3, 9));
+  ASSERT_OK(TensorToOnnx(*ut, "u", &back));
+  EXPECT_EQ(back.raw_data(), std::string("\xf1\x32\x09", 3));
+}
+
+TEST(OnnxTensorTest, ShortNewTypeTensorsAreRejectedByName) {
+  onnx::TensorProto p;
+  p.set_name("packed");
+  p.set_data_type(onnx::TensorProto::UINT4);
+  p.add_dims(5);  // Needs 3 bytes.
+  p.set_raw_data(std::string(2, '\0'));
+  absl::Status s = TensorFromOnnx(p).status();
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.message(), ::testing::AllOf(::testing::HasSubstr("tensor 'packed'"), ::testing::HasSubstr("3 bytes")));
+
+  p.clear_raw_data();
+  p.add_int32_data(0x11);
+  p.add_int32_data(0x11);  // Two entries hold four elements, not five.
+  s = TensorFromOnnx(p).status();
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.message(), ::testing::HasSubstr("tensor 'packed'"));
+
+  onnx::TensorProto f;
+  f.set_name("f8");
+  f.set_data_type(onnx::TensorProto::FLOAT8E5M2);
+  f.add_dims(4);
+  f.set_raw_data(std::string(3, '\0'));
+  s = TensorFromOnnx(f).status();
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.message(), ::testing::HasSubstr("tensor 'f8'"));
 }
 
 TEST(OnnxTensorTest, MalformedTensorsAreRejectedByName) {

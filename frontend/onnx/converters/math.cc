@@ -285,7 +285,14 @@ REGISTER_ONNX_CONVERTER("", "Clip", 11, 13, EmitGeneric);
 // Cast-6 made `to` a type enum (it was a string); 9 and 13 added string and bfloat16.
 REGISTER_ONNX_CONVERTER("", "Cast", 1, 5, ConvertCast1);
 REGISTER_ONNX_CONVERTER("", "Cast", 6, 13, EmitGeneric);
+// Cast-19 added the float8 types and `saturate` (what out-of-range values become in them).
+REGISTER_ONNX_CONVERTER("", "Cast", 19, 19, EmitGeneric);
+// Cast-21 added int4 and uint4 (rounded and clamped to their range).
+REGISTER_ONNX_CONVERTER("", "Cast", 21, 21, EmitGeneric);
 REGISTER_ONNX_CONVERTER("", "CastLike", 15, 15, EmitGeneric);
+// CastLike-19 and 21: as Cast-19 (float8, saturate) and Cast-21 (int4, uint4).
+REGISTER_ONNX_CONVERTER("", "CastLike", 19, 19, EmitGeneric);
+REGISTER_ONNX_CONVERTER("", "CastLike", 21, 21, EmitGeneric);
 
 // Reductions: 11 allowed negative axes; 12 widened ReduceMax/ReduceMin types; ReduceSum-13 took
 // axes as an input and added noop_with_empty_axes (the others do so at 18, the same op).

@@ -37,7 +37,14 @@ typedef enum TF_DataType {
   TF_RESOURCE = 20,
   TF_VARIANT = 21,
   TF_UINT32 = 22,
-  TF_UINT64 = 23
+  TF_UINT64 = 23,
+  TF_FLOAT8_E5M2 = 24,      /* 5 exponent, 2 mantissa bits */
+  TF_FLOAT8_E4M3FN = 25,    /* 4 exponent, 3 mantissa bits, finite only */
+  TF_FLOAT8_E4M3FNUZ = 26,  /* 4 exponent, 3 mantissa bits, finite, unsigned zero */
+  TF_FLOAT8_E4M3B11FNUZ = 27, /* numbered as TensorFlow's; Sluice holds no such tensors */
+  TF_FLOAT8_E5M2FNUZ = 28,  /* 5 exponent, 2 mantissa bits, finite, unsigned zero */
+  TF_INT4 = 29,             /* one value per byte */
+  TF_UINT4 = 30             /* one value per byte */
 } TF_DataType;
 
 /* Bytes per element; 0 for types without a fixed size (TF_STRING, TF_RESOURCE, ...) and for
