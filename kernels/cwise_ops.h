@@ -148,6 +148,7 @@ void ForEachNaryRun(const NaryBroadcastPlan& plan, Fn&& fn) {
 template <typename T> struct Compute { using type = T; };
 template <> struct Compute<half> { using type = float; };
 template <> struct Compute<bfloat16> { using type = float; };
+template <Float8Format F> struct Compute<float8<F>> { using type = float; };
 
 // Base of element-wise functors: Init parses attrs once; Check<T> vets the second operand
 // before computing (integer division by zero).

@@ -277,8 +277,10 @@ void RegisterUnary(const char* op, Types types, const char* type_attr = "T") {
   RegisterUnary<HardSigmoidFn>("Onnx>HardSigmoid", FloatTypes{});
   RegisterUnary<GeluFn>("Onnx>Gelu", FloatTypes{});
   RegisterUnary<ShrinkFn>("Onnx>Shrink", NumericTypes{});
-  RegisterUnary<IsNaNFn>("Onnx>IsNaN", FloatTypes{}, "T1");
-  RegisterUnary<IsInfFn>("Onnx>IsInf", FloatTypes{}, "T1");
+  // IsNaN-20 and IsInf-20 added the 8-bit floats.
+  using Float8Types = TypeList<float8_e4m3fn, float8_e4m3fnuz, float8_e5m2, float8_e5m2fnuz>;
+  RegisterUnary<IsNaNFn>("Onnx>IsNaN", FloatTypes{} + Float8Types{}, "T1");
+  RegisterUnary<IsInfFn>("Onnx>IsInf", FloatTypes{} + Float8Types{}, "T1");
   RegisterUnary<NotFn>("Onnx>Not", TypeList<bool>{});
   RegisterUnary<BitwiseNotFn>("Onnx>BitwiseNot", IntTypes{});
   // TensorFlow's ops (ops/tf_math_ops.cc).

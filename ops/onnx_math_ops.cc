@@ -147,16 +147,20 @@ SL_UNARY_OP("Onnx>Not", "{bool}");
 SL_UNARY_OP("Onnx>BitwiseNot", kIntTypes);
 #undef SL_UNARY_OP
 
+// IsNaN-20 and IsInf-20 added the 8-bit floats.
+constexpr char kFloatOrFloat8Types[] =
+    "{half, bfloat16, float, double, float8_e4m3fn, float8_e4m3fnuz, float8_e5m2, float8_e5m2fnuz}";
+
 REGISTER_OP("Onnx>IsNaN")
     .Input("x: T1")
     .Output("y: bool")
-    .Attr(absl::StrCat("T1: ", kFloatTypes))
+    .Attr(absl::StrCat("T1: ", kFloatOrFloat8Types))
     .SetShapeFn(BoolOfSameShape);
 
 REGISTER_OP("Onnx>IsInf")
     .Input("x: T1")
     .Output("y: bool")
-    .Attr(absl::StrCat("T1: ", kFloatTypes))
+    .Attr(absl::StrCat("T1: ", kFloatOrFloat8Types))
     .Attr("detect_negative: bool = true")
     .Attr("detect_positive: bool = true")
     .SetShapeFn(BoolOfSameShape);
