@@ -5,7 +5,13 @@
 namespace sluice {
 
 LocalRendezvous::~LocalRendezvous() {
-  StartAbort(absl::CancelledError("rendezvous destroyed before the value arrived"));
+  // Only waiters need an answer; building one for every finished step was a cost of its own.
+  bool waiting = false;
+  {
+    absl::MutexLock lock(&mu_);
+    for (const auto& [key, e] : table_) waiting = waiting || !e.waiters.empty();
+  }
+  if (waiting) StartAbort(absl::CancelledError("rendezvous destroyed before the value arrived"));
 }
 
 absl::Status LocalRendezvous::Send(const ParsedKey& key, const Tensor& value) {
@@ -45,6 +51,20 @@ void LocalRendezvous::RecvAsync(const ParsedKey& key, DoneCallback done) {
     }
   }
   done(status, value);
+}
+
+absl::Status LocalRendezvous::TakeIfSent(const ParsedKey& key, Tensor* value, bool* taken) {
+  absl::MutexLock lock(&mu_);
+  *taken = false;
+  if (!status_.ok()) return status_;
+  auto it = table_.find(key.full_key);
+  if (it == table_.end() || it->second.values.empty()) return absl::OkStatus();
+  Entry& e = it->second;
+  *value = std::move(e.values.front());
+  e.values.erase(e.values.begin());
+  if (e.values.empty() && e.waiters.empty()) table_.erase(it);
+  *taken = true;
+  return absl::OkStatus();
 }
 
 void LocalRendezvous::StartAbort(const absl::Status& status) {
