@@ -1,8 +1,11 @@
 #include "master/client_graph.h"
 
+#include <algorithm>
 #include <memory>
+#include <optional>
 #include <thread>
 
+#include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
@@ -13,13 +16,19 @@
 namespace sluice {
 
 ClientGraph::ClientGraph(std::string session_handle, ConfigProto config, std::vector<Part> parts,
-                         absl::flat_hash_map<std::string, Feed> feeds,
-                         absl::flat_hash_map<std::string, Fetch> fetches)
+                         std::vector<Feed> feeds, std::vector<Fetch> fetches)
     : session_handle_(std::move(session_handle)),
       config_(std::move(config)),
       parts_(std::move(parts)),
       feeds_(std::move(feeds)),
-      fetches_(std::move(fetches)) {}
+      fetches_(std::move(fetches)),
+      part_feeds_(parts_.size()),
+      part_fetches_(parts_.size()) {
+  for (size_t i = 0; i < feeds_.size(); ++i) part_feeds_[feeds_[i].part].push_back(static_cast<int>(i));
+  for (size_t i = 0; i < fetches_.size(); ++i) {
+    part_fetches_[fetches_[i].part].push_back(static_cast<int>(i));
+  }
+}
 
 absl::Status ClientGraph::EnsureRegistered() {
   {
@@ -86,153 +95,180 @@ void ClientGraph::Deregister() {
   }
 }
 
-absl::Status ClientGraph::RunStep(const Step& step,
-                                  absl::flat_hash_map<std::string, Tensor>* fetched,
+namespace {
+
+// What one step shares with the callbacks of its parts, in one allocation: a part may finish
+// on another thread after RunStep stopped waiting for it (it still returns from its callback).
+struct StepCalls {
+  struct Call {
+    StepCalls* step = nullptr;
+    size_t index = 0;
+    RunGraphRequest request;
+    RunGraphResponse response;
+  };
+  explicit StepCalls(size_t parts) : calls(parts), remaining(static_cast<int>(parts)) {}
+
+  absl::InlinedVector<Call, 1> calls;
+  int64_t step_id = 0;
+  absl::Mutex mu;
+  int remaining ABSL_GUARDED_BY(mu);
+  absl::Status first_error ABSL_GUARDED_BY(mu);
+  absl::Notification done;
+};
+
+// Aborts the step on every part; a CancellationManager callback of the step.
+void AbortOnEveryPart(const std::vector<ClientGraph::Part>& parts, int64_t step_id,
+                      const absl::Status& s) {
+  for (const ClientGraph::Part& p : parts) p.worker->AbortStep(step_id, s);
+}
+
+}  // namespace
+
+absl::Status ClientGraph::RunStep(const Step& step, std::vector<Tensor>* fetched,
                                   RunMetadata* metadata) const {
-  std::vector<std::string> handles;
+  if (step.feeds.size() != feeds_.size()) {
+    return absl::InternalError(absl::StrCat("client graph run with ", step.feeds.size(),
+                                            " feeds for its ", feeds_.size()));
+  }
+  // Check feeds against what the graph expects before anything starts.
+  for (size_t i = 0; i < feeds_.size(); ++i) {
+    const Feed& f = feeds_[i];
+    const Tensor& value = *step.feeds[i];
+    if (value.dtype() != f.dtype) {
+      return absl::InvalidArgumentError(absl::StrCat("feed for tensor '", f.name, "' has dtype ",
+                                                     DataTypeString(value.dtype()),
+                                                     " but the graph expects ",
+                                                     DataTypeString(f.dtype)));
+    }
+    if (!f.shape.IsCompatibleWith(value.shape())) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "feed for tensor '", f.name, "' has shape ", value.shape().DebugString(),
+          ", which does not match the shape ", f.shape.DebugString(), " of placeholder '", f.node,
+          "'"));
+    }
+  }
+
+  auto calls = std::make_shared<StepCalls>(parts_.size());
+  calls->step_id = step.step_id;
+  const bool collect_stats = step.options->trace_level() != RunOptions::NO_TRACE;
   {
     absl::MutexLock lock(&mu_);
     if (state_ != State::kRegistered) {
       return state_ == State::kFailed ? registration_error_
                                       : absl::InternalError("client graph run before registration");
     }
-    handles = graph_handles_;
+    for (size_t i = 0; i < parts_.size(); ++i) calls->calls[i].request.graph_handle = graph_handles_[i];
   }
-
-  // Check feeds against what the graph expects, then route them to their tasks.
-  struct Call {
-    RunGraphRequest request;
-    RunGraphResponse response;
-  };
-  auto calls = std::make_shared<std::vector<Call>>(parts_.size());
-  const bool collect_stats = step.options->trace_level() != RunOptions::NO_TRACE;
+  // Route the feeds to their tasks, and ask each task for its fetches.
   for (size_t i = 0; i < parts_.size(); ++i) {
-    Call& c = (*calls)[i];
-    c.request.graph_handle = handles[i];
+    StepCalls::Call& c = calls->calls[i];
+    c.step = calls.get();
+    c.index = i;
     c.request.step_id = step.step_id;
     c.request.collect_stats = collect_stats;
-  }
-  for (const auto& [name, value] : *step.feeds) {
-    auto it = feeds_.find(name);
-    if (it == feeds_.end()) continue;  // Pruned away: the value is accepted and ignored.
-    const Feed& f = it->second;
-    if (value->dtype() != f.dtype) {
-      return absl::InvalidArgumentError(absl::StrCat("feed for tensor '", name, "' has dtype ",
-                                                     DataTypeString(value->dtype()),
-                                                     " but the graph expects ",
-                                                     DataTypeString(f.dtype)));
-    }
-    if (!f.shape.IsCompatibleWith(value->shape())) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "feed for tensor '", name, "' has shape ", value->shape().DebugString(),
-          ", which does not match the shape ", f.shape.DebugString(), " of placeholder '", f.node,
-          "'"));
-    }
-    (*calls)[f.part].request.send.emplace_back(f.key, *value);
-  }
-  for (const auto& [name, fetch] : fetches_) {
-    (*calls)[fetch.part].request.recv_key.push_back(fetch.key);
+    c.request.send.reserve(part_feeds_[i].size());
+    for (int f : part_feeds_[i]) c.request.send.emplace_back(feeds_[f].key, *step.feeds[f]);
+    c.request.recv_key.reserve(part_fetches_[i].size());
+    for (int f : part_fetches_[i]) c.request.recv_key.push_back(fetches_[f].key);
   }
 
   // Cancelling the step (its deadline, or the caller's cancellation) aborts it on every part:
-  // their executors start no further node and their receives fail.
-  auto workers = std::make_shared<std::vector<WorkerInterface*>>();
-  for (const Part& p : parts_) workers->push_back(p.worker);
+  // their executors start no further node and their receives fail. A step with neither
+  // needs no CancellationManager of its own: nothing could cancel it.
   const int64_t step_id = step.step_id;
-  CancellationManager step_cancel;
-  CancellationManager::Token unused;
-  step_cancel.RegisterCallback(
-      [workers, step_id](const absl::Status& s) {
-        for (WorkerInterface* w : *workers) w->AbortStep(step_id, s);
-      },
-      &unused);
+  std::optional<CancellationManager> step_cancel;
   CancellationManager::Token caller_token = 0;
-  const bool watching_caller =
-      step.cancellation != nullptr &&
-      step.cancellation->RegisterCallback(
-          [&step_cancel](const absl::Status& s) { step_cancel.StartCancel(s); }, &caller_token);
-  if (step.cancellation != nullptr && !watching_caller) {
-    return AddContext(step.cancellation->status(), absl::StrCat("step ", step_id));
-  }
-  // Armed before any part starts: a part may run to its end inside RunGraphAsync.
+  bool watching_caller = false;
   DeadlineTimer::Id deadline = 0;
-  if (step.timeout_ms > 0) {
-    deadline = DeadlineTimer::Global()->Schedule(
-        absl::Now() + absl::Milliseconds(step.timeout_ms), [&step_cancel, &step] {
-          step_cancel.StartCancel(absl::DeadlineExceededError(absl::StrCat(
-              "step ", step.step_id, " did not finish within ", step.timeout_ms, " ms")));
-        });
+  if (step.cancellation != nullptr || step.timeout_ms > 0) {
+    step_cancel.emplace();
+    CancellationManager::Token unused;
+    step_cancel->RegisterCallback(
+        [this, step_id](const absl::Status& s) { AbortOnEveryPart(parts_, step_id, s); }, &unused);
+    watching_caller =
+        step.cancellation != nullptr &&
+        step.cancellation->RegisterCallback(
+            [&step_cancel](const absl::Status& s) { step_cancel->StartCancel(s); }, &caller_token);
+    if (step.cancellation != nullptr && !watching_caller) {
+      return AddContext(step.cancellation->status(), absl::StrCat("step ", step_id));
+    }
+    // Armed before any part starts: a part may run to its end inside RunGraphAsync.
+    if (step.timeout_ms > 0) {
+      deadline = DeadlineTimer::Global()->Schedule(
+          absl::Now() + absl::Milliseconds(step.timeout_ms), [&step_cancel, &step] {
+            step_cancel->StartCancel(absl::DeadlineExceededError(absl::StrCat(
+                "step ", step.step_id, " did not finish within ", step.timeout_ms, " ms")));
+          });
+    }
   }
 
-  // Run every part at once; the first failure aborts the step on the others. The callbacks
-  // share ownership of what they touch.
-  struct Sync {
-    absl::Mutex mu;
-    int remaining ABSL_GUARDED_BY(mu) = 0;
-    absl::Status first_error ABSL_GUARDED_BY(mu);
-    absl::Notification done;
-  };
-  auto sync = std::make_shared<Sync>();
-  {
-    absl::MutexLock lock(&sync->mu);
-    sync->remaining = static_cast<int>(calls->size());
-  }
-  if (calls->empty()) sync->done.Notify();
-  for (size_t i = 0; i < calls->size(); ++i) {
-    Call* c = &(*calls)[i];
-    (*workers)[i]->RunGraphAsync(
-        &c->request, &c->response, [calls, sync, workers, i, step_id](const absl::Status& s) {
+  // Run every part at once; the first failure aborts the step on the others. Each callback
+  // holds the step's calls (an aliasing pointer: one allocation, and small enough for
+  // std::function to keep without another).
+  if (parts_.empty()) calls->done.Notify();
+  for (size_t i = 0; i < parts_.size(); ++i) {
+    std::shared_ptr<StepCalls::Call> call(calls, &calls->calls[i]);
+    StepCalls::Call* c = call.get();
+    parts_[i].worker->RunGraphAsync(
+        &c->request, &c->response, [this, call = std::move(call)](const absl::Status& s) {
+          StepCalls* st = call->step;
           bool abort_others = false;
           {
-            absl::MutexLock lock(&sync->mu);
-            if (!s.ok() && sync->first_error.ok()) {
-              sync->first_error = s;
+            absl::MutexLock lock(&st->mu);
+            if (!s.ok() && st->first_error.ok()) {
+              st->first_error = s;
               abort_others = true;
             }
           }
           if (abort_others) {
-            for (size_t j = 0; j < workers->size(); ++j) {
-              if (j != i) (*workers)[j]->AbortStep(step_id, s);
+            for (size_t j = 0; j < parts_.size(); ++j) {
+              if (j != call->index) parts_[j].worker->AbortStep(st->step_id, s);
             }
           }
           bool last;
           {
-            absl::MutexLock lock(&sync->mu);
-            last = --sync->remaining == 0;
+            absl::MutexLock lock(&st->mu);
+            last = --st->remaining == 0;
           }
-          if (last) sync->done.Notify();
+          if (last) st->done.Notify();
         });
   }
   // Cancelled parts stop at their next node or loop iteration, so this wait is short.
-  sync->done.WaitForNotification();
+  calls->done.WaitForNotification();
   if (deadline != 0) DeadlineTimer::Global()->Cancel(deadline);
   if (watching_caller) step.cancellation->DeregisterCallback(caller_token);
   // Every part is done; what they left in their rendezvous can go.
-  for (WorkerInterface* w : *workers) w->CleanupGraph(step_id);
+  for (const Part& p : parts_) p.worker->CleanupGraph(step_id);
   {
-    absl::MutexLock lock(&sync->mu);
-    if (!sync->first_error.ok()) {
+    absl::MutexLock lock(&calls->mu);
+    if (!calls->first_error.ok()) {
       // A part's error names the node where it stopped; but a remote part that was cancelled
       // only says its call was, and then the step's reason is the better answer.
-      if (step_cancel.IsCancelled() &&
-          sync->first_error.code() != step_cancel.status().code()) {
-        return step_cancel.status();
+      if (step_cancel.has_value() && step_cancel->IsCancelled() &&
+          calls->first_error.code() != step_cancel->status().code()) {
+        return step_cancel->status();
       }
-      return sync->first_error;
+      return calls->first_error;
     }
   }
 
-  absl::flat_hash_map<std::string, Tensor> by_key;
-  for (Call& c : *calls) {
-    for (auto& [key, value] : c.response.recv) by_key[key] = std::move(value);
-  }
-  for (const auto& [name, fetch] : fetches_) {
-    auto it = by_key.find(fetch.key);
-    if (it == by_key.end()) return absl::InternalError(absl::StrCat("fetch '", name, "' lost"));
-    (*fetched)[name] = std::move(it->second);
+  // Each part answers in the order of its recv_key; a worker that does not is looked up.
+  fetched->resize(fetches_.size());
+  for (size_t i = 0; i < parts_.size(); ++i) {
+    auto& recv = calls->calls[i].response.recv;
+    const std::vector<int>& wanted = part_fetches_[i];
+    for (size_t j = 0; j < wanted.size(); ++j) {
+      const Fetch& f = fetches_[wanted[j]];
+      auto it = j < recv.size() && recv[j].first == f.key
+                    ? recv.begin() + j
+                    : std::find_if(recv.begin(), recv.end(),
+                                   [&](const auto& kv) { return kv.first == f.key; });
+      if (it == recv.end()) return absl::InternalError(absl::StrCat("fetch '", f.name, "' lost"));
+      (*fetched)[wanted[j]] = std::move(it->second);
+    }
   }
   if (collect_stats) {
-    for (Call& c : *calls) {
+    for (StepCalls::Call& c : calls->calls) {
       for (auto& d : *c.response.step_stats.mutable_dev_stats()) {
         *metadata->mutable_step_stats()->add_dev_stats() = std::move(d);
       }
