@@ -1,6 +1,7 @@
 #include "master/client_graph.h"
 
 #include <algorithm>
+#include <atomic>
 #include <memory>
 #include <optional>
 #include <thread>
@@ -95,34 +96,82 @@ void ClientGraph::Deregister() {
   }
 }
 
-namespace {
-
-// What one step shares with the callbacks of its parts, in one allocation: a part may finish
-// on another thread after RunStep stopped waiting for it (it still returns from its callback).
-struct StepCalls {
+// What one step shares with the callbacks of its parts. Each callback holds a plain pointer
+// to its Call (std::function keeps only trivially copyable callables without allocating) and
+// a reference: a part may still be returning from its callback after RunStep stopped waiting.
+// Whoever drops the last reference deletes it, unless RunStep did: then it is kept for the
+// next step.
+struct ClientGraph::StepCalls {
   struct Call {
     StepCalls* step = nullptr;
     size_t index = 0;
     RunGraphRequest request;
     RunGraphResponse response;
   };
-  explicit StepCalls(size_t parts) : calls(parts), remaining(static_cast<int>(parts)) {}
+  explicit StepCalls(size_t parts) : calls(parts) {}
 
+  void Unref() {
+    if (refs.fetch_sub(1, std::memory_order_acq_rel) == 1) delete this;
+  }
+
+  const ClientGraph* graph = nullptr;
   absl::InlinedVector<Call, 1> calls;
   int64_t step_id = 0;
+  std::atomic<int> refs{0};
   absl::Mutex mu;
-  int remaining ABSL_GUARDED_BY(mu);
+  int remaining ABSL_GUARDED_BY(mu) = 0;
   absl::Status first_error ABSL_GUARDED_BY(mu);
-  absl::Notification done;
 };
 
-// Aborts the step on every part; a CancellationManager callback of the step.
-void AbortOnEveryPart(const std::vector<ClientGraph::Part>& parts, int64_t step_id,
-                      const absl::Status& s) {
-  for (const ClientGraph::Part& p : parts) p.worker->AbortStep(step_id, s);
+ClientGraph::~ClientGraph() = default;
+
+std::unique_ptr<ClientGraph::StepCalls> ClientGraph::TakeStepCalls() const {
+  {
+    absl::MutexLock lock(&pool_mu_);
+    if (!pool_.empty()) {
+      std::unique_ptr<StepCalls> calls = std::move(pool_.back());
+      pool_.pop_back();
+      return calls;
+    }
+  }
+  auto calls = std::make_unique<StepCalls>(parts_.size());
+  calls->graph = this;
+  {
+    absl::MutexLock lock(&mu_);
+    // Before registration there are no handles; RunStep then fails before using them.
+    if (graph_handles_.size() == parts_.size()) {
+      for (size_t i = 0; i < parts_.size(); ++i) {
+        calls->calls[i].request.graph_handle = graph_handles_[i];
+      }
+    }
+  }
+  for (size_t i = 0; i < parts_.size(); ++i) {
+    StepCalls::Call& c = calls->calls[i];
+    c.step = calls.get();
+    c.index = i;
+    c.request.send.resize(part_feeds_[i].size());
+    for (size_t j = 0; j < part_feeds_[i].size(); ++j) {
+      c.request.send[j].first = feeds_[part_feeds_[i][j]].key;
+    }
+    for (int f : part_fetches_[i]) c.request.recv_key.push_back(fetches_[f].key);
+  }
+  return calls;
 }
 
-}  // namespace
+void ClientGraph::ReturnStepCalls(std::unique_ptr<StepCalls> calls) const {
+  // Nothing of the step stays: not the caller's feeds, nor what came back.
+  for (StepCalls::Call& c : calls->calls) {
+    for (auto& [key, value] : c.request.send) value = Tensor();
+    for (auto& [key, value] : c.response.recv) value = Tensor();
+    c.response.step_stats.Clear();
+  }
+  {
+    absl::MutexLock lock(&calls->mu);
+    calls->first_error = absl::OkStatus();
+  }
+  absl::MutexLock lock(&pool_mu_);
+  if (pool_.size() < kMaxPooledStepCalls) pool_.push_back(std::move(calls));
+}
 
 absl::Status ClientGraph::RunStep(const Step& step, std::vector<Tensor>* fetched,
                                   RunMetadata* metadata) const {
@@ -148,8 +197,6 @@ absl::Status ClientGraph::RunStep(const Step& step, std::vector<Tensor>* fetched
     }
   }
 
-  auto calls = std::make_shared<StepCalls>(parts_.size());
-  calls->step_id = step.step_id;
   const bool collect_stats = step.options->trace_level() != RunOptions::NO_TRACE;
   {
     absl::MutexLock lock(&mu_);
@@ -157,19 +204,19 @@ absl::Status ClientGraph::RunStep(const Step& step, std::vector<Tensor>* fetched
       return state_ == State::kFailed ? registration_error_
                                       : absl::InternalError("client graph run before registration");
     }
-    for (size_t i = 0; i < parts_.size(); ++i) calls->calls[i].request.graph_handle = graph_handles_[i];
   }
-  // Route the feeds to their tasks, and ask each task for its fetches.
+  // Route the feeds to their tasks; each task's fetches are asked for already.
+  std::unique_ptr<StepCalls> owned_calls = TakeStepCalls();
+  StepCalls* calls = owned_calls.get();
+  calls->step_id = step.step_id;
   for (size_t i = 0; i < parts_.size(); ++i) {
     StepCalls::Call& c = calls->calls[i];
-    c.step = calls.get();
-    c.index = i;
     c.request.step_id = step.step_id;
     c.request.collect_stats = collect_stats;
-    c.request.send.reserve(part_feeds_[i].size());
-    for (int f : part_feeds_[i]) c.request.send.emplace_back(feeds_[f].key, *step.feeds[f]);
-    c.request.recv_key.reserve(part_fetches_[i].size());
-    for (int f : part_fetches_[i]) c.request.recv_key.push_back(fetches_[f].key);
+    const std::vector<int>& part_feeds = part_feeds_[i];
+    for (size_t j = 0; j < part_feeds.size(); ++j) {
+      c.request.send[j].second = *step.feeds[part_feeds[j]];
+    }
   }
 
   // Cancelling the step (its deadline, or the caller's cancellation) aborts it on every part:
@@ -184,12 +231,16 @@ absl::Status ClientGraph::RunStep(const Step& step, std::vector<Tensor>* fetched
     step_cancel.emplace();
     CancellationManager::Token unused;
     step_cancel->RegisterCallback(
-        [this, step_id](const absl::Status& s) { AbortOnEveryPart(parts_, step_id, s); }, &unused);
+        [this, step_id](const absl::Status& s) {
+          for (const Part& p : parts_) p.worker->AbortStep(step_id, s);
+        },
+        &unused);
     watching_caller =
         step.cancellation != nullptr &&
         step.cancellation->RegisterCallback(
             [&step_cancel](const absl::Status& s) { step_cancel->StartCancel(s); }, &caller_token);
     if (step.cancellation != nullptr && !watching_caller) {
+      ReturnStepCalls(std::move(owned_calls));
       return AddContext(step.cancellation->status(), absl::StrCat("step ", step_id));
     }
     // Armed before any part starts: a part may run to its end inside RunGraphAsync.
@@ -202,60 +253,79 @@ absl::Status ClientGraph::RunStep(const Step& step, std::vector<Tensor>* fetched
     }
   }
 
-  // Run every part at once; the first failure aborts the step on the others. Each callback
-  // holds the step's calls (an aliasing pointer: one allocation, and small enough for
-  // std::function to keep without another).
-  if (parts_.empty()) calls->done.Notify();
+  // Run every part at once; the first failure aborts the step on the others.
+  {
+    absl::MutexLock lock(&calls->mu);
+    calls->remaining = static_cast<int>(parts_.size());
+  }
+  calls->refs.store(static_cast<int>(parts_.size()) + 1, std::memory_order_relaxed);
+  owned_calls.release();  // Now shared with the callbacks; see StepCalls.
   for (size_t i = 0; i < parts_.size(); ++i) {
-    std::shared_ptr<StepCalls::Call> call(calls, &calls->calls[i]);
-    StepCalls::Call* c = call.get();
-    parts_[i].worker->RunGraphAsync(
-        &c->request, &c->response, [this, call = std::move(call)](const absl::Status& s) {
-          StepCalls* st = call->step;
-          bool abort_others = false;
-          {
-            absl::MutexLock lock(&st->mu);
-            if (!s.ok() && st->first_error.ok()) {
-              st->first_error = s;
-              abort_others = true;
-            }
-          }
-          if (abort_others) {
-            for (size_t j = 0; j < parts_.size(); ++j) {
-              if (j != call->index) parts_[j].worker->AbortStep(st->step_id, s);
-            }
-          }
-          bool last;
-          {
-            absl::MutexLock lock(&st->mu);
-            last = --st->remaining == 0;
-          }
-          if (last) st->done.Notify();
-        });
+    StepCalls::Call* c = &calls->calls[i];
+    parts_[i].worker->RunGraphAsync(&c->request, &c->response, [c](const absl::Status& s) {
+      StepCalls* st = c->step;
+      bool abort_others = false;
+      {
+        absl::MutexLock lock(&st->mu);
+        if (!s.ok() && st->first_error.ok()) {
+          st->first_error = s;
+          abort_others = true;
+        }
+      }
+      if (abort_others) {
+        const std::vector<Part>& parts = st->graph->parts_;
+        for (size_t j = 0; j < parts.size(); ++j) {
+          if (j != c->index) parts[j].worker->AbortStep(st->step_id, s);
+        }
+      }
+      {
+        absl::MutexLock lock(&st->mu);
+        --st->remaining;
+      }
+      st->Unref();
+    });
   }
   // Cancelled parts stop at their next node or loop iteration, so this wait is short.
-  calls->done.WaitForNotification();
+  {
+    absl::MutexLock lock(&calls->mu);
+    calls->mu.Await(absl::Condition(
+        +[](int* remaining) { return *remaining == 0; }, &calls->remaining));
+  }
   if (deadline != 0) DeadlineTimer::Global()->Cancel(deadline);
   if (watching_caller) step.cancellation->DeregisterCallback(caller_token);
   // Every part is done; what they left in their rendezvous can go.
   for (const Part& p : parts_) p.worker->CleanupGraph(step_id);
+  absl::Status status;
   {
     absl::MutexLock lock(&calls->mu);
-    if (!calls->first_error.ok()) {
-      // A part's error names the node where it stopped; but a remote part that was cancelled
-      // only says its call was, and then the step's reason is the better answer.
-      if (step_cancel.has_value() && step_cancel->IsCancelled() &&
-          calls->first_error.code() != step_cancel->status().code()) {
-        return step_cancel->status();
-      }
-      return calls->first_error;
-    }
+    status = calls->first_error;
   }
+  if (!status.ok()) {
+    // A part's error names the node where it stopped; but a remote part that was cancelled
+    // only says its call was, and then the step's reason is the better answer.
+    if (step_cancel.has_value() && step_cancel->IsCancelled() &&
+        status.code() != step_cancel->status().code()) {
+      status = step_cancel->status();
+    }
+  } else {
+    status = CollectFetches(*calls, collect_stats, step.options->output_partition_graphs(),
+                            fetched, metadata);
+  }
+  // Kept for the next step unless a part is still returning from its callback (which then
+  // deletes it).
+  if (calls->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+    ReturnStepCalls(std::unique_ptr<StepCalls>(calls));
+  }
+  return status;
+}
 
+absl::Status ClientGraph::CollectFetches(StepCalls& calls, bool collect_stats,
+                                         bool partition_graphs, std::vector<Tensor>* fetched,
+                                         RunMetadata* metadata) const {
   // Each part answers in the order of its recv_key; a worker that does not is looked up.
   fetched->resize(fetches_.size());
   for (size_t i = 0; i < parts_.size(); ++i) {
-    auto& recv = calls->calls[i].response.recv;
+    auto& recv = calls.calls[i].response.recv;
     const std::vector<int>& wanted = part_fetches_[i];
     for (size_t j = 0; j < wanted.size(); ++j) {
       const Fetch& f = fetches_[wanted[j]];
@@ -268,13 +338,13 @@ absl::Status ClientGraph::RunStep(const Step& step, std::vector<Tensor>* fetched
     }
   }
   if (collect_stats) {
-    for (StepCalls::Call& c : calls->calls) {
+    for (StepCalls::Call& c : calls.calls) {
       for (auto& d : *c.response.step_stats.mutable_dev_stats()) {
         *metadata->mutable_step_stats()->add_dev_stats() = std::move(d);
       }
     }
   }
-  if (step.options->output_partition_graphs()) {
+  if (partition_graphs) {
     for (const Part& p : parts_) *metadata->add_partition_graphs() = p.graph_def;
   }
   return absl::OkStatus();

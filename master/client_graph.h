@@ -10,6 +10,7 @@
 #ifndef SLUICE_MASTER_CLIENT_GRAPH_H_
 #define SLUICE_MASTER_CLIENT_GRAPH_H_
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -69,6 +70,8 @@ class ClientGraph {
   ClientGraph(std::string session_handle, ConfigProto config, std::vector<Part> parts,
               std::vector<Feed> feeds, std::vector<Fetch> fetches);
 
+  ~ClientGraph();
+
   ClientGraph(const ClientGraph&) = delete;
   ClientGraph& operator=(const ClientGraph&) = delete;
 
@@ -99,6 +102,19 @@ class ClientGraph {
   // Per part: the indices into feeds_ and fetches_ of the tensors it receives and sends.
   std::vector<std::vector<int>> part_feeds_;
   std::vector<std::vector<int>> part_fetches_;
+
+  // The requests and responses of one step on every part, kept for the next step: their
+  // graph handles, keys and vectors are the same every time.
+  struct StepCalls;
+  std::unique_ptr<StepCalls> TakeStepCalls() const ABSL_LOCKS_EXCLUDED(pool_mu_, mu_);
+  void ReturnStepCalls(std::unique_ptr<StepCalls> calls) const ABSL_LOCKS_EXCLUDED(pool_mu_);
+  // The fetched values (and stats) out of a step's finished calls.
+  absl::Status CollectFetches(StepCalls& calls, bool collect_stats, bool partition_graphs,
+                              std::vector<Tensor>* fetched, RunMetadata* metadata) const;
+  // Enough for the steps of a few threads running this signature at once.
+  static constexpr size_t kMaxPooledStepCalls = 4;
+  mutable absl::Mutex pool_mu_;
+  mutable std::vector<std::unique_ptr<StepCalls>> pool_ ABSL_GUARDED_BY(pool_mu_);
 
   enum class State { kUnregistered, kRegistering, kRegistered, kFailed };
   mutable absl::Mutex mu_;

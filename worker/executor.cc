@@ -118,29 +118,40 @@ class Executor::RunState {
       Complete(id, s, &ctx, start, queue);
       return;
     }
-    auto* ctx = new OpKernelContext(params);
+    // One allocation for the context and what the callback needs; the callback holds only a
+    // pointer to it (std::function keeps only trivially copyable callables without allocating).
+    auto* call = new AsyncCall{this, id, start, OpKernelContext(params)};
     static_cast<const AsyncOpKernel*>(item.kernel.get())
-        ->ComputeAsync(ctx, [this, id, ctx, start](absl::Status s) {
+        ->ComputeAsync(&call->ctx, [call](absl::Status s) {
+          RunState* self = call->state;
           ReadyQueue q;
-          Complete(id, s, ctx, start, &q);
-          delete ctx;
+          self->Complete(call->id, s, &call->ctx, call->start, &q);
+          delete call;
           // When Complete ended the step, this state is gone (and nothing was ready: a ready
           // node keeps the step outstanding), so no member may be read (ASan found one).
           if (q.empty()) return;
-          if (args_.caller_runs_nodes || args_.runner == nullptr) {
-            Drain(&q);
+          if (self->args_.caller_runs_nodes || self->args_.runner == nullptr) {
+            self->Drain(&q);
             return;
           }
           // This may be an RPC system's thread (a RecvTensor answer): what became ready runs on
           // the runner (a Loop fed by a _Recv held such a thread for hours).
           for (int ready : q) {
-            args_.runner->Schedule([this, ready] {
+            self->args_.runner->Schedule([self, ready] {
               ReadyQueue one{ready};
-              Drain(&one);
+              self->Drain(&one);
             });
           }
         });
   }
+
+  // An asynchronous node under way.
+  struct AsyncCall {
+    RunState* state;
+    int id;
+    int64_t start;
+    OpKernelContext ctx;
+  };
 
   // Records the node's outcome, hands its outputs to consumers and queues those now ready.
   void Complete(int id, absl::Status s, OpKernelContext* ctx, int64_t start, ReadyQueue* queue) {

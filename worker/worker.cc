@@ -325,8 +325,9 @@ absl::StatusOr<const Rendezvous::ParsedKey*> Worker::ParseClientKey(
   return storage;
 }
 
-// Shared by the executors' callbacks (each holds only this, small enough for std::function to
-// keep without allocating); the last one to finish collects the fetches.
+// Shared by the executors' callbacks, which hold it by a plain pointer (std::function keeps
+// only trivially copyable callables without allocating); the last one to finish collects the
+// fetches and deletes it.
 struct Worker::RunGraphState {
   Worker* worker;
   const RunGraphRequest* request;
@@ -409,14 +410,15 @@ void Worker::RunGraphAsync(const RunGraphRequest* request, RunGraphResponse* res
     Abort(step, absl::AbortedError(absl::StrCat("step ", request->step_id, " already finished on ",
                                                 task_name_)));
   }
-  auto state = std::make_shared<RunGraphState>();
+  auto* state = new RunGraphState();
   state->worker = this;
   state->request = request;
   state->response = response;
   state->done = std::move(done);
   state->step = std::move(step);
-  state->item = std::move(item);
-  const GraphItem& graph = *state->item;
+  // `item` is kept here too: the last executor may finish, and `state` go, inside RunAsync.
+  state->item = item;
+  const GraphItem& graph = *item;
   LocalRendezvous* rendezvous = state->step.rendezvous.get();
   for (const auto& [key, tensor] : request->send) {
     Rendezvous::ParsedKey storage;
@@ -428,7 +430,9 @@ void Worker::RunGraphAsync(const RunGraphRequest* request, RunGraphResponse* res
         absl::MutexLock lock(&mu_);
         --running_graphs_;
       }
-      state->done(s);
+      StatusCallback done = std::move(state->done);
+      delete state;
+      done(s);
       return;
     }
   }
@@ -438,6 +442,7 @@ void Worker::RunGraphAsync(const RunGraphRequest* request, RunGraphResponse* res
   state->stats.resize(request->collect_stats ? n : 0);
   if (n == 0) {
     state->Finish();
+    delete state;
     return;
   }
   for (int i = 0; i < n; ++i) {
@@ -455,7 +460,10 @@ void Worker::RunGraphAsync(const RunGraphRequest* request, RunGraphResponse* res
         // Keep the root cause: later errors are usually the abort it caused.
         if (state->status.ok()) state->status = s;
       }
-      if (state->remaining.fetch_sub(1) == 1) state->Finish();
+      if (state->remaining.fetch_sub(1) == 1) {
+        state->Finish();
+        delete state;
+      }
     });
   }
 }
