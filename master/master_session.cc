@@ -364,7 +364,7 @@ void MasterSession::ForgetAllClientGraphs() {
 namespace {
 
 // The request's names, in order: what a plan is keyed by.
-size_t RequestShapeHash(const RunStepRequest& req) {
+size_t RequestShapeHash(const RunStepArgs& req) {
   size_t h = absl::HashOf(req.feeds.size(), req.fetches.size(), req.targets.size());
   for (const auto& feed : req.feeds) h = absl::HashOf(h, feed.first);
   for (const std::string& name : req.fetches) h = absl::HashOf(h, name);
@@ -372,7 +372,7 @@ size_t RequestShapeHash(const RunStepRequest& req) {
   return h;
 }
 
-bool SameShape(const RunStepRequest& req, const std::vector<std::string>& feeds,
+bool SameShape(const RunStepArgs& req, const std::vector<std::string>& feeds,
                const std::vector<std::string>& fetches, const std::vector<std::string>& targets) {
   if (req.feeds.size() != feeds.size() || req.fetches != fetches || req.targets != targets) {
     return false;
@@ -386,7 +386,7 @@ bool SameShape(const RunStepRequest& req, const std::vector<std::string>& feeds,
 }  // namespace
 
 absl::StatusOr<std::shared_ptr<const MasterSession::RunPlan>> MasterSession::GetOrBuildPlan(
-    const RunStepRequest& req) {
+    const RunStepArgs& req) {
   const size_t hash = RequestShapeHash(req);
   {
     absl::ReaderMutexLock lock(&plans_mu_);
@@ -400,7 +400,7 @@ absl::StatusOr<std::shared_ptr<const MasterSession::RunPlan>> MasterSession::Get
 }
 
 absl::StatusOr<std::shared_ptr<const MasterSession::RunPlan>> MasterSession::BuildPlan(
-    const RunStepRequest& req, size_t shape_hash) {
+    const RunStepArgs& req, size_t shape_hash) {
   // Canonical names, with duplicates rejected and fetches of fed tensors answered directly.
   absl::flat_hash_map<std::string, int> fed;  // Canonical name to requested feed.
   std::vector<std::string> feed_canonical;
@@ -474,7 +474,7 @@ absl::StatusOr<std::shared_ptr<const MasterSession::RunPlan>> MasterSession::Bui
   return plan;
 }
 
-absl::Status MasterSession::Run(const RunStepRequest& req, RunStepResponse* resp) {
+absl::Status MasterSession::Run(const RunStepArgs& req, RunStepResponse* resp) {
   SL_ASSIGN_OR_RETURN(std::shared_ptr<const RunPlan> plan, GetOrBuildPlan(req));
   const ClientGraph& graph = *plan->graph;
   absl::InlinedVector<const Tensor*, 4> feeds(graph.feeds().size(), nullptr);

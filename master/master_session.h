@@ -35,7 +35,10 @@ class MasterSession {
   // then held once.
   absl::Status Create(GraphDef graph);
   absl::Status Extend(const GraphDef& graph);
-  absl::Status Run(const RunStepRequest& request, RunStepResponse* response);
+  absl::Status Run(const RunStepArgs& request, RunStepResponse* response);
+  absl::Status Run(const RunStepRequest& request, RunStepResponse* response) {
+    return Run(RunStepArgs::Of(request), response);
+  }
   absl::Status Close();
 
  private:
@@ -65,9 +68,9 @@ class MasterSession {
   };
 
   // The plan of the request's shape, built (with its client graph, registered) on first use.
-  absl::StatusOr<std::shared_ptr<const RunPlan>> GetOrBuildPlan(const RunStepRequest& req)
+  absl::StatusOr<std::shared_ptr<const RunPlan>> GetOrBuildPlan(const RunStepArgs& req)
       ABSL_LOCKS_EXCLUDED(mu_, plans_mu_);
-  absl::StatusOr<std::shared_ptr<const RunPlan>> BuildPlan(const RunStepRequest& req,
+  absl::StatusOr<std::shared_ptr<const RunPlan>> BuildPlan(const RunStepArgs& req,
                                                            size_t shape_hash)
       ABSL_LOCKS_EXCLUDED(mu_, plans_mu_);
 
