@@ -295,6 +295,33 @@ TEST(EmbeddedSessionTest, EachRequestShapeGetsItsOwnAnswer) {
   EXPECT_FLOAT_EQ(out[0].flat<float>()[0], 5.5f);
 }
 
+// What one step used is not kept for the next: each traced step reports its own nodes only,
+// an untraced one none, and the session holds on to neither feeds nor fetched values.
+TEST(EmbeddedSessionTest, RepeatedStepsKeepNothingOfEachOther) {
+  auto session = MakeSession();
+  ASSERT_OK(session->Create(Parse(kMlp)));
+  auto node_stats = [](const RunMetadata& m) {
+    int n = 0;
+    for (const auto& dev : m.step_stats().dev_stats()) n += dev.node_stats_size();
+    return n;
+  };
+  RunOptions traced;
+  traced.set_trace_level(RunOptions::FULL_TRACE);
+  std::vector<Tensor> out;
+  RunMetadata first, second, untraced;
+  ASSERT_OK(session->Run(traced, {{"x", Matrix({1, 2}, {1, 2})}}, {"y"}, {}, &out, &first));
+  ASSERT_OK(session->Run(traced, {{"x", Matrix({1, 2}, {1, 2})}}, {"y"}, {}, &out, &second));
+  ASSERT_OK(session->Run(RunOptions(), {{"x", Matrix({1, 2}, {1, 2})}}, {"y"}, {}, &out, &untraced));
+  EXPECT_GT(node_stats(first), 0);
+  EXPECT_EQ(node_stats(second), node_stats(first));
+  EXPECT_EQ(untraced.step_stats().dev_stats_size(), 0);
+
+  std::vector<std::pair<std::string, Tensor>> feeds = {{"x", Matrix({1, 2}, {1, 2})}};
+  ASSERT_OK(session->Run(feeds, {"y"}, {}, &out));
+  EXPECT_TRUE(feeds[0].second.RefCountIsOne());
+  EXPECT_TRUE(out[0].RefCountIsOne());
+}
+
 TEST(EmbeddedSessionTest, ControlEdgesFromAFedNodeWaitForTheFeed) {
   auto session = MakeSession();
   ASSERT_TRUE(session->Create(Parse(R"(
