@@ -19,14 +19,16 @@ absl::Status LocalRendezvous::Send(const ParsedKey& key, const Tensor& value) {
   {
     absl::MutexLock lock(&mu_);
     if (!status_.ok()) return status_;
-    Entry& e = table_[key.full_key];
+    // One lookup per call: erasing by iterator does not hash the key again.
+    auto it = table_.try_emplace(key.full_key).first;
+    Entry& e = it->second;
     if (e.waiters.empty()) {
       e.values.push_back(value);
       return absl::OkStatus();
     }
     waiter = std::move(e.waiters.front());
     e.waiters.erase(e.waiters.begin());
-    if (e.waiters.empty() && e.values.empty()) table_.erase(key.full_key);
+    if (e.waiters.empty() && e.values.empty()) table_.erase(it);
   }
   waiter(absl::OkStatus(), value);  // Outside the lock: the receiver may run its graph on.
   return absl::OkStatus();
@@ -40,14 +42,15 @@ void LocalRendezvous::RecvAsync(const ParsedKey& key, DoneCallback done) {
     if (!status_.ok()) {
       status = status_;
     } else {
-      Entry& e = table_[key.full_key];
+      auto it = table_.try_emplace(key.full_key).first;
+      Entry& e = it->second;
       if (e.values.empty()) {
         e.waiters.push_back(std::move(done));
         return;
       }
       value = std::move(e.values.front());
       e.values.erase(e.values.begin());
-      if (e.values.empty() && e.waiters.empty()) table_.erase(key.full_key);
+      if (e.values.empty() && e.waiters.empty()) table_.erase(it);
     }
   }
   done(status, value);
