@@ -182,6 +182,9 @@ absl::Status ClientGraph::RunStep(const Step& step, std::vector<Tensor>* fetched
   // Check feeds against what the graph expects before anything starts.
   for (size_t i = 0; i < feeds_.size(); ++i) {
     const Feed& f = feeds_[i];
+    if (step.feeds[i] == nullptr) {
+      return absl::InternalError(absl::StrCat("no value for tensor '", f.name, "'"));
+    }
     const Tensor& value = *step.feeds[i];
     if (value.dtype() != f.dtype) {
       return absl::InvalidArgumentError(absl::StrCat("feed for tensor '", f.name, "' has dtype ",

@@ -58,7 +58,7 @@ struct RunStepArgs {
   CancellationManager* cancellation = nullptr;
 
   static RunStepArgs Of(const RunStepRequest& r) {
-    return RunStepArgs{r.session_handle, r.options, r.feeds,  r.fetches,
+    return RunStepArgs{r.session_handle, r.options,    r.feeds, r.fetches,
                        r.targets,        r.request_id, r.owner, r.cancellation};
   }
 };
