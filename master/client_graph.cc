@@ -119,7 +119,9 @@ struct ClientGraph::StepCalls {
   int64_t step_id = 0;
   std::atomic<int> refs{0};
   absl::Mutex mu;
-  int remaining ABSL_GUARDED_BY(mu) = 0;
+  // Parts still running; the last to finish sets `done` under mu (only it takes the lock).
+  std::atomic<int> remaining{0};
+  bool done ABSL_GUARDED_BY(mu) = false;
   absl::Status first_error ABSL_GUARDED_BY(mu);
 };
 
@@ -164,10 +166,6 @@ void ClientGraph::ReturnStepCalls(std::unique_ptr<StepCalls> calls) const {
     for (auto& [key, value] : c.request.send) value = Tensor();
     for (auto& [key, value] : c.response.recv) value = Tensor();
     c.response.step_stats.Clear();
-  }
-  {
-    absl::MutexLock lock(&calls->mu);
-    calls->first_error = absl::OkStatus();
   }
   absl::MutexLock lock(&pool_mu_);
   if (pool_.size() < kMaxPooledStepCalls) pool_.push_back(std::move(calls));
@@ -257,9 +255,10 @@ absl::Status ClientGraph::RunStep(const Step& step, std::vector<Tensor>* fetched
   }
 
   // Run every part at once; the first failure aborts the step on the others.
-  {
+  calls->remaining.store(static_cast<int>(parts_.size()), std::memory_order_relaxed);
+  if (parts_.empty()) {
     absl::MutexLock lock(&calls->mu);
-    calls->remaining = static_cast<int>(parts_.size());
+    calls->done = true;
   }
   calls->refs.store(static_cast<int>(parts_.size()) + 1, std::memory_order_relaxed);
   owned_calls.release();  // Now shared with the callbacks; see StepCalls.
@@ -268,9 +267,9 @@ absl::Status ClientGraph::RunStep(const Step& step, std::vector<Tensor>* fetched
     parts_[i].worker->RunGraphAsync(&c->request, &c->response, [c](const absl::Status& s) {
       StepCalls* st = c->step;
       bool abort_others = false;
-      {
+      if (!s.ok()) {
         absl::MutexLock lock(&st->mu);
-        if (!s.ok() && st->first_error.ok()) {
+        if (st->first_error.ok()) {
           st->first_error = s;
           abort_others = true;
         }
@@ -281,28 +280,27 @@ absl::Status ClientGraph::RunStep(const Step& step, std::vector<Tensor>* fetched
           if (j != c->index) parts[j].worker->AbortStep(st->step_id, s);
         }
       }
-      {
+      if (st->remaining.fetch_sub(1, std::memory_order_acq_rel) == 1) {
         absl::MutexLock lock(&st->mu);
-        --st->remaining;
+        st->done = true;
       }
       st->Unref();
     });
   }
   // Cancelled parts stop at their next node or loop iteration, so this wait is short.
+  absl::Status status;
   {
     absl::MutexLock lock(&calls->mu);
-    calls->mu.Await(absl::Condition(
-        +[](int* remaining) { return *remaining == 0; }, &calls->remaining));
+    calls->mu.Await(absl::Condition(&calls->done));
+    // Taken, and reset for the step that reuses these calls.
+    status = std::move(calls->first_error);
+    calls->first_error = absl::OkStatus();
+    calls->done = false;
   }
   if (deadline != 0) DeadlineTimer::Global()->Cancel(deadline);
   if (watching_caller) step.cancellation->DeregisterCallback(caller_token);
   // Every part is done; what they left in their rendezvous can go.
   for (const Part& p : parts_) p.worker->CleanupGraph(step_id);
-  absl::Status status;
-  {
-    absl::MutexLock lock(&calls->mu);
-    status = calls->first_error;
-  }
   if (!status.ok()) {
     // A part's error names the node where it stopped; but a remote part that was cancelled
     // only says its call was, and then the step's reason is the better answer.

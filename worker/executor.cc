@@ -220,7 +220,9 @@ class Executor::RunState {
   void Finish() {
     DoneCallback done = std::move(done_);
     absl::Status s;
-    {
+    // Every node has completed (outstanding_ reached zero), so an error recorded is visible;
+    // without one there is nothing to lock for.
+    if (aborted_.load(std::memory_order_acquire)) {
       absl::MutexLock lock(&mu_);
       s = status_;
     }

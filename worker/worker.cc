@@ -336,13 +336,14 @@ struct Worker::RunGraphState {
   Step step;
   std::shared_ptr<GraphItem> item;
   std::atomic<int> remaining{0};
+  std::atomic<bool> failed{false};  // Set after `status`: without it Finish takes no lock.
   absl::Mutex mu;
   absl::Status status ABSL_GUARDED_BY(mu);
   std::vector<DeviceStepStats> stats;
 
   void Finish() {
     absl::Status s;
-    {
+    if (failed.load(std::memory_order_acquire)) {
       absl::MutexLock lock(&mu);
       s = status;
     }
@@ -459,6 +460,7 @@ void Worker::RunGraphAsync(const RunGraphRequest* request, RunGraphResponse* res
         absl::MutexLock lock(&state->mu);
         // Keep the root cause: later errors are usually the abort it caused.
         if (state->status.ok()) state->status = s;
+        state->failed.store(true, std::memory_order_release);
       }
       if (state->remaining.fetch_sub(1) == 1) {
         state->Finish();
