@@ -171,11 +171,12 @@ void ClientGraph::ReturnStepCalls(std::unique_ptr<StepCalls> calls) const {
   if (pool_.size() < kMaxPooledStepCalls) pool_.push_back(std::move(calls));
 }
 
-absl::Status ClientGraph::RunStep(const Step& step, std::vector<Tensor>* fetched,
+absl::Status ClientGraph::RunStep(const Step& step, absl::Span<Tensor> fetched,
                                   RunMetadata* metadata) const {
-  if (step.feeds.size() != feeds_.size()) {
+  if (step.feeds.size() != feeds_.size() || fetched.size() != fetches_.size()) {
     return absl::InternalError(absl::StrCat("client graph run with ", step.feeds.size(),
-                                            " feeds for its ", feeds_.size()));
+                                            " feeds and ", fetched.size(), " fetches for its ",
+                                            feeds_.size(), " and ", fetches_.size()));
   }
   // Check feeds against what the graph expects before anything starts.
   for (size_t i = 0; i < feeds_.size(); ++i) {
@@ -321,10 +322,9 @@ absl::Status ClientGraph::RunStep(const Step& step, std::vector<Tensor>* fetched
 }
 
 absl::Status ClientGraph::CollectFetches(StepCalls& calls, bool collect_stats,
-                                         bool partition_graphs, std::vector<Tensor>* fetched,
+                                         bool partition_graphs, absl::Span<Tensor> fetched,
                                          RunMetadata* metadata) const {
   // Each part answers in the order of its recv_key; a worker that does not is looked up.
-  fetched->resize(fetches_.size());
   for (size_t i = 0; i < parts_.size(); ++i) {
     auto& recv = calls.calls[i].response.recv;
     const std::vector<int>& wanted = part_fetches_[i];
@@ -335,7 +335,7 @@ absl::Status ClientGraph::CollectFetches(StepCalls& calls, bool collect_stats,
                     : std::find_if(recv.begin(), recv.end(),
                                    [&](const auto& kv) { return kv.first == f.key; });
       if (it == recv.end()) return absl::InternalError(absl::StrCat("fetch '", f.name, "' lost"));
-      (*fetched)[wanted[j]] = std::move(it->second);
+      fetched[wanted[j]] = std::move(it->second);
     }
   }
   if (collect_stats) {

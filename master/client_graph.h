@@ -84,10 +84,10 @@ class ClientGraph {
 
   // Checks the feeds against what the graph expects, runs every part at once (the first
   // failure aborts the step on the others) and returns the value of each of fetches(), in
-  // that order. A deadline or the caller's cancellation aborts the step on every part, which
-  // stop at their next node or loop iteration. Needs EnsureRegistered() to have succeeded.
-  absl::Status RunStep(const Step& step, std::vector<Tensor>* fetched,
-                       RunMetadata* metadata) const;
+  // that order, into `fetched` (as many as fetches()). A deadline or the caller's
+  // cancellation aborts the step on every part, which stop at their next node or loop
+  // iteration. Needs EnsureRegistered() to have succeeded.
+  absl::Status RunStep(const Step& step, absl::Span<Tensor> fetched, RunMetadata* metadata) const;
 
   const std::vector<Feed>& feeds() const { return feeds_; }
   const std::vector<Fetch>& fetches() const { return fetches_; }
@@ -110,7 +110,7 @@ class ClientGraph {
   void ReturnStepCalls(std::unique_ptr<StepCalls> calls) const ABSL_LOCKS_EXCLUDED(pool_mu_);
   // The fetched values (and stats) out of a step's finished calls.
   absl::Status CollectFetches(StepCalls& calls, bool collect_stats, bool partition_graphs,
-                              std::vector<Tensor>* fetched, RunMetadata* metadata) const;
+                              absl::Span<Tensor> fetched, RunMetadata* metadata) const;
   // Enough for the steps of a few threads running this signature at once.
   static constexpr size_t kMaxPooledStepCalls = 4;
   mutable absl::Mutex pool_mu_;

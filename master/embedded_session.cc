@@ -44,11 +44,14 @@ class EmbeddedSession : public Session {
     const std::string* handle;
     SL_ASSIGN_OR_RETURN(handle, Handle(/*create_if_missing=*/true));
     static const std::string* const kNoOwner = new std::string();
+    // The caller's vector is filled in place: its storage serves Run after Run.
     RunStepResponse resp;
-    SL_RETURN_IF_ERROR(master_.RunStep(
+    resp.outputs.swap(*outputs);
+    absl::Status s = master_.RunStep(
         RunStepArgs{*handle, run_options, inputs, output_names, target_nodes, 0, *kNoOwner},
-        &resp));
-    *outputs = std::move(resp.outputs);
+        &resp);
+    outputs->swap(resp.outputs);
+    SL_RETURN_IF_ERROR(s);
     if (run_metadata != nullptr) *run_metadata = std::move(resp.metadata);
     return absl::OkStatus();
   }

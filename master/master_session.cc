@@ -495,8 +495,8 @@ absl::Status MasterSession::Run(const RunStepArgs& req, RunStepResponse* resp) {
   step.timeout_ms = req.options.timeout_in_ms() > 0 ? req.options.timeout_in_ms()
                                                     : config_.operation_timeout_in_ms();
   step.cancellation = req.cancellation;
-  std::vector<Tensor> fetched;
-  absl::Status s = graph.RunStep(step, &fetched, &resp->metadata);
+  absl::InlinedVector<Tensor, 4> fetched(graph.fetches().size());
+  absl::Status s = graph.RunStep(step, absl::MakeSpan(fetched), &resp->metadata);
   if (!s.ok()) {
     // Unreachable (UNAVAILABLE), restarted (ABORTED: a stale incarnation; NOT_FOUND: graphs it
     // never had) or lost mid-step: prepare anew next time. A deadline is not the workers' fault.
