@@ -2,20 +2,22 @@
 // and the two things done with them: registering them on their workers (once, all workers in
 // parallel) and running a step over them. TensorFlow's ReffedClientGraph plays this part.
 //
-//   auto graph = std::make_shared<ClientGraph>(session_handle, std::move(parts), feeds, fetches);
+//   auto graph = std::make_shared<ClientGraph>(session_handle, config, std::move(parts), feeds,
+//                                              fetches);
 //   SL_RETURN_IF_ERROR(graph->EnsureRegistered());      // Concurrent callers share one try.
-//   SL_RETURN_IF_ERROR(graph->RunStep(step, &outputs));  // Outputs by fetch name.
+//   SL_RETURN_IF_ERROR(graph->RunStep(step, &outputs, &metadata));  // In fetches() order.
 //   graph->Deregister();
 #ifndef SLUICE_MASTER_CLIENT_GRAPH_H_
 #define SLUICE_MASTER_CLIENT_GRAPH_H_
 
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
-#include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/types/span.h"
 #include "framework/cancellation.h"
 #include "framework/tensor.h"
 #include "framework/tensor_shape.h"
@@ -37,7 +39,8 @@ class ClientGraph {
   };
   // A fed tensor: where its client-terminated _Recv waits, and what it accepts.
   struct Feed {
-    std::string key;  // Rendezvous key.
+    std::string name;  // Canonical: "x:0".
+    std::string key;   // Rendezvous key.
     int part = 0;
     DataType dtype = DT_INVALID;
     PartialShape shape;  // From the fed Placeholder's shape attr; unknown otherwise.
@@ -45,13 +48,15 @@ class ClientGraph {
   };
   // A fetched tensor: where its client-terminated _Send leaves it.
   struct Fetch {
+    std::string name;  // Canonical: "y:0".
     std::string key;
     int part = 0;
   };
-  // One step's inputs: values by canonical tensor name ("x:0"), and the request's options.
+  // One step's inputs and the request's options.
   struct Step {
     int64_t step_id = 0;
-    const absl::flat_hash_map<std::string, const Tensor*>* feeds = nullptr;
+    // The value of each of feeds(), in that order. Not owned; none null.
+    absl::Span<const Tensor* const> feeds;
     const RunOptions* options = nullptr;
     // Past it the step is cancelled everywhere with DEADLINE_EXCEEDED. 0: none.
     int64_t timeout_ms = 0;
@@ -61,9 +66,11 @@ class ClientGraph {
   };
 
   // `config`: the session's, sent with each part (workers read its resource limits).
+  // `feeds`: only those the graph reads (a fed tensor pruned away needs no value).
   ClientGraph(std::string session_handle, ConfigProto config, std::vector<Part> parts,
-              absl::flat_hash_map<std::string, Feed> feeds,
-              absl::flat_hash_map<std::string, Fetch> fetches);
+              std::vector<Feed> feeds, std::vector<Fetch> fetches);
+
+  ~ClientGraph();
 
   ClientGraph(const ClientGraph&) = delete;
   ClientGraph& operator=(const ClientGraph&) = delete;
@@ -76,20 +83,38 @@ class ClientGraph {
   void Deregister() ABSL_LOCKS_EXCLUDED(mu_);
 
   // Checks the feeds against what the graph expects, runs every part at once (the first
-  // failure aborts the step on the others) and returns the fetched values by fetch name.
-  // A deadline or the caller's cancellation aborts the step on every part, which stop at
-  // their next node or loop iteration. Needs EnsureRegistered() to have succeeded.
-  absl::Status RunStep(const Step& step, absl::flat_hash_map<std::string, Tensor>* fetched,
-                       RunMetadata* metadata) const;
+  // failure aborts the step on the others) and returns the value of each of fetches(), in
+  // that order, into `fetched` (as many as fetches()). A deadline or the caller's
+  // cancellation aborts the step on every part, which stop at their next node or loop
+  // iteration. Needs EnsureRegistered() to have succeeded.
+  absl::Status RunStep(const Step& step, absl::Span<Tensor> fetched, RunMetadata* metadata) const;
 
+  const std::vector<Feed>& feeds() const { return feeds_; }
+  const std::vector<Fetch>& fetches() const { return fetches_; }
   const std::vector<Part>& parts() const { return parts_; }
 
  private:
   const std::string session_handle_;
   const ConfigProto config_;
   const std::vector<Part> parts_;
-  const absl::flat_hash_map<std::string, Feed> feeds_;
-  const absl::flat_hash_map<std::string, Fetch> fetches_;
+  const std::vector<Feed> feeds_;
+  const std::vector<Fetch> fetches_;
+  // Per part: the indices into feeds_ and fetches_ of the tensors it receives and sends.
+  std::vector<std::vector<int>> part_feeds_;
+  std::vector<std::vector<int>> part_fetches_;
+
+  // The requests and responses of one step on every part, kept for the next step: their
+  // graph handles, keys and vectors are the same every time.
+  struct StepCalls;
+  std::unique_ptr<StepCalls> TakeStepCalls() const ABSL_LOCKS_EXCLUDED(pool_mu_, mu_);
+  void ReturnStepCalls(std::unique_ptr<StepCalls> calls) const ABSL_LOCKS_EXCLUDED(pool_mu_);
+  // The fetched values (and stats) out of a step's finished calls.
+  absl::Status CollectFetches(StepCalls& calls, bool collect_stats, bool partition_graphs,
+                              absl::Span<Tensor> fetched, RunMetadata* metadata) const;
+  // Enough for the steps of a few threads running this signature at once.
+  static constexpr size_t kMaxPooledStepCalls = 4;
+  mutable absl::Mutex pool_mu_;
+  mutable std::vector<std::unique_ptr<StepCalls>> pool_ ABSL_GUARDED_BY(pool_mu_);
 
   enum class State { kUnregistered, kRegistering, kRegistered, kFailed };
   mutable absl::Mutex mu_;

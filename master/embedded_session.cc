@@ -31,9 +31,9 @@ class EmbeddedSession : public Session {
   }
 
   absl::Status Extend(const GraphDef& graph) override {
-    std::string handle;
+    const std::string* handle;
     SL_ASSIGN_OR_RETURN(handle, Handle(/*create_if_missing=*/true));
-    return master_.ExtendSession(handle, graph);
+    return master_.ExtendSession(*handle, graph);
   }
 
   absl::Status Run(const RunOptions& run_options,
@@ -41,15 +41,17 @@ class EmbeddedSession : public Session {
                    const std::vector<std::string>& output_names,
                    const std::vector<std::string>& target_nodes, std::vector<Tensor>* outputs,
                    RunMetadata* run_metadata) override {
-    RunStepRequest req;
-    SL_ASSIGN_OR_RETURN(req.session_handle, Handle(/*create_if_missing=*/true));
-    req.options = run_options;
-    req.feeds = inputs;
-    req.fetches = output_names;
-    req.targets = target_nodes;
+    const std::string* handle;
+    SL_ASSIGN_OR_RETURN(handle, Handle(/*create_if_missing=*/true));
+    static const std::string* const kNoOwner = new std::string();
+    // The caller's vector is filled in place: its storage serves Run after Run.
     RunStepResponse resp;
-    SL_RETURN_IF_ERROR(master_.RunStep(req, &resp));
-    *outputs = std::move(resp.outputs);
+    resp.outputs.swap(*outputs);
+    absl::Status s = master_.RunStep(
+        RunStepArgs{*handle, run_options, inputs, output_names, target_nodes, 0, *kNoOwner},
+        &resp);
+    outputs->swap(resp.outputs);
+    SL_RETURN_IF_ERROR(s);
     if (run_metadata != nullptr) *run_metadata = std::move(resp.metadata);
     return absl::OkStatus();
   }
@@ -84,14 +86,15 @@ class EmbeddedSession : public Session {
     return w;
   }
 
-  // A session used before Create runs on an empty graph, as TensorFlow's does.
-  absl::StatusOr<std::string> Handle(bool create_if_missing) {
+  // A session used before Create runs on an empty graph, as TensorFlow's does. The handle
+  // never changes once set, so it is handed out by pointer, not copied for every Run.
+  absl::StatusOr<const std::string*> Handle(bool create_if_missing) {
     absl::MutexLock lock(&mu_);
     if (closed_) return absl::FailedPreconditionError("session is closed");
     if (handle_.empty() && create_if_missing) {
       SL_ASSIGN_OR_RETURN(handle_, master_.CreateSession(GraphDef(), config_));
     }
-    return handle_;
+    return &handle_;
   }
 
   const ConfigProto config_;

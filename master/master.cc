@@ -21,7 +21,9 @@ std::vector<std::shared_ptr<MasterSession>> Master::TakeIdleSessions() {
   const absl::Time now = options_.now();
   for (auto it = sessions_.begin(); it != sessions_.end();) {
     const SessionEntry& e = it->second;
-    if (e.calls_under_way == 0 && now - e.last_used > options_.session_idle_timeout) {
+    const absl::Time last_used = absl::FromUnixNanos(e.usage->last_used_ns.load());
+    if (e.usage->calls_under_way.load(std::memory_order_acquire) == 0 &&
+        now - last_used > options_.session_idle_timeout) {
       idle.push_back(e.session);
       sessions_.erase(it++);
     } else {
@@ -65,7 +67,9 @@ absl::StatusOr<std::string> Master::CreateSession(GraphDef graph, const ConfigPr
           "the master holds ", sessions_.size(), " sessions, its limit; close sessions no longer "
           "in use (TF_CloseSession, Session.close)"));
     } else {
-      sessions_[handle] = SessionEntry{std::move(session), owner, options_.now(), 0};
+      auto usage = std::make_shared<Usage>();
+      usage->last_used_ns.store(absl::ToUnixNanos(options_.now()));
+      sessions_[handle] = SessionEntry{std::move(session), owner, std::move(usage)};
     }
   }
   for (auto& s : idle) s->Close().IgnoreError();  // Outside mu_: closing calls the workers.
@@ -75,52 +79,56 @@ absl::StatusOr<std::string> Master::CreateSession(GraphDef graph, const ConfigPr
 
 class Master::InUse {
  public:
-  InUse(Master* master, std::string handle) : master_(master), handle_(std::move(handle)) {}
+  InUse() = default;
   ~InUse() {
-    if (master_ != nullptr) master_->DoneWithSession(handle_);
+    if (usage_ == nullptr) return;
+    // Idle time counts from a call's end; without a timeout no one reads it.
+    if (master_->options_.session_idle_timeout != absl::InfiniteDuration()) {
+      usage_->last_used_ns.store(absl::ToUnixNanos(master_->options_.now()));
+    }
+    usage_->calls_under_way.fetch_sub(1, std::memory_order_release);
   }
   InUse(const InUse&) = delete;
   InUse& operator=(const InUse&) = delete;
 
  private:
-  Master* master_;
-  std::string handle_;
+  friend class Master;
+  const Master* master_ = nullptr;
+  std::shared_ptr<Usage> usage_;
 };
 
 absl::Status Master::UseSession(const std::string& handle, const std::string& owner,
-                                std::shared_ptr<MasterSession>* session) {
+                                std::shared_ptr<MasterSession>* session, InUse* in_use) {
   absl::MutexLock lock(&mu_);
   auto it = sessions_.find(handle);
   if (it == sessions_.end() || it->second.owner != owner) {  // The same answer either way.
     return absl::AbortedError(absl::StrCat(
         "session '", handle, "' is not found (closed, idle too long, or the master restarted)"));
   }
-  ++it->second.calls_under_way;
-  it->second.last_used = options_.now();
+  // While it is counted, TakeIdleSessions (under mu_ too) leaves the session alone.
+  it->second.usage->calls_under_way.fetch_add(1, std::memory_order_relaxed);
+  in_use->master_ = this;
+  in_use->usage_ = it->second.usage;
   *session = it->second.session;
   return absl::OkStatus();
 }
 
-void Master::DoneWithSession(const std::string& handle) {
-  absl::MutexLock lock(&mu_);
-  auto it = sessions_.find(handle);
-  if (it == sessions_.end()) return;  // Closed meanwhile.
-  --it->second.calls_under_way;
-  it->second.last_used = options_.now();
-}
-
 absl::Status Master::ExtendSession(const std::string& handle, const GraphDef& graph, const std::string& owner) {
   std::shared_ptr<MasterSession> session;
-  SL_RETURN_IF_ERROR(UseSession(handle, owner, &session));
-  InUse in_use(this, handle);
+  InUse in_use;
+  SL_RETURN_IF_ERROR(UseSession(handle, owner, &session, &in_use));
   return session->Extend(graph);
 }
 
 absl::Status Master::RunStep(const RunStepRequest& request, RunStepResponse* response) {
+  return RunStep(RunStepArgs::Of(request), response);
+}
+
+absl::Status Master::RunStep(const RunStepArgs& request, RunStepResponse* response) {
   SL_RETURN_IF_ERROR(request_ids_.TrackUnique(request.request_id, "RunStep", "the master"));
   std::shared_ptr<MasterSession> session;
-  SL_RETURN_IF_ERROR(UseSession(request.session_handle, request.owner, &session));
-  InUse in_use(this, request.session_handle);
+  InUse in_use;
+  SL_RETURN_IF_ERROR(UseSession(request.session_handle, request.owner, &session, &in_use));
   return session->Run(request, response);
 }
 

@@ -10,6 +10,7 @@
 #ifndef SLUICE_MASTER_MASTER_H_
 #define SLUICE_MASTER_MASTER_H_
 
+#include <atomic>
 #include <functional>
 #include <memory>
 #include <string>
@@ -42,6 +43,24 @@ struct RunStepRequest {
   // Cancelling it (a gRPC call cancelled, its client gone or past its deadline) cancels the
   // step on every worker with its status. Not owned; null: none.
   CancellationManager* cancellation = nullptr;
+};
+
+// A RunStep's inputs by reference, for an in-process caller (the embedded session): its own
+// vectors are read where they are, not copied into a RunStepRequest. They must outlive the call.
+struct RunStepArgs {
+  const std::string& session_handle;
+  const RunOptions& options;
+  const std::vector<std::pair<std::string, Tensor>>& feeds;
+  const std::vector<std::string>& fetches;
+  const std::vector<std::string>& targets;
+  int64_t request_id = 0;
+  const std::string& owner;
+  CancellationManager* cancellation = nullptr;
+
+  static RunStepArgs Of(const RunStepRequest& r) {
+    return RunStepArgs{r.session_handle, r.options,    r.feeds, r.fetches,
+                       r.targets,        r.request_id, r.owner, r.cancellation};
+  }
 };
 
 struct RunStepResponse {
@@ -84,6 +103,7 @@ class Master {
                                             const std::string& owner = "");
   absl::Status ExtendSession(const std::string& handle, const GraphDef& graph, const std::string& owner = "");
   absl::Status RunStep(const RunStepRequest& request, RunStepResponse* response);
+  absl::Status RunStep(const RunStepArgs& args, RunStepResponse* response);
   absl::Status CloseSession(const std::string& handle, const std::string& owner = "");
   absl::Status ListDevices(std::vector<DeviceAttributes>* devices);
   // Closes every session of `owner`, deregistering their graphs (TensorFlow's Reset, which
@@ -91,17 +111,21 @@ class Master {
   absl::Status Reset(const std::string& owner = "");
 
  private:
+  // How a session is used. A call takes it under mu_ and ends without mu_: the master's lock
+  // and the handle's lookup once per call, not twice.
+  struct Usage {
+    std::atomic<int> calls_under_way{0};  // Not idle while a call runs, however long.
+    std::atomic<int64_t> last_used_ns{0};  // Unix nanoseconds: creation or the last call's end.
+  };
   struct SessionEntry {
     std::shared_ptr<MasterSession> session;
     std::string owner;
-    absl::Time last_used;
-    int calls_under_way = 0;  // Not idle while a call runs, however long.
+    std::shared_ptr<Usage> usage;
   };
-  // Marks the session in use until the returned guard goes.
+  // Marks the session in use until the guard goes.
   class InUse;
   absl::Status UseSession(const std::string& handle, const std::string& owner,
-                          std::shared_ptr<MasterSession>* session);
-  void DoneWithSession(const std::string& handle);
+                          std::shared_ptr<MasterSession>* session, InUse* in_use);
   // Takes the sessions idle beyond the timeout out of `sessions_`; the caller closes them.
   std::vector<std::shared_ptr<MasterSession>> TakeIdleSessions() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 

@@ -4,6 +4,8 @@
 #include <map>
 
 #include "absl/container/flat_hash_set.h"
+#include "absl/container/inlined_vector.h"
+#include "absl/hash/hash.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -308,24 +310,27 @@ absl::StatusOr<std::shared_ptr<ClientGraph>> MasterSession::BuildClientGraph(
   auto part_of = [&](const std::string& device) {
     return task_part.at(DeviceName::Parse(device)->TaskName());
   };
-  for (auto it = rw.feeds.begin(); it != rw.feeds.end();) {
-    auto d = feed_device.find(it->first);
-    if (d == feed_device.end()) {
-      rw.feeds.erase(it++);  // Pruned away: the value is accepted and ignored.
-      continue;
-    }
-    it->second.key = Rendezvous::CreateKey(kClientDevice, kClientIncarnation, d->second,
-                                           it->first, FrameAndIter{});
-    it->second.part = part_of(d->second);
-    ++it;
+  // In the signature's (sorted) order; a fed tensor pruned away needs no value.
+  std::vector<ClientGraph::Feed> feeds;
+  for (const std::string& name : sig.feeds) {
+    auto f = rw.feeds.find(name);
+    auto d = feed_device.find(name);
+    if (f == rw.feeds.end() || d == feed_device.end()) continue;
+    ClientGraph::Feed feed = std::move(f->second);
+    feed.name = name;
+    feed.key = Rendezvous::CreateKey(kClientDevice, kClientIncarnation, d->second, name,
+                                     FrameAndIter{});
+    feed.part = part_of(d->second);
+    feeds.push_back(std::move(feed));
   }
-  absl::flat_hash_map<std::string, ClientGraph::Fetch> fetches;
+  std::vector<ClientGraph::Fetch> fetches;
   for (auto& [name, device] : fetch_device) {
-    fetches[name] = ClientGraph::Fetch{
+    fetches.push_back(ClientGraph::Fetch{
+        name,
         Rendezvous::CreateKey(device, incarnation_of(device), kClientDevice, name, FrameAndIter{}),
-        part_of(device)};
+        part_of(device)});
   }
-  return std::make_shared<ClientGraph>(handle_, config_, std::move(parts), std::move(rw.feeds),
+  return std::make_shared<ClientGraph>(handle_, config_, std::move(parts), std::move(feeds),
                                        std::move(fetches));
 }
 
@@ -334,6 +339,10 @@ void MasterSession::Forget(const std::string& key, const std::shared_ptr<ClientG
   absl::MutexLock lock(&mu_);
   auto it = cache_.find(key);
   if (it != cache_.end() && it->second == graph) cache_.erase(it);
+  {
+    absl::MutexLock plans_lock(&plans_mu_);
+    absl::erase_if(plans_, [&](const auto& kv) { return kv.second->graph == graph; });
+  }
   // A worker that cannot be reached may come back under a new incarnation.
   if (why.code() == absl::StatusCode::kUnavailable) devices_stale_ = true;
 }
@@ -343,32 +352,77 @@ void MasterSession::ForgetAllClientGraphs() {
   {
     absl::MutexLock lock(&mu_);
     cache.swap(cache_);
+    {
+      absl::MutexLock plans_lock(&plans_mu_);
+      plans_.clear();
+    }
     devices_stale_ = true;
   }
   for (auto& [sig, graph] : cache) graph->Deregister();  // Best effort: they may be gone.
 }
 
-absl::Status MasterSession::Run(const RunStepRequest& req, RunStepResponse* resp) {
+namespace {
+
+// The request's names, in order: what a plan is keyed by.
+size_t RequestShapeHash(const RunStepArgs& req) {
+  size_t h = absl::HashOf(req.feeds.size(), req.fetches.size(), req.targets.size());
+  for (const auto& feed : req.feeds) h = absl::HashOf(h, feed.first);
+  for (const std::string& name : req.fetches) h = absl::HashOf(h, name);
+  for (const std::string& name : req.targets) h = absl::HashOf(h, name);
+  return h;
+}
+
+bool SameShape(const RunStepArgs& req, const std::vector<std::string>& feeds,
+               const std::vector<std::string>& fetches, const std::vector<std::string>& targets) {
+  if (req.feeds.size() != feeds.size() || req.fetches != fetches || req.targets != targets) {
+    return false;
+  }
+  for (size_t i = 0; i < feeds.size(); ++i) {
+    if (req.feeds[i].first != feeds[i]) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+absl::StatusOr<std::shared_ptr<const MasterSession::RunPlan>> MasterSession::GetOrBuildPlan(
+    const RunStepArgs& req) {
+  const size_t hash = RequestShapeHash(req);
+  {
+    absl::ReaderMutexLock lock(&plans_mu_);
+    auto it = plans_.find(hash);
+    if (it != plans_.end() &&
+        SameShape(req, it->second->feeds, it->second->fetches, it->second->targets)) {
+      return it->second;
+    }
+  }
+  return BuildPlan(req, hash);
+}
+
+absl::StatusOr<std::shared_ptr<const MasterSession::RunPlan>> MasterSession::BuildPlan(
+    const RunStepArgs& req, size_t shape_hash) {
   // Canonical names, with duplicates rejected and fetches of fed tensors answered directly.
-  absl::flat_hash_map<std::string, const Tensor*> fed;
+  absl::flat_hash_map<std::string, int> fed;  // Canonical name to requested feed.
+  std::vector<std::string> feed_canonical;
   Signature sig;
   for (const auto& [name, value] : req.feeds) {
     SL_ASSIGN_OR_RETURN(TensorId id, CanonicalTensor(name, "feed"));
     std::string c = Canonical(id);
-    if (!fed.emplace(c, &value).second) {
+    if (!fed.emplace(c, static_cast<int>(feed_canonical.size())).second) {
       return absl::InvalidArgumentError(absl::StrCat("tensor '", name, "' is fed more than once"));
     }
     if (!value.IsInitialized()) {
       return absl::InvalidArgumentError(absl::StrCat("feed '", name, "' has no value"));
     }
     sig.feeds.push_back(c);
+    feed_canonical.push_back(std::move(c));
   }
   std::vector<std::string> fetch_canonical;
   for (const std::string& name : req.fetches) {
     SL_ASSIGN_OR_RETURN(TensorId id, CanonicalTensor(name, "fetch"));
     std::string c = Canonical(id);
-    fetch_canonical.push_back(c);
     if (!fed.contains(c)) sig.fetches.push_back(c);
+    fetch_canonical.push_back(std::move(c));
   }
   sig.targets = req.targets;
   std::sort(sig.feeds.begin(), sig.feeds.end());
@@ -385,17 +439,64 @@ absl::Status MasterSession::Run(const RunStepRequest& req, RunStepResponse* resp
     return s;
   }
 
+  auto plan = std::make_shared<RunPlan>();
+  plan->graph = graph;
+  for (const auto& [name, value] : req.feeds) plan->feeds.push_back(name);
+  plan->fetches = req.fetches;
+  plan->targets = req.targets;
+  absl::flat_hash_map<absl::string_view, int> graph_feed, graph_fetch;
+  for (size_t i = 0; i < graph->feeds().size(); ++i) graph_feed[graph->feeds()[i].name] = static_cast<int>(i);
+  for (size_t i = 0; i < graph->fetches().size(); ++i) graph_fetch[graph->fetches()[i].name] = static_cast<int>(i);
+  for (const std::string& c : feed_canonical) {
+    auto it = graph_feed.find(c);
+    plan->feed_slot.push_back(it == graph_feed.end() ? -1 : it->second);
+  }
+  for (const std::string& c : fetch_canonical) {
+    auto f = fed.find(c);
+    if (f != fed.end()) {
+      plan->fetch_source.push_back(-1 - f->second);
+      continue;
+    }
+    auto it = graph_fetch.find(c);
+    if (it == graph_fetch.end()) return absl::InternalError(absl::StrCat("fetch '", c, "' lost"));
+    plan->fetch_source.push_back(it->second);
+  }
+
+  // Kept only while its graph is the signature's: one dropped meanwhile (a failed step) must
+  // not come back through a plan.
+  absl::MutexLock lock(&mu_);
+  auto it = cache_.find(sig.key);
+  if (!closed_ && it != cache_.end() && it->second == graph) {
+    absl::MutexLock plans_lock(&plans_mu_);
+    if (plans_.size() >= kMaxPlans) plans_.clear();
+    plans_[shape_hash] = plan;
+  }
+  return plan;
+}
+
+absl::Status MasterSession::Run(const RunStepArgs& req, RunStepResponse* resp) {
+  SL_ASSIGN_OR_RETURN(std::shared_ptr<const RunPlan> plan, GetOrBuildPlan(req));
+  const ClientGraph& graph = *plan->graph;
+  absl::InlinedVector<const Tensor*, 4> feeds(graph.feeds().size(), nullptr);
+  for (size_t i = 0; i < req.feeds.size(); ++i) {
+    const auto& [name, value] = req.feeds[i];
+    if (!value.IsInitialized()) {
+      return absl::InvalidArgumentError(absl::StrCat("feed '", name, "' has no value"));
+    }
+    if (plan->feed_slot[i] >= 0) feeds[plan->feed_slot[i]] = &value;
+  }
+
   ClientGraph::Step step;
   // Random: a step's id is what RecvTensor asks a worker for, so it must not be guessable
   // from another step, session or master sharing the workers.
   step.step_id = NewRandomStepId();
-  step.feeds = &fed;
+  step.feeds = feeds;
   step.options = &req.options;
   step.timeout_ms = req.options.timeout_in_ms() > 0 ? req.options.timeout_in_ms()
                                                     : config_.operation_timeout_in_ms();
   step.cancellation = req.cancellation;
-  absl::flat_hash_map<std::string, Tensor> fetched;
-  absl::Status s = graph->RunStep(step, &fetched, &resp->metadata);
+  absl::InlinedVector<Tensor, 4> fetched(graph.fetches().size());
+  absl::Status s = graph.RunStep(step, absl::MakeSpan(fetched), &resp->metadata);
   if (!s.ok()) {
     // Unreachable (UNAVAILABLE), restarted (ABORTED: a stale incarnation; NOT_FOUND: graphs it
     // never had) or lost mid-step: prepare anew next time. A deadline is not the workers' fault.
@@ -407,16 +508,10 @@ absl::Status MasterSession::Run(const RunStepRequest& req, RunStepResponse* resp
     return s;
   }
 
-  resp->outputs.clear();
-  for (const std::string& name : fetch_canonical) {
-    auto f = fed.find(name);
-    if (f != fed.end()) {
-      resp->outputs.push_back(*f->second);
-      continue;
-    }
-    auto it = fetched.find(name);
-    if (it == fetched.end()) return absl::InternalError(absl::StrCat("fetch '", name, "' lost"));
-    resp->outputs.push_back(it->second);
+  resp->outputs.resize(plan->fetch_source.size());
+  for (size_t i = 0; i < plan->fetch_source.size(); ++i) {
+    const int source = plan->fetch_source[i];
+    resp->outputs[i] = source < 0 ? req.feeds[-1 - source].second : fetched[source];
   }
   return absl::OkStatus();
 }
@@ -428,6 +523,8 @@ absl::Status MasterSession::Close() {
     if (closed_) return absl::OkStatus();
     closed_ = true;
     cache.swap(cache_);
+    absl::MutexLock plans_lock(&plans_mu_);
+    plans_.clear();
   }
   for (auto& [sig, graph] : cache) graph->Deregister();
   return absl::OkStatus();

@@ -35,7 +35,10 @@ class MasterSession {
   // then held once.
   absl::Status Create(GraphDef graph);
   absl::Status Extend(const GraphDef& graph);
-  absl::Status Run(const RunStepRequest& request, RunStepResponse* response);
+  absl::Status Run(const RunStepArgs& request, RunStepResponse* response);
+  absl::Status Run(const RunStepRequest& request, RunStepResponse* response) {
+    return Run(RunStepArgs::Of(request), response);
+  }
   absl::Status Close();
 
  private:
@@ -47,7 +50,31 @@ class MasterSession {
     std::string key;
   };
 
-  // Stages of Run: canonical signature (in Run), then build under mu_ (rewrite feeds and
+  // What a Run of one exact request shape does (the feed, fetch and target names as the
+  // caller spelled them, in order): its client graph, which of the graph's feeds each fed
+  // value is, and where each fetched value comes from. A repeated Run looks it up instead of
+  // canonicalizing, sorting and joining its names again.
+  struct RunPlan {
+    std::vector<std::string> feeds;  // As requested.
+    std::vector<std::string> fetches;
+    std::vector<std::string> targets;
+    std::shared_ptr<ClientGraph> graph;
+    // Per requested feed: its index in graph->feeds(), or -1 when pruned away (the value is
+    // accepted and ignored).
+    std::vector<int> feed_slot;
+    // Per requested fetch: >= 0, its index in graph->fetches(); < 0, a fed tensor, answered
+    // with the value of requested feed -1 - fetch_source.
+    std::vector<int> fetch_source;
+  };
+
+  // The plan of the request's shape, built (with its client graph, registered) on first use.
+  absl::StatusOr<std::shared_ptr<const RunPlan>> GetOrBuildPlan(const RunStepArgs& req)
+      ABSL_LOCKS_EXCLUDED(mu_, plans_mu_);
+  absl::StatusOr<std::shared_ptr<const RunPlan>> BuildPlan(const RunStepArgs& req,
+                                                           size_t shape_hash)
+      ABSL_LOCKS_EXCLUDED(mu_, plans_mu_);
+
+  // Stages of Run: canonical signature (in BuildPlan), then build under mu_ (rewrite feeds and
   // fetches, prune, place, partition), register outside it, run.
   absl::StatusOr<std::shared_ptr<ClientGraph>> GetOrBuildClientGraph(const Signature& sig)
       ABSL_LOCKS_EXCLUDED(mu_);
@@ -81,6 +108,12 @@ class MasterSession {
   bool devices_stale_ ABSL_GUARDED_BY(mu_) = false;
   // By signature key. A client graph may still be registering; Run waits for that outside mu_.
   absl::flat_hash_map<std::string, std::shared_ptr<ClientGraph>> cache_ ABSL_GUARDED_BY(mu_);
+  // Plans by a hash of the request's names; one whose names differ is a miss. Written under
+  // mu_ and plans_mu_ (a plan is kept only while its client graph is in cache_), read under
+  // plans_mu_ alone, so a Run of a known shape never waits for another signature's build.
+  static constexpr size_t kMaxPlans = 1024;  // Beyond it the plans are forgotten, not the graphs.
+  absl::Mutex plans_mu_ ABSL_ACQUIRED_AFTER(mu_);
+  absl::flat_hash_map<size_t, std::shared_ptr<const RunPlan>> plans_ ABSL_GUARDED_BY(plans_mu_);
   // Where each stateful node was first placed; later signatures put it there too.
   absl::flat_hash_map<std::string, std::string> stateful_devices_ ABSL_GUARDED_BY(mu_);
 };

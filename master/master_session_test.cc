@@ -75,8 +75,18 @@ class GatedWorker : public WorkerInterface {
     if (s.ok()) {
       absl::MutexLock lock(&mu_);
       ++live_;
+      handles_.push_back(response->graph_handle);
     }
     return s;
+  }
+  // Drops every graph registered here, as a restarted worker has none.
+  void LoseGraphs() {
+    std::vector<std::string> handles;
+    {
+      absl::MutexLock lock(&mu_);
+      handles.swap(handles_);
+    }
+    for (const std::string& h : handles) DeregisterGraph(h).IgnoreError();
   }
   absl::Status DeregisterGraph(const std::string& graph_handle) override {
     absl::Status s = worker_.DeregisterGraph(graph_handle);
@@ -105,6 +115,7 @@ class GatedWorker : public WorkerInterface {
   bool fail_ ABSL_GUARDED_BY(mu_) = false;
   int registrations_ ABSL_GUARDED_BY(mu_) = 0;
   int live_ ABSL_GUARDED_BY(mu_) = 0;
+  std::vector<std::string> handles_ ABSL_GUARDED_BY(mu_);
 };
 
 // Two constants on each of two tasks: fetching {a0, a1} or {b0, b1} registers a graph on both.
@@ -229,6 +240,21 @@ TEST_F(MasterSessionTest, FailedRegistrationLeavesNothingRegisteredAndIsRetried)
   EXPECT_OK(session_->Close());
   EXPECT_EQ(w0_.live_graphs(), 0);
   EXPECT_EQ(w1_.live_graphs(), 0);
+}
+
+// A step that finds its graph gone (the worker restarted) fails, and the next Run of the same
+// request registers the graphs again rather than reusing what it ran last time.
+TEST_F(MasterSessionTest, AWorkerThatLostItsGraphsGetsThemAgainOnTheNextRun) {
+  ASSERT_OK(RunAndCheck({"a0", "a1"}, {1, 2}));
+  ASSERT_OK(RunAndCheck({"a0", "a1"}, {1, 2}));
+  EXPECT_EQ(w1_.registrations(), 1);
+  w1_.LoseGraphs();
+  absl::Status s = RunAndCheck({"a0", "a1"}, {1, 2});
+  EXPECT_EQ(s.code(), absl::StatusCode::kNotFound) << s;
+  ASSERT_OK(RunAndCheck({"a0", "a1"}, {1, 2}));
+  ASSERT_OK(RunAndCheck({"a0", "a1"}, {1, 2}));
+  EXPECT_EQ(w1_.registrations(), 2);
+  EXPECT_EQ(w1_.live_graphs(), 1);
 }
 
 // Handles are 128 random bits: another client cannot guess one, and a master started anew

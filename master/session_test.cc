@@ -235,6 +235,93 @@ TEST(EmbeddedSessionTest, ExtendAddsNodesAndClosedSessionRefuses) {
   EXPECT_EQ(session->Run({}, {"y"}, {}, &out).code(), absl::StatusCode::kFailedPrecondition);
 }
 
+// A Run's plan is kept per request shape (the names exactly as given, in order): the same
+// tensors spelled otherwise, in another order, with other feeds or repeated each get their
+// own answer; values are checked on every Run; a name unknown before Extend works after it.
+TEST(EmbeddedSessionTest, EachRequestShapeGetsItsOwnAnswer) {
+  auto session = MakeSession();
+  ASSERT_OK(session->Create(Parse(kMlp)));
+  std::vector<Tensor> out;
+  const Tensor x = Matrix({1, 2}, {1, 2});     // xw = [5, 1], y = [5.5, 0].
+  const Tensor xw = Matrix({1, 2}, {1, 20});  // Fed instead: y = [1.5, 10].
+  ASSERT_OK(session->Run({{"x", x}}, {"y"}, {}, &out));
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_FLOAT_EQ(out[0].flat<float>()[0], 5.5f);
+  ASSERT_OK(session->Run({{"x:0", x}}, {"xw:0", "y:0"}, {}, &out));
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_FLOAT_EQ(out[0].flat<float>()[0], 5.0f);
+  EXPECT_FLOAT_EQ(out[1].flat<float>()[0], 5.5f);
+  ASSERT_OK(session->Run({{"x:0", x}}, {"y:0", "xw:0"}, {}, &out));
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_FLOAT_EQ(out[0].flat<float>()[0], 5.5f);
+  EXPECT_FLOAT_EQ(out[1].flat<float>()[0], 5.0f);
+  ASSERT_OK(session->Run({{"x", x}}, {"y", "x", "y"}, {}, &out));
+  ASSERT_EQ(out.size(), 3u);
+  EXPECT_FLOAT_EQ(out[0].flat<float>()[0], 5.5f);
+  EXPECT_FLOAT_EQ(out[1].flat<float>()[1], 2.0f);  // The fed value itself.
+  EXPECT_FLOAT_EQ(out[2].flat<float>()[0], 5.5f);
+  ASSERT_OK(session->Run({{"xw", xw}}, {"y"}, {}, &out));
+  EXPECT_FLOAT_EQ(out[0].flat<float>()[1], 10.0f);
+  ASSERT_OK(session->Run({{"x", x}}, {"y"}, {}, &out));
+  EXPECT_FLOAT_EQ(out[0].flat<float>()[0], 5.5f);
+  // x is pruned away when xw is fed too: its value is accepted and ignored, first or second.
+  for (const auto& feeds : std::vector<std::vector<std::pair<std::string, Tensor>>>{
+           {{"x", x}, {"xw", xw}}, {{"xw", xw}, {"x", x}}}) {
+    ASSERT_OK(session->Run(feeds, {"xwb", "x"}, {}, &out));
+    ASSERT_EQ(out.size(), 2u);
+    EXPECT_FLOAT_EQ(out[0].flat<float>()[0], 1.5f);
+    EXPECT_FLOAT_EQ(out[0].flat<float>()[1], 10.0f);
+    EXPECT_FLOAT_EQ(out[1].flat<float>()[0], 1.0f);
+  }
+
+  // A known shape still checks its values.
+  absl::Status s = session->Run({{"x", Matrix({1, 3}, {1, 2, 3})}}, {"y"}, {}, &out);
+  EXPECT_THAT(s.message(), HasSubstr("does not match the shape [?,2] of placeholder 'x'"));
+  s = session->Run({{"x", Tensor()}}, {"y"}, {}, &out);
+  EXPECT_THAT(s.message(), HasSubstr("feed 'x' has no value"));
+  for (int i = 0; i < 2; ++i) {
+    s = session->Run({{"x", x}, {"x:0", x}}, {"y"}, {}, &out);
+    EXPECT_THAT(s.message(), HasSubstr("tensor 'x:0' is fed more than once"));
+  }
+
+  // Unknown before Extend, known after; the shapes run before still run.
+  s = session->Run({{"x", x}}, {"y2"}, {}, &out);
+  EXPECT_THAT(s.message(), HasSubstr("not in the graph"));
+  ASSERT_OK(session->Extend(Parse(R"(
+    node { name: "y2" op: "Mul" input: "y" input: "y" attr { key: "T" value { type: DT_FLOAT } } })")));
+  ASSERT_OK(session->Run({{"x", x}}, {"y2"}, {}, &out));
+  EXPECT_FLOAT_EQ(out[0].flat<float>()[0], 30.25f);
+  ASSERT_OK(session->Run({{"x", x}}, {"y"}, {}, &out));
+  EXPECT_FLOAT_EQ(out[0].flat<float>()[0], 5.5f);
+}
+
+// What one step used is not kept for the next: each traced step reports its own nodes only,
+// an untraced one none, and the session holds on to neither feeds nor fetched values.
+TEST(EmbeddedSessionTest, RepeatedStepsKeepNothingOfEachOther) {
+  auto session = MakeSession();
+  ASSERT_OK(session->Create(Parse(kMlp)));
+  auto node_stats = [](const RunMetadata& m) {
+    int n = 0;
+    for (const auto& dev : m.step_stats().dev_stats()) n += dev.node_stats_size();
+    return n;
+  };
+  RunOptions traced;
+  traced.set_trace_level(RunOptions::FULL_TRACE);
+  std::vector<Tensor> out;
+  RunMetadata first, second, untraced;
+  ASSERT_OK(session->Run(traced, {{"x", Matrix({1, 2}, {1, 2})}}, {"y"}, {}, &out, &first));
+  ASSERT_OK(session->Run(traced, {{"x", Matrix({1, 2}, {1, 2})}}, {"y"}, {}, &out, &second));
+  ASSERT_OK(session->Run(RunOptions(), {{"x", Matrix({1, 2}, {1, 2})}}, {"y"}, {}, &out, &untraced));
+  EXPECT_GT(node_stats(first), 0);
+  EXPECT_EQ(node_stats(second), node_stats(first));
+  EXPECT_EQ(untraced.step_stats().dev_stats_size(), 0);
+
+  std::vector<std::pair<std::string, Tensor>> feeds = {{"x", Matrix({1, 2}, {1, 2})}};
+  ASSERT_OK(session->Run(feeds, {"y"}, {}, &out));
+  EXPECT_TRUE(feeds[0].second.RefCountIsOne());
+  EXPECT_TRUE(out[0].RefCountIsOne());
+}
+
 TEST(EmbeddedSessionTest, ControlEdgesFromAFedNodeWaitForTheFeed) {
   auto session = MakeSession();
   ASSERT_TRUE(session->Create(Parse(R"(

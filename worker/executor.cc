@@ -1,6 +1,7 @@
 #include "worker/executor.h"
 
 #include <atomic>
+#include <new>
 
 #include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
@@ -16,15 +17,22 @@ namespace sluice {
 
 using ReadyQueue = absl::InlinedVector<int, 16>;
 
-// The state of one run. Deletes itself after calling `done`.
+// The state of one run, in one allocation with its pending counts and its inputs (three
+// allocations per run were a visible part of a tiny step). Deletes itself after calling `done`.
 class Executor::RunState {
  public:
-  RunState(const Executor* exec, const Args& args, DoneCallback done)
-      : exec_(exec), args_(args), done_(std::move(done)), inputs_(exec->total_inputs_),
-        pending_(new std::atomic<int>[exec->nodes_.size()]) {
+  static RunState* New(const Executor* exec, const Args& args, DoneCallback done) {
+    static_assert(alignof(RunState) <= __STDCPP_DEFAULT_NEW_ALIGNMENT__);
+    const Layout layout(*exec);
+    void* memory = ::operator new(layout.bytes);
+    char* base = static_cast<char*>(memory);
+    auto* pending = reinterpret_cast<std::atomic<int>*>(base + layout.pending_offset);
     for (size_t i = 0; i < exec->nodes_.size(); ++i) {
-      pending_[i].store(exec->nodes_[i].initial_pending, std::memory_order_relaxed);
+      new (&pending[i]) std::atomic<int>(exec->nodes_[i].initial_pending);
     }
+    auto* inputs = reinterpret_cast<Tensor*>(base + layout.inputs_offset);
+    for (int i = 0; i < exec->total_inputs_; ++i) new (&inputs[i]) Tensor();
+    return new (memory) RunState(exec, args, std::move(done), pending, inputs);
   }
 
   void Start() {
@@ -93,7 +101,7 @@ class Executor::RunState {
     params.device = exec_->device_;
     params.rendezvous = args_.rendezvous;
     params.kernel = item.kernel.get();
-    params.inputs = absl::Span<const Tensor>(inputs_.data() + item.input_start, item.num_inputs);
+    params.inputs = absl::Span<const Tensor>(inputs_ + item.input_start, item.num_inputs);
     params.call_frame = args_.call_frame;
     params.cancellation = args_.cancellation;
     const int64_t start = args_.stats ? absl::GetCurrentTimeNanos() : 0;
@@ -118,29 +126,40 @@ class Executor::RunState {
       Complete(id, s, &ctx, start, queue);
       return;
     }
-    auto* ctx = new OpKernelContext(params);
+    // One allocation for the context and what the callback needs; the callback holds only a
+    // pointer to it (std::function keeps only trivially copyable callables without allocating).
+    auto* call = new AsyncCall{this, id, start, OpKernelContext(params)};
     static_cast<const AsyncOpKernel*>(item.kernel.get())
-        ->ComputeAsync(ctx, [this, id, ctx, start](absl::Status s) {
+        ->ComputeAsync(&call->ctx, [call](absl::Status s) {
+          RunState* self = call->state;
           ReadyQueue q;
-          Complete(id, s, ctx, start, &q);
-          delete ctx;
+          self->Complete(call->id, s, &call->ctx, call->start, &q);
+          delete call;
           // When Complete ended the step, this state is gone (and nothing was ready: a ready
           // node keeps the step outstanding), so no member may be read (ASan found one).
           if (q.empty()) return;
-          if (args_.caller_runs_nodes || args_.runner == nullptr) {
-            Drain(&q);
+          if (self->args_.caller_runs_nodes || self->args_.runner == nullptr) {
+            self->Drain(&q);
             return;
           }
           // This may be an RPC system's thread (a RecvTensor answer): what became ready runs on
           // the runner (a Loop fed by a _Recv held such a thread for hours).
           for (int ready : q) {
-            args_.runner->Schedule([this, ready] {
+            self->args_.runner->Schedule([self, ready] {
               ReadyQueue one{ready};
-              Drain(&one);
+              self->Drain(&one);
             });
           }
         });
   }
+
+  // An asynchronous node under way.
+  struct AsyncCall {
+    RunState* state;
+    int id;
+    int64_t start;
+    OpKernelContext ctx;
+  };
 
   // Records the node's outcome, hands its outputs to consumers and queues those now ready.
   void Complete(int id, absl::Status s, OpKernelContext* ctx, int64_t start, ReadyQueue* queue) {
@@ -201,19 +220,43 @@ class Executor::RunState {
   void Finish() {
     DoneCallback done = std::move(done_);
     absl::Status s;
-    {
+    // Every node has completed (outstanding_ reached zero), so an error recorded is visible;
+    // without one there is nothing to lock for.
+    if (aborted_.load(std::memory_order_acquire)) {
       absl::MutexLock lock(&mu_);
       s = status_;
     }
-    delete this;
+    Delete();
     done(s);
+  }
+
+  // Where the pending counts and the inputs lie after the state.
+  struct Layout {
+    explicit Layout(const Executor& exec)
+        : pending_offset(RoundUp(sizeof(RunState), alignof(std::atomic<int>))),
+          inputs_offset(RoundUp(pending_offset + exec.nodes_.size() * sizeof(std::atomic<int>),
+                                alignof(Tensor))),
+          bytes(inputs_offset + static_cast<size_t>(exec.total_inputs_) * sizeof(Tensor)) {}
+    static size_t RoundUp(size_t n, size_t align) { return (n + align - 1) / align * align; }
+    size_t pending_offset, inputs_offset, bytes;
+  };
+
+  RunState(const Executor* exec, const Args& args, DoneCallback done, std::atomic<int>* pending,
+           Tensor* inputs)
+      : exec_(exec), args_(args), done_(std::move(done)), inputs_(inputs), pending_(pending) {}
+
+  void Delete() {
+    for (int i = 0; i < exec_->total_inputs_; ++i) inputs_[i].~Tensor();
+    // std::atomic<int> needs no destruction.
+    this->~RunState();
+    ::operator delete(static_cast<void*>(this));
   }
 
   const Executor* exec_;
   const Args args_;
   DoneCallback done_;
-  std::vector<Tensor> inputs_;
-  std::unique_ptr<std::atomic<int>[]> pending_;
+  Tensor* const inputs_;             // total_inputs_ of them, after the pending counts.
+  std::atomic<int>* const pending_;  // One per node, right after this object.
   std::atomic<int> outstanding_{0};
   std::atomic<bool> aborted_{false};
   absl::Mutex mu_;
@@ -357,7 +400,7 @@ absl::StatusOr<std::unique_ptr<Executor>> Executor::Create(const GraphDef& def, 
 }
 
 void Executor::RunAsync(const Args& args, DoneCallback done) const {
-  (new RunState(this, args, std::move(done)))->Start();
+  RunState::New(this, args, std::move(done))->Start();
 }
 
 absl::Status Executor::Run(const Args& args) const {

@@ -26,6 +26,10 @@ class LocalRendezvous : public Rendezvous {
   void StartAbort(const absl::Status& status) override;
   // OK while not aborted.
   absl::Status status() const;
+  // Takes the value sent under `key` into `*value` if there is one, without waiting:
+  // `*taken` says whether it did. Not OK once aborted. Only this table is looked at (a
+  // subclass that fetches remote values does not fetch here).
+  absl::Status TakeIfSent(const ParsedKey& key, Tensor* value, bool* taken);
 
  private:
   // Almost always one value or one waiter: inline, not a deque's two allocations each.

@@ -9,12 +9,37 @@
 #include "absl/time/clock.h"
 #include "framework/device_name.h"
 #include "framework/mutex_settings.h"
+#include "framework/node_attr.h"
 #include "framework/random_ids.h"
 #include "kernels/threading.h"
 
 namespace sluice {
 
 namespace {
+
+// Adds the rendezvous key of each client-terminated _Recv and _Send of `def` (the keys RunGraph
+// names feeds and fetches by), built from the attrs as the kernels build theirs.
+void AddClientKeys(const GraphDef& def,
+                   absl::flat_hash_map<std::string, Rendezvous::ParsedKey>* keys) {
+  for (const NodeDef& node : def.node()) {
+    if (node.op() != "_Recv" && node.op() != "_Send") continue;
+    AttrSlice attrs(node);
+    bool client_terminated = false;
+    std::string send_device, recv_device, tensor_name;
+    int64_t incarnation = 0;
+    if (!GetNodeAttr(attrs, "client_terminated", &client_terminated).ok() || !client_terminated ||
+        !GetNodeAttr(attrs, "send_device", &send_device).ok() ||
+        !GetNodeAttr(attrs, "recv_device", &recv_device).ok() ||
+        !GetNodeAttr(attrs, "tensor_name", &tensor_name).ok() ||
+        !GetNodeAttr(attrs, "send_device_incarnation", &incarnation).ok()) {
+      continue;  // Parsed per step instead, if RunGraph ever names it.
+    }
+    std::string key = Rendezvous::CreateKey(send_device, static_cast<uint64_t>(incarnation),
+                                            recv_device, tensor_name, FrameAndIter{});
+    auto parsed = Rendezvous::ParseKey(key);
+    if (parsed.ok()) keys->emplace(std::move(key), *std::move(parsed));
+  }
+}
 
 // The tighter of two limits where <= 0 means none.
 int64_t Smaller(int64_t a, int64_t b) {
@@ -98,6 +123,7 @@ absl::Status Worker::RegisterGraph(const RegisterGraphRequest& request,
     }
   }
   auto item = std::make_shared<GraphItem>();
+  AddClientKeys(request.graph_def, &item->client_keys);
   for (auto& [device, def] : by_device) {
     *def.mutable_library() = request.graph_def.library();
     *def.mutable_versions() = request.graph_def.versions();
@@ -134,30 +160,40 @@ absl::Status Worker::DeregisterGraph(const std::string& graph_handle) {
   return absl::OkStatus();
 }
 
+Worker::Step Worker::FindOrCreateStepLocked(int64_t step_id, bool run_graph,
+                                            std::vector<Step>* stale, bool* cleaned) {
+  Step& s = steps_[step_id];
+  if (run_graph) s.ran = true;
+  *cleaned = false;
+  if (s.rendezvous == nullptr) {
+    s.rendezvous = rendezvous_factory_ ? rendezvous_factory_(step_id)
+                                       : std::make_shared<LocalRendezvous>();
+    s.cancellation = std::make_shared<CancellationManager>();
+    *cleaned = cleaned_steps_.Contains(step_id);
+    if (!run_graph) {
+      unstarted_order_.emplace_back(step_id, absl::Now());
+      TakeStaleUnstartedSteps(stale);
+    }
+  }
+  return s;
+}
+
+void Worker::AbortStaleSteps(const std::vector<Step>& stale) {
+  for (const Step& old : stale) {
+    Abort(old, absl::AbortedError(absl::StrCat("no step ran on ", task_name_,
+                                               " for a value asked of it")));
+  }
+}
+
 Worker::Step Worker::FindOrCreateStep(int64_t step_id, bool run_graph) {
   Step step;
   std::vector<Step> stale;
   bool cleaned = false;
   {
     absl::MutexLock lock(&mu_);
-    Step& s = steps_[step_id];
-    if (run_graph) s.ran = true;
-    if (s.rendezvous == nullptr) {
-      s.rendezvous = rendezvous_factory_ ? rendezvous_factory_(step_id)
-                                         : std::make_shared<LocalRendezvous>();
-      s.cancellation = std::make_shared<CancellationManager>();
-      cleaned = cleaned_steps_.Contains(step_id);
-      if (!run_graph) {
-        unstarted_order_.emplace_back(step_id, absl::Now());
-        TakeStaleUnstartedSteps(&stale);
-      }
-    }
-    step = s;
+    step = FindOrCreateStepLocked(step_id, run_graph, &stale, &cleaned);
   }
-  for (const Step& old : stale) {
-    Abort(old, absl::AbortedError(absl::StrCat("no step ran on ", task_name_,
-                                               " for a value asked of it")));
-  }
+  AbortStaleSteps(stale);
   // A step cleaned up already gets nothing more: fail at once rather than wait forever.
   if (cleaned) {
     Abort(step, absl::AbortedError(absl::StrCat("step ", step_id, " already finished on ",
@@ -216,8 +252,10 @@ void Worker::CleanupGraph(int64_t step_id) {
     cleaned_steps_.Insert(step_id);
   }
   // Normally every part has finished by now. After a deadline the master cleans up without
-  // waiting, and a later AbortStep finds the step gone: whatever still runs stops here.
-  if (step.cancellation != nullptr) {
+  // waiting, and a later AbortStep finds the step gone: whatever still runs stops here. When
+  // nothing else holds the step's cancellation (no executor, no RecvTensor), nothing can
+  // look at it any more, and building the status would be the step's largest cost.
+  if (step.cancellation != nullptr && step.cancellation.use_count() > 1) {
     step.cancellation->StartCancel(absl::AbortedError(
         absl::StrCat("step ", step_id, " was cleaned up on ", task_name_)));
   }
@@ -279,6 +317,69 @@ void Worker::AbortAllSteps(const absl::Status& status) {
   for (const Step& step : steps) Abort(step, status);
 }
 
+absl::StatusOr<const Rendezvous::ParsedKey*> Worker::ParseClientKey(
+    const GraphItem& item, const std::string& key, Rendezvous::ParsedKey* storage) {
+  auto it = item.client_keys.find(key);
+  if (it != item.client_keys.end()) return &it->second;
+  SL_ASSIGN_OR_RETURN(*storage, Rendezvous::ParseKey(key));
+  return storage;
+}
+
+// Shared by the executors' callbacks, which hold it by a plain pointer (std::function keeps
+// only trivially copyable callables without allocating); the last one to finish collects the
+// fetches and deletes it.
+struct Worker::RunGraphState {
+  Worker* worker;
+  const RunGraphRequest* request;
+  RunGraphResponse* response;
+  StatusCallback done;
+  Step step;
+  std::shared_ptr<GraphItem> item;
+  std::atomic<int> remaining{0};
+  std::atomic<bool> failed{false};  // Set after `status`: without it Finish takes no lock.
+  absl::Mutex mu;
+  absl::Status status ABSL_GUARDED_BY(mu);
+  std::vector<DeviceStepStats> stats;
+
+  void Finish() {
+    absl::Status s;
+    if (failed.load(std::memory_order_acquire)) {
+      absl::MutexLock lock(&mu);
+      s = status;
+    }
+    LocalRendezvous* rendezvous = step.rendezvous.get();
+    if (s.ok()) {
+      // Every executor has finished, so each fetched value was sent already (or never will be).
+      auto& recv = response->recv;
+      recv.resize(request->recv_key.size());
+      for (size_t i = 0; i < request->recv_key.size() && s.ok(); ++i) {
+        const std::string& key = request->recv_key[i];
+        Rendezvous::ParsedKey storage;
+        auto parsed = ParseClientKey(*item, key, &storage);
+        if (!parsed.ok()) {
+          s = parsed.status();
+          break;
+        }
+        recv[i].first = key;
+        bool taken = false;
+        s = rendezvous->TakeIfSent(**parsed, &recv[i].second, &taken);
+        if (s.ok() && !taken) s = rendezvous->Recv(**parsed, &recv[i].second, absl::ZeroDuration());
+      }
+      if (!s.ok()) recv.clear();
+    }
+    for (size_t i = 0; i < stats.size(); ++i) {
+      stats[i].set_device(item->executors[i]->device()->name());
+      *response->step_stats.add_dev_stats() = std::move(stats[i]);
+    }
+    {
+      absl::MutexLock lock(&worker->mu_);
+      --worker->running_graphs_;
+    }
+    // The rendezvous stays until CleanupGraph: other tasks may still fetch sent values.
+    done(s);
+  }
+};
+
 void Worker::RunGraphAsync(const RunGraphRequest* request, RunGraphResponse* response,
                            StatusCallback done) {
   if (absl::Status s = request_ids_.TrackUnique(request->request_id, "RunGraph", task_name_);
@@ -286,94 +387,85 @@ void Worker::RunGraphAsync(const RunGraphRequest* request, RunGraphResponse* res
     done(s);
     return;
   }
+  // The graph, the step and the count of running graphs, under one lock.
   std::shared_ptr<GraphItem> item;
+  Step step;
+  std::vector<Step> stale;
+  bool cleaned = false;
   {
     absl::MutexLock lock(&mu_);
     auto it = graphs_.find(request->graph_handle);
-    if (it != graphs_.end()) item = it->second;
+    if (it != graphs_.end()) {
+      item = it->second;
+      step = FindOrCreateStepLocked(request->step_id, /*run_graph=*/true, &stale, &cleaned);
+      ++running_graphs_;
+    }
   }
   if (item == nullptr) {
     done(absl::NotFoundError(absl::StrCat("graph handle '", request->graph_handle,
                                           "' is not registered on ", task_name_)));
     return;
   }
-  const Step step = FindOrCreateStep(request->step_id, /*run_graph=*/true);
-  const std::shared_ptr<LocalRendezvous>& rendezvous = step.rendezvous;
+  AbortStaleSteps(stale);
+  if (cleaned) {
+    Abort(step, absl::AbortedError(absl::StrCat("step ", request->step_id, " already finished on ",
+                                                task_name_)));
+  }
+  auto* state = new RunGraphState();
+  state->worker = this;
+  state->request = request;
+  state->response = response;
+  state->done = std::move(done);
+  state->step = std::move(step);
+  // `item` is kept here too: the last executor may finish, and `state` go, inside RunAsync.
+  state->item = item;
+  const GraphItem& graph = *item;
+  LocalRendezvous* rendezvous = state->step.rendezvous.get();
   for (const auto& [key, tensor] : request->send) {
-    auto parsed = Rendezvous::ParseKey(key);
-    absl::Status s = parsed.ok() ? rendezvous->Send(*parsed, tensor) : parsed.status();
+    Rendezvous::ParsedKey storage;
+    auto parsed = ParseClientKey(graph, key, &storage);
+    absl::Status s = parsed.ok() ? rendezvous->Send(**parsed, tensor) : parsed.status();
     if (!s.ok()) {
       rendezvous->StartAbort(s);  // Dropped by CleanupGraph.
+      {
+        absl::MutexLock lock(&mu_);
+        --running_graphs_;
+      }
+      StatusCallback done = std::move(state->done);
+      delete state;
       done(s);
       return;
     }
   }
 
-  // Shared by the executors' callbacks; the last one to finish collects the fetches.
-  struct StepState {
-    std::atomic<int> remaining;
-    absl::Mutex mu;
-    absl::Status status ABSL_GUARDED_BY(mu);
-    std::vector<DeviceStepStats> stats;
-  };
-  auto state = std::make_shared<StepState>();
-  const int n = static_cast<int>(item->executors.size());
+  const int n = static_cast<int>(graph.executors.size());
   state->remaining.store(n);
   state->stats.resize(request->collect_stats ? n : 0);
-
-  {
-    absl::MutexLock lock(&mu_);
-    ++running_graphs_;
-  }
-  auto finish = [this, request, response, step, item, state, done]() {
-    const std::shared_ptr<LocalRendezvous>& rendezvous = step.rendezvous;
-    absl::Status status;
-    {
-      absl::MutexLock lock(&state->mu);
-      status = state->status;
-    }
-    if (status.ok()) {
-      response->recv.clear();
-      for (const std::string& key : request->recv_key) {
-        auto parsed = Rendezvous::ParseKey(key);
-        Tensor value;
-        status = parsed.ok() ? rendezvous->Recv(*parsed, &value, absl::ZeroDuration())
-                             : parsed.status();
-        if (!status.ok()) break;
-        response->recv.emplace_back(key, std::move(value));
-      }
-    }
-    for (size_t i = 0; i < state->stats.size(); ++i) {
-      state->stats[i].set_device(item->executors[i]->device()->name());
-      *response->step_stats.add_dev_stats() = std::move(state->stats[i]);
-    }
-    {
-      absl::MutexLock lock(&mu_);
-      --running_graphs_;
-    }
-    // The rendezvous stays until CleanupGraph: other tasks may still fetch sent values.
-    done(status);
-  };
   if (n == 0) {
-    finish();
+    state->Finish();
+    delete state;
     return;
   }
   for (int i = 0; i < n; ++i) {
     Executor::Args args;
     args.step_id = request->step_id;
-    args.rendezvous = rendezvous.get();
+    args.rendezvous = rendezvous;
     args.runner = inter_op_pool_.get();
-    args.cancellation = step.cancellation.get();
-    args.memory_budget = item->memory_budget;
+    args.cancellation = state->step.cancellation.get();
+    args.memory_budget = graph.memory_budget;
     args.caller_runs_nodes = !return_before_running_nodes_;
     args.stats = request->collect_stats ? &state->stats[i] : nullptr;
-    item->executors[i]->RunAsync(args, [state, finish](const absl::Status& s) {
+    graph.executors[i]->RunAsync(args, [state](const absl::Status& s) {
       if (!s.ok()) {
         absl::MutexLock lock(&state->mu);
         // Keep the root cause: later errors are usually the abort it caused.
         if (state->status.ok()) state->status = s;
+        state->failed.store(true, std::memory_order_release);
       }
-      if (state->remaining.fetch_sub(1) == 1) finish();
+      if (state->remaining.fetch_sub(1) == 1) {
+        state->Finish();
+        delete state;
+      }
     });
   }
 }

@@ -88,7 +88,13 @@ class Worker : public WorkerInterface {
   struct GraphItem {
     std::vector<std::unique_ptr<Executor>> executors;  // One per device.
     std::shared_ptr<MemoryBudget> memory_budget;       // The session's; null: unlimited.
+    // The keys of the graph's client-terminated _Recv and _Send nodes, parsed once: RunGraph
+    // names its feeds and fetches by them, and parsing them on every step cost more than
+    // running a tiny graph.
+    absl::flat_hash_map<std::string, Rendezvous::ParsedKey> client_keys;
   };
+  // One RunGraph call under way: what its executors' callbacks share.
+  struct RunGraphState;
   // What one step holds on this worker; both are shared with whoever uses them meanwhile.
   struct Step {
     std::shared_ptr<LocalRendezvous> rendezvous;
@@ -98,6 +104,14 @@ class Worker : public WorkerInterface {
   // Created on first use, aborted at once if the step was cleaned up already.
   // `run_graph`: for a RunGraph of the step (which makes it a step that ran).
   Step FindOrCreateStep(int64_t step_id, bool run_graph = false) ABSL_LOCKS_EXCLUDED(mu_);
+  // The part of FindOrCreateStep done under mu_; the caller then aborts `stale`, and the step
+  // itself when `*cleaned`.
+  Step FindOrCreateStepLocked(int64_t step_id, bool run_graph, std::vector<Step>* stale,
+                              bool* cleaned) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void AbortStaleSteps(const std::vector<Step>& stale);
+  // The parsed key: the graph's own (the usual case), else parsed into `storage`.
+  static absl::StatusOr<const Rendezvous::ParsedKey*> ParseClientKey(
+      const GraphItem& item, const std::string& key, Rendezvous::ParsedKey* storage);
   // Steps that only RecvTensor or AbortStep made (any client can name any step id) are
   // dropped once there are too many or they are too old: their waiters fail with ABORTED.
   void TakeStaleUnstartedSteps(std::vector<Step>* stale) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
