@@ -47,6 +47,10 @@ struct OnnxGraph {
   std::vector<OptimizerPassReport> optimizations;  // What the optimizer did, pass by pass.
   std::vector<OnnxValue> inputs;   // In graph-input order (initializer-backed ones included).
   std::vector<OnnxValue> outputs;  // In graph-output order.
+  // Shapes of tensors ("node:k", canonical: "node" for output 0) of known rank, from ONNX
+  // shape inference or a graph input's declaration (feeds are checked against it): constant
+  // folding folds Shape, Size and Rank of the fully defined ones, and rewrites check ranks.
+  absl::flat_hash_map<std::string, PartialShape> shapes;
 };
 
 struct OnnxImportOptions {
