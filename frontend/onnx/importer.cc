@@ -551,6 +551,9 @@ absl::StatusOr<OnnxGraph> ImportOnnxModel(onnx::ModelProto model, const OnnxImpo
   }
   OnnxImporter importer(std::move(opsets));
   SL_ASSIGN_OR_RETURN(OnnxGraph graph, importer.Import(&model));
+  if (!options.fixed_input_shapes) {
+    for (auto& [tensor, shape] : graph.shapes) shape = PartialShape(std::vector<int64_t>(shape.rank(), -1));
+  }
   if (options.optimize) {
     SL_ASSIGN_OR_RETURN(graph.optimizations, OptimizeOnnxGraph(&graph, options.disabled_passes));
   }

@@ -58,6 +58,10 @@ struct OnnxImportOptions {
   bool infer_shapes = true;  // Run ONNX shape inference first.
   bool optimize = true;      // Run the graph optimizer's passes (optimize.h).
   std::vector<std::string> disabled_passes;  // Passes it skips, by name.
+  // Whether runs feed the shapes the graph inputs declare. The trainer's data-parallel
+  // replicas feed slices of the batch instead, so it says false: OnnxGraph::shapes then keep
+  // ranks but no sizes, and no Shape is folded into a constant.
+  bool fixed_input_shapes = true;
 };
 
 absl::StatusOr<OnnxGraph> ImportOnnxModel(onnx::ModelProto model, const OnnxImportOptions& options = {});

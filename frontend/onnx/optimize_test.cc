@@ -532,6 +532,13 @@ TEST(FoldConstantsTest, ShapeChainsAndWeightTransformsFold) {
   // What is left: x, the Reshape and MatMul, and the two constants they read.
   EXPECT_EQ(both.optimized.graph.node_size(), 5);
   EXPECT_EQ(Count(both.optimized, "Const"), 2);
+
+  // Where feeds may differ from the declared shapes (data-parallel training), Shape stays.
+  OnnxImportOptions resized;
+  resized.fixed_input_shapes = false;
+  SL_ASSERT_OK_AND_ASSIGN(OnnxGraph g, ImportOnnxModel(model, resized));
+  EXPECT_EQ(Count(g, "Onnx>Shape"), 1);
+  EXPECT_EQ(Count(g, "Onnx>Transpose"), 0);
 }
 
 // Nothing folds that reads a fed tensor (without a static shape), runs a stateful op, fails
