@@ -542,7 +542,8 @@ TEST(FoldConstantsTest, ShapeChainsAndWeightTransformsFold) {
 }
 
 // Nothing folds that reads a fed tensor (without a static shape), runs a stateful op, fails
-// to evaluate, or would make too large a constant; a folded graph output keeps its name.
+// to evaluate, or would make too large a constant (over 64 MiB, or over 1 MiB and 4x its
+// inputs); a folded graph output keeps its name.
 TEST(FoldConstantsTest, LeavesWhatItMustNotFold) {
   OnnxGraph g;
   ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(R"(
@@ -552,6 +553,9 @@ TEST(FoldConstantsTest, LeavesWhatItMustNotFold) {
     node { name: "big_shape" op: "Const" attr { key: "dtype" value { type: DT_INT64 } }
            attr { key: "value" value { tensor { dtype: DT_INT64 tensor_shape { dim { size: 2 } }
                                                 int64_val: 4096 int64_val: 8192 } } } }
+    node { name: "mid_shape" op: "Const" attr { key: "dtype" value { type: DT_INT64 } }
+           attr { key: "value" value { tensor { dtype: DT_INT64 tensor_shape { dim { size: 2 } }
+                                                int64_val: 1024 int64_val: 1024 } } } }
     node { name: "bad_shape" op: "Const" attr { key: "dtype" value { type: DT_INT64 } }
            attr { key: "value" value { tensor { dtype: DT_INT64 tensor_shape { dim { size: 1 } }
                                                 int64_val: -3 } } } }
@@ -562,6 +566,9 @@ TEST(FoldConstantsTest, LeavesWhatItMustNotFold) {
     node { name: "huge" op: "Onnx>ConstantOfShape" input: "big_shape"
            attr { key: "dtype" value { type: DT_FLOAT } }
            attr { key: "value" value { tensor { dtype: DT_FLOAT tensor_shape { dim { size: 1 } } float_val: 1 } } } }
+    node { name: "medium" op: "Onnx>ConstantOfShape" input: "mid_shape"
+           attr { key: "dtype" value { type: DT_FLOAT } }
+           attr { key: "value" value { tensor { dtype: DT_FLOAT tensor_shape { dim { size: 1 } } float_val: 1 } } } }
     node { name: "failing" op: "Onnx>ConstantOfShape" input: "bad_shape"
            attr { key: "dtype" value { type: DT_FLOAT } }
            attr { key: "value" value { tensor { dtype: DT_FLOAT tensor_shape { dim { size: 1 } } float_val: 1 } } } }
@@ -570,7 +577,7 @@ TEST(FoldConstantsTest, LeavesWhatItMustNotFold) {
   )", &g.graph));
   g.inputs.push_back({});
   g.inputs.back().tensor = "x";
-  for (const char* out : {"fed", "shape_of_fed", "random", "huge", "failing", "y"}) {
+  for (const char* out : {"fed", "shape_of_fed", "random", "huge", "medium", "failing", "y"}) {
     g.outputs.push_back({});
     g.outputs.back().tensor = out;
   }
@@ -583,6 +590,7 @@ TEST(FoldConstantsTest, LeavesWhatItMustNotFold) {
   EXPECT_EQ(ops["shape_of_fed"], "Onnx>Shape");
   EXPECT_EQ(ops["random"], "Onnx>RandomUniformLike");
   EXPECT_EQ(ops["huge"], "Onnx>ConstantOfShape");
+  EXPECT_EQ(ops["medium"], "Onnx>ConstantOfShape");  // 4 MiB: past 1 MiB and 4x its 16-byte input.
   EXPECT_EQ(ops["failing"], "Onnx>ConstantOfShape");
   EXPECT_EQ(ops["y"], "Const");
   EXPECT_EQ(ops.count("neg_two"), 0u);  // Read only by the folded y, so dropped.
