@@ -21,9 +21,8 @@ TEST(NodeEvaluatorTest, TheKernelsInstallEvaluateNode) { EXPECT_EQ(GetNodeEvalua
 TEST(NodeEvaluatorTest, RunsAKernelOnConstantInputs) {
   NodeDef add = Node("Add", 2);
   (*add.mutable_attr())["T"].set_type(DT_FLOAT);
-  SL_ASSERT_OK_AND_ASSIGN(std::vector<Tensor> out,
-                          EvaluateNode(add, {Tensor::FromVector<float>({1, 2}, TensorShape({2})), Tensor::Scalar<float>(10)},
-                                       1 << 20));
+  const std::vector<Tensor> inputs = {Tensor::FromVector<float>({1, 2}, TensorShape({2})), Tensor::Scalar<float>(10)};
+  SL_ASSERT_OK_AND_ASSIGN(std::vector<Tensor> out, EvaluateNode(add, inputs, 1 << 20));
   ASSERT_EQ(out.size(), 1u);
   EXPECT_EQ(out[0].flat<float>()[0], 11);
   EXPECT_EQ(out[0].flat<float>()[1], 12);

@@ -228,7 +228,8 @@ absl::StatusOr<int> FoldConstants(OnnxGraph* graph) {
       outputs.push_back(*std::move(v));
     } else {
       if (evaluate == nullptr) continue;
-      const uint64_t limit = std::min(kMaxFoldedBytes, std::max(kAlwaysFoldableBytes, kFoldedBytesPerInputByte * input_bytes));
+      const uint64_t limit =
+          std::min(kMaxFoldedBytes, std::max(kAlwaysFoldableBytes, kFoldedBytesPerInputByte * input_bytes));
       // A failure leaves the node to fail at run time, as it did unoptimized.
       auto result = evaluate(n, inputs, 2 * limit);
       if (!result.ok()) continue;
@@ -245,7 +246,8 @@ absl::StatusOr<int> FoldConstants(OnnxGraph* graph) {
     // the node as it is.
     bool protected_extra = false;
     for (size_t k = 1; k < outputs.size(); ++k) {
-      protected_extra = protected_extra || protected_tensors.contains(TensorId{n.name(), static_cast<int>(k)}.ToString());
+      const std::string extra = TensorId{n.name(), static_cast<int>(k)}.ToString();
+      protected_extra = protected_extra || protected_tensors.contains(extra);
     }
     if (protected_extra) continue;
     for (size_t k = 1; k < outputs.size(); ++k) {
@@ -361,9 +363,8 @@ absl::StatusOr<int> FuseMatMulAdds(OnnxGraph* graph) {
       if (mm == nullptr || dropped.contains(mm->name()) || !bias || bias->dtype() != DT_FLOAT) continue;
       // A bias of one row (or one value) broadcasts over Gemm's rows as over the Add's.
       const int64_t n = b->dim_size(1);
-      const bool row = (bias->dims() == 1 && (bias->dim_size(0) == n || bias->dim_size(0) == 1)) ||
-                       (bias->dims() == 2 && bias->dim_size(0) == 1 && (bias->dim_size(1) == n || bias->dim_size(1) == 1)) ||
-                       bias->dims() == 0;
+      const int64_t last = bias->dims() == 0 ? 1 : bias->dim_size(bias->dims() - 1);
+      const bool row = bias->dims() <= 2 && bias->NumElements() == last && (last == n || last == 1);
       if (!row) continue;
       const std::string a_in = mm->input(0), b_in = mm->input(1), c_in = add.input(1 - i);
       dropped.insert(mm->name());
@@ -417,7 +418,8 @@ absl::StatusOr<int> FoldBatchNormsIntoConvs(OnnxGraph* graph) {
     a_in = producer->input(0);
     const int64_t n = b->dim_size(trans_b ? 0 : 1), k = b->dim_size(trans_b ? 1 : 0);
     // C must be one row (or one value): a full [rows, N] C would stay per row.
-    if (c && !(c->NumElements() == 1 || (c->NumElements() == n && (c->dims() == 1 || (c->dims() == 2 && c->dim_size(0) == 1))))) {
+    if (c && !(c->NumElements() == 1 ||
+               (c->NumElements() == n && (c->dims() == 1 || (c->dims() == 2 && c->dim_size(0) == 1))))) {
       return false;
     }
     std::optional<Tensor> scale = ConstValue(by_name, bn.input(1)), shift = ConstValue(by_name, bn.input(2)),
@@ -439,7 +441,9 @@ absl::StatusOr<int> FoldBatchNormsIntoConvs(OnnxGraph* graph) {
       const double c0 = c ? double{beta} * c->flat<float>()[c->NumElements() == 1 ? 0 : j] : 0.0;
       new_c.flat<float>()[j] = static_cast<float>((c0 - mean->flat<float>()[j]) * factor + shift->flat<float>()[j]);
     }
-    for (int i = 1; i < producer->input_size() && i < 3; ++i) maybe_unread.insert(ParseTensorName(producer->input(i))->node);
+    for (int i = 1; i < producer->input_size() && i < 3; ++i) {
+      maybe_unread.insert(ParseTensorName(producer->input(i))->node);
+    }
     for (int i = 1; i < 5; ++i) maybe_unread.insert(ParseTensorName(bn.input(i))->node);
     added.push_back(ConstNode(w_name, producer->device(), new_w));
     added.push_back(ConstNode(b_name, producer->device(), new_c));
