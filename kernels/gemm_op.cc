@@ -1,4 +1,6 @@
 // Gemm (ONNX): Y = alpha * op(A) * op(B) + beta * C, with C broadcast to Y.
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 #include "kernels/blas.h"
 #include "kernels/cwise_ops.h"
@@ -43,7 +45,11 @@ class GemmOp : public OpKernel {
       }
       const T* cd = c.data<T>();
       ForEachBroadcastRun(plan, [&](int64_t o, int64_t co, int64_t, int64_t len, int64_t cs, int64_t) {
-        for (int64_t i = 0; i < len; ++i) yd[o + i] = cd[co + i * cs];
+        if (cs == 1) {  // A row of C (a bias): one contiguous copy.
+          std::copy(cd + co, cd + co + len, yd + o);
+        } else {
+          for (int64_t i = 0; i < len; ++i) yd[o + i] = cd[co + i * cs];
+        }
       });
       beta = T(beta_);
     }

@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "framework/node_def_util.h"
+#include "kernels/node_evaluator.h"
 #include "ops/op_registry.h"
 
 namespace sluice {
@@ -64,20 +65,7 @@ absl::Status KernelTester::Run() {
   SL_RETURN_IF_ERROR(InferAttrsFromInputTypes(op_def, arg_types, &node_));
   AddDefaultsToNodeDef(op_def, &node_);
   SL_RETURN_IF_ERROR(ValidateNodeDef(node_, op_def));
-  SL_ASSIGN_OR_RETURN(std::unique_ptr<OpKernel> kernel,
-                      KernelRegistry::Global()->CreateOpKernel(device_.get(), node_, op_def));
-  OpKernelContext::Params params;
-  params.device = device_.get();
-  params.kernel = kernel.get();
-  params.inputs = inputs_;
-  OpKernelContext ctx(params);
-  SL_RETURN_IF_ERROR(kernel->Compute(&ctx));
-  outputs_.assign(ctx.outputs().begin(), ctx.outputs().end());
-  for (size_t i = 0; i < outputs_.size(); ++i) {
-    if (!outputs_[i].IsInitialized()) {
-      return absl::InternalError("kernel left output " + std::to_string(i) + " unset");
-    }
-  }
+  SL_ASSIGN_OR_RETURN(outputs_, RunKernelOnce(device_.get(), node_, op_def, inputs_));
   return absl::OkStatus();
 }
 

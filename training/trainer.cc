@@ -189,6 +189,7 @@ absl::Status OnnxTrainer::Build() {
     }
     OnnxImportOptions import;
     import.check = false;  // Algorithm graphs lean on the main graph; the whole model was checked.
+    import.fixed_input_shapes = false;  // Replicas are fed slices of the batch (replicate.h).
     auto imported = ImportOnnxModel(Standalone(model, g), import);
     SL_RETURN_IF_ERROR(imported.status(), "training_info ", i, " algorithm");
     OnnxGraph a = *std::move(imported);

@@ -347,6 +347,17 @@ absl::StatusOr<OnnxGraph> OnnxImporter::Import(onnx::ModelProto* model) {
     v.type = out.type();
     result.outputs.push_back(v);
   }
+  // Graph outputs' declared shapes are not used: nothing checks them against what runs.
+  for (const auto* list : {&g->value_info(), &g->input()}) {
+    for (const auto& vi : *list) {
+      if (!vi.type().has_tensor_type()) continue;
+      PartialShape ps = ShapeOf(vi.type());
+      auto it = onnx_tensors_.find(vi.name());
+      if (ps.unknown_rank() || it == onnx_tensors_.end() || it->second.dtype == DT_VARIANT) continue;
+      auto id = ParseTensorName(it->second.tensor);
+      if (id.ok()) result.shapes[TensorId{id->node, id->index}.ToString()] = ps;
+    }
+  }
   graph_.mutable_versions()->set_producer(1);
   result.graph = std::move(graph_);
   return result;
@@ -540,6 +551,9 @@ absl::StatusOr<OnnxGraph> ImportOnnxModel(onnx::ModelProto model, const OnnxImpo
   }
   OnnxImporter importer(std::move(opsets));
   SL_ASSIGN_OR_RETURN(OnnxGraph graph, importer.Import(&model));
+  if (!options.fixed_input_shapes) {
+    for (auto& [tensor, shape] : graph.shapes) shape = PartialShape(std::vector<int64_t>(shape.rank(), -1));
+  }
   if (options.optimize) {
     SL_ASSIGN_OR_RETURN(graph.optimizations, OptimizeOnnxGraph(&graph, options.disabled_passes));
   }

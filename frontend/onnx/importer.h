@@ -47,6 +47,10 @@ struct OnnxGraph {
   std::vector<OptimizerPassReport> optimizations;  // What the optimizer did, pass by pass.
   std::vector<OnnxValue> inputs;   // In graph-input order (initializer-backed ones included).
   std::vector<OnnxValue> outputs;  // In graph-output order.
+  // Shapes of tensors ("node:k", canonical: "node" for output 0) of known rank, from ONNX
+  // shape inference or a graph input's declaration (feeds are checked against it): constant
+  // folding folds Shape, Size and Rank of the fully defined ones, and rewrites check ranks.
+  absl::flat_hash_map<std::string, PartialShape> shapes;
 };
 
 struct OnnxImportOptions {
@@ -54,6 +58,10 @@ struct OnnxImportOptions {
   bool infer_shapes = true;  // Run ONNX shape inference first.
   bool optimize = true;      // Run the graph optimizer's passes (optimize.h).
   std::vector<std::string> disabled_passes;  // Passes it skips, by name.
+  // Whether runs feed the shapes the graph inputs declare. The trainer's data-parallel
+  // replicas feed slices of the batch instead, so it says false: OnnxGraph::shapes then keep
+  // ranks but no sizes, and no Shape is folded into a constant.
+  bool fixed_input_shapes = true;
 };
 
 absl::StatusOr<OnnxGraph> ImportOnnxModel(onnx::ModelProto model, const OnnxImportOptions& options = {});

@@ -13,6 +13,7 @@
 #include "absl/strings/strip.h"
 #include "framework/node_def_util.h"
 #include "framework/status.h"
+#include "ops/node_evaluator.h"
 #include "ops/op_registry.h"
 
 namespace sluice {
@@ -106,6 +107,276 @@ void Rewire(GraphDef* def, const absl::flat_hash_map<std::string, std::string>& 
 
 }  // namespace
 
+namespace {
+
+// Folded values past these stay computed at run time: a ConstantOfShape, Expand or Tile of a
+// huge shape would bloat the graph (and every copy of it) for little gain.
+constexpr uint64_t kMaxFoldedBytes = uint64_t{64} << 20;
+constexpr uint64_t kFoldedBytesPerInputByte = 4;  // Casts and dequantizations of weights grow 2-8x.
+constexpr uint64_t kAlwaysFoldableBytes = uint64_t{1} << 20;
+
+bool FoldableDtype(DataType dt) { return dt != DT_VARIANT && dt != DT_RESOURCE && dt != DT_INVALID; }
+
+// Ops never evaluated ahead of a run: they are fed, run per step, or run functions.
+bool NeverFolded(const NodeDef& n, const OpDef& op) {
+  static const auto* never = new absl::flat_hash_set<std::string>{
+      "Const", "Placeholder", "PlaceholderWithDefault", "_Arg", "_Retval", "_Send", "_Recv"};
+  if (never->contains(n.op()) || op.is_stateful()) return true;
+  for (const auto& a : op.attr()) {
+    if (a.type() == "func" || a.type() == "list(func)") return true;
+  }
+  return false;
+}
+
+// Shape, Size and Rank of a tensor whose shape is static, computed here: the tensor itself
+// need not be constant.
+std::optional<Tensor> ShapeFunctionValue(const NodeDef& n, const TensorShape& shape) {
+  auto int_attr = [&](const char* name, int64_t fallback) {
+    auto it = n.attr().find(name);
+    return it == n.attr().end() ? fallback : it->second.i();
+  };
+  auto out_type = [&] {
+    auto it = n.attr().find("out_type");
+    return it == n.attr().end() ? DT_INT32 : it->second.type();
+  };
+  auto make = [](DataType dt, std::vector<int64_t> values, bool scalar) -> std::optional<Tensor> {
+    Tensor t(dt, scalar ? TensorShape() : TensorShape({static_cast<int64_t>(values.size())}));
+    for (size_t i = 0; i < values.size(); ++i) {
+      if (dt == DT_INT64) {
+        t.flat<int64_t>()[i] = values[i];
+      } else {
+        if (values[i] > std::numeric_limits<int32_t>::max()) return std::nullopt;
+        t.flat<int32_t>()[i] = static_cast<int32_t>(values[i]);
+      }
+    }
+    return t;
+  };
+  const int64_t rank = shape.dims();
+  std::vector<int64_t> dims(shape.dim_sizes().begin(), shape.dim_sizes().end());
+  if (n.op() == "Onnx>Shape") {
+    auto clamp = [&](int64_t i) { return std::clamp<int64_t>(i < 0 ? i + rank : i, 0, rank); };
+    const int64_t start = clamp(int_attr("start", 0)), end = clamp(int_attr("end", rank));
+    return make(DT_INT64, std::vector<int64_t>(dims.begin() + start, dims.begin() + std::max(start, end)), false);
+  }
+  if (n.op() == "Shape" && (out_type() == DT_INT32 || out_type() == DT_INT64)) return make(out_type(), dims, false);
+  if (n.op() == "Onnx>Size") return make(DT_INT64, {shape.num_elements()}, true);
+  if (n.op() == "Size" && (out_type() == DT_INT32 || out_type() == DT_INT64)) {
+    return make(out_type(), {shape.num_elements()}, true);
+  }
+  if (n.op() == "Rank") return make(DT_INT32, {rank}, true);
+  return std::nullopt;
+}
+
+}  // namespace
+
+absl::StatusOr<int> FoldConstants(OnnxGraph* graph) {
+  const NodeEvaluator evaluate = GetNodeEvaluator();
+  GraphDef& def = graph->graph;
+  absl::flat_hash_set<std::string> protected_tensors;
+  for (const auto& out : graph->outputs) protected_tensors.insert(Canonical(out.tensor));
+  absl::flat_hash_map<std::string, NodeDef*> by_name;
+  for (NodeDef& n : *def.mutable_node()) by_name[n.name()] = &n;
+  absl::flat_hash_map<std::string, Tensor> values;  // Of Const nodes, by name, as read.
+  auto const_value = [&](const std::string& node) -> const Tensor* {
+    auto v = values.find(node);
+    if (v != values.end()) return &v->second;
+    auto it = by_name.find(node);
+    if (it == by_name.end() || it->second->op() != "Const") return nullptr;
+    std::optional<Tensor> t = ConstValue(by_name, node);
+    return t ? &(values[node] = *std::move(t)) : nullptr;
+  };
+  absl::flat_hash_map<std::string, std::string> renamed;  // Outputs k > 0 -> their new Consts.
+  std::vector<NodeDef> added;
+  absl::flat_hash_set<std::string> maybe_unread;  // Consts that folded nodes read.
+  int folded = 0;
+  // Graph order has every node after its inputs, so chains fold front to back.
+  for (NodeDef& n : *def.mutable_node()) {
+    auto op = OpRegistry::Global()->LookUpOpDef(n.op());
+    if (!op.ok() || NeverFolded(n, **op) || n.input_size() == 0) continue;
+    std::vector<Tensor> inputs;
+    std::vector<std::string> sources;
+    uint64_t input_bytes = 0;
+    bool constant = true;
+    for (const std::string& in : n.input()) {
+      auto id = ParseTensorName(in);
+      // A control input orders the node after something that runs: leave it.
+      if (!id.ok() || id->index != 0) {
+        constant = false;
+        break;
+      }
+      const Tensor* v = const_value(id->node);
+      if (v == nullptr || !FoldableDtype(v->dtype())) {
+        constant = false;
+        break;
+      }
+      inputs.push_back(*v);
+      sources.push_back(id->node);
+      input_bytes += v->TotalBytes();
+    }
+    std::vector<Tensor> outputs;
+    if (!constant) {
+      // Shape-like nodes of tensors whose shape is static fold without their input's value.
+      if (n.input_size() != 1) continue;
+      auto id = ParseTensorName(n.input(0));
+      if (!id.ok() || id->index == kControlSlot) continue;
+      auto shape = graph->shapes.find(TensorId{id->node, id->index}.ToString());
+      if (shape == graph->shapes.end() || !shape->second.IsFullyDefined()) continue;
+      auto dims = TensorShape::FromDims(shape->second.dims());
+      if (!dims.ok()) continue;
+      std::optional<Tensor> v = ShapeFunctionValue(n, *dims);
+      if (!v) continue;
+      outputs.push_back(*std::move(v));
+    } else {
+      if (evaluate == nullptr) continue;
+      const uint64_t limit =
+          std::min(kMaxFoldedBytes, std::max(kAlwaysFoldableBytes, kFoldedBytesPerInputByte * input_bytes));
+      // A failure leaves the node to fail at run time, as it did unoptimized.
+      auto result = evaluate(n, inputs, 2 * limit);
+      if (!result.ok()) continue;
+      outputs = *std::move(result);
+      uint64_t output_bytes = 0;
+      bool foldable = !outputs.empty();
+      for (const Tensor& t : outputs) {
+        output_bytes += t.TotalBytes();
+        foldable = foldable && FoldableDtype(t.dtype());
+      }
+      if (!foldable || output_bytes > limit) continue;
+    }
+    // Outputs past the first become Consts of their own; one that is a graph output keeps
+    // the node as it is.
+    bool protected_extra = false;
+    for (size_t k = 1; k < outputs.size(); ++k) {
+      const std::string extra = TensorId{n.name(), static_cast<int>(k)}.ToString();
+      protected_extra = protected_extra || protected_tensors.contains(extra);
+    }
+    if (protected_extra) continue;
+    for (size_t k = 1; k < outputs.size(); ++k) {
+      const std::string name = absl::StrCat(n.name(), "/folded_", k);
+      if (by_name.contains(name)) {
+        protected_extra = true;
+        break;
+      }
+    }
+    if (protected_extra) continue;
+    for (size_t k = 1; k < outputs.size(); ++k) {
+      const std::string name = absl::StrCat(n.name(), "/folded_", k);
+      added.push_back(ConstNode(name, n.device(), outputs[k]));
+      renamed[TensorId{n.name(), static_cast<int>(k)}.ToString()] = name;
+    }
+    for (const std::string& src : sources) maybe_unread.insert(src);
+    // The node becomes a Const under its own name, so readers and graph outputs of output 0
+    // stay as they are.
+    values[n.name()] = outputs[0];
+    n = ConstNode(n.name(), n.device(), outputs[0]);
+    ++folded;
+  }
+  if (folded == 0) return 0;
+  for (NodeDef& n : *def.mutable_node()) {
+    for (std::string& in : *n.mutable_input()) {
+      auto it = renamed.find(Canonical(in));
+      if (it != renamed.end()) in = it->second;
+    }
+  }
+  for (NodeDef& n : added) *def.add_node() = std::move(n);
+  // Constants that only folded nodes read hold no memory any more.
+  absl::flat_hash_set<std::string> read;
+  for (const NodeDef& n : def.node()) {
+    for (const std::string& in : n.input()) {
+      auto id = ParseTensorName(in);
+      if (id.ok()) read.insert(id->node);
+    }
+  }
+  for (const auto& ends : {graph->inputs, graph->outputs}) {
+    for (const auto& e : ends) {
+      auto id = ParseTensorName(e.tensor);
+      if (id.ok()) read.insert(id->node);
+    }
+  }
+  absl::flat_hash_set<std::string> unread;
+  for (const NodeDef& n : def.node()) {
+    if (n.op() == "Const" && maybe_unread.contains(n.name()) && !read.contains(n.name())) unread.insert(n.name());
+  }
+  Rewire(&def, {}, unread);
+  return folded;
+}
+
+namespace {
+
+// The 2-D float BatchMatMulV2 (ONNX MatMul) of a rank-2 A and a constant 2-D B whose output
+// `tensor` is, read by that one node and not a graph output; B's value in `b`.
+NodeDef* ConstWeightMatMul(const OnnxGraph& graph, const GraphIndex& index, const std::string& tensor,
+                           std::optional<Tensor>* b) {
+  auto src = ParseTensorName(tensor);
+  if (!src.ok() || src->index != 0) return nullptr;
+  auto it = index.by_name.find(src->node);
+  if (it == index.by_name.end()) return nullptr;
+  NodeDef* mm = it->second;
+  const std::string out = TensorId{mm->name(), 0}.ToString();
+  auto readers = index.consumers.find(out);
+  if (mm->op() != "BatchMatMulV2" || mm->input_size() != 2 || mm->attr().at("T").type() != DT_FLOAT ||
+      mm->attr().at("adj_x").b() || mm->attr().at("adj_y").b() || readers == index.consumers.end() ||
+      readers->second != 1 || index.protected_tensors.contains(out)) {
+    return nullptr;
+  }
+  auto a_shape = graph.shapes.find(Canonical(mm->input(0)));
+  if (a_shape == graph.shapes.end() || a_shape->second.rank() != 2) return nullptr;
+  *b = ConstValue(index.by_name, mm->input(1));
+  if (!*b || (*b)->dtype() != DT_FLOAT || (*b)->dims() != 2) return nullptr;
+  return mm;
+}
+
+// Turns `node` (keeping its name and device) into Gemm(a, b, c) with the given attrs.
+void MakeGemm(NodeDef* node, const std::string& a, const std::string& b, const std::string& c, float alpha,
+              float beta, int64_t trans_a, int64_t trans_b) {
+  NodeDef gemm;
+  gemm.set_name(node->name());
+  gemm.set_op("Onnx>Gemm");
+  gemm.set_device(node->device());
+  gemm.add_input(a);
+  gemm.add_input(b);
+  gemm.add_input(c);
+  auto& attr = *gemm.mutable_attr();
+  attr["T"].set_type(DT_FLOAT);
+  attr["Tc"].mutable_list()->add_type(DT_FLOAT);
+  attr["alpha"].set_f(alpha);
+  attr["beta"].set_f(beta);
+  attr["transA"].set_i(trans_a);
+  attr["transB"].set_i(trans_b);
+  *node = std::move(gemm);
+}
+
+}  // namespace
+
+absl::StatusOr<int> FuseMatMulAdds(OnnxGraph* graph) {
+  int fused = 0;
+  GraphIndex index = IndexGraph(graph);
+  absl::flat_hash_set<std::string> dropped;
+  for (NodeDef& add : *graph->graph.mutable_node()) {
+    if (add.op() != "Add" || add.input_size() != 2 || !add.attr().contains("T") ||
+        add.attr().at("T").type() != DT_FLOAT) {
+      continue;
+    }
+    for (int i = 0; i < 2; ++i) {
+      std::optional<Tensor> b;
+      NodeDef* mm = ConstWeightMatMul(*graph, index, add.input(i), &b);
+      std::optional<Tensor> bias = ConstValue(index.by_name, add.input(1 - i));
+      if (mm == nullptr || dropped.contains(mm->name()) || !bias || bias->dtype() != DT_FLOAT) continue;
+      // A bias of one row (or one value) broadcasts over Gemm's rows as over the Add's.
+      const int64_t n = b->dim_size(1);
+      const int64_t last = bias->dims() == 0 ? 1 : bias->dim_size(bias->dims() - 1);
+      const bool row = bias->dims() <= 2 && bias->NumElements() == last && (last == n || last == 1);
+      if (!row) continue;
+      const std::string a_in = mm->input(0), b_in = mm->input(1), c_in = add.input(1 - i);
+      dropped.insert(mm->name());
+      MakeGemm(&add, a_in, b_in, c_in, 1.0f, 1.0f, 0, 0);
+      ++fused;
+      break;
+    }
+  }
+  if (!dropped.empty()) Rewire(&graph->graph, {}, dropped);
+  return fused;
+}
+
 absl::StatusOr<int> FoldBatchNormsIntoConvs(OnnxGraph* graph) {
   int folded = 0;
   GraphDef& def = graph->graph;
@@ -116,6 +387,72 @@ absl::StatusOr<int> FoldBatchNormsIntoConvs(OnnxGraph* graph) {
   absl::flat_hash_map<std::string, std::string> renamed;  // BN output -> Conv output.
   absl::flat_hash_set<std::string> maybe_unread;
   std::vector<NodeDef> added;
+  // BatchNormalization of a [rows, N] Gemm or MatMul output normalizes its N columns: B's
+  // columns (rows when transB) scale by scale / sqrt(var + epsilon) and C becomes the
+  // normalized bias. The producer becomes (or stays) a Gemm with constant B and C.
+  auto fold_into_gemm = [&](NodeDef& bn, NodeDef* producer) {
+    std::optional<Tensor> b, c;
+    float alpha = 1, beta = 1;
+    int64_t trans_a = 0, trans_b = 0;
+    std::string a_in;
+    const std::string out = TensorId{producer->name(), 0}.ToString();
+    if (producer->op() == "BatchMatMulV2") {
+      if (ConstWeightMatMul(*graph, index, bn.input(0), &b) != producer) return false;
+    } else {
+      const auto& pa = producer->attr();
+      if (pa.at("T").type() != DT_FLOAT || producer->input_size() < 2 || consumers[out] != 1 ||
+          protected_tensors.contains(out)) {
+        return false;
+      }
+      b = ConstValue(by_name, producer->input(1));
+      alpha = pa.at("alpha").f();
+      beta = pa.at("beta").f();
+      trans_a = pa.at("transA").i();
+      trans_b = pa.at("transB").i();
+      if (producer->input_size() > 2) {
+        c = ConstValue(by_name, producer->input(2));
+        if (!c || c->dtype() != DT_FLOAT) return false;
+      }
+    }
+    if (!b || b->dtype() != DT_FLOAT || b->dims() != 2) return false;
+    a_in = producer->input(0);
+    const int64_t n = b->dim_size(trans_b ? 0 : 1), k = b->dim_size(trans_b ? 1 : 0);
+    // C must be one row (or one value): a full [rows, N] C would stay per row.
+    if (c && !(c->NumElements() == 1 ||
+               (c->NumElements() == n && (c->dims() == 1 || (c->dims() == 2 && c->dim_size(0) == 1))))) {
+      return false;
+    }
+    std::optional<Tensor> scale = ConstValue(by_name, bn.input(1)), shift = ConstValue(by_name, bn.input(2)),
+                          mean = ConstValue(by_name, bn.input(3)), var = ConstValue(by_name, bn.input(4));
+    if (!scale || !shift || !mean || !var) return false;
+    for (const Tensor* t : {&*scale, &*shift, &*mean, &*var}) {
+      if (t->dtype() != DT_FLOAT || t->NumElements() != n) return false;
+    }
+    const std::string w_name = producer->name() + "/folded_weights", b_name = producer->name() + "/folded_bias";
+    if (by_name.contains(w_name) || by_name.contains(b_name)) return false;
+    const double epsilon = bn.attr().at("epsilon").f();
+    Tensor new_w(DT_FLOAT, b->shape()), new_c(DT_FLOAT, TensorShape({n}));
+    for (int64_t j = 0; j < n; ++j) {
+      const double factor = scale->flat<float>()[j] / std::sqrt(double{var->flat<float>()[j]} + epsilon);
+      for (int64_t i = 0; i < k; ++i) {
+        const int64_t at = trans_b ? j * k + i : i * n + j;
+        new_w.flat<float>()[at] = static_cast<float>(b->flat<float>()[at] * factor);
+      }
+      const double c0 = c ? double{beta} * c->flat<float>()[c->NumElements() == 1 ? 0 : j] : 0.0;
+      new_c.flat<float>()[j] = static_cast<float>((c0 - mean->flat<float>()[j]) * factor + shift->flat<float>()[j]);
+    }
+    for (int i = 1; i < producer->input_size() && i < 3; ++i) {
+      maybe_unread.insert(ParseTensorName(producer->input(i))->node);
+    }
+    for (int i = 1; i < 5; ++i) maybe_unread.insert(ParseTensorName(bn.input(i))->node);
+    added.push_back(ConstNode(w_name, producer->device(), new_w));
+    added.push_back(ConstNode(b_name, producer->device(), new_c));
+    MakeGemm(producer, a_in, w_name, b_name, alpha, 1.0f, trans_a, trans_b);
+    const std::string bn_out = TensorId{bn.name(), 0}.ToString();
+    if (!protected_tensors.contains(bn_out)) renamed[bn_out] = out;
+    ForwardAs(&bn, bn.input(0));
+    return true;
+  };
   for (NodeDef& bn : *def.mutable_node()) {
     if (bn.op() != "Onnx>BatchNormalization" || bn.input_size() != 5) continue;
     const auto& attr = bn.attr();
@@ -132,6 +469,10 @@ absl::StatusOr<int> FoldBatchNormsIntoConvs(OnnxGraph* graph) {
     auto src = ParseTensorName(bn.input(0));
     if (!src.ok() || src->index != 0 || !by_name.contains(src->node)) continue;
     NodeDef* conv = by_name.at(src->node);
+    if (conv->op() == "Onnx>Gemm" || conv->op() == "BatchMatMulV2") {
+      folded += fold_into_gemm(bn, conv);
+      continue;
+    }
     const std::string conv_out = TensorId{conv->name(), 0}.ToString();
     if (conv->op() != "Onnx>Conv" || conv->attr().at("T").type() != DT_FLOAT || conv->input_size() < 2 ||
         consumers[conv_out] != 1 || protected_tensors.contains(conv_out) ||
@@ -463,8 +804,13 @@ absl::StatusOr<int> RemoveDeadNodes(OnnxGraph* graph) {
 
 const std::vector<OptimizerPass>& OptimizerPasses() {
   static const auto* passes = new std::vector<OptimizerPass>{
+      {"constant_folding", "evaluate nodes of constant inputs (and Shape of static shapes) into Consts",
+       FoldConstants},
       {"remove_dead_nodes", "drop nodes no output, input or stateful node needs", RemoveDeadNodes},
-      {"fold_batch_norms", "fold inference BatchNormalizations into the Convs they follow", FoldBatchNormsIntoConvs},
+      {"fuse_matmul_add", "fuse 2-D MatMuls of constant weights and the Adds of a constant bias into Gemms",
+       FuseMatMulAdds},
+      {"fold_batch_norms", "fold inference BatchNormalizations into the Convs, Gemms and MatMuls they follow",
+       FoldBatchNormsIntoConvs},
       {"fuse_conv_activations", "fuse Relu, LeakyRelu, Clip, HardSwish, HardSigmoid, Sigmoid and Swish into Convs",
        FuseConvActivations},
       {"nhwc_layout", "keep tensors between Convs, pools, Concats, Adds and Muls in NHWC", UseNhwcBetweenConvs},

@@ -31,14 +31,31 @@ const std::vector<OptimizerPass>& OptimizerPasses();
 absl::StatusOr<std::vector<OptimizerPassReport>> OptimizeOnnxGraph(OnnxGraph* graph,
                                                                    const std::vector<std::string>& disabled);
 
+// Constant folding (Grappler's): a node of a deterministic, stateless op whose data inputs are
+// all Consts (folded ones included, so chains fold) is run once by its kernel (through the
+// NodeEvaluator the kernels install; without one nothing is evaluated) and becomes a Const of
+// the result under its own name; outputs past the first become Consts "NODE/folded_K". Shape,
+// Size and Rank of a tensor whose shape is static (OnnxGraph::shapes) fold without
+// their input. Left as they are: nodes whose evaluation fails (they fail at run time as
+// before), results over 64 MiB or over 4x their inputs' bytes (and over 1 MiB), nodes with
+// control inputs, and variant or resource values. The Consts only folded nodes read go.
+absl::StatusOr<int> FoldConstants(OnnxGraph* graph);
+
 // Removes nodes that no graph output reads (directly or through other nodes), except the
 // graph's inputs and stateful nodes.
 absl::StatusOr<int> RemoveDeadNodes(OnnxGraph* graph);
 
+// A float MatMul of a rank-2 A and a constant 2-D B, read only by an Add of a constant bias
+// that broadcasts as one row ([N], [1, N], [1] or a scalar), becomes one Gemm (one BLAS call
+// with beta = 1) under the Add's name; the MatMul goes.
+absl::StatusOr<int> FuseMatMulAdds(OnnxGraph* graph);
+
 // A BatchNormalization in inference mode of a float Conv's output (the Conv read by nothing
 // else), with constant weights, bias and statistics, is folded into the Conv: new constant
 // weights and bias, scaled per output channel by scale / sqrt(var + epsilon). Readers of the
-// normalization read the Conv; a graph output keeps its name through an Identity.
+// normalization read the Conv; a graph output keeps its name through an Identity. The same
+// holds for a float Gemm with constant B (and C, if any, of one row) or a 2-D MatMul with a
+// constant right operand, scaled per output column; the MatMul becomes a Gemm.
 absl::StatusOr<int> FoldBatchNormsIntoConvs(OnnxGraph* graph);
 
 // A float Conv whose only consumer is a Relu, LeakyRelu, HardSwish, HardSigmoid, Sigmoid or

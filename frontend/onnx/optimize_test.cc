@@ -3,6 +3,7 @@
 #include "frontend/onnx/optimize.h"
 
 #include <cmath>
+#include <functional>
 #include <map>
 #include <random>
 #include <string>
@@ -399,6 +400,321 @@ TEST(OptimizerPipelineTest, DeadNodeRemovalKeepsInputsAndStatefulNodes) {
   std::vector<std::string> names;
   for (const NodeDef& n : g.graph.node()) names.push_back(n.name());
   EXPECT_THAT(names, ::testing::UnorderedElementsAre("x", "unread", "y", "rand"));
+}
+
+// --- Constant folding, MatMul + Add -> Gemm, BatchNormalization into Gemm ---
+
+void AddTensorInitializer(onnx::GraphProto* g, const std::string& name, onnx::TensorProto::DataType type,
+                          std::vector<int64_t> dims, std::vector<double> values) {
+  onnx::TensorProto* t = g->add_initializer();
+  t->set_name(name);
+  t->set_data_type(type);
+  for (int64_t d : dims) t->add_dims(d);
+  for (double v : values) {
+    if (type == onnx::TensorProto::INT64) {
+      t->add_int64_data(static_cast<int64_t>(v));
+    } else {
+      t->add_float_data(static_cast<float>(v));
+    }
+  }
+}
+
+std::vector<double> Ramp(int64_t n, double scale) {
+  std::vector<double> v(n);
+  for (int64_t i = 0; i < n; ++i) v[i] = std::sin(1.3 * i + 0.2) * scale;
+  return v;
+}
+
+void SetFloatType(onnx::ValueInfoProto* v, const std::string& name, std::vector<int64_t> dims) {
+  v->set_name(name);
+  auto* tt = v->mutable_type()->mutable_tensor_type();
+  tt->set_elem_type(onnx::TensorProto::FLOAT);
+  for (int64_t d : dims) tt->mutable_shape()->add_dim()->set_dim_value(d);
+}
+
+// A model of one float input x of `x_dims` and one float output y of rank `y_rank`, its nodes
+// built by `build`.
+onnx::ModelProto SmallModel(std::vector<int64_t> x_dims, const std::function<void(onnx::GraphProto*)>& build,
+                            int y_rank = 2) {
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  m.add_opset_import()->set_version(17);
+  onnx::GraphProto* g = m.mutable_graph();
+  g->set_name("small");
+  SetFloatType(g->add_input(), "x", x_dims);
+  build(g);
+  onnx::ValueInfoProto* y = g->add_output();
+  y->set_name("y");
+  y->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
+  for (int i = 0; i < y_rank; ++i) y->mutable_type()->mutable_tensor_type()->mutable_shape()->add_dim();
+  return m;
+}
+
+// The outputs of `g` (all of them, in order) for x of `x_dims`.
+std::vector<Tensor> RunAll(const OnnxGraph& g, std::vector<int64_t> x_dims) {
+  auto session = NewSession({});
+  EXPECT_OK(session);
+  if (!session.ok()) return {};
+  EXPECT_OK((*session)->Create(g.graph));
+  Tensor x(DT_FLOAT, TensorShape(absl::Span<const int64_t>(x_dims)));
+  for (int64_t i = 0; i < x.NumElements(); ++i) x.flat<float>()[i] = std::cos(0.37f * i) * 2;
+  std::vector<std::string> fetches;
+  for (const auto& o : g.outputs) fetches.push_back(o.tensor);
+  std::vector<Tensor> out;
+  EXPECT_OK((*session)->Run({{g.inputs[0].tensor, x}}, fetches, {}, &out));
+  return out;
+}
+
+void ExpectSameOutputs(const std::vector<Tensor>& want, const std::vector<Tensor>& got, float tolerance) {
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t k = 0; k < want.size(); ++k) {
+    ASSERT_EQ(got[k].shape(), want[k].shape()) << "output " << k;
+    ASSERT_EQ(got[k].dtype(), DT_FLOAT);
+    for (int64_t i = 0; i < want[k].NumElements(); ++i) {
+      const float w = want[k].flat<float>()[i];
+      EXPECT_NEAR(got[k].flat<float>()[i], w, tolerance * (1 + std::fabs(w))) << "output " << k << " at " << i;
+    }
+  }
+}
+
+int Rewrites(const OnnxGraph& g, const std::string& pass) {
+  for (const auto& r : g.optimizations) {
+    if (r.pass == pass) return r.rewrites;
+  }
+  return -1;
+}
+
+// Imports `model` with and without the optimizer and checks both compute the same.
+struct Imported {
+  OnnxGraph plain, optimized;
+};
+Imported ImportBothWays(const onnx::ModelProto& model, std::vector<int64_t> x_dims, float tolerance = 1e-5f) {
+  OnnxImportOptions off;
+  off.optimize = false;
+  Imported both;
+  auto plain = ImportOnnxModel(model, off);
+  auto optimized = ImportOnnxModel(model);
+  EXPECT_OK(plain);
+  EXPECT_OK(optimized);
+  if (!plain.ok() || !optimized.ok()) return both;
+  both.plain = *std::move(plain);
+  both.optimized = *std::move(optimized);
+  ExpectSameOutputs(RunAll(both.plain, x_dims), RunAll(both.optimized, x_dims), tolerance);
+  return both;
+}
+
+// Shape -> Gather -> Unsqueeze -> Concat of a statically shaped x folds into the Reshape's
+// constant shape; Transpose of a weight folds into a constant.
+TEST(FoldConstantsTest, ShapeChainsAndWeightTransformsFold) {
+  auto model = SmallModel({2, 3, 4}, [](onnx::GraphProto* g) {
+    AddTensorInitializer(g, "zero", onnx::TensorProto::INT64, {}, {0});
+    AddTensorInitializer(g, "axes", onnx::TensorProto::INT64, {1}, {0});
+    AddTensorInitializer(g, "minus_one", onnx::TensorProto::INT64, {1}, {-1});
+    AddTensorInitializer(g, "wt", onnx::TensorProto::FLOAT, {5, 12}, Ramp(60, 1));
+    AddNode(g, "Shape", {"x"}, "s");
+    AddNode(g, "Gather", {"s", "zero"}, "d0");
+    AddNode(g, "Unsqueeze", {"d0", "axes"}, "u");
+    onnx::NodeProto* cat = AddNode(g, "Concat", {"u", "minus_one"}, "shape");
+    onnx::AttributeProto* axis = cat->add_attribute();
+    axis->set_name("axis");
+    axis->set_type(onnx::AttributeProto::INT);
+    axis->set_i(0);
+    AddNode(g, "Reshape", {"x", "shape"}, "r");
+    AddNode(g, "Transpose", {"wt"}, "w");
+    AddNode(g, "MatMul", {"r", "w"}, "y");
+  });
+  Imported both = ImportBothWays(model, {2, 3, 4});
+  EXPECT_EQ(Count(both.plain, "Onnx>Shape"), 1);
+  EXPECT_EQ(Rewrites(both.optimized, "constant_folding"), 5);
+  for (const char* op : {"Onnx>Shape", "Onnx>Gather", "Onnx>Unsqueeze", "Onnx>Concat", "Onnx>Transpose"}) {
+    EXPECT_EQ(Count(both.optimized, op), 0) << op;
+  }
+  // What is left: x, the Reshape and MatMul, and the two constants they read.
+  EXPECT_EQ(both.optimized.graph.node_size(), 5);
+  EXPECT_EQ(Count(both.optimized, "Const"), 2);
+
+  // Where feeds may differ from the declared shapes (data-parallel training), Shape stays.
+  OnnxImportOptions resized;
+  resized.fixed_input_shapes = false;
+  SL_ASSERT_OK_AND_ASSIGN(OnnxGraph g, ImportOnnxModel(model, resized));
+  EXPECT_EQ(Count(g, "Onnx>Shape"), 1);
+  EXPECT_EQ(Count(g, "Onnx>Transpose"), 0);
+}
+
+// Nothing folds that reads a fed tensor (without a static shape), runs a stateful op, fails
+// to evaluate, or would make too large a constant (over 64 MiB, or over 1 MiB and 4x its
+// inputs); a folded graph output keeps its name.
+TEST(FoldConstantsTest, LeavesWhatItMustNotFold) {
+  OnnxGraph g;
+  ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(R"(
+    node { name: "x" op: "Placeholder" attr { key: "dtype" value { type: DT_FLOAT } } }
+    node { name: "two" op: "Const" attr { key: "dtype" value { type: DT_FLOAT } }
+           attr { key: "value" value { tensor { dtype: DT_FLOAT tensor_shape {} float_val: 2 } } } }
+    node { name: "big_shape" op: "Const" attr { key: "dtype" value { type: DT_INT64 } }
+           attr { key: "value" value { tensor { dtype: DT_INT64 tensor_shape { dim { size: 2 } }
+                                                int64_val: 4096 int64_val: 8192 } } } }
+    node { name: "mid_shape" op: "Const" attr { key: "dtype" value { type: DT_INT64 } }
+           attr { key: "value" value { tensor { dtype: DT_INT64 tensor_shape { dim { size: 2 } }
+                                                int64_val: 1024 int64_val: 1024 } } } }
+    node { name: "bad_shape" op: "Const" attr { key: "dtype" value { type: DT_INT64 } }
+           attr { key: "value" value { tensor { dtype: DT_INT64 tensor_shape { dim { size: 1 } }
+                                                int64_val: -3 } } } }
+    node { name: "fed" op: "Neg" input: "x" attr { key: "T" value { type: DT_FLOAT } } }
+    node { name: "shape_of_fed" op: "Onnx>Shape" input: "x" attr { key: "T" value { type: DT_FLOAT } } }
+    node { name: "random" op: "Onnx>RandomUniformLike" input: "two"
+           attr { key: "T1" value { type: DT_FLOAT } } attr { key: "dtype" value { type: DT_FLOAT } } }
+    node { name: "huge" op: "Onnx>ConstantOfShape" input: "big_shape"
+           attr { key: "dtype" value { type: DT_FLOAT } }
+           attr { key: "value" value { tensor { dtype: DT_FLOAT tensor_shape { dim { size: 1 } } float_val: 1 } } } }
+    node { name: "medium" op: "Onnx>ConstantOfShape" input: "mid_shape"
+           attr { key: "dtype" value { type: DT_FLOAT } }
+           attr { key: "value" value { tensor { dtype: DT_FLOAT tensor_shape { dim { size: 1 } } float_val: 1 } } } }
+    node { name: "failing" op: "Onnx>ConstantOfShape" input: "bad_shape"
+           attr { key: "dtype" value { type: DT_FLOAT } }
+           attr { key: "value" value { tensor { dtype: DT_FLOAT tensor_shape { dim { size: 1 } } float_val: 1 } } } }
+    node { name: "neg_two" op: "Neg" input: "two" attr { key: "T" value { type: DT_FLOAT } } }
+    node { name: "y" op: "Mul" input: "neg_two" input: "neg_two" attr { key: "T" value { type: DT_FLOAT } } }
+  )", &g.graph));
+  g.inputs.push_back({});
+  g.inputs.back().tensor = "x";
+  for (const char* out : {"fed", "shape_of_fed", "random", "huge", "medium", "failing", "y"}) {
+    g.outputs.push_back({});
+    g.outputs.back().tensor = out;
+  }
+  g.shapes["x"] = PartialShape(std::vector<int64_t>{-1, 3});  // Not fully defined: Shape(x) is not constant.
+  SL_ASSERT_OK_AND_ASSIGN(int folded, FoldConstants(&g));
+  EXPECT_EQ(folded, 2);  // neg_two and y.
+  std::map<std::string, std::string> ops;
+  for (const NodeDef& n : g.graph.node()) ops[n.name()] = n.op();
+  EXPECT_EQ(ops["fed"], "Neg");
+  EXPECT_EQ(ops["shape_of_fed"], "Onnx>Shape");
+  EXPECT_EQ(ops["random"], "Onnx>RandomUniformLike");
+  EXPECT_EQ(ops["huge"], "Onnx>ConstantOfShape");
+  EXPECT_EQ(ops["medium"], "Onnx>ConstantOfShape");  // 4 MiB: past 1 MiB and 4x its 16-byte input.
+  EXPECT_EQ(ops["failing"], "Onnx>ConstantOfShape");
+  EXPECT_EQ(ops["y"], "Const");
+  EXPECT_EQ(ops.count("neg_two"), 0u);  // Read only by the folded y, so dropped.
+  auto session = NewSession({});
+  ASSERT_OK(session);
+  ASSERT_OK((*session)->Create(g.graph));
+  std::vector<Tensor> out;
+  ASSERT_OK((*session)->Run({}, {"y"}, {}, &out));
+  EXPECT_EQ(out[0].flat<float>()[0], 4.0f);
+  // The node that failed to fold fails at run time, as it would have unoptimized.
+  EXPECT_FALSE((*session)->Run({}, {"failing"}, {}, &out).ok());
+
+  // A fully known shape makes Shape of a fed tensor constant.
+  g.shapes["x"] = PartialShape(std::vector<int64_t>{2, 3});
+  SL_ASSERT_OK_AND_ASSIGN(folded, FoldConstants(&g));
+  EXPECT_EQ(folded, 1);
+  for (const NodeDef& n : g.graph.node()) {
+    if (n.name() == "shape_of_fed") {
+      EXPECT_EQ(n.op(), "Const");
+    }
+  }
+}
+
+// y = MatMul(x, W) + b for x [3, 4]: one Gemm, named as the Add was.
+TEST(FuseMatMulAddsTest, MatMulOfConstantWeightsAndBiasAddBecomesGemm) {
+  auto build = [](bool bias_first, std::vector<int64_t> bias_dims) {
+    return [=](onnx::GraphProto* g) {
+      AddTensorInitializer(g, "w", onnx::TensorProto::FLOAT, {4, 5}, Ramp(20, 1));
+      int64_t n = 1;
+      for (int64_t d : bias_dims) n *= d;
+      AddTensorInitializer(g, "b", onnx::TensorProto::FLOAT, bias_dims, Ramp(n, 0.5));
+      AddNode(g, "MatMul", {"x", "w"}, "m");
+      if (bias_first) {
+        AddNode(g, "Add", {"b", "m"}, "y");
+      } else {
+        AddNode(g, "Add", {"m", "b"}, "y");
+      }
+    };
+  };
+  for (bool bias_first : {false, true}) {
+    for (std::vector<int64_t> dims : {std::vector<int64_t>{5}, {1, 5}}) {
+      SCOPED_TRACE(bias_first ? "bias first" : "bias second");
+      Imported both = ImportBothWays(SmallModel({3, 4}, build(bias_first, dims)), {3, 4});
+      EXPECT_EQ(Count(both.optimized, "Onnx>Gemm"), 1);
+      EXPECT_EQ(Count(both.optimized, "BatchMatMulV2"), 0);
+      EXPECT_EQ(Count(both.optimized, "Add"), 0);
+      EXPECT_EQ(Rewrites(both.optimized, "fuse_matmul_add"), 1);
+    }
+  }
+  // A bias of full rows ([3, 5]) is not one row; a 3-D x is not Gemm's.
+  Imported full = ImportBothWays(SmallModel({3, 4}, build(false, {3, 5})), {3, 4});
+  EXPECT_EQ(Count(full.optimized, "Onnx>Gemm"), 0);
+  Imported batched = ImportBothWays(SmallModel({2, 3, 4}, build(false, {5}), 3), {2, 3, 4});
+  EXPECT_EQ(Count(batched.optimized, "Onnx>Gemm"), 0);
+}
+
+// The MatMul's result read elsewhere too stays a MatMul.
+TEST(FuseMatMulAddsTest, MatMulReadTwiceIsNotFused) {
+  auto model = SmallModel({3, 4}, [](onnx::GraphProto* g) {
+    AddTensorInitializer(g, "w", onnx::TensorProto::FLOAT, {4, 5}, Ramp(20, 1));
+    AddTensorInitializer(g, "b", onnx::TensorProto::FLOAT, {5}, Ramp(5, 1));
+    AddNode(g, "MatMul", {"x", "w"}, "m");
+    AddNode(g, "Add", {"m", "b"}, "a");
+    AddNode(g, "Mul", {"a", "m"}, "y");
+  });
+  Imported both = ImportBothWays(model, {3, 4});
+  EXPECT_EQ(Count(both.optimized, "Onnx>Gemm"), 0);
+}
+
+// BatchNormalization of a Gemm's or MatMul's [rows, N] output folds into B and C.
+TEST(FoldBatchNormsIntoGemmsTest, FoldedGraphsComputeWhatUnfoldedOnesDo) {
+  auto bn = [](onnx::GraphProto* g, const std::string& in) {
+    AddInitializer(g, "gamma", {1.5f, -0.5f, 2.0f, 0.25f});
+    AddInitializer(g, "beta", {0.1f, 0.2f, -0.3f, 0.0f});
+    AddInitializer(g, "mean", {0.3f, -0.2f, 0.0f, 1.0f});
+    AddInitializer(g, "var", {0.5f, 2.0f, 1.0f, 0.01f});
+    AddFloatAttr(AddNode(g, "BatchNormalization", {in, "gamma", "beta", "mean", "var"}, "y"), "epsilon", 1e-3f);
+  };
+  auto int_attr = [](onnx::NodeProto* n, const char* name, int64_t v) {
+    onnx::AttributeProto* a = n->add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto::INT);
+    a->set_i(v);
+  };
+  struct Case {
+    std::string name;
+    std::function<void(onnx::GraphProto*)> build;
+    int want_gemms, want_bns;
+  };
+  const std::vector<Case> cases = {
+      {"Gemm", [&](onnx::GraphProto* g) {
+         AddTensorInitializer(g, "w", onnx::TensorProto::FLOAT, {6, 4}, Ramp(24, 1));
+         AddTensorInitializer(g, "c", onnx::TensorProto::FLOAT, {4}, Ramp(4, 1));
+         AddFloatAttr(AddNode(g, "Gemm", {"x", "w", "c"}, "h"), "beta", 0.5f);
+         bn(g, "h");
+       }, 1, 0},
+      {"Gemm transB, no C", [&](onnx::GraphProto* g) {
+         AddTensorInitializer(g, "w", onnx::TensorProto::FLOAT, {4, 6}, Ramp(24, 1));
+         onnx::NodeProto* n = AddNode(g, "Gemm", {"x", "w"}, "h");
+         int_attr(n, "transB", 1);
+         AddFloatAttr(n, "alpha", 2.0f);
+         bn(g, "h");
+       }, 1, 0},
+      {"MatMul", [&](onnx::GraphProto* g) {
+         AddTensorInitializer(g, "w", onnx::TensorProto::FLOAT, {6, 4}, Ramp(24, 1));
+         AddNode(g, "MatMul", {"x", "w"}, "h");
+         bn(g, "h");
+       }, 1, 0},
+      {"Gemm of a fed B", [&](onnx::GraphProto* g) {
+         AddNode(g, "Transpose", {"x"}, "xt");
+         AddNode(g, "MatMul", {"xt", "x"}, "sq");  // [6, 6]
+         AddTensorInitializer(g, "sel", onnx::TensorProto::FLOAT, {6, 4}, Ramp(24, 1));
+         AddNode(g, "MatMul", {"sq", "sel"}, "w");  // [6, 4], not constant
+         AddNode(g, "Gemm", {"x", "w"}, "h");
+         bn(g, "h");
+       }, 1, 1},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    Imported both = ImportBothWays(SmallModel({3, 6}, c.build), {3, 6}, 1e-4f);
+    EXPECT_EQ(Count(both.optimized, "Onnx>Gemm"), c.want_gemms);
+    EXPECT_EQ(Count(both.optimized, "Onnx>BatchNormalization"), c.want_bns);
+    EXPECT_EQ(both.optimized.outputs[0].name, "y");
+  }
 }
 
 }  // namespace
