@@ -193,5 +193,54 @@ TEST_F(ExecutorTest, HoistedConstsShareTheTablesBuffer) {
   EXPECT_EQ(out.raw_data(), table.at("w").raw_data());
 }
 
+// A tensor's buffer goes back when its last consumer has run, not at the end of the step: a
+// chain of ten Adds keeps at most its current input and output alive, and the step's budget
+// (which every buffer allocated by a kernel is charged to) peaks at two of them, not ten.
+TEST_F(ExecutorTest, IntermediatesAreReleasedAfterTheirLastConsumer) {
+  constexpr int kChain = 10;
+  constexpr int64_t kElements = 64 * 1024;
+  constexpr uint64_t kBytes = kElements * sizeof(float);
+  std::string text;
+  for (int i = 1; i <= kChain; ++i) {
+    // Both inputs are the same tensor, so no Add can write its output over its input.
+    const std::string in = i == 1 ? "c" : "a" + std::to_string(i - 1);
+    text += "node { name: 'a" + std::to_string(i) + "' op: 'Add' input: '" + in + "' input: '" + in +
+            "' attr { key: 'T' value { type: DT_FLOAT } } }\n";
+  }
+  text += R"(node { name: "send" op: "_Send" input: "a10"
+           attr { key: "T" value { type: DT_FLOAT } }
+           attr { key: "tensor_name" value { s: "a10:0" } }
+           attr { key: "send_device" value { s: "/job:localhost/replica:0/task:0/device:CPU:0" } }
+           attr { key: "send_device_incarnation" value { i: 1 } }
+           attr { key: "recv_device" value { s: "/job:localhost/replica:0/task:0/device:CPU:9" } }
+           attr { key: "client_terminated" value { b: true } } })";
+  GraphDef def;
+  ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(text, &def)) << text;
+  NodeDef* c = def.add_node();
+  c->set_name("c");
+  c->set_op("Const");
+  AddNodeAttr("dtype", DT_FLOAT, c);
+  AddNodeAttr("value", Tensor::FromVector<float>(std::vector<float>(kElements, 1.0f), TensorShape({kElements})), c);
+  auto exec = Executor::Create(def, device_.get());
+  ASSERT_OK(exec);
+
+  auto budget = std::make_shared<MemoryBudget>(uint64_t{1} << 30);
+  LocalRendezvous r;
+  Executor::Args args;
+  args.rendezvous = &r;
+  args.runner = &pool_;
+  args.memory_budget = budget;
+  ASSERT_OK((*exec)->Run(args));
+  EXPECT_GE(budget->peak(), 2 * kBytes);  // Each Add's input and output, both charged.
+  EXPECT_LE(budget->peak(), 2 * kBytes + kBytes / 2);
+  {
+    Tensor out;
+    ASSERT_OK(r.Recv(*Rendezvous::ParseKey(Key(kDev, kClient, "a10:0")), &out));
+    EXPECT_EQ(out.flat<float>()[kElements - 1], 1024.0f);
+    EXPECT_EQ(budget->used(), kBytes);  // Only the fetched output is left.
+  }
+  EXPECT_EQ(budget->used(), 0u);
+}
+
 }  // namespace
 }  // namespace sluice
