@@ -167,6 +167,18 @@ std::optional<Tensor> ShapeFunctionValue(const NodeDef& n, const TensorShape& sh
   return std::nullopt;
 }
 
+// Leaves Const `node` its value's dtype and shape only: for a Const that nothing reads any
+// more and that is about to be removed. A swap, not Clear(): a cleared proto keeps its
+// strings' capacity, and the value with it.
+void DropConstValue(NodeDef* node) {
+  auto it = node->mutable_attr()->find("value");
+  if (it == node->mutable_attr()->end() || it->second.value_case() != AttrValue::kTensor) return;
+  TensorProto small;
+  small.set_dtype(it->second.tensor().dtype());
+  *small.mutable_tensor_shape() = it->second.tensor().tensor_shape();
+  it->second.mutable_tensor()->Swap(&small);
+}
+
 }  // namespace
 
 absl::StatusOr<int> FoldConstants(OnnxGraph* graph) {
@@ -176,16 +188,35 @@ absl::StatusOr<int> FoldConstants(OnnxGraph* graph) {
   for (const auto& out : graph->outputs) protected_tensors.insert(Canonical(out.tensor));
   absl::flat_hash_map<std::string, NodeDef*> by_name;
   for (NodeDef& n : *def.mutable_node()) by_name[n.name()] = &n;
-  absl::flat_hash_map<std::string, Tensor> values;  // Of Const nodes, by name, as read.
-  auto const_value = [&](const std::string& node) -> const Tensor* {
-    auto v = values.find(node);
-    if (v != values.end()) return &v->second;
-    auto it = by_name.find(node);
-    if (it == by_name.end() || it->second->op() != "Const") return nullptr;
-    std::optional<Tensor> t = ConstValue(by_name, node);
-    return t ? &(values[node] = *std::move(t)) : nullptr;
-  };
-  absl::flat_hash_map<std::string, std::string> renamed;  // Outputs k > 0 -> their new Consts.
+  // Values are decoded from the Consts as each node reads them and not cached: a cache held a
+  // second copy of every weight a fold read (torch's Identity of each shared weight), beside
+  // the Consts' protos and the folded results, and the import's peak memory with them.
+  // Readers of each node (inputs of any kind); the graph's inputs and outputs are never
+  // dropped. A Const that only folded nodes read gives its value's memory back as soon as the
+  // last of them has folded, not when the pass ends.
+  absl::flat_hash_map<std::string, int> readers;
+  absl::flat_hash_set<std::string> pinned, control_read;
+  for (const NodeDef& n : def.node()) {
+    for (const std::string& in : n.input()) {
+      auto id = ParseTensorName(in);
+      if (!id.ok()) continue;
+      ++readers[id->node];
+      if (id->index == kControlSlot) control_read.insert(id->node);
+    }
+  }
+  for (const auto& ends : {graph->inputs, graph->outputs}) {
+    for (const auto& e : ends) {
+      auto id = ParseTensorName(e.tensor);
+      if (id.ok()) pinned.insert(id->node);
+    }
+  }
+  // A folded node whose value is one of its constant inputs' (Identity: torch reads a weight
+  // shared by several layers through one Identity per layer) becomes that input for its
+  // readers instead of a copy of it: a copy per reader multiplied the weights in every later
+  // copy of the graph and at run time. Folded node -> the Const it reads as.
+  absl::flat_hash_map<std::string, std::string> aliases;
+  // Outputs k > 0 -> their new Consts; aliased nodes -> their Consts.
+  absl::flat_hash_map<std::string, std::string> renamed;
   std::vector<NodeDef> added;
   absl::flat_hash_set<std::string> maybe_unread;  // Consts that folded nodes read.
   int folded = 0;
@@ -204,14 +235,16 @@ absl::StatusOr<int> FoldConstants(OnnxGraph* graph) {
         constant = false;
         break;
       }
-      const Tensor* v = const_value(id->node);
-      if (v == nullptr || !FoldableDtype(v->dtype())) {
+      auto alias = aliases.find(id->node);
+      const std::string& source = alias == aliases.end() ? id->node : alias->second;
+      std::optional<Tensor> v = ConstValue(by_name, source);
+      if (!v || !FoldableDtype(v->dtype())) {
         constant = false;
         break;
       }
-      inputs.push_back(*v);
-      sources.push_back(id->node);
       input_bytes += v->TotalBytes();
+      inputs.push_back(*std::move(v));
+      sources.push_back(source);
     }
     std::vector<Tensor> outputs;
     if (!constant) {
@@ -263,11 +296,30 @@ absl::StatusOr<int> FoldConstants(OnnxGraph* graph) {
       added.push_back(ConstNode(name, n.device(), outputs[k]));
       renamed[TensorId{n.name(), static_cast<int>(k)}.ToString()] = name;
     }
-    for (const std::string& src : sources) maybe_unread.insert(src);
-    // The node becomes a Const under its own name, so readers and graph outputs of output 0
-    // stay as they are.
-    values[n.name()] = outputs[0];
-    n = ConstNode(n.name(), n.device(), outputs[0]);
+    // The input whose value it is, for an Identity. (Not any output that shares an input's
+    // buffer: kernels may write their output over an input they hold the only reference to.)
+    const std::string* same = nullptr;
+    if (n.op() == "Identity" && sources.size() == 1 && outputs.size() == 1 &&
+        !protected_tensors.contains(n.name()) && !control_read.contains(n.name())) {
+      same = &sources[0];
+    }
+    for (const std::string& src : sources) {
+      maybe_unread.insert(src);
+      --readers[src];
+    }
+    if (same != nullptr) {
+      aliases[n.name()] = *same;
+      renamed[n.name()] = *same;
+      readers[*same] += readers[n.name()];
+    }
+    for (const std::string& src : sources) {
+      // Removed below with the other unread Consts; its value can go now.
+      if (readers[src] == 0 && !pinned.contains(src)) DropConstValue(by_name.at(src));
+    }
+    inputs.clear();
+    // Otherwise the node becomes a Const under its own name, so readers and graph outputs of
+    // output 0 stay as they are.
+    if (same == nullptr) n = ConstNode(n.name(), n.device(), outputs[0]);
     ++folded;
   }
   if (folded == 0) return 0;
@@ -281,6 +333,7 @@ absl::StatusOr<int> FoldConstants(OnnxGraph* graph) {
   // Constants that only folded nodes read hold no memory any more.
   absl::flat_hash_set<std::string> read;
   for (const NodeDef& n : def.node()) {
+    if (aliases.contains(n.name())) continue;  // Removed below.
     for (const std::string& in : n.input()) {
       auto id = ParseTensorName(in);
       if (id.ok()) read.insert(id->node);
@@ -296,6 +349,7 @@ absl::StatusOr<int> FoldConstants(OnnxGraph* graph) {
   for (const NodeDef& n : def.node()) {
     if (n.op() == "Const" && maybe_unread.contains(n.name()) && !read.contains(n.name())) unread.insert(n.name());
   }
+  for (const auto& [node, source] : aliases) unread.insert(node);  // Its readers read source now.
   Rewire(&def, {}, unread);
   return folded;
 }

@@ -14,6 +14,7 @@
 #include "google/protobuf/text_format.h"
 #include "gtest/gtest.h"
 #include "master/session.h"
+#include "ops/node_evaluator.h"
 
 namespace sluice {
 namespace {
@@ -612,6 +613,95 @@ TEST(FoldConstantsTest, LeavesWhatItMustNotFold) {
       EXPECT_EQ(n.op(), "Const");
     }
   }
+}
+
+// The evaluator FoldConstants calls, watching the graph being folded: how many bytes of value
+// each Const named in `watched` holds when each node is evaluated.
+struct FoldWatch {
+  static inline const GraphDef* graph = nullptr;
+  static inline NodeEvaluator real = nullptr;
+  static inline std::map<std::string, std::map<std::string, size_t>> held;  // node -> Const -> bytes
+  static absl::StatusOr<std::vector<Tensor>> Evaluate(const NodeDef& node, const std::vector<Tensor>& inputs,
+                                                      uint64_t limit) {
+    for (const NodeDef& n : graph->node()) {
+      if (n.op() == "Const") held[node.name()][n.name()] = n.attr().at("value").tensor().tensor_content().size();
+    }
+    return real(node, inputs, limit);
+  }
+};
+
+// A weight that only folded nodes read gives its value back as soon as the last of them has
+// folded, not when the pass ends; one that an unfolded node or the graph's outputs also read
+// keeps it. A folded Identity is no copy: its readers read its input.
+TEST(FoldConstantsTest, FoldingCopiesNoWeightAndDropsThoseNothingReads) {
+  OnnxGraph g;
+  ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(R"(
+    node { name: "x" op: "Placeholder" attr { key: "dtype" value { type: DT_FLOAT } } }
+    node { name: "w" op: "Const" attr { key: "dtype" value { type: DT_FLOAT } } }
+    node { name: "shared" op: "Const" attr { key: "dtype" value { type: DT_FLOAT } } }
+    node { name: "out" op: "Const" attr { key: "dtype" value { type: DT_FLOAT } } }
+    node { name: "w_neg" op: "Neg" input: "w" attr { key: "T" value { type: DT_FLOAT } } }
+    node { name: "w_neg2" op: "Neg" input: "w" attr { key: "T" value { type: DT_FLOAT } } }
+    node { name: "shared_neg" op: "Neg" input: "shared" attr { key: "T" value { type: DT_FLOAT } } }
+    node { name: "out_neg" op: "Neg" input: "out" attr { key: "T" value { type: DT_FLOAT } } }
+    node { name: "w_id" op: "Identity" input: "w_neg2" attr { key: "T" value { type: DT_FLOAT } } }
+    node { name: "last" op: "Neg" input: "shared_neg" attr { key: "T" value { type: DT_FLOAT } } }
+    node { name: "y" op: "BatchMatMulV2" input: "x" input: "w_neg" attr { key: "T" value { type: DT_FLOAT } } }
+    node { name: "z" op: "BatchMatMulV2" input: "x" input: "shared" attr { key: "T" value { type: DT_FLOAT } } }
+    node { name: "v" op: "BatchMatMulV2" input: "x" input: "w_id" attr { key: "T" value { type: DT_FLOAT } } }
+    node { name: "u" op: "BatchMatMulV2" input: "x" input: "last" attr { key: "T" value { type: DT_FLOAT } } }
+  )", &g.graph));
+  std::vector<float> values(64 * 64);
+  for (size_t i = 0; i < values.size(); ++i) values[i] = static_cast<float>(i % 17) - 8;
+  const Tensor w = Tensor::FromVector<float>(values, TensorShape({64, 64}));
+  for (int i : {1, 2, 3}) w.AsProtoTensorContent((*g.graph.mutable_node(i)->mutable_attr())["value"].mutable_tensor());
+  const size_t bytes = w.TotalBytes();
+  g.inputs.push_back({});
+  g.inputs.back().tensor = "x";
+  for (const char* out : {"y", "z", "v", "u", "out"}) {
+    g.outputs.push_back({});
+    g.outputs.back().tensor = out;
+  }
+  FoldWatch::graph = &g.graph;
+  FoldWatch::real = GetNodeEvaluator();
+  ASSERT_NE(FoldWatch::real, nullptr);
+  SetNodeEvaluator(&FoldWatch::Evaluate);
+  auto folded = FoldConstants(&g);
+  SetNodeEvaluator(FoldWatch::real);
+  ASSERT_OK(folded);
+  EXPECT_EQ(*folded, 6);  // All but the BatchMatMulV2s.
+
+  auto& held = FoldWatch::held;
+  EXPECT_EQ(held["w_neg2"]["w"], bytes);  // Still read by w_neg2.
+  EXPECT_EQ(held["shared_neg"]["w"], 0u);  // Its last reader has folded.
+  EXPECT_EQ(held["last"]["w"], 0u);
+  EXPECT_EQ(held["last"]["shared_neg"], bytes);
+  EXPECT_EQ(held["last"]["shared"], bytes);  // z reads it too.
+  EXPECT_EQ(held["last"]["out"], bytes);     // A graph output.
+  EXPECT_EQ(held["last"].count("w_id"), 0u);  // Never a Const.
+  std::map<std::string, const NodeDef*> nodes;
+  for (const NodeDef& n : g.graph.node()) nodes[n.name()] = &n;
+  for (const char* gone : {"w", "w_id", "shared_neg"}) EXPECT_EQ(nodes.count(gone), 0u) << gone;
+  ASSERT_EQ(nodes.count("v"), 1u);
+  EXPECT_EQ(nodes["v"]->input(1), "w_neg2");
+  EXPECT_EQ(nodes["shared"]->op(), "Const");
+  EXPECT_EQ(nodes["out"]->op(), "Const");
+
+  auto session = NewSession({});
+  ASSERT_OK(session);
+  ASSERT_OK((*session)->Create(g.graph));
+  Tensor x = Tensor::FromVector<float>(std::vector<float>(64, 1.0f), TensorShape({1, 64}));
+  std::vector<Tensor> out;
+  ASSERT_OK((*session)->Run({{"x", x}}, {"y", "z", "v", "u", "out"}, {}, &out));
+  for (int j = 0; j < 64; ++j) {
+    float sum = 0;
+    for (int i = 0; i < 64; ++i) sum += values[i * 64 + j];
+    EXPECT_EQ(out[0].flat<float>()[j], -sum) << j;
+    EXPECT_EQ(out[1].flat<float>()[j], sum) << j;
+    EXPECT_EQ(out[2].flat<float>()[j], -sum) << j;
+    EXPECT_EQ(out[3].flat<float>()[j], sum) << j;
+  }
+  EXPECT_EQ(out[4].flat<float>()[4095], values[4095]);
 }
 
 // y = MatMul(x, W) + b for x [3, 4]: one Gemm, named as the Add was.
