@@ -45,6 +45,20 @@ absl::StatusOr<int> FoldConstants(OnnxGraph* graph);
 // graph's inputs and stateful nodes.
 absl::StatusOr<int> RemoveDeadNodes(OnnxGraph* graph);
 
+// LayerNorm as torch exports it below opset 17, over the last axis of a float x whose length
+// is known: d = Sub(x, ReduceMean(x)); Div(d, Sqrt(Add(ReduceMean(Pow(d, 2) or Mul(d, d)),
+// eps))), then optionally Mul by a constant scale and Add of a constant bias (one value or one
+// per element, either operand order), becomes one LayerNormalization under the last node's name.
+// Every node in between must be read only inside the pattern. Statistics then accumulate in
+// double, as the kernel does.
+absl::StatusOr<int> FuseLayerNorms(OnnxGraph* graph);
+
+// GELU spelled out, float: Erf(x / sqrt(2)) or Erf(x * (1 / sqrt(2))), or torch's tanh form
+// Tanh(sqrt(2 / pi) * (x + 0.044715 * Pow(x, 3))), then Add 1 and Mul by x and 0.5 in any
+// grouping and operand order, becomes one Gelu (approximate "none" or "tanh") under the last
+// Mul's name.
+absl::StatusOr<int> FuseGelus(OnnxGraph* graph);
+
 // A float MatMul of a rank-2 A and a constant 2-D B, read only by an Add of a constant bias
 // that broadcasts as one row ([N], [1, N], [1] or a scalar), becomes one Gemm (one BLAS call
 // with beta = 1) under the Add's name; the MatMul goes.
