@@ -314,10 +314,11 @@ absl::StatusOr<int> FoldConstants(OnnxGraph* graph) {
 
 namespace {
 
-// The 2-D float BatchMatMulV2 (ONNX MatMul) of a rank-2 A and a constant 2-D B whose output
-// `tensor` is, read by that one node and not a graph output; B's value in `b`.
+// The 2-D float BatchMatMulV2 (ONNX MatMul) of a rank-2 A (any rank >= 2 if `batched_ok`) and
+// a constant 2-D B whose output `tensor` is, read by that one node and not a graph output; B's
+// value in `b`.
 NodeDef* ConstWeightMatMul(const OnnxGraph& graph, const GraphIndex& index, const std::string& tensor,
-                           std::optional<Tensor>* b) {
+                           std::optional<Tensor>* b, bool batched_ok = false) {
   auto src = ParseTensorName(tensor);
   if (!src.ok() || src->index != 0) return nullptr;
   auto it = index.by_name.find(src->node);
@@ -331,7 +332,9 @@ NodeDef* ConstWeightMatMul(const OnnxGraph& graph, const GraphIndex& index, cons
     return nullptr;
   }
   auto a_shape = graph.shapes.find(Canonical(mm->input(0)));
-  if (a_shape == graph.shapes.end() || a_shape->second.rank() != 2) return nullptr;
+  if (a_shape == graph.shapes.end() || a_shape->second.rank() < 2 || (a_shape->second.rank() > 2 && !batched_ok)) {
+    return nullptr;
+  }
   *b = ConstValue(index.by_name, mm->input(1));
   if (!*b || (*b)->dtype() != DT_FLOAT || (*b)->dims() != 2) return nullptr;
   return mm;
@@ -363,6 +366,9 @@ absl::StatusOr<int> FuseMatMulAdds(OnnxGraph* graph) {
   int fused = 0;
   GraphIndex index = IndexGraph(graph);
   absl::flat_hash_set<std::string> dropped;
+  // The Reshapes around batched Gemms, each to go right before the node it feeds.
+  absl::flat_hash_map<std::string, std::vector<NodeDef>> inserted;
+  absl::flat_hash_set<std::string> maybe_unread;  // Biases of rank 3 and more, reshaped.
   for (NodeDef& add : *graph->graph.mutable_node()) {
     if (add.op() != "Add" || add.input_size() != 2 || !add.attr().contains("T") ||
         add.attr().at("T").type() != DT_FLOAT) {
@@ -370,22 +376,94 @@ absl::StatusOr<int> FuseMatMulAdds(OnnxGraph* graph) {
     }
     for (int i = 0; i < 2; ++i) {
       std::optional<Tensor> b;
-      NodeDef* mm = ConstWeightMatMul(*graph, index, add.input(i), &b);
+      NodeDef* mm = ConstWeightMatMul(*graph, index, add.input(i), &b, /*batched_ok=*/true);
       std::optional<Tensor> bias = ConstValue(index.by_name, add.input(1 - i));
       if (mm == nullptr || dropped.contains(mm->name()) || !bias || bias->dtype() != DT_FLOAT) continue;
+      const PartialShape& a_shape = graph->shapes.at(Canonical(mm->input(0)));
+      const int rank = a_shape.rank();
       // A bias of one row (or one value) broadcasts over Gemm's rows as over the Add's.
-      const int64_t n = b->dim_size(1);
+      const int64_t k = b->dim_size(0), n = b->dim_size(1);
       const int64_t last = bias->dims() == 0 ? 1 : bias->dim_size(bias->dims() - 1);
-      const bool row = bias->dims() <= 2 && bias->NumElements() == last && (last == n || last == 1);
+      const bool row = bias->dims() <= rank && bias->NumElements() == last && (last == n || last == 1);
       if (!row) continue;
       const std::string a_in = mm->input(0), b_in = mm->input(1), c_in = add.input(1 - i);
+      if (rank == 2) {
+        dropped.insert(mm->name());
+        MakeGemm(&add, a_in, b_in, c_in, 1.0f, 1.0f, 0, 0);
+        ++fused;
+        break;
+      }
+      // [..., K] x [K, N]: the rows of A as one [rows, K] matrix (Reshape forwards the buffer),
+      // one Gemm, and the result's leading dims back. At most one leading dim may be unknown
+      // (-1 in the shape); a 0 would read as "copy the input's dim".
+      std::vector<int64_t> out_dims(a_shape.dims().begin(), a_shape.dims().end() - 1);
+      out_dims.push_back(n);
+      if (std::count(out_dims.begin(), out_dims.end(), -1) > 1 ||
+          std::count(out_dims.begin(), out_dims.end(), 0) > 0 || (a_shape.dim(rank - 1) != k && a_shape.dim(rank - 1) != -1)) {
+        continue;
+      }
+      const std::string flat_shape = absl::StrCat(add.name(), "/rows_shape"), flat = absl::StrCat(add.name(), "/rows");
+      const std::string gemm = absl::StrCat(add.name(), "/gemm"), out_shape = absl::StrCat(add.name(), "/out_shape");
+      bool taken = false;
+      for (const std::string& name : {flat_shape, flat, gemm, out_shape}) taken = taken || index.by_name.contains(name);
+      if (taken) continue;
+      auto reshape = [&](const std::string& name, const std::string& in, const std::string& shape) {
+        NodeDef r;
+        r.set_name(name);
+        r.set_op("Onnx>Reshape");
+        r.set_device(add.device());
+        r.add_input(in);
+        r.add_input(shape);
+        (*r.mutable_attr())["T"].set_type(DT_FLOAT);
+        (*r.mutable_attr())["allowzero"].set_i(0);
+        return r;
+      };
+      const auto int64_vector = [](const std::vector<int64_t>& v) {
+        Tensor t(DT_INT64, TensorShape({static_cast<int64_t>(v.size())}));
+        for (size_t j = 0; j < v.size(); ++j) t.flat<int64_t>()[j] = v[j];
+        return t;
+      };
+      std::vector<NodeDef>& before = inserted[add.name()];
+      std::string c = c_in;
+      if (bias->dims() > 2) {  // Gemm's C has rank 2 at most: the row alone.
+        c = absl::StrCat(add.name(), "/bias_row");
+        if (index.by_name.contains(c)) continue;
+        Tensor row_value(DT_FLOAT, TensorShape({last}));
+        std::copy_n(bias->data<float>(), last, row_value.data<float>());
+        before.push_back(ConstNode(c, add.device(), row_value));
+        maybe_unread.insert(ParseTensorName(c_in)->node);
+      }
+      before.push_back(ConstNode(flat_shape, add.device(), int64_vector({-1, k})));
+      before.push_back(reshape(flat, a_in, flat_shape));
+      NodeDef g;
+      g.set_name(gemm);
+      g.set_device(add.device());
+      MakeGemm(&g, flat, b_in, c, 1.0f, 1.0f, 0, 0);
+      before.push_back(std::move(g));
+      before.push_back(ConstNode(out_shape, add.device(), int64_vector(out_dims)));
+      int64_t rows = 1;
+      for (int d = 0; d + 1 < rank; ++d) rows = a_shape.dim(d) < 0 || rows < 0 ? -1 : rows * a_shape.dim(d);
+      graph->shapes[flat] = PartialShape(std::vector<int64_t>{rows, k});
+      graph->shapes[gemm] = PartialShape(std::vector<int64_t>{rows, n});
       dropped.insert(mm->name());
-      MakeGemm(&add, a_in, b_in, c_in, 1.0f, 1.0f, 0, 0);
+      add = reshape(add.name(), gemm, out_shape);
       ++fused;
       break;
     }
   }
   if (!dropped.empty()) Rewire(&graph->graph, {}, dropped);
+  if (!inserted.empty()) {
+    GraphDef ordered;
+    for (NodeDef& n : *graph->graph.mutable_node()) {
+      auto it = inserted.find(n.name());
+      if (it != inserted.end()) {
+        for (NodeDef& m : it->second) *ordered.add_node() = std::move(m);
+      }
+      *ordered.add_node() = std::move(n);
+    }
+    graph->graph.mutable_node()->Swap(ordered.mutable_node());
+  }
+  DropUnreadConsts(graph, maybe_unread);
   return fused;
 }
 
@@ -1101,7 +1179,7 @@ const std::vector<OptimizerPass>& OptimizerPasses() {
       {"fuse_layer_norm", "fuse LayerNorms spelled out as ReduceMean, Sub, Pow, Sqrt, Div, Mul and Add",
        FuseLayerNorms},
       {"fuse_gelu", "fuse GELUs spelled out with Erf or Tanh into Gelu nodes", FuseGelus},
-      {"fuse_matmul_add", "fuse 2-D MatMuls of constant weights and the Adds of a constant bias into Gemms",
+      {"fuse_matmul_add", "fuse MatMuls of constant 2-D weights and the Adds of a constant bias into Gemms",
        FuseMatMulAdds},
       {"fold_batch_norms", "fold inference BatchNormalizations into the Convs, Gemms and MatMuls they follow",
        FoldBatchNormsIntoConvs},

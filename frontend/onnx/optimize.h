@@ -61,7 +61,9 @@ absl::StatusOr<int> FuseGelus(OnnxGraph* graph);
 
 // A float MatMul of a rank-2 A and a constant 2-D B, read only by an Add of a constant bias
 // that broadcasts as one row ([N], [1, N], [1] or a scalar), becomes one Gemm (one BLAS call
-// with beta = 1) under the Add's name; the MatMul goes.
+// with beta = 1) under the Add's name; the MatMul goes. A of rank above 2 ([B, S, K], a
+// transformer's linear layer) is reshaped to its rows first, Reshape(Gemm(Reshape(A, [-1, K]),
+// B, C), [B, S, N]) under the Add's name, when at most one of its leading dims is unknown.
 absl::StatusOr<int> FuseMatMulAdds(OnnxGraph* graph);
 
 // A BatchNormalization in inference mode of a float Conv's output (the Conv read by nothing

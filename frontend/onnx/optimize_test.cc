@@ -640,11 +640,36 @@ TEST(FuseMatMulAddsTest, MatMulOfConstantWeightsAndBiasAddBecomesGemm) {
       EXPECT_EQ(Rewrites(both.optimized, "fuse_matmul_add"), 1);
     }
   }
-  // A bias of full rows ([3, 5]) is not one row; a 3-D x is not Gemm's.
+  // A bias of full rows ([3, 5]) is not one row.
   Imported full = ImportBothWays(SmallModel({3, 4}, build(false, {3, 5})), {3, 4});
   EXPECT_EQ(Count(full.optimized, "Onnx>Gemm"), 0);
-  Imported batched = ImportBothWays(SmallModel({2, 3, 4}, build(false, {5}), 3), {2, 3, 4});
-  EXPECT_EQ(Count(batched.optimized, "Onnx>Gemm"), 0);
+}
+
+// A 3-D x [2, 3, 4] (a transformer's linear layer): its 6 rows go through one Gemm between
+// Reshapes, and y keeps its name and shape.
+TEST(FuseMatMulAddsTest, BatchedMatMulOfConstantWeightsBecomesGemmOfRows) {
+  for (std::vector<int64_t> bias_dims : {std::vector<int64_t>{5}, {1, 1, 5}}) {
+    auto model = SmallModel({2, 3, 4}, [&](onnx::GraphProto* g) {
+      AddTensorInitializer(g, "w", onnx::TensorProto::FLOAT, {4, 5}, Ramp(20, 1));
+      AddTensorInitializer(g, "b", onnx::TensorProto::FLOAT, bias_dims, Ramp(5, 0.5));
+      AddNode(g, "MatMul", {"x", "w"}, "m");
+      AddNode(g, "Add", {"b", "m"}, "y");
+    }, 3);
+    Imported both = ImportBothWays(model, {2, 3, 4});
+    EXPECT_EQ(Count(both.optimized, "Onnx>Gemm"), 1);
+    EXPECT_EQ(Count(both.optimized, "BatchMatMulV2"), 0);
+    EXPECT_EQ(Count(both.optimized, "Add"), 0);
+    EXPECT_EQ(Count(both.optimized, "Onnx>Reshape"), 2);
+    EXPECT_EQ(Rewrites(both.optimized, "fuse_matmul_add"), 1);
+  }
+  // A bias of a row per batch ([2, 1, 5]) is not one row.
+  auto per_batch = SmallModel({2, 3, 4}, [](onnx::GraphProto* g) {
+    AddTensorInitializer(g, "w", onnx::TensorProto::FLOAT, {4, 5}, Ramp(20, 1));
+    AddTensorInitializer(g, "b", onnx::TensorProto::FLOAT, {2, 1, 5}, Ramp(10, 0.5));
+    AddNode(g, "MatMul", {"x", "w"}, "m");
+    AddNode(g, "Add", {"m", "b"}, "y");
+  }, 3);
+  EXPECT_EQ(Count(ImportBothWays(per_batch, {2, 3, 4}).optimized, "Onnx>Gemm"), 0);
 }
 
 // The MatMul's result read elsewhere too stays a MatMul.
