@@ -1070,8 +1070,8 @@ absl::StatusOr<int> FuseLayerNorms(OnnxGraph* graph) {
 
 namespace {
 
-// The x of torch's tanh GELU inside Tanh: Mul(sqrt(2/pi), Add(x, Mul(0.044715, Pow(x, 3)))),
-// each Mul and Add in either order; the nodes it spans go to `span`.
+// The x of torch's tanh GELU inside Tanh: Mul(sqrt(2/pi), Add(x, Mul(0.044715, x^3))), each
+// Mul and Add in either order; the nodes it spans go to `span`.
 std::optional<std::string> TanhGeluArgument(const GraphIndex& index, const NodeDef& tanh,
                                             std::vector<NodeDef*>* span) {
   NodeDef* scaled = FloatProducer(index, tanh.input(0), "Mul");
@@ -1085,13 +1085,23 @@ std::optional<std::string> TanhGeluArgument(const GraphIndex& index, const NodeD
     if (cubic == nullptr || !Internal(index, *cubic, 1)) continue;
     const int c_at = InputWhere(*cubic, [&](const std::string& t) { return ConstNear(index, t, 0.044715); });
     if (c_at < 0) continue;
-    NodeDef* cube = FloatProducer(index, cubic->input(1 - c_at), "Pow");
     const std::string& x = sum->input(i);
-    if (cube == nullptr || !Internal(index, *cube, 1) || !SameTensor(cube->input(0), x) ||
-        !ConstNear(index, cube->input(1), 3.0)) {
+    const std::string& cube_out = cubic->input(1 - c_at);
+    const auto is_x = [&](const std::string& t) { return SameTensor(t, x); };
+    // x^3 as Pow(x, 3), or as torch writes it, Mul(x, Mul(x, x)) in either order.
+    if (NodeDef* pow = FloatProducer(index, cube_out, "Pow")) {
+      if (!Internal(index, *pow, 1) || !is_x(pow->input(0)) || !ConstNear(index, pow->input(1), 3.0)) continue;
+      span->insert(span->end(), {scaled, sum, cubic, pow});
+      return x;
+    }
+    NodeDef* cube = FloatProducer(index, cube_out, "Mul");
+    const int x_at = cube == nullptr ? -1 : InputWhere(*cube, is_x);
+    NodeDef* square = x_at < 0 ? nullptr : FloatProducer(index, cube->input(1 - x_at), "Mul");
+    if (square == nullptr || !Internal(index, *cube, 1) || !Internal(index, *square, 1) ||
+        !is_x(square->input(0)) || !is_x(square->input(1))) {
       continue;
     }
-    span->insert(span->end(), {scaled, sum, cubic, cube});
+    span->insert(span->end(), {scaled, sum, cubic, cube, square});
     return x;
   }
   return std::nullopt;

@@ -54,7 +54,7 @@ absl::StatusOr<int> RemoveDeadNodes(OnnxGraph* graph);
 absl::StatusOr<int> FuseLayerNorms(OnnxGraph* graph);
 
 // GELU spelled out, float: Erf(x / sqrt(2)) or Erf(x * (1 / sqrt(2))), or torch's tanh form
-// Tanh(sqrt(2 / pi) * (x + 0.044715 * Pow(x, 3))), then Add 1 and Mul by x and 0.5 in any
+// Tanh(sqrt(2 / pi) * (x + 0.044715 * x^3)) with x^3 as Pow(x, 3) or Mul(x, Mul(x, x)), then Add 1 and Mul by x and 0.5 in any
 // grouping and operand order, becomes one Gelu (approximate "none" or "tanh") under the last
 // Mul's name.
 absl::StatusOr<int> FuseGelus(OnnxGraph* graph);

@@ -902,6 +902,21 @@ TEST(FuseGelusTest, ExportedGelusBecomeOneNode) {
          AddNode(g, "Mul", {"x", "a"}, "p");
          AddNode(g, "Mul", {"half", "p"}, "y");
        }, "tanh"},
+      {"tanh form as torch exports it, x^3 as x * (x * x)", [&](onnx::GraphProto* g) {
+         scalar(g, "c", 0.044715);
+         scalar(g, "k", 0.7978845608028654);
+         scalar(g, "one", 1);
+         scalar(g, "half", 0.5);
+         AddNode(g, "Mul", {"x", "x"}, "square");
+         AddNode(g, "Mul", {"x", "square"}, "cube");
+         AddNode(g, "Mul", {"c", "cube"}, "cubic");
+         AddNode(g, "Add", {"x", "cubic"}, "sum");
+         AddNode(g, "Mul", {"k", "sum"}, "arg");
+         AddNode(g, "Tanh", {"arg"}, "t");
+         AddNode(g, "Add", {"one", "t"}, "a");
+         AddNode(g, "Mul", {"x", "a"}, "p");
+         AddNode(g, "Mul", {"half", "p"}, "y");
+       }, "tanh"},
       // Not a GELU: 0.4 for 0.5, or the Erf's result read again.
       {"another factor", [&](onnx::GraphProto* g) {
          erf_one(g, false);
