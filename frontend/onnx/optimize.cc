@@ -908,10 +908,11 @@ NodeDef* SoleReader(const GraphIndex& index, const NodeDef& n, const char* op) {
   return t != r->attr().end() && t->second.type() == DT_FLOAT ? r : nullptr;
 }
 
-// The value of a one-element numeric constant (Pow's exponent may be an integer).
+// The value of a one-element numeric constant (Pow's exponent may be an integer) of rank 0 or
+// 1, so that it broadcasts without raising the rank of a tensor of rank 1 or more.
 std::optional<double> ConstNumber(const GraphIndex& index, const std::string& tensor) {
   std::optional<Tensor> v = ConstValue(index.by_name, tensor);
-  if (!v || v->NumElements() != 1) return std::nullopt;
+  if (!v || v->NumElements() != 1 || v->dims() > 1) return std::nullopt;
   switch (v->dtype()) {
     case DT_FLOAT: return v->flat<float>()[0];
     case DT_DOUBLE: return v->flat<double>()[0];
@@ -1131,7 +1132,9 @@ absl::StatusOr<int> FuseGelus(OnnxGraph* graph) {
     } else {
       x = TanhGeluArgument(index, core, &span);
     }
-    if (!x) continue;
+    // x of rank 0 would take the rank of a [1] constant.
+    auto x_shape = x ? graph->shapes.find(Canonical(*x)) : graph->shapes.end();
+    if (x_shape == graph->shapes.end() || x_shape->second.rank() < 1) continue;
     // Then Add(core, 1), and the product of that, x and 0.5 in any of the three groupings.
     NodeDef* one_plus = SoleReader(index, core, "Add");
     if (one_plus == nullptr ||
