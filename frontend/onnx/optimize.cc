@@ -398,8 +398,9 @@ absl::StatusOr<int> FuseMatMulAdds(OnnxGraph* graph) {
       // (-1 in the shape); a 0 would read as "copy the input's dim".
       std::vector<int64_t> out_dims(a_shape.dims().begin(), a_shape.dims().end() - 1);
       out_dims.push_back(n);
+      const int64_t a_k = a_shape.dim(rank - 1);
       if (std::count(out_dims.begin(), out_dims.end(), -1) > 1 ||
-          std::count(out_dims.begin(), out_dims.end(), 0) > 0 || (a_shape.dim(rank - 1) != k && a_shape.dim(rank - 1) != -1)) {
+          std::count(out_dims.begin(), out_dims.end(), 0) > 0 || (a_k != k && a_k != -1)) {
         continue;
       }
       const std::string flat_shape = absl::StrCat(add.name(), "/rows_shape"), flat = absl::StrCat(add.name(), "/rows");
@@ -942,7 +943,8 @@ int InputWhere(const NodeDef& n, const std::function<bool(const std::string&)>& 
 // The axis a ReduceMean with keepdims reduces, if it reduces exactly one (from its constant axes
 // input), as a negative index when `rank` is unknown (-1).
 std::optional<int64_t> ReducedAxis(const GraphIndex& index, const NodeDef& mean, int rank) {
-  if (mean.input_size() != 2 || !mean.attr().at("keepdims").b()) return std::nullopt;
+  auto keepdims = mean.attr().find("keepdims");  // Its default is true.
+  if (mean.input_size() != 2 || (keepdims != mean.attr().end() && !keepdims->second.b())) return std::nullopt;
   std::optional<Tensor> axes = ConstValue(index.by_name, mean.input(1));
   if (!axes || axes->dtype() != DT_INT64 || axes->NumElements() != 1) return std::nullopt;
   int64_t axis = axes->flat<int64_t>()[0];

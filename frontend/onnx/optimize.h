@@ -54,9 +54,9 @@ absl::StatusOr<int> RemoveDeadNodes(OnnxGraph* graph);
 absl::StatusOr<int> FuseLayerNorms(OnnxGraph* graph);
 
 // GELU spelled out, float: Erf(x / sqrt(2)) or Erf(x * (1 / sqrt(2))), or torch's tanh form
-// Tanh(sqrt(2 / pi) * (x + 0.044715 * x^3)) with x^3 as Pow(x, 3) or Mul(x, Mul(x, x)), then Add 1 and Mul by x and 0.5 in any
-// grouping and operand order, becomes one Gelu (approximate "none" or "tanh") under the last
-// Mul's name.
+// Tanh(sqrt(2 / pi) * (x + 0.044715 * x^3)) with x^3 as Pow(x, 3) or Mul(x, Mul(x, x)); then
+// Add 1 and Mul by x and 0.5 in any grouping and operand order. It becomes one Gelu
+// (approximate "none" or "tanh") under the last Mul's name; x must have a known rank above 0.
 absl::StatusOr<int> FuseGelus(OnnxGraph* graph);
 
 // A float MatMul of a rank-2 A and a constant 2-D B, read only by an Add of a constant bias
