@@ -1186,6 +1186,50 @@ absl::StatusOr<int> FuseGelus(OnnxGraph* graph) {
   return fused;
 }
 
+absl::StatusOr<int> FoldTransposesIntoMatMuls(OnnxGraph* graph) {
+  int folded = 0;
+  GraphIndex index = IndexGraph(graph);
+  absl::flat_hash_set<std::string> dropped;
+  for (NodeDef& mm : *graph->graph.mutable_node()) {
+    if (mm.op() != "BatchMatMulV2" || mm.input_size() != 2 || mm.attr().at("T").type() != DT_FLOAT ||
+        mm.attr().at("adj_y").b()) {
+      continue;
+    }
+    NodeDef* t = FloatProducer(index, mm.input(1), "Onnx>Transpose");
+    if (t == nullptr || !Internal(index, *t, 1) || dropped.contains(t->name())) continue;
+    auto shape = graph->shapes.find(Canonical(t->input(0)));
+    if (shape == graph->shapes.end() || shape->second.rank() < 2) continue;
+    const int rank = shape->second.rank();
+    std::vector<int64_t> perm(t->attr().at("perm").list().i().begin(), t->attr().at("perm").list().i().end());
+    if (perm.empty()) {
+      for (int i = rank - 1; i >= 0; --i) perm.push_back(i);
+    }
+    if (static_cast<int>(perm.size()) != rank) continue;
+    // Transpose(y, perm) is Transpose(y, perm') with its last two axes swapped, perm' = perm with
+    // its last two entries swapped. Worth it when perm moves y's innermost axis off the end and
+    // perm' keeps it there: rows then copy whole (or not at all, when perm' is the identity).
+    if (perm[rank - 2] != rank - 1) continue;
+    std::swap(perm[rank - 2], perm[rank - 1]);
+    bool identity = true;
+    for (int i = 0; i < rank; ++i) identity = identity && perm[i] == i;
+    (*mm.mutable_attr())["adj_y"].set_b(true);
+    if (identity) {
+      mm.set_input(1, t->input(0));
+      dropped.insert(t->name());
+    } else {
+      auto* list = (*t->mutable_attr())["perm"].mutable_list();
+      list->clear_i();
+      for (int64_t p : perm) list->add_i(p);
+      std::vector<int64_t> dims;
+      for (int i = 0; i < rank; ++i) dims.push_back(shape->second.dim(perm[i]));
+      graph->shapes[Canonical(t->name())] = PartialShape(dims);
+    }
+    ++folded;
+  }
+  if (!dropped.empty()) Rewire(&graph->graph, {}, dropped);
+  return folded;
+}
+
 const std::vector<OptimizerPass>& OptimizerPasses() {
   static const auto* passes = new std::vector<OptimizerPass>{
       {"constant_folding", "evaluate nodes of constant inputs (and Shape of static shapes) into Consts",
@@ -1196,6 +1240,8 @@ const std::vector<OptimizerPass>& OptimizerPasses() {
       {"fuse_gelu", "fuse GELUs spelled out with Erf or Tanh into Gelu nodes", FuseGelus},
       {"fuse_matmul_add", "fuse MatMuls of constant 2-D weights and the Adds of a constant bias into Gemms",
        FuseMatMulAdds},
+      {"fold_transpose_matmul", "fold a Transpose that swaps MatMul's right operand's last two axes into adj_y",
+       FoldTransposesIntoMatMuls},
       {"fold_batch_norms", "fold inference BatchNormalizations into the Convs, Gemms and MatMuls they follow",
        FoldBatchNormsIntoConvs},
       {"fuse_conv_activations", "fuse Relu, LeakyRelu, Clip, HardSwish, HardSigmoid, Sigmoid and Swish into Convs",

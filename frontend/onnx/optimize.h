@@ -66,6 +66,13 @@ absl::StatusOr<int> FuseGelus(OnnxGraph* graph);
 // B, C), [B, S, N]) under the Add's name, when at most one of its leading dims is unknown.
 absl::StatusOr<int> FuseMatMulAdds(OnnxGraph* graph);
 
+// A float MatMul's right operand made by a Transpose (read by nothing else) that moves its
+// input's innermost axis to second-to-last (attention's K^T: [S, B*H, d] -> [B*H, d, S], or
+// [B*H, S, d] -> [B*H, d, S]) reads the Transpose with its last two axes left in place and
+// sets adj_y, so BLAS reads the matrix transposed; the Transpose goes when nothing else is left
+// of it. The strided gather becomes whole-row copies or nothing.
+absl::StatusOr<int> FoldTransposesIntoMatMuls(OnnxGraph* graph);
+
 // A BatchNormalization in inference mode of a float Conv's output (the Conv read by nothing
 // else), with constant weights, bias and statistics, is folded into the Conv: new constant
 // weights and bias, scaled per output channel by scale / sqrt(var + epsilon). Readers of the

@@ -948,5 +948,41 @@ TEST(FuseGelusTest, ExportedGelusBecomeOneNode) {
   }
 }
 
+// Attention's Q K^T: a Transpose that moves K's innermost axis becomes adj_y on the MatMul.
+TEST(FoldTransposesIntoMatMulsTest, KTransposedBecomesAdjY) {
+  struct Case {
+    std::string name;
+    std::function<void(onnx::GraphProto*)> build;
+    int want_folded, want_transposes;
+  };
+  const std::vector<Case> cases = {
+      {"[B, S, d] -> [B, d, S]: no Transpose left", [](onnx::GraphProto* g) {
+         AddIntsAttr(AddNode(g, "Transpose", {"x"}, "kt"), "perm", {0, 2, 1});
+         AddNode(g, "MatMul", {"x", "kt"}, "y");
+       }, 1, 0},
+      {"[S, B, d] -> [B, d, S]: a row-copying Transpose to [B, S, d]", [](onnx::GraphProto* g) {
+         AddIntsAttr(AddNode(g, "Transpose", {"x"}, "q"), "perm", {1, 0, 2});
+         AddIntsAttr(AddNode(g, "Transpose", {"x"}, "kt"), "perm", {1, 2, 0});
+         AddNode(g, "MatMul", {"q", "kt"}, "y");
+       }, 1, 2},
+      {"K^T read twice", [](onnx::GraphProto* g) {
+         AddIntsAttr(AddNode(g, "Transpose", {"x"}, "kt"), "perm", {0, 2, 1});
+         AddNode(g, "MatMul", {"x", "kt"}, "s");
+         AddNode(g, "MatMul", {"kt", "s"}, "y");
+       }, 0, 1},
+      {"the innermost axis stays", [](onnx::GraphProto* g) {
+         AddIntsAttr(AddNode(g, "Transpose", {"x"}, "xt"), "perm", {1, 0, 2});
+         AddIntsAttr(AddNode(g, "Transpose", {"xt"}, "kt"), "perm", {0, 2, 1});
+         AddNode(g, "MatMul", {"xt", "kt"}, "y");
+       }, 1, 1},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    Imported both = ImportBothWays(SmallModel({4, 4, 5}, c.build, 3), {4, 4, 5});
+    EXPECT_EQ(Rewrites(both.optimized, "fold_transpose_matmul"), c.want_folded);
+    EXPECT_EQ(Count(both.optimized, "Onnx>Transpose"), c.want_transposes);
+  }
+}
+
 }  // namespace
 }  // namespace sluice
