@@ -160,7 +160,8 @@ struct ElementwiseFn {
   static constexpr int64_t kCost = 1;
   // oneDNN's vectorized version of the function for float, if it has one.
   static constexpr EltwiseAlgo kDnnl = EltwiseAlgo::kNone;
-  // Else a vectorized float array form of Sluice's own (fast_math.h), if it has one.
+  // Else a vectorized float array form of Sluice's own (fast_math.h), if it has one (a member
+  // when it depends on attrs).
   static constexpr bool kHasFloatArray = false;
   static void FloatArray(const float*, float*, int64_t) {}
 };
@@ -193,7 +194,7 @@ class UnaryOp : public OpKernel {
         if (DnnlEltwise(Fn::kDnnl, px + begin, po + begin, end - begin)) return;
       }
       if constexpr (std::is_same_v<T, float> && std::is_same_v<Out, float> && Fn::kHasFloatArray) {
-        Fn::FloatArray(px + begin, po + begin, end - begin);
+        fn.FloatArray(px + begin, po + begin, end - begin);
         return;
       }
       for (int64_t i = begin; i < end; ++i) po[i] = Out(fn(C(px[i])));

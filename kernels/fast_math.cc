@@ -26,6 +26,10 @@ SL_ARRAY_CLONES(Sigmoid, (float* v, int64_t n),
 SL_ARRAY_CLONES(Tanh, (float* v, int64_t n), for (int64_t i = 0; i < n; ++i) v[i] = FastTanh(v[i]);)
 SL_ARRAY_CLONES(Erf, (const float* x, float* y, int64_t n),
                 for (int64_t i = 0; i < n; ++i) y[i] = FastErf(x[i]);)
+SL_ARRAY_CLONES(Gelu, (const float* x, float* y, int64_t n),
+                for (int64_t i = 0; i < n; ++i) y[i] = FastGelu(x[i]);)
+SL_ARRAY_CLONES(GeluTanh, (const float* x, float* y, int64_t n),
+                for (int64_t i = 0; i < n; ++i) y[i] = FastGeluTanh(x[i]);)
 
 #undef SL_ARRAY_CLONES
 
@@ -48,6 +52,16 @@ void TanhInPlace(float* v, int64_t n) {
 
 void ErfArray(const float* x, float* y, int64_t n) {
   static const ErfFn fn = PickErf();
+  fn(x, y, n);
+}
+
+void GeluArray(const float* x, float* y, int64_t n) {
+  static const GeluFn fn = PickGelu();
+  fn(x, y, n);
+}
+
+void GeluTanhArray(const float* x, float* y, int64_t n) {
+  static const GeluTanhFn fn = PickGeluTanh();
   fn(x, y, n);
 }
 

@@ -71,12 +71,22 @@ inline float FastErf(float x) {
   return a < 0.5f ? series : far;
 }
 
+// GELU, x * Phi(x): 0.5 x (1 + erf(x / sqrt 2)), and its tanh fit
+// 0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3))).
+inline float FastGelu(float x) { return 0.5f * x * (1.0f + FastErf(x * 0.70710678118654752f)); }
+inline float FastGeluTanh(float x) {
+  return 0.5f * x * (1.0f + FastTanh(0.79788456080286536f * (x + 0.044715f * x * x * x)));
+}
+
 // v[i] = f(v[i]) for i < n.
 void ExpInPlace(float* v, int64_t n);
 void SigmoidInPlace(float* v, int64_t n);
 void TanhInPlace(float* v, int64_t n);
 // y[i] = erf(x[i]) for i < n; x and y may be the same.
 void ErfArray(const float* x, float* y, int64_t n);
+// y[i] = FastGelu(x[i]) or FastGeluTanh(x[i]) for i < n; x and y may be the same.
+void GeluArray(const float* x, float* y, int64_t n);
+void GeluTanhArray(const float* x, float* y, int64_t n);
 
 }  // namespace sluice
 

@@ -853,6 +853,29 @@ TEST(SoftmaxTest, LastAndMiddleAxes) {
   }
 }
 
+// Float rows of the last axis run their max and sum in eight partials: rows of 1, 8 and 19
+// values, the max in a partial's lane or in the remainder, against double arithmetic.
+TEST(SoftmaxTest, FloatRowsOfEveryLengthAgainstDouble) {
+  for (int64_t n : {1, 8, 19}) {
+    for (int64_t peak : {int64_t{0}, n / 2, n - 1}) {
+      std::vector<float> x(2 * n);
+      for (int64_t i = 0; i < 2 * n; ++i) x[i] = std::sin(0.9f * i) * 4 - 50 * (i >= n);
+      x[peak] = 9;
+      std::vector<float> want(2 * n);
+      for (int64_t r = 0; r < 2; ++r) {
+        double best = x[r * n], sum = 0;
+        for (int64_t i = 0; i < n; ++i) best = std::max(best, double{x[r * n + i]});
+        for (int64_t i = 0; i < n; ++i) sum += std::exp(x[r * n + i] - best);
+        for (int64_t i = 0; i < n; ++i) want[r * n + i] = float(std::exp(x[r * n + i] - best) / sum);
+      }
+      KernelTester t("Onnx>Softmax");
+      t.Input<float>({2, n}, x);
+      ASSERT_OK(t.Run());
+      t.ExpectOutput<float>(0, {2, n}, want);
+    }
+  }
+}
+
 TEST(CumSumTest, ExclusiveAndReverse) {
   const std::vector<float> x = {1, 2, 3, 4, 5, 6};
   struct Case {

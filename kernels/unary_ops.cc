@@ -157,13 +157,21 @@ struct HardSigmoidFn : ElementwiseFn {
   }
 };
 // x * Phi(x), Phi the standard normal CDF; approximate 'tanh' is the usual tanh fit of it.
-struct GeluFn : TranscendentalFn {
+struct GeluFn : TranscendentalFn {  // Float through FastGelu and FastGeluTanh (vectorized).
   bool tanh_fit = false;
   absl::Status Init(OpKernelConstruction* ctx) {
     std::string approximate;
     SL_RETURN_IF_ERROR(ctx->GetAttr("approximate", &approximate));
     tanh_fit = approximate == "tanh";
     return absl::OkStatus();
+  }
+  static constexpr bool kHasFloatArray = true;
+  void FloatArray(const float* x, float* y, int64_t n) const {
+    if (tanh_fit) {
+      GeluTanhArray(x, y, n);
+    } else {
+      GeluArray(x, y, n);
+    }
   }
   template <typename C> C operator()(C x) const {
     if (tanh_fit) {

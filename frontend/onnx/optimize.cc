@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <optional>
 #include <vector>
@@ -61,6 +62,7 @@ NodeDef ConstNode(const std::string& name, const std::string& device, const Tens
 struct GraphIndex {
   absl::flat_hash_map<std::string, NodeDef*> by_name;
   absl::flat_hash_map<std::string, int> consumers;
+  absl::flat_hash_map<std::string, std::vector<NodeDef*>> readers;  // Once per data input read.
   absl::flat_hash_set<std::string> protected_tensors;
 };
 
@@ -70,7 +72,10 @@ GraphIndex IndexGraph(OnnxGraph* graph) {
     index.by_name[n.name()] = &n;
     for (const std::string& in : n.input()) {
       auto id = ParseTensorName(in);
-      if (id.ok() && id->index != kControlSlot) ++index.consumers[TensorId{id->node, id->index}.ToString()];
+      if (!id.ok() || id->index == kControlSlot) continue;
+      const std::string t = TensorId{id->node, id->index}.ToString();
+      ++index.consumers[t];
+      index.readers[t].push_back(&n);
     }
   }
   for (const auto& out : graph->outputs) index.protected_tensors.insert(Canonical(out.tensor));
@@ -103,6 +108,34 @@ void Rewire(GraphDef* def, const absl::flat_hash_map<std::string, std::string>& 
     *kept.add_node() = std::move(n);
   }
   def->mutable_node()->Swap(kept.mutable_node());
+}
+
+// Drops the Consts in `candidates` that no node, graph input or graph output reads any more
+// (weights a rewrite replaced), so they hold no memory; and the nodes in `dropped`, whose readers
+// a rewrite already pointed elsewhere (their own reads do not keep a Const).
+void DropUnreadConsts(OnnxGraph* graph, const absl::flat_hash_set<std::string>& candidates,
+                      const absl::flat_hash_set<std::string>& dropped = {}) {
+  GraphDef& def = graph->graph;
+  absl::flat_hash_set<std::string> read;
+  for (const NodeDef& n : def.node()) {
+    if (dropped.contains(n.name())) continue;  // Its reads go with it.
+    for (const std::string& in : n.input()) {
+      auto id = ParseTensorName(in);
+      if (id.ok()) read.insert(id->node);
+    }
+  }
+  for (const auto& ends : {graph->inputs, graph->outputs}) {
+    for (const auto& e : ends) {
+      auto id = ParseTensorName(e.tensor);
+      if (id.ok()) read.insert(id->node);
+    }
+  }
+  absl::flat_hash_set<std::string> unread;
+  for (const NodeDef& n : def.node()) {
+    if (n.op() == "Const" && candidates.contains(n.name()) && !read.contains(n.name())) unread.insert(n.name());
+  }
+  unread.insert(dropped.begin(), dropped.end());
+  if (!unread.empty()) Rewire(&def, {}, unread);
 }
 
 }  // namespace
@@ -331,35 +364,19 @@ absl::StatusOr<int> FoldConstants(OnnxGraph* graph) {
   }
   for (NodeDef& n : added) *def.add_node() = std::move(n);
   // Constants that only folded nodes read hold no memory any more.
-  absl::flat_hash_set<std::string> read;
-  for (const NodeDef& n : def.node()) {
-    if (aliases.contains(n.name())) continue;  // Removed below.
-    for (const std::string& in : n.input()) {
-      auto id = ParseTensorName(in);
-      if (id.ok()) read.insert(id->node);
-    }
-  }
-  for (const auto& ends : {graph->inputs, graph->outputs}) {
-    for (const auto& e : ends) {
-      auto id = ParseTensorName(e.tensor);
-      if (id.ok()) read.insert(id->node);
-    }
-  }
-  absl::flat_hash_set<std::string> unread;
-  for (const NodeDef& n : def.node()) {
-    if (n.op() == "Const" && maybe_unread.contains(n.name()) && !read.contains(n.name())) unread.insert(n.name());
-  }
-  for (const auto& [node, source] : aliases) unread.insert(node);  // Its readers read source now.
-  Rewire(&def, {}, unread);
+  absl::flat_hash_set<std::string> aliased;  // Their readers read the source now.
+  for (const auto& [node, source] : aliases) aliased.insert(node);
+  DropUnreadConsts(graph, maybe_unread, aliased);
   return folded;
 }
 
 namespace {
 
-// The 2-D float BatchMatMulV2 (ONNX MatMul) of a rank-2 A and a constant 2-D B whose output
-// `tensor` is, read by that one node and not a graph output; B's value in `b`.
+// The 2-D float BatchMatMulV2 (ONNX MatMul) of a rank-2 A (any rank >= 2 if `batched_ok`) and
+// a constant 2-D B whose output `tensor` is, read by that one node and not a graph output; B's
+// value in `b`.
 NodeDef* ConstWeightMatMul(const OnnxGraph& graph, const GraphIndex& index, const std::string& tensor,
-                           std::optional<Tensor>* b) {
+                           std::optional<Tensor>* b, bool batched_ok = false) {
   auto src = ParseTensorName(tensor);
   if (!src.ok() || src->index != 0) return nullptr;
   auto it = index.by_name.find(src->node);
@@ -373,7 +390,9 @@ NodeDef* ConstWeightMatMul(const OnnxGraph& graph, const GraphIndex& index, cons
     return nullptr;
   }
   auto a_shape = graph.shapes.find(Canonical(mm->input(0)));
-  if (a_shape == graph.shapes.end() || a_shape->second.rank() != 2) return nullptr;
+  if (a_shape == graph.shapes.end() || a_shape->second.rank() < 2 || (a_shape->second.rank() > 2 && !batched_ok)) {
+    return nullptr;
+  }
   *b = ConstValue(index.by_name, mm->input(1));
   if (!*b || (*b)->dtype() != DT_FLOAT || (*b)->dims() != 2) return nullptr;
   return mm;
@@ -405,6 +424,9 @@ absl::StatusOr<int> FuseMatMulAdds(OnnxGraph* graph) {
   int fused = 0;
   GraphIndex index = IndexGraph(graph);
   absl::flat_hash_set<std::string> dropped;
+  // The Reshapes around batched Gemms, each to go right before the node it feeds.
+  absl::flat_hash_map<std::string, std::vector<NodeDef>> inserted;
+  absl::flat_hash_set<std::string> maybe_unread;  // Biases of rank 3 and more, reshaped.
   for (NodeDef& add : *graph->graph.mutable_node()) {
     if (add.op() != "Add" || add.input_size() != 2 || !add.attr().contains("T") ||
         add.attr().at("T").type() != DT_FLOAT) {
@@ -412,22 +434,95 @@ absl::StatusOr<int> FuseMatMulAdds(OnnxGraph* graph) {
     }
     for (int i = 0; i < 2; ++i) {
       std::optional<Tensor> b;
-      NodeDef* mm = ConstWeightMatMul(*graph, index, add.input(i), &b);
+      NodeDef* mm = ConstWeightMatMul(*graph, index, add.input(i), &b, /*batched_ok=*/true);
       std::optional<Tensor> bias = ConstValue(index.by_name, add.input(1 - i));
       if (mm == nullptr || dropped.contains(mm->name()) || !bias || bias->dtype() != DT_FLOAT) continue;
+      const PartialShape& a_shape = graph->shapes.at(Canonical(mm->input(0)));
+      const int rank = a_shape.rank();
       // A bias of one row (or one value) broadcasts over Gemm's rows as over the Add's.
-      const int64_t n = b->dim_size(1);
+      const int64_t k = b->dim_size(0), n = b->dim_size(1);
       const int64_t last = bias->dims() == 0 ? 1 : bias->dim_size(bias->dims() - 1);
-      const bool row = bias->dims() <= 2 && bias->NumElements() == last && (last == n || last == 1);
+      const bool row = bias->dims() <= rank && bias->NumElements() == last && (last == n || last == 1);
       if (!row) continue;
       const std::string a_in = mm->input(0), b_in = mm->input(1), c_in = add.input(1 - i);
+      if (rank == 2) {
+        dropped.insert(mm->name());
+        MakeGemm(&add, a_in, b_in, c_in, 1.0f, 1.0f, 0, 0);
+        ++fused;
+        break;
+      }
+      // [..., K] x [K, N]: the rows of A as one [rows, K] matrix (Reshape forwards the buffer),
+      // one Gemm, and the result's leading dims back. At most one leading dim may be unknown
+      // (-1 in the shape); a 0 would read as "copy the input's dim".
+      std::vector<int64_t> out_dims(a_shape.dims().begin(), a_shape.dims().end() - 1);
+      out_dims.push_back(n);
+      const int64_t a_k = a_shape.dim(rank - 1);
+      if (std::count(out_dims.begin(), out_dims.end(), -1) > 1 ||
+          std::count(out_dims.begin(), out_dims.end(), 0) > 0 || (a_k != k && a_k != -1)) {
+        continue;
+      }
+      const std::string flat_shape = absl::StrCat(add.name(), "/rows_shape"), flat = absl::StrCat(add.name(), "/rows");
+      const std::string gemm = absl::StrCat(add.name(), "/gemm"), out_shape = absl::StrCat(add.name(), "/out_shape");
+      bool taken = false;
+      for (const std::string& name : {flat_shape, flat, gemm, out_shape}) taken = taken || index.by_name.contains(name);
+      if (taken) continue;
+      auto reshape = [&](const std::string& name, const std::string& in, const std::string& shape) {
+        NodeDef r;
+        r.set_name(name);
+        r.set_op("Onnx>Reshape");
+        r.set_device(add.device());
+        r.add_input(in);
+        r.add_input(shape);
+        (*r.mutable_attr())["T"].set_type(DT_FLOAT);
+        (*r.mutable_attr())["allowzero"].set_i(0);
+        return r;
+      };
+      const auto int64_vector = [](const std::vector<int64_t>& v) {
+        Tensor t(DT_INT64, TensorShape({static_cast<int64_t>(v.size())}));
+        for (size_t j = 0; j < v.size(); ++j) t.flat<int64_t>()[j] = v[j];
+        return t;
+      };
+      std::vector<NodeDef>& before = inserted[add.name()];
+      std::string c = c_in;
+      if (bias->dims() > 2) {  // Gemm's C has rank 2 at most: the row alone.
+        c = absl::StrCat(add.name(), "/bias_row");
+        if (index.by_name.contains(c)) continue;
+        Tensor row_value(DT_FLOAT, TensorShape({last}));
+        std::copy_n(bias->data<float>(), last, row_value.data<float>());
+        before.push_back(ConstNode(c, add.device(), row_value));
+        maybe_unread.insert(ParseTensorName(c_in)->node);
+      }
+      before.push_back(ConstNode(flat_shape, add.device(), int64_vector({-1, k})));
+      before.push_back(reshape(flat, a_in, flat_shape));
+      NodeDef g;
+      g.set_name(gemm);
+      g.set_device(add.device());
+      MakeGemm(&g, flat, b_in, c, 1.0f, 1.0f, 0, 0);
+      before.push_back(std::move(g));
+      before.push_back(ConstNode(out_shape, add.device(), int64_vector(out_dims)));
+      int64_t rows = 1;
+      for (int d = 0; d + 1 < rank; ++d) rows = a_shape.dim(d) < 0 || rows < 0 ? -1 : rows * a_shape.dim(d);
+      graph->shapes[flat] = PartialShape(std::vector<int64_t>{rows, k});
+      graph->shapes[gemm] = PartialShape(std::vector<int64_t>{rows, n});
       dropped.insert(mm->name());
-      MakeGemm(&add, a_in, b_in, c_in, 1.0f, 1.0f, 0, 0);
+      add = reshape(add.name(), gemm, out_shape);
       ++fused;
       break;
     }
   }
   if (!dropped.empty()) Rewire(&graph->graph, {}, dropped);
+  if (!inserted.empty()) {
+    GraphDef ordered;
+    for (NodeDef& n : *graph->graph.mutable_node()) {
+      auto it = inserted.find(n.name());
+      if (it != inserted.end()) {
+        for (NodeDef& m : it->second) *ordered.add_node() = std::move(m);
+      }
+      *ordered.add_node() = std::move(n);
+    }
+    graph->graph.mutable_node()->Swap(ordered.mutable_node());
+  }
+  DropUnreadConsts(graph, maybe_unread);
   return fused;
 }
 
@@ -585,24 +680,7 @@ absl::StatusOr<int> FoldBatchNormsIntoConvs(OnnxGraph* graph) {
   Rewire(&def, renamed, {});
   for (NodeDef& n : added) *def.add_node() = std::move(n);
   // Constants no node reads any more (the unfolded weights and statistics) hold no memory.
-  absl::flat_hash_set<std::string> read;
-  for (const NodeDef& n : def.node()) {
-    for (const std::string& in : n.input()) {
-      auto id = ParseTensorName(in);
-      if (id.ok()) read.insert(id->node);
-    }
-  }
-  for (const auto& ends : {graph->inputs, graph->outputs}) {
-    for (const auto& e : ends) {
-      auto id = ParseTensorName(e.tensor);
-      if (id.ok()) read.insert(id->node);
-    }
-  }
-  absl::flat_hash_set<std::string> unread;
-  for (const NodeDef& n : def.node()) {
-    if (n.op() == "Const" && maybe_unread.contains(n.name()) && !read.contains(n.name())) unread.insert(n.name());
-  }
-  Rewire(&def, {}, unread);
+  DropUnreadConsts(graph, maybe_unread);
   return folded;
 }
 
@@ -856,13 +934,372 @@ absl::StatusOr<int> RemoveDeadNodes(OnnxGraph* graph) {
   return static_cast<int>(dead.size());
 }
 
+namespace {
+
+// Pattern matching for the fusions below: what the nodes torch exports spell out.
+
+// The node whose output 0 `tensor` is, if it is a float `op`.
+NodeDef* FloatProducer(const GraphIndex& index, const std::string& tensor, const char* op) {
+  auto id = ParseTensorName(tensor);
+  if (!id.ok() || id->index != 0) return nullptr;
+  auto it = index.by_name.find(id->node);
+  if (it == index.by_name.end()) return nullptr;
+  NodeDef* n = it->second;
+  if (n->op() != op) return nullptr;
+  auto t = n->attr().find("T");
+  return t != n->attr().end() && t->second.type() == DT_FLOAT ? n : nullptr;
+}
+
+// Whether a fusion may drop `n`: its output 0 is read by exactly `reads` data inputs and is no
+// graph output.
+bool Internal(const GraphIndex& index, const NodeDef& n, int reads) {
+  const std::string out = TensorId{n.name(), 0}.ToString();
+  auto it = index.consumers.find(out);
+  return it != index.consumers.end() && it->second == reads && !index.protected_tensors.contains(out);
+}
+
+// The one node reading output 0 of `n` (once), if it is a float `op`.
+NodeDef* SoleReader(const GraphIndex& index, const NodeDef& n, const char* op) {
+  if (!Internal(index, n, 1)) return nullptr;
+  NodeDef* r = index.readers.at(TensorId{n.name(), 0}.ToString())[0];
+  if (r->op() != op) return nullptr;
+  auto t = r->attr().find("T");
+  return t != r->attr().end() && t->second.type() == DT_FLOAT ? r : nullptr;
+}
+
+// The value of a one-element numeric constant (Pow's exponent may be an integer) of rank 0 or
+// 1, so that it broadcasts without raising the rank of a tensor of rank 1 or more.
+std::optional<double> ConstNumber(const GraphIndex& index, const std::string& tensor) {
+  std::optional<Tensor> v = ConstValue(index.by_name, tensor);
+  if (!v || v->NumElements() != 1 || v->dims() > 1) return std::nullopt;
+  switch (v->dtype()) {
+    case DT_FLOAT: return v->flat<float>()[0];
+    case DT_DOUBLE: return v->flat<double>()[0];
+    case DT_INT32: return v->flat<int32_t>()[0];
+    case DT_INT64: return static_cast<double>(v->flat<int64_t>()[0]);
+    default: return std::nullopt;
+  }
+}
+
+// Whether `tensor` is a one-element constant within float rounding of `want`.
+bool ConstNear(const GraphIndex& index, const std::string& tensor, double want) {
+  std::optional<double> v = ConstNumber(index, tensor);
+  return v && std::fabs(*v - want) <= 1e-6 * std::fabs(want);
+}
+
+bool SameTensor(const std::string& a, const std::string& b) { return Canonical(a) == Canonical(b); }
+
+// Of a two-input node, the index of the input that `pred` accepts (the first if both do), or -1.
+int InputWhere(const NodeDef& n, const std::function<bool(const std::string&)>& pred) {
+  if (n.input_size() != 2) return -1;
+  for (int i = 0; i < 2; ++i) {
+    if (pred(n.input(i))) return i;
+  }
+  return -1;
+}
+
+// The axis a ReduceMean with keepdims reduces, if it reduces exactly one (from its constant axes
+// input), as a negative index when `rank` is unknown (-1).
+std::optional<int64_t> ReducedAxis(const GraphIndex& index, const NodeDef& mean, int rank) {
+  auto keepdims = mean.attr().find("keepdims");  // Its default is true.
+  if (mean.input_size() != 2 || (keepdims != mean.attr().end() && !keepdims->second.b())) return std::nullopt;
+  std::optional<Tensor> axes = ConstValue(index.by_name, mean.input(1));
+  if (!axes || axes->dtype() != DT_INT64 || axes->NumElements() != 1) return std::nullopt;
+  int64_t axis = axes->flat<int64_t>()[0];
+  if (rank >= 0 && axis >= 0) axis -= rank;
+  return axis;
+}
+
+// A per-element constant of the normalized axis (LayerNormalization's scale or bias) from the
+// constant `tensor` that an element-wise op applied over the last axis of length `n`: one
+// value or n, in a shape that broadcasts over the last axis only.
+std::optional<Tensor> PerElement(const GraphIndex& index, const std::string& tensor, int64_t n, int rank) {
+  std::optional<Tensor> v = ConstValue(index.by_name, tensor);
+  if (!v || v->dtype() != DT_FLOAT || v->dims() > rank) return std::nullopt;
+  if (v->NumElements() != n && v->NumElements() != 1) return std::nullopt;
+  for (int i = 0; i + 1 < v->dims(); ++i) {
+    if (v->dim_size(i) != 1) return std::nullopt;
+  }
+  Tensor out(DT_FLOAT, TensorShape({n}));
+  for (int64_t i = 0; i < n; ++i) out.flat<float>()[i] = v->flat<float>()[v->NumElements() == 1 ? 0 : i];
+  return out;
+}
+
+}  // namespace
+
+absl::StatusOr<int> FuseLayerNorms(OnnxGraph* graph) {
+  int fused = 0;
+  GraphIndex index = IndexGraph(graph);
+  absl::flat_hash_set<std::string> dropped, maybe_unread;
+  std::vector<NodeDef> added;
+  for (NodeDef& div : *graph->graph.mutable_node()) {
+    // Div(d, Sqrt(Add(ReduceMean(d * d), eps))) with d = Sub(x, ReduceMean(x)).
+    if (div.op() != "Div" || div.input_size() != 2 || div.attr().at("T").type() != DT_FLOAT) continue;
+    NodeDef* sub = FloatProducer(index, div.input(0), "Sub");
+    NodeDef* sqrt = FloatProducer(index, div.input(1), "Sqrt");
+    if (sub == nullptr || sqrt == nullptr || !Internal(index, *sqrt, 1)) continue;
+    NodeDef* add_eps = FloatProducer(index, sqrt->input(0), "Add");
+    if (add_eps == nullptr || !Internal(index, *add_eps, 1)) continue;
+    const int eps_at = InputWhere(*add_eps, [&](const std::string& t) { return ConstNumber(index, t).has_value(); });
+    if (eps_at < 0) continue;
+    const double epsilon = *ConstNumber(index, add_eps->input(eps_at));
+    NodeDef* var = FloatProducer(index, add_eps->input(1 - eps_at), "Onnx>ReduceMean");
+    NodeDef* mean = FloatProducer(index, sub->input(1), "Onnx>ReduceMean");
+    if (var == nullptr || mean == nullptr || !Internal(index, *var, 1) || !Internal(index, *mean, 1) ||
+        !SameTensor(mean->input(0), sub->input(0))) {
+      continue;
+    }
+    NodeDef* square = FloatProducer(index, var->input(0), "Pow");
+    int d_reads = 2;  // The square's and the Div's.
+    if (square != nullptr) {
+      if (!SameTensor(square->input(0), div.input(0)) || !ConstNear(index, square->input(1), 2.0)) continue;
+    } else {
+      square = FloatProducer(index, var->input(0), "Mul");
+      if (square == nullptr || !SameTensor(square->input(0), div.input(0)) ||
+          !SameTensor(square->input(1), div.input(0))) {
+        continue;
+      }
+      d_reads = 3;
+    }
+    if (!Internal(index, *square, 1) || !Internal(index, *sub, d_reads)) continue;
+    // Both means over the last axis, whose length must be known for the scale and bias.
+    const std::string x = sub->input(0);
+    auto x_shape = graph->shapes.find(Canonical(x));
+    if (x_shape == graph->shapes.end() || x_shape->second.rank() < 1) continue;
+    const int rank = x_shape->second.rank();
+    const int64_t n = x_shape->second.dim(rank - 1);
+    const std::optional<int64_t> axis = ReducedAxis(index, *mean, rank);
+    if (n < 1 || !axis || *axis != -1 || ReducedAxis(index, *var, rank) != axis) continue;
+    // Then, optionally, Mul by a constant scale and Add of a constant bias.
+    const auto other_input = [](const NodeDef& n, const NodeDef& of) {
+      return InputWhere(n, [&](const std::string& t) { return !SameTensor(t, of.name()); });
+    };
+    std::optional<Tensor> scale, bias;
+    NodeDef* mul = SoleReader(index, div, "Mul");
+    if (mul != nullptr) {
+      const int at = other_input(*mul, div);
+      if (at < 0 || !(scale = PerElement(index, mul->input(at), n, rank))) mul = nullptr;
+    }
+    NodeDef* add = mul != nullptr ? SoleReader(index, *mul, "Add") : nullptr;
+    if (add != nullptr) {
+      const int at = other_input(*add, *mul);
+      if (at < 0 || !(bias = PerElement(index, add->input(at), n, rank))) add = nullptr;
+    }
+    NodeDef* last = add != nullptr ? add : mul != nullptr ? mul : &div;
+    const std::string scale_name = absl::StrCat(last->name(), "/layer_norm_scale");
+    const std::string bias_name = absl::StrCat(last->name(), "/layer_norm_bias");
+    if (index.by_name.contains(scale_name) || index.by_name.contains(bias_name)) continue;
+    if (!scale) {
+      scale = Tensor(DT_FLOAT, TensorShape({n}));
+      for (int64_t i = 0; i < n; ++i) scale->flat<float>()[i] = 1.0f;
+    }
+    for (NodeDef* d : {mean, sub, square, var, add_eps, sqrt, &div, mul, add}) {
+      if (d == nullptr || d == last) continue;
+      dropped.insert(d->name());
+      for (const std::string& in : d->input()) maybe_unread.insert(ParseTensorName(in)->node);
+    }
+    // The last node becomes the normalization under its own name (output 0 is y).
+    for (const std::string& in : last->input()) maybe_unread.insert(ParseTensorName(in)->node);
+    NodeDef ln;
+    ln.set_name(last->name());
+    ln.set_op("Onnx>LayerNormalization");
+    ln.set_device(last->device());
+    ln.add_input(x);
+    ln.add_input(scale_name);
+    added.push_back(ConstNode(scale_name, last->device(), *scale));
+    auto& attr = *ln.mutable_attr();
+    attr["Tb"].mutable_list();
+    if (bias) {
+      ln.add_input(bias_name);
+      added.push_back(ConstNode(bias_name, last->device(), *bias));
+      attr["Tb"].mutable_list()->add_type(DT_FLOAT);
+    }
+    attr["T"].set_type(DT_FLOAT);
+    attr["U"].set_type(DT_FLOAT);
+    attr["axis"].set_i(-1);
+    attr["epsilon"].set_f(static_cast<float>(epsilon));
+    attr["stash_type"].set_i(1);
+    *last = std::move(ln);
+    ++fused;
+  }
+  if (fused == 0) return 0;
+  Rewire(&graph->graph, {}, dropped);
+  for (NodeDef& n : added) *graph->graph.add_node() = std::move(n);
+  DropUnreadConsts(graph, maybe_unread);
+  return fused;
+}
+
+namespace {
+
+// The x of torch's tanh GELU inside Tanh: Mul(sqrt(2/pi), Add(x, Mul(0.044715, x^3))), each
+// Mul and Add in either order; the nodes it spans go to `span`.
+std::optional<std::string> TanhGeluArgument(const GraphIndex& index, const NodeDef& tanh,
+                                            std::vector<NodeDef*>* span) {
+  NodeDef* scaled = FloatProducer(index, tanh.input(0), "Mul");
+  if (scaled == nullptr || !Internal(index, *scaled, 1)) return std::nullopt;
+  const int k_at = InputWhere(*scaled, [&](const std::string& t) { return ConstNear(index, t, 0.7978845608028654); });
+  if (k_at < 0) return std::nullopt;
+  NodeDef* sum = FloatProducer(index, scaled->input(1 - k_at), "Add");
+  if (sum == nullptr || !Internal(index, *sum, 1)) return std::nullopt;
+  for (int i = 0; i < 2; ++i) {
+    NodeDef* cubic = FloatProducer(index, sum->input(1 - i), "Mul");
+    if (cubic == nullptr || !Internal(index, *cubic, 1)) continue;
+    const int c_at = InputWhere(*cubic, [&](const std::string& t) { return ConstNear(index, t, 0.044715); });
+    if (c_at < 0) continue;
+    const std::string& x = sum->input(i);
+    const std::string& cube_out = cubic->input(1 - c_at);
+    const auto is_x = [&](const std::string& t) { return SameTensor(t, x); };
+    // x^3 as Pow(x, 3), or as torch writes it, Mul(x, Mul(x, x)) in either order.
+    if (NodeDef* pow = FloatProducer(index, cube_out, "Pow")) {
+      if (!Internal(index, *pow, 1) || !is_x(pow->input(0)) || !ConstNear(index, pow->input(1), 3.0)) continue;
+      span->insert(span->end(), {scaled, sum, cubic, pow});
+      return x;
+    }
+    NodeDef* cube = FloatProducer(index, cube_out, "Mul");
+    const int x_at = cube == nullptr ? -1 : InputWhere(*cube, is_x);
+    NodeDef* square = x_at < 0 ? nullptr : FloatProducer(index, cube->input(1 - x_at), "Mul");
+    if (square == nullptr || !Internal(index, *cube, 1) || !Internal(index, *square, 1) ||
+        !is_x(square->input(0)) || !is_x(square->input(1))) {
+      continue;
+    }
+    span->insert(span->end(), {scaled, sum, cubic, cube, square});
+    return x;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+absl::StatusOr<int> FuseGelus(OnnxGraph* graph) {
+  int fused = 0;
+  GraphIndex index = IndexGraph(graph);
+  absl::flat_hash_set<std::string> dropped, maybe_unread;
+  for (NodeDef& core : *graph->graph.mutable_node()) {
+    // Erf(x / sqrt(2)) (or x * 1/sqrt(2)), or Tanh of the tanh form's argument.
+    const bool erf = core.op() == "Erf";
+    if ((!erf && core.op() != "Tanh") || core.input_size() != 1 || core.attr().at("T").type() != DT_FLOAT) continue;
+    std::vector<NodeDef*> span = {&core};
+    std::optional<std::string> x;
+    if (erf) {
+      if (NodeDef* div = FloatProducer(index, core.input(0), "Div")) {
+        if (Internal(index, *div, 1) && ConstNear(index, div->input(1), M_SQRT2)) x = div->input(0);
+        span.push_back(div);
+      } else if (NodeDef* mul = FloatProducer(index, core.input(0), "Mul")) {
+        const int at = InputWhere(*mul, [&](const std::string& t) { return ConstNear(index, t, M_SQRT1_2); });
+        if (at >= 0 && Internal(index, *mul, 1)) x = mul->input(1 - at);
+        span.push_back(mul);
+      }
+    } else {
+      x = TanhGeluArgument(index, core, &span);
+    }
+    // x of rank 0 would take the rank of a [1] constant.
+    auto x_shape = x ? graph->shapes.find(Canonical(*x)) : graph->shapes.end();
+    if (x_shape == graph->shapes.end() || x_shape->second.rank() < 1) continue;
+    // Then Add(core, 1), and the product of that, x and 0.5 in any of the three groupings.
+    NodeDef* one_plus = SoleReader(index, core, "Add");
+    if (one_plus == nullptr ||
+        InputWhere(*one_plus, [&](const std::string& t) { return ConstNear(index, t, 1.0); }) < 0) {
+      continue;
+    }
+    span.push_back(one_plus);
+    NodeDef* product = SoleReader(index, *one_plus, "Mul");
+    if (product == nullptr) continue;
+    const std::string& other = product->input(SameTensor(product->input(0), one_plus->name()) ? 1 : 0);
+    const auto is_half = [&](const std::string& t) { return ConstNear(index, t, 0.5); };
+    const auto is_x = [&](const std::string& t) { return SameTensor(t, *x); };
+    NodeDef* y = nullptr;
+    if (is_x(other)) {  // (x * (1 + erf)) * 0.5
+      y = SoleReader(index, *product, "Mul");
+      if (y != nullptr && InputWhere(*y, is_half) < 0) y = nullptr;
+      span.push_back(product);
+    } else if (is_half(other)) {  // x * ((1 + erf) * 0.5)
+      y = SoleReader(index, *product, "Mul");
+      if (y != nullptr && InputWhere(*y, is_x) < 0) y = nullptr;
+      span.push_back(product);
+    } else if (NodeDef* half_x = FloatProducer(index, other, "Mul")) {  // (x * 0.5) * (1 + erf)
+      if (Internal(index, *half_x, 1) && InputWhere(*half_x, is_half) >= 0 && InputWhere(*half_x, is_x) >= 0) {
+        y = product;
+        span.push_back(half_x);
+      }
+    }
+    if (y == nullptr) continue;
+    for (NodeDef* n : span) {
+      dropped.insert(n->name());
+      for (const std::string& in : n->input()) maybe_unread.insert(ParseTensorName(in)->node);
+    }
+    for (const std::string& in : y->input()) maybe_unread.insert(ParseTensorName(in)->node);
+    NodeDef gelu;
+    gelu.set_name(y->name());
+    gelu.set_op("Onnx>Gelu");
+    gelu.set_device(y->device());
+    gelu.add_input(*x);
+    (*gelu.mutable_attr())["T"].set_type(DT_FLOAT);
+    (*gelu.mutable_attr())["approximate"].set_s(erf ? "none" : "tanh");
+    *y = std::move(gelu);
+    ++fused;
+  }
+  if (fused == 0) return 0;
+  Rewire(&graph->graph, {}, dropped);
+  DropUnreadConsts(graph, maybe_unread);
+  return fused;
+}
+
+absl::StatusOr<int> FoldTransposesIntoMatMuls(OnnxGraph* graph) {
+  int folded = 0;
+  GraphIndex index = IndexGraph(graph);
+  absl::flat_hash_set<std::string> dropped;
+  for (NodeDef& mm : *graph->graph.mutable_node()) {
+    if (mm.op() != "BatchMatMulV2" || mm.input_size() != 2 || mm.attr().at("T").type() != DT_FLOAT ||
+        mm.attr().at("adj_y").b()) {
+      continue;
+    }
+    NodeDef* t = FloatProducer(index, mm.input(1), "Onnx>Transpose");
+    if (t == nullptr || !Internal(index, *t, 1) || dropped.contains(t->name())) continue;
+    auto shape = graph->shapes.find(Canonical(t->input(0)));
+    if (shape == graph->shapes.end() || shape->second.rank() < 2) continue;
+    const int rank = shape->second.rank();
+    std::vector<int64_t> perm(t->attr().at("perm").list().i().begin(), t->attr().at("perm").list().i().end());
+    if (perm.empty()) {
+      for (int i = rank - 1; i >= 0; --i) perm.push_back(i);
+    }
+    if (static_cast<int>(perm.size()) != rank) continue;
+    // Transpose(y, perm) is Transpose(y, perm') with its last two axes swapped, perm' = perm with
+    // its last two entries swapped. Worth it when perm moves y's innermost axis off the end and
+    // perm' keeps it there: rows then copy whole (or not at all, when perm' is the identity).
+    if (perm[rank - 2] != rank - 1) continue;
+    std::swap(perm[rank - 2], perm[rank - 1]);
+    bool identity = true;
+    for (int i = 0; i < rank; ++i) identity = identity && perm[i] == i;
+    (*mm.mutable_attr())["adj_y"].set_b(true);
+    if (identity) {
+      mm.set_input(1, t->input(0));
+      dropped.insert(t->name());
+    } else {
+      auto* list = (*t->mutable_attr())["perm"].mutable_list();
+      list->clear_i();
+      for (int64_t p : perm) list->add_i(p);
+      std::vector<int64_t> dims;
+      for (int i = 0; i < rank; ++i) dims.push_back(shape->second.dim(perm[i]));
+      graph->shapes[Canonical(t->name())] = PartialShape(dims);
+    }
+    ++folded;
+  }
+  if (!dropped.empty()) Rewire(&graph->graph, {}, dropped);
+  return folded;
+}
+
 const std::vector<OptimizerPass>& OptimizerPasses() {
   static const auto* passes = new std::vector<OptimizerPass>{
       {"constant_folding", "evaluate nodes of constant inputs (and Shape of static shapes) into Consts",
        FoldConstants},
       {"remove_dead_nodes", "drop nodes no output, input or stateful node needs", RemoveDeadNodes},
-      {"fuse_matmul_add", "fuse 2-D MatMuls of constant weights and the Adds of a constant bias into Gemms",
+      {"fuse_layer_norm", "fuse LayerNorms spelled out as ReduceMean, Sub, Pow, Sqrt, Div, Mul and Add",
+       FuseLayerNorms},
+      {"fuse_gelu", "fuse GELUs spelled out with Erf or Tanh into Gelu nodes", FuseGelus},
+      {"fuse_matmul_add", "fuse MatMuls of constant 2-D weights and the Adds of a constant bias into Gemms",
        FuseMatMulAdds},
+      {"fold_transpose_matmul", "fold a Transpose that swaps MatMul's right operand's last two axes into adj_y",
+       FoldTransposesIntoMatMuls},
       {"fold_batch_norms", "fold inference BatchNormalizations into the Convs, Gemms and MatMuls they follow",
        FoldBatchNormsIntoConvs},
       {"fuse_conv_activations", "fuse Relu, LeakyRelu, Clip, HardSwish, HardSigmoid, Sigmoid and Swish into Convs",

@@ -45,10 +45,33 @@ absl::StatusOr<int> FoldConstants(OnnxGraph* graph);
 // graph's inputs and stateful nodes.
 absl::StatusOr<int> RemoveDeadNodes(OnnxGraph* graph);
 
+// LayerNorm as torch exports it below opset 17, over the last axis of a float x whose length
+// is known: d = Sub(x, ReduceMean(x)); Div(d, Sqrt(Add(ReduceMean(Pow(d, 2) or Mul(d, d)),
+// eps))), then optionally Mul by a constant scale and Add of a constant bias (one value or one
+// per element, either operand order), becomes one LayerNormalization under the last node's name.
+// Every node in between must be read only inside the pattern. Statistics then accumulate in
+// double, as the kernel does.
+absl::StatusOr<int> FuseLayerNorms(OnnxGraph* graph);
+
+// GELU spelled out, float: Erf(x / sqrt(2)) or Erf(x * (1 / sqrt(2))), or torch's tanh form
+// Tanh(sqrt(2 / pi) * (x + 0.044715 * x^3)) with x^3 as Pow(x, 3) or Mul(x, Mul(x, x)); then
+// Add 1 and Mul by x and 0.5 in any grouping and operand order. It becomes one Gelu
+// (approximate "none" or "tanh") under the last Mul's name; x must have a known rank above 0.
+absl::StatusOr<int> FuseGelus(OnnxGraph* graph);
+
 // A float MatMul of a rank-2 A and a constant 2-D B, read only by an Add of a constant bias
 // that broadcasts as one row ([N], [1, N], [1] or a scalar), becomes one Gemm (one BLAS call
-// with beta = 1) under the Add's name; the MatMul goes.
+// with beta = 1) under the Add's name; the MatMul goes. A of rank above 2 ([B, S, K], a
+// transformer's linear layer) is reshaped to its rows first, Reshape(Gemm(Reshape(A, [-1, K]),
+// B, C), [B, S, N]) under the Add's name, when at most one of its leading dims is unknown.
 absl::StatusOr<int> FuseMatMulAdds(OnnxGraph* graph);
+
+// A float MatMul's right operand made by a Transpose (read by nothing else) that moves its
+// input's innermost axis to second-to-last (attention's K^T: [S, B*H, d] -> [B*H, d, S], or
+// [B*H, S, d] -> [B*H, d, S]) reads the Transpose with its last two axes left in place and
+// sets adj_y, so BLAS reads the matrix transposed; the Transpose goes when nothing else is left
+// of it. The strided gather becomes whole-row copies or nothing.
+absl::StatusOr<int> FoldTransposesIntoMatMuls(OnnxGraph* graph);
 
 // A BatchNormalization in inference mode of a float Conv's output (the Conv read by nothing
 // else), with constant weights, bias and statistics, is folded into the Conv: new constant

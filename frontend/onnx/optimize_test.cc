@@ -730,11 +730,36 @@ TEST(FuseMatMulAddsTest, MatMulOfConstantWeightsAndBiasAddBecomesGemm) {
       EXPECT_EQ(Rewrites(both.optimized, "fuse_matmul_add"), 1);
     }
   }
-  // A bias of full rows ([3, 5]) is not one row; a 3-D x is not Gemm's.
+  // A bias of full rows ([3, 5]) is not one row.
   Imported full = ImportBothWays(SmallModel({3, 4}, build(false, {3, 5})), {3, 4});
   EXPECT_EQ(Count(full.optimized, "Onnx>Gemm"), 0);
-  Imported batched = ImportBothWays(SmallModel({2, 3, 4}, build(false, {5}), 3), {2, 3, 4});
-  EXPECT_EQ(Count(batched.optimized, "Onnx>Gemm"), 0);
+}
+
+// A 3-D x [2, 3, 4] (a transformer's linear layer): its 6 rows go through one Gemm between
+// Reshapes, and y keeps its name and shape.
+TEST(FuseMatMulAddsTest, BatchedMatMulOfConstantWeightsBecomesGemmOfRows) {
+  for (std::vector<int64_t> bias_dims : {std::vector<int64_t>{5}, {1, 1, 5}}) {
+    auto model = SmallModel({2, 3, 4}, [&](onnx::GraphProto* g) {
+      AddTensorInitializer(g, "w", onnx::TensorProto::FLOAT, {4, 5}, Ramp(20, 1));
+      AddTensorInitializer(g, "b", onnx::TensorProto::FLOAT, bias_dims, Ramp(5, 0.5));
+      AddNode(g, "MatMul", {"x", "w"}, "m");
+      AddNode(g, "Add", {"b", "m"}, "y");
+    }, 3);
+    Imported both = ImportBothWays(model, {2, 3, 4});
+    EXPECT_EQ(Count(both.optimized, "Onnx>Gemm"), 1);
+    EXPECT_EQ(Count(both.optimized, "BatchMatMulV2"), 0);
+    EXPECT_EQ(Count(both.optimized, "Add"), 0);
+    EXPECT_EQ(Count(both.optimized, "Onnx>Reshape"), 2);
+    EXPECT_EQ(Rewrites(both.optimized, "fuse_matmul_add"), 1);
+  }
+  // A bias of a row per batch ([2, 1, 5]) is not one row.
+  auto per_batch = SmallModel({2, 3, 4}, [](onnx::GraphProto* g) {
+    AddTensorInitializer(g, "w", onnx::TensorProto::FLOAT, {4, 5}, Ramp(20, 1));
+    AddTensorInitializer(g, "b", onnx::TensorProto::FLOAT, {2, 1, 5}, Ramp(10, 0.5));
+    AddNode(g, "MatMul", {"x", "w"}, "m");
+    AddNode(g, "Add", {"m", "b"}, "y");
+  }, 3);
+  EXPECT_EQ(Count(ImportBothWays(per_batch, {2, 3, 4}).optimized, "Onnx>Gemm"), 0);
 }
 
 // The MatMul's result read elsewhere too stays a MatMul.
@@ -804,6 +829,248 @@ TEST(FoldBatchNormsIntoGemmsTest, FoldedGraphsComputeWhatUnfoldedOnesDo) {
     EXPECT_EQ(Count(both.optimized, "Onnx>Gemm"), c.want_gemms);
     EXPECT_EQ(Count(both.optimized, "Onnx>BatchNormalization"), c.want_bns);
     EXPECT_EQ(both.optimized.outputs[0].name, "y");
+  }
+}
+
+// --- LayerNorm and GELU spelled out ---
+
+void AddIntsAttr(onnx::NodeProto* n, const std::string& name, std::vector<int64_t> v) {
+  onnx::AttributeProto* a = n->add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::INTS);
+  for (int64_t i : v) a->add_ints(i);
+}
+
+// ReduceMean over `axis` with keepdims, its axes an attribute before opset 18 and an input since.
+void AddMean(onnx::GraphProto* g, int opset, const std::string& in, const std::string& out, int64_t axis) {
+  if (opset >= 18) {
+    AddTensorInitializer(g, out + "_axes", onnx::TensorProto::INT64, {1}, {static_cast<double>(axis)});
+    AddNode(g, "ReduceMean", {in, out + "_axes"}, out);
+  } else {
+    AddIntsAttr(AddNode(g, "ReduceMean", {in}, out), "axes", {axis});
+  }
+}
+
+onnx::ModelProto WithOpset(onnx::ModelProto m, int opset) {
+  m.mutable_opset_import(0)->set_version(opset);
+  return m;
+}
+
+struct LayerNormCase {
+  std::string name;
+  int opset = 13;
+  bool mul_square = false, scale = true, bias = true, swap = false;
+  int64_t axis = -1;
+  int want_fused = 1;
+};
+
+// x [2, 3, 8] normalized over its last axis as torch's LayerNorm exports below opset 17.
+onnx::ModelProto LayerNormModel(const LayerNormCase& c) {
+  return WithOpset(SmallModel({2, 3, 8}, [&](onnx::GraphProto* g) {
+    AddMean(g, c.opset, "x", "mean", c.axis);
+    AddNode(g, "Sub", {"x", "mean"}, "d");
+    if (c.mul_square) {
+      AddNode(g, "Mul", {"d", "d"}, "sq");
+    } else {
+      AddTensorInitializer(g, "two", onnx::TensorProto::FLOAT, {}, {2});
+      AddNode(g, "Pow", {"d", "two"}, "sq");
+    }
+    AddMean(g, c.opset, "sq", "var", c.axis);
+    AddTensorInitializer(g, "eps", onnx::TensorProto::FLOAT, {}, {1e-5});
+    AddNode(g, "Add", c.swap ? std::vector<std::string>{"eps", "var"} : std::vector<std::string>{"var", "eps"}, "ve");
+    AddNode(g, "Sqrt", {"ve"}, "std");
+    std::string y = (c.scale || c.bias) ? "n" : "y";
+    AddNode(g, "Div", {"d", "std"}, y);
+    if (c.scale) {
+      AddTensorInitializer(g, "gamma", onnx::TensorProto::FLOAT, {8}, Ramp(8, 1.5));
+      const std::string out = c.bias ? "scaled" : "y";
+      AddNode(g, "Mul", c.swap ? std::vector<std::string>{"gamma", y} : std::vector<std::string>{y, "gamma"}, out);
+      y = out;
+    }
+    if (c.bias) {
+      AddTensorInitializer(g, "beta", onnx::TensorProto::FLOAT, {1, 8}, Ramp(8, 0.5));
+      AddNode(g, "Add", c.swap ? std::vector<std::string>{"beta", y} : std::vector<std::string>{y, "beta"}, "y");
+    }
+  }, 3), c.opset);
+}
+
+TEST(FuseLayerNormsTest, ExportedLayerNormsBecomeOneNode) {
+  std::vector<LayerNormCase> cases = {
+      {"opset 13, axes attr"},
+      {"opset 18, axes input", 18},
+      {"Mul(d, d), operands swapped", 13, true, true, true, true},
+      {"no bias", 13, false, true, false},
+      {"no scale or bias", 18, false, false, false},
+      {"last axis as 2", 13, false, true, true, false, 2},
+      // Over the middle axis: not LayerNormalization's last-axis form.
+      {"axis 1", 13, false, true, true, false, 1, 0},
+  };
+  for (const LayerNormCase& c : cases) {
+    SCOPED_TRACE(c.name);
+    Imported both = ImportBothWays(LayerNormModel(c), {2, 3, 8}, 1e-5f);
+    EXPECT_EQ(Count(both.optimized, "Onnx>LayerNormalization"), c.want_fused);
+    EXPECT_EQ(Rewrites(both.optimized, "fuse_layer_norm"), c.want_fused);
+    if (c.want_fused == 1) {
+      EXPECT_EQ(Count(both.optimized, "Onnx>ReduceMean"), 0);
+      EXPECT_EQ(Count(both.optimized, "Sqrt"), 0);
+      EXPECT_EQ(Count(both.optimized, "Add"), 0);
+      EXPECT_EQ(Count(both.optimized, "Const"), c.bias ? 2 : 1);  // The new scale and bias only.
+    }
+    EXPECT_EQ(both.optimized.outputs[0].name, "y");
+  }
+}
+
+// A mean (or difference) read outside the pattern stays as it is.
+TEST(FuseLayerNormsTest, StatisticsReadElsewhereAreNotFused) {
+  auto model = SmallModel({2, 3, 8}, [](onnx::GraphProto* g) {
+    AddMean(g, 13, "x", "mean", -1);
+    AddNode(g, "Sub", {"x", "mean"}, "d");
+    AddNode(g, "Mul", {"d", "d"}, "sq");
+    AddMean(g, 13, "sq", "var", -1);
+    AddTensorInitializer(g, "eps", onnx::TensorProto::FLOAT, {}, {1e-5});
+    AddNode(g, "Add", {"var", "eps"}, "ve");
+    AddNode(g, "Sqrt", {"ve"}, "std");
+    AddNode(g, "Div", {"d", "std"}, "n");
+    AddNode(g, "Add", {"n", "mean"}, "y");
+  }, 3);
+  Imported both = ImportBothWays(model, {2, 3, 8});
+  EXPECT_EQ(Count(both.optimized, "Onnx>LayerNormalization"), 0);
+}
+
+struct GeluCase {
+  std::string name;
+  std::function<void(onnx::GraphProto*)> build;
+  std::string want_approximate;  // "" when nothing fuses.
+};
+
+TEST(FuseGelusTest, ExportedGelusBecomeOneNode) {
+  auto scalar = [](onnx::GraphProto* g, const std::string& name, double v) {
+    AddTensorInitializer(g, name, onnx::TensorProto::FLOAT, {}, {v});
+  };
+  // Erf(x / sqrt(2)) or Erf(x * sqrt(1/2)), then + 1.
+  auto erf_one = [&](onnx::GraphProto* g, bool by_mul) {
+    if (by_mul) {
+      scalar(g, "k", M_SQRT1_2);
+      AddNode(g, "Mul", {"k", "x"}, "s");
+    } else {
+      scalar(g, "k", 1.4142135381698608);  // torch's float sqrt(2)
+      AddNode(g, "Div", {"x", "k"}, "s");
+    }
+    AddNode(g, "Erf", {"s"}, "e");
+    scalar(g, "one", 1);
+    scalar(g, "half", 0.5);
+    AddNode(g, "Add", {"e", "one"}, "a");
+  };
+  const std::vector<GeluCase> cases = {
+      {"torch: (x * (1 + erf)) * 0.5", [&](onnx::GraphProto* g) {
+         erf_one(g, false);
+         AddNode(g, "Mul", {"x", "a"}, "p");
+         AddNode(g, "Mul", {"p", "half"}, "y");
+       }, "none"},
+      {"(0.5 * x) * (1 + erf), Mul by 1/sqrt(2)", [&](onnx::GraphProto* g) {
+         erf_one(g, true);
+         AddNode(g, "Mul", {"half", "x"}, "h");
+         AddNode(g, "Mul", {"h", "a"}, "y");
+       }, "none"},
+      {"x * ((1 + erf) * 0.5)", [&](onnx::GraphProto* g) {
+         erf_one(g, false);
+         AddNode(g, "Mul", {"a", "half"}, "p");
+         AddNode(g, "Mul", {"p", "x"}, "y");
+       }, "none"},
+      {"tanh form", [&](onnx::GraphProto* g) {
+         scalar(g, "three", 3);
+         scalar(g, "c", 0.044715);
+         scalar(g, "k", 0.7978845608028654);
+         scalar(g, "one", 1);
+         scalar(g, "half", 0.5);
+         AddNode(g, "Pow", {"x", "three"}, "cube");
+         AddNode(g, "Mul", {"cube", "c"}, "cubic");
+         AddNode(g, "Add", {"x", "cubic"}, "sum");
+         AddNode(g, "Mul", {"k", "sum"}, "arg");
+         AddNode(g, "Tanh", {"arg"}, "t");
+         AddNode(g, "Add", {"one", "t"}, "a");
+         AddNode(g, "Mul", {"x", "a"}, "p");
+         AddNode(g, "Mul", {"half", "p"}, "y");
+       }, "tanh"},
+      {"tanh form as torch exports it, x^3 as x * (x * x)", [&](onnx::GraphProto* g) {
+         scalar(g, "c", 0.044715);
+         scalar(g, "k", 0.7978845608028654);
+         scalar(g, "one", 1);
+         scalar(g, "half", 0.5);
+         AddNode(g, "Mul", {"x", "x"}, "square");
+         AddNode(g, "Mul", {"x", "square"}, "cube");
+         AddNode(g, "Mul", {"c", "cube"}, "cubic");
+         AddNode(g, "Add", {"x", "cubic"}, "sum");
+         AddNode(g, "Mul", {"k", "sum"}, "arg");
+         AddNode(g, "Tanh", {"arg"}, "t");
+         AddNode(g, "Add", {"one", "t"}, "a");
+         AddNode(g, "Mul", {"x", "a"}, "p");
+         AddNode(g, "Mul", {"half", "p"}, "y");
+       }, "tanh"},
+      // Not a GELU: 0.4 for 0.5, or the Erf's result read again.
+      {"another factor", [&](onnx::GraphProto* g) {
+         erf_one(g, false);
+         scalar(g, "other", 0.4);
+         AddNode(g, "Mul", {"x", "a"}, "p");
+         AddNode(g, "Mul", {"p", "other"}, "y");
+       }, ""},
+      {"Erf read twice", [&](onnx::GraphProto* g) {
+         erf_one(g, false);
+         AddNode(g, "Mul", {"x", "a"}, "p");
+         AddNode(g, "Mul", {"p", "half"}, "q");
+         AddNode(g, "Add", {"q", "e"}, "y");
+       }, ""},
+  };
+  for (const GeluCase& c : cases) {
+    SCOPED_TRACE(c.name);
+    Imported both = ImportBothWays(SmallModel({3, 40}, c.build), {3, 40}, 2e-6f);
+    const int want = c.want_approximate.empty() ? 0 : 1;
+    EXPECT_EQ(Count(both.optimized, "Onnx>Gelu"), want);
+    EXPECT_EQ(Rewrites(both.optimized, "fuse_gelu"), want);
+    if (want == 0) continue;
+    EXPECT_EQ(both.optimized.graph.node_size(), 2);  // x and the Gelu.
+    for (const NodeDef& n : both.optimized.graph.node()) {
+      if (n.op() == "Onnx>Gelu") {
+        EXPECT_EQ(n.name(), "y_node");
+        EXPECT_EQ(n.attr().at("approximate").s(), c.want_approximate);
+      }
+    }
+  }
+}
+
+// Attention's Q K^T: a Transpose that moves K's innermost axis becomes adj_y on the MatMul.
+TEST(FoldTransposesIntoMatMulsTest, KTransposedBecomesAdjY) {
+  struct Case {
+    std::string name;
+    std::function<void(onnx::GraphProto*)> build;
+    int want_folded, want_transposes;
+  };
+  const std::vector<Case> cases = {
+      {"[B, S, d] -> [B, d, S]: no Transpose left", [](onnx::GraphProto* g) {
+         AddIntsAttr(AddNode(g, "Transpose", {"x"}, "kt"), "perm", {0, 2, 1});
+         AddNode(g, "MatMul", {"x", "kt"}, "y");
+       }, 1, 0},
+      {"[S, B, d] -> [B, d, S]: a row-copying Transpose to [B, S, d]", [](onnx::GraphProto* g) {
+         AddIntsAttr(AddNode(g, "Transpose", {"x"}, "q"), "perm", {1, 0, 2});
+         AddIntsAttr(AddNode(g, "Transpose", {"x"}, "kt"), "perm", {1, 2, 0});
+         AddNode(g, "MatMul", {"q", "kt"}, "y");
+       }, 1, 2},
+      {"K^T read twice", [](onnx::GraphProto* g) {
+         AddIntsAttr(AddNode(g, "Transpose", {"x"}, "kt"), "perm", {0, 2, 1});
+         AddNode(g, "MatMul", {"x", "kt"}, "s");
+         AddNode(g, "MatMul", {"kt", "s"}, "y");
+       }, 0, 1},
+      {"the innermost axis stays", [](onnx::GraphProto* g) {
+         AddIntsAttr(AddNode(g, "Transpose", {"x"}, "xt"), "perm", {1, 0, 2});
+         AddIntsAttr(AddNode(g, "Transpose", {"xt"}, "kt"), "perm", {0, 2, 1});
+         AddNode(g, "MatMul", {"xt", "kt"}, "y");
+       }, 1, 1},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    Imported both = ImportBothWays(SmallModel({4, 4, 5}, c.build, 3), {4, 4, 5});
+    EXPECT_EQ(Rewrites(both.optimized, "fold_transpose_matmul"), c.want_folded);
+    EXPECT_EQ(Count(both.optimized, "Onnx>Transpose"), c.want_transposes);
   }
 }
 
