@@ -7,28 +7,11 @@
 #include "absl/strings/str_join.h"
 #include "framework/checked_size.h"
 #include "kernels/kernel_registry.h"
+#include "kernels/numeric_cast.h"
 #include "kernels/typed_registration.h"
 
 namespace sluice {
 namespace {
-
-template <typename T>
-double ToDouble(T v) {
-  if constexpr (std::is_same_v<T, half> || std::is_same_v<T, bfloat16>) {
-    return static_cast<float>(v);
-  } else {
-    return static_cast<double>(v);
-  }
-}
-
-template <typename T>
-T FromDouble(double v) {
-  if constexpr (std::is_same_v<T, half> || std::is_same_v<T, bfloat16>) {
-    return T(static_cast<float>(v));
-  } else {
-    return static_cast<T>(v);
-  }
-}
 
 template <typename T>
 class AffineGridOp : public OpKernel {

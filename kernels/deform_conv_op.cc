@@ -8,28 +8,11 @@
 #include "absl/strings/str_cat.h"
 #include "framework/checked_size.h"
 #include "kernels/kernel_registry.h"
+#include "kernels/numeric_cast.h"
 #include "kernels/typed_registration.h"
 
 namespace sluice {
 namespace {
-
-template <typename T>
-double ToDouble(T v) {
-  if constexpr (std::is_same_v<T, half> || std::is_same_v<T, bfloat16>) {
-    return static_cast<float>(v);
-  } else {
-    return static_cast<double>(v);
-  }
-}
-
-template <typename T>
-T FromDouble(double v) {
-  if constexpr (std::is_same_v<T, half> || std::is_same_v<T, bfloat16>) {
-    return T(static_cast<float>(v));
-  } else {
-    return static_cast<T>(v);
-  }
-}
 
 // The input plane at (y, x), bilinearly, with zeros outside; NaN and huge coordinates read 0.
 template <typename T>

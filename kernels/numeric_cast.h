@@ -8,6 +8,7 @@
 #define SLUICE_KERNELS_NUMERIC_CAST_H_
 
 #include <cstdint>
+#include <type_traits>
 
 namespace sluice {
 
@@ -16,6 +17,25 @@ inline bool TruncateToInt64(double v, int64_t* out) {
   if (!(v >= -9223372036854775808.0 && v < 9223372036854775808.0)) return false;
   *out = static_cast<int64_t>(v);
   return true;
+}
+
+// Element values to and from the double a kernel computes in: the built-in types cast
+// directly, the 16- and 8-bit floats (half, bfloat16, float8) go through float.
+template <typename T>
+double ToDouble(T v) {
+  if constexpr (std::is_arithmetic_v<T>) {
+    return static_cast<double>(v);
+  } else {
+    return static_cast<float>(v);
+  }
+}
+template <typename T>
+T FromDouble(double v) {
+  if constexpr (std::is_arithmetic_v<T>) {
+    return static_cast<T>(v);
+  } else {
+    return T(static_cast<float>(v));
+  }
 }
 
 }  // namespace sluice

@@ -8,19 +8,11 @@
 #include "absl/strings/str_cat.h"
 #include "kernels/fft.h"
 #include "kernels/kernel_registry.h"
+#include "kernels/numeric_cast.h"
 #include "kernels/typed_registration.h"
 
 namespace sluice {
 namespace {
-
-template <typename T>
-T FromDouble(double v) {
-  if constexpr (std::is_same_v<T, half> || std::is_same_v<T, bfloat16>) {
-    return T(static_cast<float>(v));
-  } else {
-    return static_cast<T>(v);
-  }
-}
 
 // The value of a one-element integer or floating-point tensor.
 absl::StatusOr<double> ScalarValue(const Tensor& t, const char* what) {

@@ -25,6 +25,7 @@
 #include "kernels/conv_util.h"
 #include "kernels/dnnl_conv.h"
 #include "kernels/kernel_registry.h"
+#include "kernels/numeric_cast.h"
 #include "kernels/typed_registration.h"
 
 namespace sluice {
@@ -935,25 +936,6 @@ class ResizeNearestNeighborOp : public OpKernel {
  private:
   bool align_corners_ = false, half_pixel_ = false;
 };
-
-// Element values through double, for the gradient kernels' sums: integers exactly (up to
-// 2^53), half and bfloat16 through float.
-template <typename T>
-double ToDouble(T v) {
-  if constexpr (std::is_arithmetic_v<T>) {
-    return static_cast<double>(v);
-  } else {
-    return static_cast<float>(v);
-  }
-}
-template <typename T>
-T FromDouble(double v) {
-  if constexpr (std::is_arithmetic_v<T>) {
-    return static_cast<T>(v);
-  } else {
-    return T(static_cast<float>(v));
-  }
-}
 
 // The checks the resize gradients share: grads [n, out_h, out_w, c] against the original
 // image's [n, in_h, in_w, c], and the forward's scales.

@@ -948,6 +948,22 @@ TEST(FuseGelusTest, ExportedGelusBecomeOneNode) {
     AddTensorInitializer(g, name, onnx::TensorProto::FLOAT, {}, {v});
   };
   // Erf(x / sqrt(2)) or Erf(x * sqrt(1/2)), then + 1.
+  // The rest of the tanh form once "cube" holds x^3: 0.5 x (1 + tanh(k (x + c x^3))), with
+  // c x^3 multiplied in either order.
+  auto tanh_of_cube = [&](onnx::GraphProto* g, bool cube_first) {
+    scalar(g, "c", 0.044715);
+    scalar(g, "k", 0.7978845608028654);
+    scalar(g, "one", 1);
+    scalar(g, "half", 0.5);
+    AddNode(g, "Mul", cube_first ? std::vector<std::string>{"cube", "c"} : std::vector<std::string>{"c", "cube"},
+            "cubic");
+    AddNode(g, "Add", {"x", "cubic"}, "sum");
+    AddNode(g, "Mul", {"k", "sum"}, "arg");
+    AddNode(g, "Tanh", {"arg"}, "t");
+    AddNode(g, "Add", {"one", "t"}, "a");
+    AddNode(g, "Mul", {"x", "a"}, "p");
+    AddNode(g, "Mul", {"half", "p"}, "y");
+  };
   auto erf_one = [&](onnx::GraphProto* g, bool by_mul) {
     if (by_mul) {
       scalar(g, "k", M_SQRT1_2);
@@ -979,33 +995,13 @@ TEST(FuseGelusTest, ExportedGelusBecomeOneNode) {
        }, "none"},
       {"tanh form", [&](onnx::GraphProto* g) {
          scalar(g, "three", 3);
-         scalar(g, "c", 0.044715);
-         scalar(g, "k", 0.7978845608028654);
-         scalar(g, "one", 1);
-         scalar(g, "half", 0.5);
          AddNode(g, "Pow", {"x", "three"}, "cube");
-         AddNode(g, "Mul", {"cube", "c"}, "cubic");
-         AddNode(g, "Add", {"x", "cubic"}, "sum");
-         AddNode(g, "Mul", {"k", "sum"}, "arg");
-         AddNode(g, "Tanh", {"arg"}, "t");
-         AddNode(g, "Add", {"one", "t"}, "a");
-         AddNode(g, "Mul", {"x", "a"}, "p");
-         AddNode(g, "Mul", {"half", "p"}, "y");
+         tanh_of_cube(g, /*cube_first=*/true);
        }, "tanh"},
       {"tanh form as torch exports it, x^3 as x * (x * x)", [&](onnx::GraphProto* g) {
-         scalar(g, "c", 0.044715);
-         scalar(g, "k", 0.7978845608028654);
-         scalar(g, "one", 1);
-         scalar(g, "half", 0.5);
          AddNode(g, "Mul", {"x", "x"}, "square");
          AddNode(g, "Mul", {"x", "square"}, "cube");
-         AddNode(g, "Mul", {"c", "cube"}, "cubic");
-         AddNode(g, "Add", {"x", "cubic"}, "sum");
-         AddNode(g, "Mul", {"k", "sum"}, "arg");
-         AddNode(g, "Tanh", {"arg"}, "t");
-         AddNode(g, "Add", {"one", "t"}, "a");
-         AddNode(g, "Mul", {"x", "a"}, "p");
-         AddNode(g, "Mul", {"half", "p"}, "y");
+         tanh_of_cube(g, /*cube_first=*/false);
        }, "tanh"},
       // Not a GELU: 0.4 for 0.5, or the Erf's result read again.
       {"another factor", [&](onnx::GraphProto* g) {

@@ -19,6 +19,8 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
+from onnx_cases import value_info, write_model
+
 OUT = sys.argv[1] if len(sys.argv) > 1 else os.path.join(
     os.path.dirname(__file__), "..", "testdata", "onnx", "new_types")
 
@@ -37,20 +39,11 @@ ONE_BITS = {"float8e4m3fn": 0x38, "float8e5m2": 0x3C, "int4": 1, "uint4": 1}
 
 def write(name, opset, nodes, inputs, outputs, initializers=()):
     """inputs and outputs as (name, array); initializers as TensorProtos."""
-    vi = lambda n, a: helper.make_tensor_value_info(
-        n, TensorProto.BOOL if a.dtype == np.bool_ else onnx.mapping.NP_TYPE_TO_TENSOR_TYPE[a.dtype], a.shape)
-    graph = helper.make_graph(nodes, name, [vi(n, a) for n, a in inputs], [vi(n, a) for n, a in outputs],
-                              initializer=list(initializers))
+    graph = helper.make_graph(nodes, name, [value_info(n, a) for n, a in inputs],
+                              [value_info(n, a) for n, a in outputs], initializer=list(initializers))
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
     model.ir_version = 10
-    d = os.path.join(OUT, name)
-    os.makedirs(os.path.join(d, "test_data_set_0"), exist_ok=True)
-    onnx.save(model, os.path.join(d, "model.onnx"))
-    for kind, values in (("input", inputs), ("output", outputs)):
-        for i, (n, a) in enumerate(values):
-            with open(os.path.join(d, "test_data_set_0", "%s_%d.pb" % (kind, i)), "wb") as f:
-                f.write(numpy_helper.from_array(a, n).SerializeToString())
-
+    write_model(OUT, name, model, inputs, outputs)
 
 def one_of(type_name):
     """A one-element tensor of the type holding 1 (raw bytes; 4-bit values packed)."""

@@ -15,8 +15,9 @@ import os
 import sys
 
 import numpy as np
-import onnx
-from onnx import TensorProto, helper, numpy_helper
+from onnx import helper, numpy_helper
+
+from onnx_cases import value_info, write_model
 
 OUT = sys.argv[1] if len(sys.argv) > 1 else os.path.join(
     os.path.dirname(__file__), "..", "testdata", "onnx", "opset18_gradient")
@@ -26,19 +27,12 @@ TRAINING = "ai.onnx.preview.training"
 def case(name, nodes, x, dx, initializers=(), y="y"):
     """d sum(y) / d x for the forward `nodes` from input x; dx is the expected gradient."""
     grad = helper.make_node("Gradient", ["x"], ["dx"], domain=TRAINING, xs=["x"], y=y)
-    vi = lambda n, a: helper.make_tensor_value_info(n, TensorProto.FLOAT, a.shape)
     graph = helper.make_graph(
-        nodes + [grad], name, [vi("x", x)], [vi("dx", dx)],
+        nodes + [grad], name, [value_info("x", x)], [value_info("dx", dx)],
         initializer=[numpy_helper.from_array(a, n) for n, a in initializers])
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18),
                                                     helper.make_opsetid(TRAINING, 1)])
-    d = os.path.join(OUT, name)
-    os.makedirs(os.path.join(d, "test_data_set_0"), exist_ok=True)
-    onnx.save(model, os.path.join(d, "model.onnx"))
-    for kind, n, a in (("input", "x", x), ("output", "dx", dx)):
-        with open(os.path.join(d, "test_data_set_0", "%s_0.pb" % kind), "wb") as f:
-            f.write(numpy_helper.from_array(a, n).SerializeToString())
-
+    write_model(OUT, name, model, [("x", x)], [("dx", dx)])
 
 def main():
     rng = np.random.default_rng(18)
