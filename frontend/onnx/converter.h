@@ -113,6 +113,14 @@ using OnnxConverterFn = absl::Status (*)(OnnxNodeContext* ctx);
 // EmitGeneric as a converter.
 absl::Status EmitGeneric(OnnxNodeContext* ctx);
 
+// An AttrValue of anything SetAttrValue takes (framework/node_attr.h), for AddNode's attrs.
+template <typename T>
+AttrValue MakeAttr(const T& value) {
+  AttrValue a;
+  SetAttrValue(value, &a);
+  return a;
+}
+
 // A 1-D int64 tensor of `v`, for attributes that later versions take as inputs.
 Tensor Int64Vector(const std::vector<int64_t>& v);
 

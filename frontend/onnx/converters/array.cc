@@ -7,14 +7,6 @@
 namespace sluice {
 namespace {
 
-
-template <typename T>
-AttrValue MakeAttr(const T& value) {
-  AttrValue a;
-  SetAttrValue(value, &a);
-  return a;
-}
-
 // Input 0 reshaped to 1-D: ONNX's "no axis" for Unique and Compress means the flattened input.
 absl::StatusOr<std::string> Flattened(OnnxNodeContext* ctx) {
   std::string shape = ctx->AddConst(Int64Vector({-1}), "flat_shape");

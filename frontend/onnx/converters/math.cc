@@ -14,13 +14,6 @@
 namespace sluice {
 namespace {
 
-template <typename T>
-AttrValue MakeAttr(const T& value) {
-  AttrValue a;
-  SetAttrValue(value, &a);
-  return a;
-}
-
 
 
 // Version 1 of most element-wise ops had the meaningless `consumed_inputs`.

@@ -15,19 +15,6 @@ namespace {
 
 constexpr char kMl[] = "ai.onnx.ml";
 
-AttrValue TensorAttr(const Tensor& t) {
-  AttrValue a;
-  SetAttrValue(t, &a);
-  return a;
-}
-
-AttrValue IntsAttr(const std::vector<int64_t>& v) {
-  AttrValue a;
-  a.mutable_list();  // An empty list is still a list.
-  for (int64_t x : v) a.mutable_list()->add_i(x);
-  return a;
-}
-
 Tensor StringVector(const std::vector<std::string>& v) {
   Tensor t(DT_STRING, TensorShape({static_cast<int64_t>(v.size())}));
   auto f = t.flat<tstring>();
@@ -64,9 +51,9 @@ absl::StatusOr<std::optional<Tensor>> ListOrTensor(OnnxNodeContext* ctx, const s
 
 absl::Status EmitLabelEncoder(OnnxNodeContext* ctx, const Tensor& keys, const Tensor& values, const Tensor& fallback) {
   AttrMap attrs;
-  attrs["keys"] = TensorAttr(keys);
-  attrs["values"] = TensorAttr(values);
-  attrs["default_value"] = TensorAttr(fallback);
+  attrs["keys"] = MakeAttr(keys);
+  attrs["values"] = MakeAttr(values);
+  attrs["default_value"] = MakeAttr(fallback);
   SetAttrValue(values.dtype(), &attrs["TV"]);  // An output type: AddNode infers only the inputs'.
   SL_ASSIGN_OR_RETURN(auto out, ctx->AddNode("LabelEncoder", {{ctx->input(0)}}, attrs));
   return ctx->SetOutputs(out);
@@ -163,20 +150,20 @@ absl::Status ConvertTreeEnsemble5(OnnxNodeContext* ctx) {
   AttrMap attrs;
   for (const char* name : {"leaf_weights", "nodes_splits", "membership_values"}) {
     SL_ASSIGN_OR_RETURN(Tensor t, TreeTensor(ctx, name, dt, std::string(name) != "membership_values"));
-    attrs[name] = TensorAttr(t);
+    attrs[name] = MakeAttr(t);
   }
   SL_ASSIGN_OR_RETURN(Tensor modes, ctx->GetTensor("nodes_modes"));
   std::vector<int64_t> mode_list;
   if (modes.dtype() != DT_UINT8) return ctx->Error("attribute nodes_modes must be a uint8 tensor");
   for (int64_t i = 0; i < modes.NumElements(); ++i) mode_list.push_back(modes.flat<uint8_t>()[i]);
-  attrs["nodes_modes"] = IntsAttr(mode_list);
+  attrs["nodes_modes"] = MakeAttr(mode_list);
   for (const char* name : {"leaf_targetids", "nodes_falseleafs", "nodes_falsenodeids", "nodes_featureids",
                            "nodes_trueleafs", "nodes_truenodeids", "tree_roots"}) {
     SL_ASSIGN_OR_RETURN(auto v, ctx->GetInts(name));
-    attrs[name] = IntsAttr(v);
+    attrs[name] = MakeAttr(v);
   }
   SL_ASSIGN_OR_RETURN(auto missing, ctx->GetInts("nodes_missing_value_tracks_true", std::vector<int64_t>{}));
-  attrs["nodes_missing_value_tracks_true"] = IntsAttr(missing);
+  attrs["nodes_missing_value_tracks_true"] = MakeAttr(missing);
   for (const char* name : {"aggregate_function", "post_transform", "n_targets"}) {
     if (ctx->attr(name) == nullptr) continue;  // The op's defaults are ONNX's; n_targets is required there.
     SL_ASSIGN_OR_RETURN(int64_t v, ctx->GetInt(name));
