@@ -40,13 +40,20 @@ class ConvOp : public OpKernel {
     SL_RETURN_IF_ERROR(GetNodeAttrOr(ctx->attrs(), "output_layout", std::string("NCHW"), &out_layout));
     x_nhwc_ = in_layout == "NHWC";
     y_nhwc_ = out_layout == "NHWC";
+    DataTypeVector tb, tr;
+    SL_RETURN_IF_ERROR(GetNodeAttrOr(ctx->attrs(), "Tb", DataTypeVector{}, &tb));
+    SL_RETURN_IF_ERROR(GetNodeAttrOr(ctx->attrs(), "Tr", DataTypeVector{}, &tr));
+    if (tb.size() > 1 || tr.size() > 1) return absl::InvalidArgumentError("Conv takes at most one bias and one residual");
+    has_bias_ = !tb.empty();
+    residual_index_ = tr.empty() ? -1 : 2 + static_cast<int>(tb.size());
     return absl::OkStatus();
   }
 
   absl::Status Compute(OpKernelContext* ctx) const override {
     const Tensor& x = ctx->input(0);
     const Tensor& w = ctx->input(1);
-    const Tensor* bias = ctx->num_inputs() > 2 ? &ctx->input(2) : nullptr;
+    const Tensor* bias = has_bias_ ? &ctx->input(2) : nullptr;
+    const Tensor* residual = residual_index_ >= 0 ? &ctx->input(residual_index_) : nullptr;
     if (x.dims() < 3 || w.dims() != x.dims()) {
       return absl::InvalidArgumentError(absl::StrCat("Conv needs X of rank >= 3 and W of the same rank; got ",
                                                      x.shape().DebugString(), " and ", w.shape().DebugString()));
@@ -64,8 +71,22 @@ class ConvOp : public OpKernel {
       return absl::InvalidArgumentError("Conv kernel_shape does not match W");
     }
     SL_ASSIGN_OR_RETURN(WindowGeometry g, ComputeWindowGeometry(in, kernel, window_, false));
+    const TensorShape y_shape(WindowOutputDims(n, m, g));
     Tensor* y;
-    SL_RETURN_IF_ERROR(ctx->allocate_output(0, TensorShape(WindowOutputDims(n, m, g)), &y));
+    if (residual != nullptr) {
+      // Y starts as the residual (its buffer, when no one else reads it) and the convolution
+      // adds to it.
+      if (residual->shape() != y_shape || residual->dtype() != x.dtype()) {
+        return absl::InvalidArgumentError(absl::StrCat("Conv residual is ", residual->shape().DebugString(),
+                                                       ", the output ", y_shape.DebugString()));
+      }
+      SL_RETURN_IF_ERROR(ctx->forward_input_or_allocate_output(residual_index_, 0, y_shape, &y));
+      if (y->raw_data() != residual->raw_data() && y->NumElements() > 0) {
+        std::copy_n(residual->data<T>(), residual->NumElements(), y->data<T>());
+      }
+    } else {
+      SL_RETURN_IF_ERROR(ctx->allocate_output(0, y_shape, &y));
+    }
     const int64_t cg = c / group_, mg = m / group_;
     const int64_t in_size = Product(in), out_size = Product(g.out), k_size = Product(kernel);
     if (y->NumElements() == 0) return absl::OkStatus();
@@ -75,12 +96,13 @@ class ConvOp : public OpKernel {
     if constexpr (std::is_same_v<T, float>) {
       const int threads = ctx->intra_op_threads();
       SL_ASSIGN_OR_RETURN(bool done, dnnl_.Run(x, w, bias, g, group_, post_, post_alpha_, post_beta_, threads, y,
-                                               x_nhwc_, y_nhwc_, ctx->cancellation()));
+                                               x_nhwc_, y_nhwc_, ctx->cancellation(), residual != nullptr));
       if (done) return absl::OkStatus();
     }
-    // The GEMM path works in NCHW: convert NHWC operands on the way in and out.
+    // The GEMM path works in NCHW: convert NHWC operands on the way in and out. With a
+    // residual, Y holds it (in Y's layout) until the end.
     Tensor x_nchw = x_nhwc_ ? ToNchw(x) : x;
-    Tensor y_nchw = y_nhwc_ ? Tensor(y->dtype(), y->shape()) : *y;
+    Tensor y_nchw = y_nhwc_ || residual != nullptr ? Tensor(y->dtype(), y->shape()) : *y;
     bool direct = k_size == 1;  // A 1x1 window with unit stride and no padding reads X as is.
     for (size_t i = 0; i < in.size(); ++i) {
       direct = direct && g.strides[i] == 1 && g.pad_begin[i] == 0 && g.pad_end[i] == 0;
@@ -122,12 +144,21 @@ class ConvOp : public OpKernel {
         }
       }
     }
+    if (residual != nullptr) {
+      const Tensor held = y_nhwc_ ? ToNchw(*y) : *y;
+      const T* rd = held.data<T>();
+      for (int64_t i = 0; i < y_nchw.NumElements(); ++i) yd[i] = T(static_cast<float>(yd[i]) + static_cast<float>(rd[i]));
+    }
     if (post_ != ConvPostOp::kNone) {
       for (int64_t i = 0; i < y_nchw.NumElements(); ++i) {
         yd[i] = T(ApplyConvPostOp(post_, post_alpha_, post_beta_, static_cast<float>(yd[i])));
       }
     }
-    if (y_nhwc_) ToNhwc(y_nchw, y);
+    if (y_nhwc_) {
+      ToNhwc(y_nchw, y);
+    } else if (residual != nullptr) {
+      std::copy_n(yd, y_nchw.NumElements(), y->data<T>());
+    }
     return absl::OkStatus();
   }
 
@@ -151,6 +182,8 @@ class ConvOp : public OpKernel {
   WindowAttrs window_;
   int64_t group_ = 1;
   bool x_nhwc_ = false, y_nhwc_ = false;
+  bool has_bias_ = false;
+  int residual_index_ = -1;  // The residual input's index, when there is one.
   ConvPostOp post_ = ConvPostOp::kNone;
   float post_alpha_ = 0, post_beta_ = 0;  // The activation's parameters (see ConvPostOp).
   DnnlConv dnnl_;

@@ -96,8 +96,9 @@ struct DnnlConv::Impl {
     dnnl::convolution_forward conv;
     memory weights;  // In pd.weights_desc() layout.
     // Built once: creating a primitive costs far more than running a small one.
-    std::optional<dnnl::reorder> to_src, from_dst;
-    memory::desc to_src_scratchpad, from_dst_scratchpad;  // Empty when none is needed.
+    // to_dst: an accumulating convolution's y into oneDNN's layout, when that is not y's.
+    std::optional<dnnl::reorder> to_src, from_dst, to_dst;
+    memory::desc to_src_scratchpad, from_dst_scratchpad, to_dst_scratchpad;  // Empty when none is needed.
   };
   // A few shapes (or bands) per kernel; the most recently used first.
   static constexpr size_t kMaxEntries = 8;
@@ -233,7 +234,7 @@ DnnlConv::~DnnlConv() = default;
 absl::StatusOr<bool> DnnlConv::Run(const Tensor& x, const Tensor& w, const Tensor* bias,
                                    const WindowGeometry& g, int64_t group, ConvPostOp post,
                                    float alpha, float beta, int threads, Tensor* y, bool x_nhwc,
-                                   bool y_nhwc, const CancellationManager* cancellation) const {
+                                   bool y_nhwc, const CancellationManager* cancellation, bool accumulate) const {
   const int spatial = x.dims() - 2;
   if ((x_nhwc || y_nhwc) && spatial != 2) return false;
   UseOmpThreads(threads);
@@ -266,7 +267,7 @@ absl::StatusOr<bool> DnnlConv::Run(const Tensor& x, const Tensor& w, const Tenso
       key.insert(key.end(), d->begin(), d->end());
       key.push_back(-1);
     }
-    key.insert(key.end(), {static_cast<int64_t>(post), x_nhwc, y_nhwc});
+    key.insert(key.end(), {static_cast<int64_t>(post), x_nhwc, y_nhwc, accumulate});
     std::shared_ptr<Impl::Entry> entry, stale;  // stale: the same convolution, other weights.
     {
       absl::MutexLock lock(&impl_->mu);
@@ -311,8 +312,9 @@ absl::StatusOr<bool> DnnlConv::Run(const Tensor& x, const Tensor& w, const Tenso
               in_place && y_nhwc ? user_y_md : any(p.y_dims), strides, dilates, p.pad_l, p.pad_r);
         };
         dnnl::primitive_attr attr = UserScratchpad();
+        dnnl::post_ops ops;
+        if (accumulate) ops.append_sum(1.0f);  // y = conv + y, before any activation.
         if (post != ConvPostOp::kNone) {
-          dnnl::post_ops ops;
           using alg = dnnl::algorithm;
           switch (post) {
             case ConvPostOp::kRelu:
@@ -345,8 +347,8 @@ absl::StatusOr<bool> DnnlConv::Run(const Tensor& x, const Tensor& w, const Tenso
             case ConvPostOp::kNone:
               break;
           }
-          attr.set_post_ops(ops);
         }
+        if (ops.len() > 0) attr.set_post_ops(ops);
         auto e = std::make_shared<Impl::Entry>();
         e->key = key;
         e->w_dims = w_dims;
@@ -368,6 +370,11 @@ absl::StatusOr<bool> DnnlConv::Run(const Tensor& x, const Tensor& w, const Tenso
           dnnl::reorder::primitive_desc rpd(eng, e->pd.dst_desc(), eng, user_y_md, UserScratchpad());
           e->from_dst = dnnl::reorder(rpd);
           e->from_dst_scratchpad = rpd.scratchpad_desc();
+          if (accumulate) {
+            dnnl::reorder::primitive_desc back(eng, user_y_md, eng, e->pd.dst_desc(), UserScratchpad());
+            e->to_dst = dnnl::reorder(back);
+            e->to_dst_scratchpad = back.scratchpad_desc();
+          }
         }
         entry = e;
         absl::MutexLock lock(&impl_->mu);
@@ -387,7 +394,12 @@ absl::StatusOr<bool> DnnlConv::Run(const Tensor& x, const Tensor& w, const Tenso
         ExecuteWithScratchpad(*entry->to_src, entry->to_src_scratchpad, stream,
                               {{DNNL_ARG_FROM, user_x}, {DNNL_ARG_TO, src}});
       }
-      if (entry->from_dst) dst = memory(entry->pd.dst_desc(), eng);
+      if (entry->from_dst) {
+        dst = memory(entry->pd.dst_desc(), eng);
+        if (entry->to_dst) {
+          ExecuteWithScratchpad(*entry->to_dst, entry->to_dst_scratchpad, stream, {{DNNL_ARG_FROM, user_y}, {DNNL_ARG_TO, dst}});
+        }
+      }
       std::unordered_map<int, memory> args = {
           {DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, entry->weights}, {DNNL_ARG_DST, dst}};
       if (bias) {

@@ -9,6 +9,8 @@
 //   if (!done) { /* fall back to im2col + GEMM */ }
 //
 // x_nhwc / y_nhwc: the tensor's values are in N,H,W,C order (2-D only; see Conv's layouts).
+// accumulate: y already holds values (a residual connection's) that the convolution adds to,
+// before the activation (oneDNN's sum post-op).
 #ifndef SLUICE_KERNELS_DNNL_CONV_H_
 #define SLUICE_KERNELS_DNNL_CONV_H_
 
@@ -43,7 +45,8 @@ class DnnlConv {
   absl::StatusOr<bool> Run(const Tensor& x, const Tensor& w, const Tensor* bias,
                            const WindowGeometry& g, int64_t group, ConvPostOp post, float alpha,
                            float beta, int threads, Tensor* y, bool x_nhwc = false,
-                           bool y_nhwc = false, const CancellationManager* cancellation = nullptr) const;
+                           bool y_nhwc = false, const CancellationManager* cancellation = nullptr,
+                           bool accumulate = false) const;
 
  private:
   struct Impl;

@@ -1,5 +1,7 @@
 // AddNhwc, MulNhwc and GlobalAveragePoolNhwc: inputs and outputs have N,C,H,W shapes but hold
 // their values in N,H,W,C order.
+#include <algorithm>
+#include <cmath>
 #include <functional>
 #include <string>
 #include <vector>
@@ -94,8 +96,141 @@ TEST(NhwcRewriteOpsTest, BadInputsAreErrors) {
   // A fused activation with the wrong number of parameters (LeakyRelu takes its alpha).
   KernelTester conv("Onnx>Conv");
   conv.Attr("activation", std::string("LeakyRelu")).Attr("activation_params", std::vector<float>{});
-  conv.Input<float>({1, 1, 2, 2}, {1, 2, 3, 4}).Input<float>({1, 1, 1, 1}, {1}).ArgSizes({1, 1, 0});
+  conv.Input<float>({1, 1, 2, 2}, {1, 2, 3, 4}).Input<float>({1, 1, 1, 1}, {1}).ArgSizes({1, 1, 0, 0});
   ExpectInvalid(conv, "LeakyRelu takes 1 activation_params");
+}
+
+// The same values, as a plain N,C,H,W tensor.
+Tensor PlainNchw(int64_t n, int64_t c, int64_t h, int64_t w,
+                 const std::function<float(int64_t, int64_t, int64_t, int64_t)>& value) {
+  Tensor t(DT_FLOAT, TensorShape({n, c, h, w}));
+  float* p = t.flat<float>().data();
+  for (int64_t in = 0; in < n; ++in)
+    for (int64_t ic = 0; ic < c; ++ic)
+      for (int64_t ih = 0; ih < h; ++ih)
+        for (int64_t iw = 0; iw < w; ++iw) *p++ = value(in, ic, ih, iw);
+  return t;
+}
+
+// value(n, c, h, w) of a tensor held in N,H,W,C order.
+float AtNhwc(const Tensor& t, int64_t n, int64_t c, int64_t h, int64_t w) {
+  return t.flat<float>()[((n * t.dim_size(2) + h) * t.dim_size(3) + w) * t.dim_size(1) + c];
+}
+float AtNchw(const Tensor& t, int64_t n, int64_t c, int64_t h, int64_t w) {
+  return t.flat<float>()[((n * t.dim_size(1) + c) * t.dim_size(2) + h) * t.dim_size(3) + w];
+}
+
+float Wavy(int64_t n, int64_t c, int64_t h, int64_t w) {
+  return std::sin(0.3f * (1 + n) * (c + 1) + 0.7f * h - 0.45f * w) * 4.0f;
+}
+
+TEST(ChannelAffineNhwcTest, ScalesAndShiftsEachChannel) {
+  KernelTester t("ChannelAffineNhwc");
+  t.Input(HeldNhwc(2, 3, 2, 5, A)).Input<float>({3}, {0.5f, -2.0f, 1.0f}).Input<float>({3}, {1.0f, 0.0f, -3.0f});
+  ASSERT_OK(t.Run());
+  const float scale[] = {0.5f, -2.0f, 1.0f}, shift[] = {1.0f, 0.0f, -3.0f};
+  for (int64_t n = 0; n < 2; ++n)
+    for (int64_t c = 0; c < 3; ++c)
+      for (int64_t h = 0; h < 2; ++h)
+        for (int64_t w = 0; w < 5; ++w) {
+          ASSERT_EQ(AtNhwc(t.output(0), n, c, h, w), A(n, c, h, w) * scale[c] + shift[c]);
+        }
+  KernelTester bad("ChannelAffineNhwc");
+  bad.Input(HeldNhwc(1, 3, 2, 2, A)).Input<float>({2}, {1, 1}).Input<float>({3}, {0, 0, 0});
+  ExpectInvalid(bad, "[C] scale and shift");
+}
+
+// Max and average pools in NHWC layout give what the N,C,H,W kernel gives, over padding,
+// strides, dilations, ceil mode and both count_include_pad settings.
+TEST(PoolNhwcTest, MatchesTheNchwKernel) {
+  struct Case {
+    std::string op;
+    std::vector<int64_t> kernel, strides, pads, dilations;
+    int64_t ceil_mode, count_include_pad;
+  };
+  const std::vector<Case> cases = {
+      {"Onnx>MaxPool", {3, 3}, {2, 2}, {1, 1, 1, 1}, {1, 1}, 0, 0},
+      {"Onnx>MaxPool", {3, 3}, {2, 2}, {0, 0, 0, 0}, {1, 1}, 1, 0},
+      {"Onnx>MaxPool", {2, 3}, {1, 2}, {1, 0, 0, 1}, {2, 1}, 0, 0},
+      {"Onnx>AveragePool", {3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, 0, 0},
+      {"Onnx>AveragePool", {3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, 0, 1},
+      {"Onnx>AveragePool", {3, 2}, {2, 2}, {1, 0, 1, 1}, {1, 1}, 1, 1},
+      {"Onnx>AveragePool", {2, 2}, {2, 2}, {0, 0, 0, 0}, {1, 1}, 1, 0},
+      {"Onnx>AveragePool", {2, 2}, {1, 1}, {1, 1, 0, 0}, {2, 2}, 0, 1},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.op + " ceil " + std::to_string(c.ceil_mode) + " count_pad " + std::to_string(c.count_include_pad));
+    Tensor outs[2];
+    for (int nhwc = 0; nhwc < 2; ++nhwc) {
+      KernelTester t(c.op);
+      t.Attr("kernel_shape", c.kernel).Attr("strides", c.strides).Attr("pads", c.pads).Attr("dilations", c.dilations);
+      t.Attr("ceil_mode", c.ceil_mode).Attr("layout", std::string(nhwc ? "NHWC" : "NCHW"));
+      if (c.op == "Onnx>MaxPool") {
+        t.Attr("produce_indices", false);
+      } else {
+        t.Attr("count_include_pad", c.count_include_pad);
+      }
+      t.Input(nhwc ? HeldNhwc(2, 5, 7, 6, Wavy) : PlainNchw(2, 5, 7, 6, Wavy));
+      ASSERT_OK(t.Run());
+      outs[nhwc] = t.output(0);
+    }
+    ASSERT_EQ(outs[0].shape(), outs[1].shape());
+    const Tensor& y = outs[0];
+    for (int64_t n = 0; n < y.dim_size(0); ++n)
+      for (int64_t ch = 0; ch < y.dim_size(1); ++ch)
+        for (int64_t h = 0; h < y.dim_size(2); ++h)
+          for (int64_t w = 0; w < y.dim_size(3); ++w) {
+            ASSERT_NEAR(AtNhwc(outs[1], n, ch, h, w), AtNchw(outs[0], n, ch, h, w), 1e-5f) << n << ch << h << w;
+          }
+  }
+}
+
+// Conv with a residual input is activation(Conv(x) + residual): checked against a Conv without
+// one, on oneDNN's path (float, both layouts) and the GEMM path (double).
+TEST(ConvResidualTest, AddsTheResidualBeforeTheActivation) {
+  const int64_t n = 2, c = 3, m = 4, h = 5, w = 6;
+  auto weight = [](int64_t i) { return std::cos(0.37f * i) * 0.5f; };
+  std::vector<float> wv(m * c * 3 * 3), bv = {0.25f, -0.5f, 0.0f, 1.0f};
+  for (size_t i = 0; i < wv.size(); ++i) wv[i] = weight(i);
+  auto residual = [](int64_t b, int64_t ch, int64_t y, int64_t x) { return 0.5f * Wavy(b + 1, ch, x, y); };
+  auto conv = [&](bool nhwc, bool with_residual, const std::string& activation) {
+    KernelTester t("Onnx>Conv");
+    t.Attr("pads", std::vector<int64_t>{1, 1, 1, 1}).Attr("activation", activation);
+    t.Attr("input_layout", std::string(nhwc ? "NHWC" : "NCHW")).Attr("output_layout", std::string(nhwc ? "NHWC" : "NCHW"));
+    t.Input(nhwc ? HeldNhwc(n, c, h, w, Wavy) : PlainNchw(n, c, h, w, Wavy));
+    t.Input<float>({m, c, 3, 3}, wv).Input<float>({m}, bv);
+    if (with_residual) t.Input(nhwc ? HeldNhwc(n, m, h, w, residual) : PlainNchw(n, m, h, w, residual));
+    t.ArgSizes({1, 1, 1, with_residual ? 1 : 0});
+    EXPECT_OK(t.Run());
+    return t.output(0);
+  };
+  const Tensor plain = conv(false, false, "");
+  for (bool nhwc : {false, true}) {
+    for (const std::string activation : {"", "Relu"}) {
+      SCOPED_TRACE(std::string(nhwc ? "NHWC" : "NCHW") + " " + activation);
+      const Tensor got = conv(nhwc, true, activation);
+      for (int64_t b = 0; b < n; ++b)
+        for (int64_t ch = 0; ch < m; ++ch)
+          for (int64_t y = 0; y < h; ++y)
+            for (int64_t x = 0; x < w; ++x) {
+              float want = AtNchw(plain, b, ch, y, x) + residual(b, ch, y, x);
+              if (activation == "Relu") want = std::max(want, 0.0f);
+              ASSERT_NEAR(nhwc ? AtNhwc(got, b, ch, y, x) : AtNchw(got, b, ch, y, x), want, 1e-4f) << b << ch << y << x;
+            }
+    }
+  }
+  // Double convolutions take the GEMM path.
+  KernelTester d("Onnx>Conv");
+  d.Attr("activation", std::string("Relu"));
+  d.Input<double>({1, 1, 2, 2}, {1, -2, 3, -4}).Input<double>({1, 1, 1, 1}, {2}).Input<double>({1, 1, 2, 2}, {1, 1, -7, 1});
+  d.ArgSizes({1, 1, 0, 1});
+  ASSERT_OK(d.Run());
+  d.ExpectOutput<double>(0, {1, 1, 2, 2}, {3, 0, 0, 0});
+  // A residual of another shape is an error naming both.
+  KernelTester bad("Onnx>Conv");
+  bad.Input<float>({1, 1, 2, 2}, {1, 2, 3, 4}).Input<float>({1, 1, 1, 1}, {1}).Input<float>({1, 1, 1, 2}, {1, 2});
+  bad.ArgSizes({1, 1, 0, 1});
+  ExpectInvalid(bad, "Conv residual is [1,1,1,2]");
 }
 
 }  // namespace

@@ -62,6 +62,33 @@ class BinaryNhwcOp : public OpKernel {
     if (a.shape() == b.shape()) {
       return ComputeBroadcastBinary<float, float, float>(ctx, a, b, ElementwiseFn::kCost, Fn());
     }
+    // A per-image channel vector ([N,C,1,1], a squeeze-and-excitation scale) against a whole
+    // tensor: each pixel's channels against the vector.
+    auto is_vector_of = [](const Tensor& v, const Tensor& t) {
+      return v.dim_size(0) == t.dim_size(0) && v.dim_size(1) == t.dim_size(1) && v.dim_size(2) == 1 &&
+             v.dim_size(3) == 1;
+    };
+    if (is_vector_of(b, a) || is_vector_of(a, b)) {
+      const bool vector_is_b = is_vector_of(b, a);
+      const Tensor& t = vector_is_b ? a : b;
+      const Tensor& v = vector_is_b ? b : a;
+      Tensor* out;
+      SL_RETURN_IF_ERROR(ctx->forward_input_or_allocate_output(vector_is_b ? 0 : 1, 0, t.shape(), &out));
+      const int64_t c = t.dim_size(1), pixels = t.dim_size(2) * t.dim_size(3);
+      const float* td = t.data<float>();
+      const float* vd = v.data<float>();
+      float* od = out->data<float>();
+      const Fn fn;
+      ParallelForElements(ctx, t.dim_size(0) * pixels, c, [&](int64_t begin, int64_t end) {
+        for (int64_t p = begin; p < end; ++p) {
+          const float* x = td + p * c;
+          const float* s = vd + (p / pixels) * c;
+          float* y = od + p * c;
+          for (int64_t ch = 0; ch < c; ++ch) y[ch] = fn(x[ch], s[ch]);
+        }
+      });
+      return absl::OkStatus();
+    }
     auto nhwc_view = [](const Tensor& t) {
       return t.Reshaped(TensorShape({t.dim_size(0), t.dim_size(2), t.dim_size(3), t.dim_size(1)}));
     };
@@ -85,6 +112,38 @@ struct MulFloats {
 
 REGISTER_KERNEL_BUILDER(Name("AddNhwc").Device(DEVICE_CPU).TypeConstraint<float>("T"), BinaryNhwcOp<AddFloats>);
 REGISTER_KERNEL_BUILDER(Name("MulNhwc").Device(DEVICE_CPU).TypeConstraint<float>("T"), BinaryNhwcOp<MulFloats>);
+
+// y = x * scale[c] + shift[c] along each pixel's channels (an inference BatchNormalization).
+class ChannelAffineNhwcOp : public OpKernel {
+ public:
+  absl::Status Compute(OpKernelContext* ctx) const override {
+    const Tensor& x = ctx->input(0);
+    const Tensor& scale = ctx->input(1);
+    const Tensor& shift = ctx->input(2);
+    if (x.dims() != 4 || scale.NumElements() != x.dim_size(1) || shift.NumElements() != x.dim_size(1)) {
+      return absl::InvalidArgumentError(absl::StrCat("ChannelAffineNhwc needs a 4-D input and [C] scale and shift, got ",
+                                                     x.shape().DebugString(), ", ", scale.shape().DebugString(),
+                                                     " and ", shift.shape().DebugString()));
+    }
+    Tensor* y;
+    SL_RETURN_IF_ERROR(ctx->forward_input_or_allocate_output(0, 0, x.shape(), &y));
+    const int64_t c = x.dim_size(1);
+    const float* xd = x.data<float>();
+    const float* sd = scale.data<float>();
+    const float* bd = shift.data<float>();
+    float* yd = y->data<float>();
+    ParallelForElements(ctx, c == 0 ? 0 : x.NumElements() / c, 2 * c, [&](int64_t begin, int64_t end) {
+      for (int64_t p = begin; p < end; ++p) {
+        const float* in = xd + p * c;
+        float* out = yd + p * c;
+        for (int64_t ch = 0; ch < c; ++ch) out[ch] = in[ch] * sd[ch] + bd[ch];
+      }
+    });
+    return absl::OkStatus();
+  }
+};
+
+REGISTER_KERNEL_BUILDER(Name("ChannelAffineNhwc").Device(DEVICE_CPU).TypeConstraint<float>("T"), ChannelAffineNhwcOp);
 
 // The mean of each image's channel vectors, pixel by pixel (each channel sums its pixels in
 // the same order as the N,C,H,W kernel does).

@@ -34,11 +34,13 @@ class PoolOp : public OpKernel {
     if (kKind == PoolKind::kMax) {
       SL_RETURN_IF_ERROR(ctx->GetAttr("storage_order", &storage_order_));
       SL_RETURN_IF_ERROR(GetNodeAttrOr(ctx->attrs(), "produce_indices", true, &produce_indices_));
+    }
+    if (kKind != PoolKind::kLp) {
       std::string layout;
       SL_RETURN_IF_ERROR(GetNodeAttrOr(ctx->attrs(), "layout", std::string("NCHW"), &layout));
       nhwc_ = layout == "NHWC";
-      if (nhwc_ && (produce_indices_ || window_.kernel_shape.size() != 2)) {
-        return absl::InvalidArgumentError("MaxPool in NHWC layout is 2-D and has no Indices");
+      if (nhwc_ && ((kKind == PoolKind::kMax && produce_indices_) || window_.kernel_shape.size() != 2 || !std::is_same_v<T, float>)) {
+        return absl::InvalidArgumentError("a pool in NHWC layout is 2-D float and has no Indices");
       }
     }
     if (kKind == PoolKind::kAverage) SL_RETURN_IF_ERROR(ctx->GetAttr("count_include_pad", &count_include_pad_));
@@ -75,10 +77,11 @@ class PoolOp : public OpKernel {
       return idx;
     };
     if (nhwc_) {
-      if constexpr (kKind == PoolKind::kMax) {
-        MaxPoolNhwc(x, y, in, g);
-        return absl::OkStatus();
+      if (x.dims() != 4) return absl::InvalidArgumentError("a pool in NHWC layout needs a 4-D input");
+      if constexpr (kKind != PoolKind::kLp && std::is_same_v<T, float>) {
+        PoolNhwc(x, y, in, g, ctx->device() != nullptr ? ctx->device()->compute_pool() : nullptr);
       }
+      return absl::OkStatus();
     }
     if (in.size() == 2 && kKind != PoolKind::kLp && (kKind != PoolKind::kMax || storage_order_ == 0)) {
       Pool2D(x.data<T>(), y->data<T>(), indices ? indices->data<int64_t>() : nullptr, planes, in, g,
@@ -119,34 +122,61 @@ class PoolOp : public OpKernel {
     return absl::OkStatus();
   }
 
-  // N,H,W,C order: each output pixel is the elementwise max of its taps' channel vectors.
-  void MaxPoolNhwc(const Tensor& x, Tensor* y, const std::vector<int64_t>& in, const WindowGeometry& g) const {
+  // N,H,W,C order: each output pixel is the elementwise max (or mean) of its taps' channel
+  // vectors, so the inner loops run along channels and vectorize. Output rows split across the
+  // compute pool.
+  void PoolNhwc(const Tensor& x, Tensor* y, const std::vector<int64_t>& in, const WindowGeometry& g,
+                ThreadPool* pool) const {
     const int64_t n = x.dim_size(0), c = x.dim_size(1), ih = in[0], iw = in[1], oh = g.out[0], ow = g.out[1];
-    const T* xd = x.data<T>();
-    T* yd = y->data<T>();
-    for (int64_t b = 0; b < n; ++b) {
-      for (int64_t i = 0; i < oh; ++i) {
+    const int64_t kh = g.kernel[0], kw = g.kernel[1], dh = g.dilations[0], dw = g.dilations[1];
+    const float* xd = x.data<float>();
+    float* yd = y->data<float>();
+    auto run = [&](int64_t begin, int64_t end) {
+      for (int64_t row = begin; row < end; ++row) {
+        const int64_t b = row / oh, i = row % oh;
+        const int64_t h0 = i * g.strides[0] - g.pad_begin[0];
+        const int64_t a_lo = h0 < 0 ? (-h0 + dh - 1) / dh : 0, a_hi = std::min(kh, (ih - h0 + dh - 1) / dh);
         for (int64_t j = 0; j < ow; ++j) {
-          T* out = yd + ((b * oh + i) * ow + j) * c;
-          bool first = true;
-          for (int64_t a = 0; a < g.kernel[0]; ++a) {
-            const int64_t h = i * g.strides[0] - g.pad_begin[0] + a * g.dilations[0];
-            if (h < 0 || h >= ih) continue;
-            for (int64_t k = 0; k < g.kernel[1]; ++k) {
-              const int64_t w = j * g.strides[1] - g.pad_begin[1] + k * g.dilations[1];
-              if (w < 0 || w >= iw) continue;
-              const T* src = xd + ((b * ih + h) * iw + w) * c;
-              if (first) {
-                std::copy(src, src + c, out);
-                first = false;
+          const int64_t w0 = j * g.strides[1] - g.pad_begin[1];
+          const int64_t k_lo = w0 < 0 ? (-w0 + dw - 1) / dw : 0, k_hi = std::min(kw, (iw - w0 + dw - 1) / dw);
+          float* __restrict out = yd + (row * ow + j) * c;
+          if (a_hi <= a_lo || k_hi <= k_lo) {
+            std::fill(out, out + c, 0.0f);
+            continue;
+          }
+          std::copy_n(xd + ((b * ih + h0 + a_lo * dh) * iw + w0 + k_lo * dw) * c, c, out);
+          for (int64_t a = a_lo; a < a_hi; ++a) {
+            for (int64_t k = a == a_lo ? k_lo + 1 : k_lo; k < k_hi; ++k) {
+              const float* __restrict src = xd + ((b * ih + h0 + a * dh) * iw + w0 + k * dw) * c;
+              if constexpr (kKind == PoolKind::kMax) {
+                for (int64_t ch = 0; ch < c; ++ch) out[ch] = out[ch] < src[ch] ? src[ch] : out[ch];
               } else {
-                for (int64_t ch = 0; ch < c; ++ch) out[ch] = std::max(out[ch], src[ch]);
+                for (int64_t ch = 0; ch < c; ++ch) out[ch] += src[ch];
               }
             }
           }
-          if (first) std::fill(out, out + c, T(0));
+          if constexpr (kKind == PoolKind::kAverage) {
+            int64_t count;
+            if (count_include_pad_) {
+              // Cells inside the padded extent (windows past it, from ceil_mode, count less).
+              const int64_t hs = std::max<int64_t>(h0, -g.pad_begin[0]);
+              const int64_t he = std::min<int64_t>(h0 + (kh - 1) * dh + 1, ih + g.pad_end[0]);
+              const int64_t ws = std::max<int64_t>(w0, -g.pad_begin[1]);
+              const int64_t we = std::min<int64_t>(w0 + (kw - 1) * dw + 1, iw + g.pad_end[1]);
+              count = ((he - hs + dh - 1) / dh) * ((we - ws + dw - 1) / dw);
+            } else {
+              count = (a_hi - a_lo) * (k_hi - k_lo);
+            }
+            const float inv = 1.0f / static_cast<float>(count);
+            for (int64_t ch = 0; ch < c; ++ch) out[ch] *= inv;
+          }
         }
       }
+    };
+    if (pool != nullptr && n * oh * ow * c * kh * kw > (1 << 16)) {
+      pool->ParallelFor(n * oh, 1, run);
+    } else {
+      run(0, n * oh);
     }
   }
 

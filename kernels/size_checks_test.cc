@@ -91,7 +91,7 @@ TEST(SizeChecksTest, ConvWithPadsNear2To62) {
   t.Attr("pads", std::vector<int64_t>{int64_t{1} << 62, int64_t{1} << 62, int64_t{1} << 62, int64_t{1} << 62})
       .Input<float>({1, 1, 2, 2}, {1, 2, 3, 4})
       .Input<float>({1, 1, 1, 1}, {1})
-      .ArgSizes({1, 1, 0});
+      .ArgSizes({1, 1, 0, 0});
   absl::Status s = t.Run();
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
   EXPECT_THAT(s.message(), HasSubstr("overflow"));

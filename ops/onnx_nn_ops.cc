@@ -43,9 +43,11 @@ REGISTER_OP("Onnx>Conv")
     .Input("x: T")
     .Input("w: T")
     .Input("b: Tb")
+    .Input("residual: Tr")
     .Output("y: T")
     .Attr(absl::StrCat("T: ", kFloatTypes))
     .Attr("Tb: list(type) >= 0")
+    .Attr("Tr: list(type) >= 0 = []")
     .Attr("auto_pad: {'NOTSET', 'SAME_UPPER', 'SAME_LOWER', 'VALID'} = 'NOTSET'")
     .Attr("dilations: list(int) = []")
     .Attr("group: int >= 1 = 1")
@@ -58,7 +60,8 @@ REGISTER_OP("Onnx>Conv")
     .Attr("output_layout: {'NCHW', 'NHWC'} = 'NCHW'")
     .Doc("With activation, it is applied to Y (a fusion the ONNX importer makes): Relu, "
          "Clip(min, max = activation_params), LeakyRelu(alpha), HardSwish, HardSigmoid(alpha, "
-         "beta), Sigmoid, or Swish (Y * Sigmoid(Y)). With NHWC layouts (2-D float convolutions only) X or Y "
+         "beta), Sigmoid, or Swish (Y * Sigmoid(Y)). With a residual (Y's shape and layout; "
+         "the importer fuses a residual Add), Y = activation(Conv + residual). With NHWC layouts (2-D float convolutions only) X or Y "
          "keep their N,C,H,W shape but hold their values in N,H,W,C order: the importer sets "
          "them on Conv -> Conv edges so consecutive convolutions skip two layout reorders.");
 
@@ -118,7 +121,10 @@ REGISTER_OP("Onnx>AveragePool")
     .Attr("dilations: list(int) = []")
     .Attr("kernel_shape: list(int)")
     .Attr("pads: list(int) = []")
-    .Attr("strides: list(int) = []");
+    .Attr("strides: list(int) = []")
+    .Attr("layout: {'NCHW', 'NHWC'} = 'NCHW'")
+    .Doc("With layout NHWC (set by the importer between NHWC convolutions; 2-D float), X and Y "
+         "keep N,C,H,W shapes but hold values in N,H,W,C order.");
 
 REGISTER_OP("Onnx>LpPool")
     .Input("x: T")
@@ -262,6 +268,15 @@ REGISTER_OP("MulNhwc")
     .Input("a: T")
     .Input("b: T")
     .Output("c: T")
+    .Attr("T: {float}");
+
+// An inference BatchNormalization between them: y = x * scale[c] + shift[c], with the
+// statistics folded into the [C] scale and shift; shapes N,C,H,W, values N,H,W,C.
+REGISTER_OP("ChannelAffineNhwc")
+    .Input("x: T")
+    .Input("scale: T")
+    .Input("shift: T")
+    .Output("y: T")
     .Attr("T: {float}");
 
 // GlobalAveragePool of an N,C,H,W tensor holding N,H,W,C values; its [N,C,1,1] output is the

@@ -67,16 +67,20 @@ absl::Status ConvGrad(GradientBuilder* b, const GradientNode& n, const Dxs& dys,
   SL_ASSIGN_OR_RETURN(auto dw, b->Add("ConvBackpropFilter", {{x}, {dy}, {w_shape}}, ConvAttrs(n)));
   (*dxs)[0] = dx[0];
   (*dxs)[1] = dw[0];
-  if (n.inputs.size() > 2) {
+  // Then the bias and a fused residual (added before the activation), when present.
+  SL_ASSIGN_OR_RETURN(DataTypeVector tb, NodeAttr(n, "Tb", DataTypeVector{}));
+  SL_ASSIGN_OR_RETURN(DataTypeVector tr, NodeAttr(n, "Tr", DataTypeVector{}));
+  if (!tb.empty()) {
     SL_ASSIGN_OR_RETURN((*dxs)[2], BiasGrad(b, dy, w, n.inputs[2]));
   }
+  if (!tr.empty()) (*dxs)[2 + tb.size()] = dy;
   return absl::OkStatus();
 }
 
 // dX = ConvBackpropInput(dY, W) is the adjoint of Conv(., W), so <ddX, dX> = <Conv(ddX, W), dY>.
 absl::Status ConvBackpropInputGrad(GradientBuilder* b, const GradientNode& n, const Dxs& dys, Dxs* dxs) {
   const std::string &dy = n.inputs[0], &w = n.inputs[1];
-  SL_ASSIGN_OR_RETURN(auto ddy, b->Add("Onnx>Conv", {{dys[0]}, {w}, {}}, ConvAttrs(n)));
+  SL_ASSIGN_OR_RETURN(auto ddy, b->Add("Onnx>Conv", {{dys[0]}, {w}, {}, {}}, ConvAttrs(n)));
   SL_ASSIGN_OR_RETURN(std::string w_shape, b->Unary("Onnx>Shape", w));
   SL_ASSIGN_OR_RETURN(auto dw, b->Add("ConvBackpropFilter", {{dys[0]}, {dy}, {w_shape}}, ConvAttrs(n)));
   (*dxs)[0] = ddy[0];
@@ -89,7 +93,7 @@ absl::Status ConvBackpropFilterGrad(GradientBuilder* b, const GradientNode& n, c
   const std::string &x = n.inputs[0], &dy = n.inputs[1];
   SL_ASSIGN_OR_RETURN(std::string x_shape, b->Unary("Onnx>Shape", x));
   SL_ASSIGN_OR_RETURN(auto dx, b->Add("ConvBackpropInput", {{dy}, {dys[0]}, {x_shape}}, ConvAttrs(n)));
-  SL_ASSIGN_OR_RETURN(auto ddy, b->Add("Onnx>Conv", {{x}, {dys[0]}, {}}, ConvAttrs(n)));
+  SL_ASSIGN_OR_RETURN(auto ddy, b->Add("Onnx>Conv", {{x}, {dys[0]}, {}, {}}, ConvAttrs(n)));
   (*dxs)[0] = dx[0];
   (*dxs)[1] = ddy[0];
   return absl::OkStatus();

@@ -141,7 +141,7 @@ absl::Status ConvTransposeGrad(GradientBuilder* b, const GradientNode& n, const 
     if (it != n.def->attr().end()) attrs[name] = it->second;
   }
   const std::string &x = n.inputs[0], &w = n.inputs[1], &dy = dys[0];
-  SL_ASSIGN_OR_RETURN(auto dx, b->Add("Onnx>Conv", {{dy}, {w}, {}}, attrs));
+  SL_ASSIGN_OR_RETURN(auto dx, b->Add("Onnx>Conv", {{dy}, {w}, {}, {}}, attrs));
   SL_ASSIGN_OR_RETURN(std::string w_shape, b->Unary("Onnx>Shape", w));
   SL_ASSIGN_OR_RETURN(auto dw, b->Add("ConvBackpropFilter", {{dy}, {x}, {w_shape}}, attrs));
   (*dxs)[0] = dx[0];

@@ -684,6 +684,73 @@ absl::StatusOr<int> FoldBatchNormsIntoConvs(OnnxGraph* graph) {
   return folded;
 }
 
+absl::StatusOr<int> FoldPads(OnnxGraph* graph) {
+  int folded = 0;
+  GraphIndex index = IndexGraph(graph);
+  absl::flat_hash_map<std::string, std::string> renamed;  // Pad output -> its input.
+  absl::flat_hash_set<std::string> maybe_unread;
+  for (NodeDef& pad : *graph->graph.mutable_node()) {
+    if (pad.op() != "Onnx>Pad" || pad.attr().at("mode").s() != "constant" || pad.input_size() < 2 ||
+        pad.attr().at("Taxes").list().type_size() != 0) {
+      continue;
+    }
+    const std::string out = TensorId{pad.name(), 0}.ToString();
+    if (index.protected_tensors.contains(out)) continue;
+    std::optional<Tensor> pads = ConstValue(index.by_name, pad.input(1));
+    if (!pads || pads->dtype() != DT_INT64 || pads->NumElements() % 2 != 0 || pads->NumElements() < 6) continue;
+    // Zero fill (the default, or a constant zero), before any control inputs.
+    if (pad.attr().at("Tvalue").list().type_size() != 0) {
+      std::optional<Tensor> value = ConstValue(index.by_name, pad.input(2));
+      if (!value || value->NumElements() != 1 || value->dtype() != DT_FLOAT || value->flat<float>()[0] != 0.0f) continue;
+    }
+    const int64_t rank = pads->NumElements() / 2;
+    const auto p = pads->flat<int64_t>();
+    bool spatial_only = p[0] == 0 && p[1] == 0 && p[rank] == 0 && p[rank + 1] == 0, any = false;
+    for (int64_t i = 0; i < 2 * rank; ++i) {
+      spatial_only = spatial_only && p[i] >= 0;
+      any = any || p[i] != 0;
+    }
+    if (!spatial_only) continue;
+    if (any) {
+      // The one reader takes the padding into its own pads.
+      auto readers = index.readers.find(out);
+      if (readers == index.readers.end() || readers->second.size() != 1) continue;
+      NodeDef* reader = readers->second[0];
+      auto& attrs = *reader->mutable_attr();
+      if (Canonical(reader->input(0)) != out || !attrs.contains("auto_pad") || attrs.at("auto_pad").s() != "NOTSET") continue;
+      std::vector<int64_t> own(2 * (rank - 2), 0);
+      const auto& listed = attrs.at("pads").list();
+      if (listed.i_size() != 0 && listed.i_size() != static_cast<int>(own.size())) continue;
+      bool own_zero = true;
+      for (int i = 0; i < listed.i_size(); ++i) {
+        own[i] = listed.i(i);
+        own_zero = own_zero && own[i] == 0;
+      }
+      if (reader->op() == "Onnx>AveragePool") {
+        // Padded zeros count in the mean: what count_include_pad does, when the pool's own
+        // padding (if any) is counted too, and no ceil-mode window overhangs the padding.
+        if (attrs.at("ceil_mode").i() != 0 || (!own_zero && attrs.at("count_include_pad").i() == 0)) continue;
+        attrs["count_include_pad"].set_i(1);
+      } else if (reader->op() != "Onnx>Conv") {
+        continue;
+      }
+      AttrValue merged;
+      for (int64_t i = 0; i < rank - 2; ++i) merged.mutable_list()->add_i(own[i] + p[2 + i]);
+      for (int64_t i = 0; i < rank - 2; ++i) merged.mutable_list()->add_i(own[rank - 2 + i] + p[rank + 2 + i]);
+      attrs["pads"] = merged;
+    }
+    renamed[out] = pad.input(0);
+    for (int i = 1; i < pad.input_size(); ++i) {
+      auto id = ParseTensorName(pad.input(i));
+      if (id.ok()) maybe_unread.insert(id->node);
+    }
+    ++folded;
+  }
+  Rewire(&graph->graph, renamed, {});
+  DropUnreadConsts(graph, maybe_unread);
+  return folded;
+}
+
 absl::StatusOr<int> FuseConvActivations(OnnxGraph* graph) {
   int fused = 0;
   GraphDef& def = graph->graph;
@@ -814,30 +881,75 @@ absl::StatusOr<int> UseNhwcBetweenConvs(OnnxGraph* graph) {
   }
   absl::flat_hash_set<std::string> protected_tensors;
   for (const auto& out : graph->outputs) protected_tensors.insert(Canonical(out.tensor));
+  auto read = [&](const std::string& tensor) {
+    auto it = consumers.find(tensor);
+    return it != consumers.end() && !it->second.empty();
+  };
 
-  // Nodes that can read and write NHWC: 2-D float convolutions, 2-D float max pools without
-  // Indices, channel Concats, float Adds and Muls and global average pools. All but the
-  // convolutions must have NHWC on both sides, so candidates are dropped until every
-  // remaining one does.
-  auto is_pool = [](const NodeDef& n) {
-    return n.op() == "Onnx>MaxPool" && n.attr().at("T").type() == DT_FLOAT && !n.attr().at("produce_indices").b() &&
-           n.attr().at("storage_order").i() == 0 && n.attr().at("kernel_shape").list().i_size() == 2;
+  // Nodes that can read and write NHWC. 2-D float convolutions convert at their edges; every
+  // other candidate must have NHWC on both sides, so candidates are dropped until every
+  // remaining one does. `LayoutInputs` is how many leading inputs carry the layout (the rest,
+  // Clip's bounds or a BatchNormalization's statistics, are per-tensor or per-channel).
+  auto is_float = [](const NodeDef& n) { return n.attr().contains("T") && n.attr().at("T").type() == DT_FLOAT; };
+  auto is_pool = [&](const NodeDef& n) {
+    if ((n.op() != "Onnx>AveragePool" && n.op() != "Onnx>MaxPool") || !is_float(n) ||
+        n.attr().at("kernel_shape").list().i_size() != 2) {
+      return false;
+    }
+    if (n.op() == "Onnx>AveragePool") return true;
+    return n.op() == "Onnx>MaxPool" && !n.attr().at("produce_indices").b() && n.attr().at("storage_order").i() == 0;
   };
-  auto is_concat = [](const NodeDef& n) {
-    return n.op() == "Onnx>Concat" && n.attr().at("T").type() == DT_FLOAT &&
-           (n.attr().at("axis").i() == 1 || n.attr().at("axis").i() == -3);
+  auto is_concat = [&](const NodeDef& n) {
+    return n.op() == "Onnx>Concat" && is_float(n) && (n.attr().at("axis").i() == 1 || n.attr().at("axis").i() == -3);
   };
-  // Element-wise Add and Mul (residual connections, squeeze-and-excitation scales) and global
-  // average pools (whose [N,C,1,1] output is the same in either order).
-  auto is_binary = [](const NodeDef& n) {
-    return (n.op() == "Add" || n.op() == "Mul") && n.attr().contains("T") && n.attr().at("T").type() == DT_FLOAT;
+  // Element-wise Add and Mul of two such tensors (residual connections, squeeze-and-excitation
+  // scales) and global average pools (whose [N,C,1,1] output is the same in either order).
+  auto is_binary = [&](const NodeDef& n) { return (n.op() == "Add" || n.op() == "Mul") && is_float(n); };
+  auto is_global_pool = [&](const NodeDef& n) { return n.op() == "Onnx>GlobalAveragePool" && is_float(n); };
+  // Element-wise functions of one tensor do not care how its values lie.
+  auto is_unary = [&](const NodeDef& n) {
+    static const auto* ops = new absl::flat_hash_set<std::string>{
+        "Relu", "Sigmoid", "Tanh", "Elu", "Selu", "Neg", "Abs", "Onnx>HardSwish", "Onnx>HardSigmoid",
+        "Onnx>LeakyRelu", "Onnx>Clip", "Onnx>Gelu", "Identity"};
+    return ops->contains(n.op()) && is_float(n) && n.input_size() >= 1;
   };
-  auto is_global_pool = [](const NodeDef& n) {
-    return n.op() == "Onnx>GlobalAveragePool" && n.attr().at("T").type() == DT_FLOAT;
+  // An inference BatchNormalization of constant statistics whose extra outputs nobody reads:
+  // a per-channel scale and shift (ChannelAffineNhwc).
+  auto batch_norm_affine = [&](const NodeDef& n) -> std::optional<std::pair<Tensor, Tensor>> {
+    if (n.op() != "Onnx>BatchNormalization" || !is_float(n) || n.input_size() != 5 ||
+        n.attr().at("training_mode").b() || n.attr().at("T1").type() != DT_FLOAT ||
+        n.attr().at("T2").type() != DT_FLOAT) {
+      return std::nullopt;
+    }
+    for (int k = 1; k < 5; ++k) {
+      if (read(TensorId{n.name(), k}.ToString())) return std::nullopt;
+    }
+    std::optional<Tensor> v[4];
+    for (int k = 0; k < 4; ++k) {
+      v[k] = ConstValue(by_name, n.input(k + 1));
+      if (!v[k] || v[k]->dtype() != DT_FLOAT || v[k]->dims() != 1 ||
+          v[k]->NumElements() != v[0]->NumElements()) {
+        return std::nullopt;
+      }
+    }
+    if (by_name.contains(n.name() + "/scale") || by_name.contains(n.name() + "/shift")) return std::nullopt;
+    const int64_t c = v[0]->NumElements();
+    const float eps = n.attr().at("epsilon").f();
+    Tensor scale(DT_FLOAT, TensorShape({c})), shift(DT_FLOAT, TensorShape({c}));
+    for (int64_t i = 0; i < c; ++i) {
+      const double s = v[0]->flat<float>()[i] / std::sqrt(static_cast<double>(v[3]->flat<float>()[i]) + eps);
+      scale.flat<float>()[i] = static_cast<float>(s);
+      shift.flat<float>()[i] = static_cast<float>(v[1]->flat<float>()[i] - s * v[2]->flat<float>()[i]);
+    }
+    return std::make_pair(std::move(scale), std::move(shift));
+  };
+  auto layout_inputs = [&](const NodeDef& n) {
+    return is_concat(n) || is_binary(n) ? n.input_size() : 1;
   };
   absl::flat_hash_set<std::string> candidates;
   for (const NodeDef& n : def.node()) {
-    if (IsFloatConv2D(n, by_name) || is_pool(n) || is_concat(n) || is_binary(n) || is_global_pool(n)) {
+    if (IsFloatConv2D(n, by_name) || is_pool(n) || is_concat(n) || is_binary(n) || is_global_pool(n) ||
+        is_unary(n) || batch_norm_affine(n)) {
       candidates.insert(n.name());
     }
   }
@@ -848,8 +960,7 @@ absl::StatusOr<int> UseNhwcBetweenConvs(OnnxGraph* graph) {
     auto it = consumers.find(t);
     if (protected_tensors.contains(t) || it == consumers.end() || it->second.empty()) return false;
     for (const auto& [c, index] : it->second) {
-      if (!candidates.contains(c->name())) return false;
-      if (c->op() != "Onnx>Concat" && c->op() != "Add" && c->op() != "Mul" && index != 0) return false;
+      if (!candidates.contains(c->name()) || index >= layout_inputs(*c)) return false;
     }
     return true;
   };
@@ -859,24 +970,34 @@ absl::StatusOr<int> UseNhwcBetweenConvs(OnnxGraph* graph) {
       if (!candidates.contains(n.name()) || n.op() == "Onnx>Conv") continue;
       // A global pool's output is the same in either order, so any node may read it.
       bool ok = n.op() == "Onnx>GlobalAveragePool" || nhwc_ok(TensorId{n.name(), 0}.ToString());
-      for (int i = 0; ok && i < n.input_size(); ++i) ok = nhwc_ok(n.input(i));
+      for (int i = 0; ok && i < layout_inputs(n); ++i) ok = nhwc_ok(n.input(i));
       if (!ok) {
         candidates.erase(n.name());
         changed = true;
       }
     }
   }
+  // Each Conv's sides, decided before any reader is rewritten.
+  absl::flat_hash_map<std::string, std::pair<bool, bool>> conv_sides;  // (input, output) NHWC.
+  for (const NodeDef& n : def.node()) {
+    if (candidates.contains(n.name()) && n.op() == "Onnx>Conv") {
+      conv_sides[n.name()] = {nhwc_ok(n.input(0)), nhwc_ok(TensorId{n.name(), 0}.ToString())};
+    }
+  }
+  std::vector<NodeDef> added;
+  absl::flat_hash_set<std::string> statistics;  // What the normalizations read before.
   for (NodeDef& n : *def.mutable_node()) {
     if (!candidates.contains(n.name())) continue;
     if (n.op() == "Onnx>Conv") {
-      const bool out = nhwc_ok(TensorId{n.name(), 0}.ToString()), in = nhwc_ok(n.input(0));
+      const auto [in, out] = conv_sides.at(n.name());
       if (out) (*n.mutable_attr())["output_layout"].set_s("NHWC");
       if (in) (*n.mutable_attr())["input_layout"].set_s("NHWC");
       rewritten += out || in;
       continue;
     }
     ++rewritten;
-    if (n.op() == "Onnx>MaxPool") {
+    if (is_unary(n)) continue;  // As it is.
+    if (n.op() == "Onnx>MaxPool" || n.op() == "Onnx>AveragePool") {
       (*n.mutable_attr())["layout"].set_s("NHWC");
     } else if (n.op() == "Add") {
       n.set_op("AddNhwc");
@@ -884,6 +1005,21 @@ absl::StatusOr<int> UseNhwcBetweenConvs(OnnxGraph* graph) {
       n.set_op("MulNhwc");
     } else if (n.op() == "Onnx>GlobalAveragePool") {
       n.set_op("GlobalAveragePoolNhwc");
+    } else if (n.op() == "Onnx>BatchNormalization") {
+      auto [scale, shift] = *batch_norm_affine(n);
+      NodeDef affine;
+      affine.set_name(n.name());
+      affine.set_op("ChannelAffineNhwc");
+      affine.set_device(n.device());
+      affine.add_input(n.input(0));
+      for (const auto& [suffix, value] : {std::pair<const char*, const Tensor*>{"/scale", &scale}, {"/shift", &shift}}) {
+        const std::string name = n.name() + suffix;
+        added.push_back(ConstNode(name, n.device(), *value));
+        affine.add_input(name);
+      }
+      (*affine.mutable_attr())["T"].set_type(DT_FLOAT);
+      for (int k = 1; k < 5; ++k) statistics.insert(ParseTensorName(n.input(k))->node);
+      n = std::move(affine);
     } else {
       NodeDef cat;
       cat.set_name(n.name());
@@ -895,6 +1031,8 @@ absl::StatusOr<int> UseNhwcBetweenConvs(OnnxGraph* graph) {
       n = cat;
     }
   }
+  for (NodeDef& n : added) *def.add_node() = std::move(n);
+  DropUnreadConsts(graph, statistics);
   return rewritten;
 }
 
@@ -1288,6 +1426,55 @@ absl::StatusOr<int> FoldTransposesIntoMatMuls(OnnxGraph* graph) {
   return folded;
 }
 
+absl::StatusOr<int> FuseConvResiduals(OnnxGraph* graph) {
+  int fused = 0;
+  GraphDef& def = graph->graph;
+  GraphIndex index = IndexGraph(graph);
+  absl::flat_hash_map<std::string, std::string> renamed;  // Add output -> the Conv's.
+  auto known_shape = [&](const std::string& tensor) -> const PartialShape* {
+    auto it = graph->shapes.find(Canonical(tensor));
+    return it == graph->shapes.end() || !it->second.IsFullyDefined() ? nullptr : &it->second;
+  };
+  for (NodeDef& add : *def.mutable_node()) {
+    if ((add.op() != "Add" && add.op() != "AddNhwc") || add.input_size() != 2 || add.attr().at("T").type() != DT_FLOAT ||
+        SameTensor(add.input(0), add.input(1))) {
+      continue;
+    }
+    const PartialShape* out_shape = known_shape(TensorId{add.name(), 0}.ToString());
+    for (int i = 0; i < 2 && out_shape != nullptr; ++i) {
+      NodeDef* conv = FloatProducer(index, add.input(i), "Onnx>Conv");
+      if (conv == nullptr || !Internal(index, *conv, 1)) continue;
+      auto& attrs = *conv->mutable_attr();
+      if ((attrs.contains("activation") && !attrs.at("activation").s().empty()) ||
+          (attrs.contains("Tr") && attrs.at("Tr").list().type_size() > 0)) {
+        continue;
+      }
+      // No broadcasting: the Conv's output, the other operand and the sum have one shape.
+      const PartialShape* conv_shape = known_shape(add.input(i));
+      const PartialShape* other_shape = known_shape(add.input(1 - i));
+      if (conv_shape == nullptr || other_shape == nullptr || !(*conv_shape == *out_shape) ||
+          !(*other_shape == *out_shape)) {
+        continue;
+      }
+      // The residual goes after X, W and the bias, before any control inputs.
+      const int at = 2 + attrs.at("Tb").list().type_size();
+      conv->add_input(add.input(1 - i));
+      for (int k = conv->input_size() - 1; k > at; --k) conv->mutable_input()->SwapElements(k, k - 1);
+      attrs["Tr"].mutable_list()->add_type(DT_FLOAT);
+      const std::string conv_out = TensorId{conv->name(), 0}.ToString(), add_out = TensorId{add.name(), 0}.ToString();
+      if (!index.protected_tensors.contains(add_out)) renamed[add_out] = conv_out;
+      graph->shapes[conv_out] = *out_shape;
+      ForwardAs(&add, conv_out);
+      ++fused;
+      break;
+    }
+  }
+  Rewire(&def, renamed, {});
+  // The activation after the sum (ResNet's Relu) now follows the Conv directly.
+  if (fused > 0) SL_RETURN_IF_ERROR(FuseConvActivations(graph).status());
+  return fused;
+}
+
 const std::vector<OptimizerPass>& OptimizerPasses() {
   static const auto* passes = new std::vector<OptimizerPass>{
       {"constant_folding", "evaluate nodes of constant inputs (and Shape of static shapes) into Consts",
@@ -1300,11 +1487,19 @@ const std::vector<OptimizerPass>& OptimizerPasses() {
        FuseMatMulAdds},
       {"fold_transpose_matmul", "fold a Transpose that swaps MatMul's right operand's last two axes into adj_y",
        FoldTransposesIntoMatMuls},
+      {"fold_pads", "fold zero-filled spatial Pads into the Convs and AveragePools that read them", FoldPads},
       {"fold_batch_norms", "fold inference BatchNormalizations into the Convs, Gemms and MatMuls they follow",
        FoldBatchNormsIntoConvs},
       {"fuse_conv_activations", "fuse Relu, LeakyRelu, Clip, HardSwish, HardSigmoid, Sigmoid and Swish into Convs",
        FuseConvActivations},
-      {"nhwc_layout", "keep tensors between Convs, pools, Concats, Adds and Muls in NHWC", UseNhwcBetweenConvs},
+      {"nhwc_layout",
+       "keep tensors between Convs in NHWC through pools, Concats, Adds, Muls, element-wise functions and "
+       "inference BatchNormalizations",
+       UseNhwcBetweenConvs},
+      {"fuse_conv_residual",
+       "fuse an Add of a Conv's output and a tensor of its shape (a residual connection) into the Conv, and the "
+       "activation after it",
+       FuseConvResiduals},
   };
   return *passes;
 }

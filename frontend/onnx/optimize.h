@@ -73,6 +73,13 @@ absl::StatusOr<int> FuseMatMulAdds(OnnxGraph* graph);
 // of it. The strided gather becomes whole-row copies or nothing.
 absl::StatusOr<int> FoldTransposesIntoMatMuls(OnnxGraph* graph);
 
+// A Pad of constant zeros on spatial axes only (N and C unpadded) is folded into the one Conv
+// or AveragePool that reads it (auto_pad NOTSET): their pads grow by the Pad's, and the pool
+// counts padded cells (count_include_pad 1) as the padded zeros counted before; a pool with
+// ceil_mode, or with its own uncounted padding, keeps the Pad. A Pad of all-zero pads goes,
+// whatever reads it.
+absl::StatusOr<int> FoldPads(OnnxGraph* graph);
+
 // A BatchNormalization in inference mode of a float Conv's output (the Conv read by nothing
 // else), with constant weights, bias and statistics, is folded into the Conv: new constant
 // weights and bias, scaled per output channel by scale / sqrt(var + epsilon). Readers of the
@@ -88,13 +95,23 @@ absl::StatusOr<int> FoldBatchNormsIntoConvs(OnnxGraph* graph);
 // its name and tensor stay.
 absl::StatusOr<int> FuseConvActivations(OnnxGraph* graph);
 
-// Tensors between 2-D float Convs (and the max pools, channel Concats, Adds, Muls and global
-// average pools among them) stay in NHWC order, oneDNN's own layout for these convolutions, so
-// no reorder runs between them: Convs get output_layout / input_layout, MaxPool layout NHWC,
-// Concat becomes ConcatChannelsNhwc, Add AddNhwc, Mul MulNhwc, GlobalAveragePool
-// GlobalAveragePoolNhwc. A tensor stays NHWC only when its producer and every reader can take it;
-// graph outputs stay NCHW.
+// Tensors between 2-D float Convs (and the pools, channel Concats, Adds, Muls, global average
+// pools, element-wise functions of one tensor and inference BatchNormalizations among them) stay
+// in NHWC order, oneDNN's own layout for these convolutions, so no reorder runs between them:
+// Convs get output_layout / input_layout, MaxPool and AveragePool layout NHWC, Concat becomes
+// ConcatChannelsNhwc, Add AddNhwc, Mul MulNhwc, GlobalAveragePool GlobalAveragePoolNhwc, a
+// BatchNormalization of constant statistics ChannelAffineNhwc; Relu, Sigmoid, Clip and the other
+// element-wise functions stay as they are (they do not care how values lie). A tensor stays
+// NHWC only when its producer and every reader can take it; graph outputs stay NCHW.
 absl::StatusOr<int> UseNhwcBetweenConvs(OnnxGraph* graph);
+
+// An Add (or AddNhwc) of a float Conv's output (read by nothing else, no activation yet) and
+// another tensor of the same known shape, with no broadcasting, becomes the Conv's residual
+// input: oneDNN adds it as a sum post-op, in place in the residual's buffer when nothing else
+// reads it, so ResNet's skip connection costs no pass of its own. The activation after the Add
+// then fuses into the Conv as FuseConvActivations does. Runs after the layout pass, so the
+// residual is in the Conv output's layout.
+absl::StatusOr<int> FuseConvResiduals(OnnxGraph* graph);
 
 }  // namespace sluice
 

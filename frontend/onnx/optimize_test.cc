@@ -5,10 +5,13 @@
 #include <cmath>
 #include <functional>
 #include <map>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "framework/status_matchers.h"
 #include "gmock/gmock.h"
 #include "google/protobuf/text_format.h"
@@ -1067,6 +1070,178 @@ TEST(FoldTransposesIntoMatMulsTest, KTransposedBecomesAdjY) {
     Imported both = ImportBothWays(SmallModel({4, 4, 5}, c.build, 3), {4, 4, 5});
     EXPECT_EQ(Rewrites(both.optimized, "fold_transpose_matmul"), c.want_folded);
     EXPECT_EQ(Count(both.optimized, "Onnx>Transpose"), c.want_transposes);
+  }
+}
+
+// x -> Conv -> c; `middle` reads c and writes m; m -> Conv (k x k, no padding) -> y: the
+// layout pass sees NHWC producers and readers around whatever `middle` builds.
+onnx::ModelProto ConvSandwichModel(const std::function<void(onnx::GraphProto*)>& middle, int64_t k = 1) {
+  onnx::ModelProto m = ConvModel(middle);
+  onnx::GraphProto* g = m.mutable_graph();
+  onnx::TensorProto* t = g->add_initializer();
+  t->set_name("w_last");
+  t->set_data_type(onnx::TensorProto::FLOAT);
+  for (int64_t d : {int64_t{4}, int64_t{4}, k, k}) t->add_dims(d);
+  for (int64_t i = 0; i < 16 * k * k; ++i) t->add_float_data(std::cos(0.37f * i));
+  AddNode(g, "Conv", {"m", "w_last"}, "y");
+  // Pools may shrink it: a shape of unknown dims.
+  auto* shape = g->mutable_output(0)->mutable_type()->mutable_tensor_type()->mutable_shape();
+  for (int i = 0; i < shape->dim_size(); ++i) shape->mutable_dim(i)->set_dim_param(absl::StrCat("d", i));
+  return m;
+}
+
+void AddIntAttr(onnx::NodeProto* n, const std::string& name, int64_t v) {
+  onnx::AttributeProto* a = n->add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::INT);
+  a->set_i(v);
+}
+void AddTensorInitializer(onnx::GraphProto* g, const std::string& name, int type, std::vector<int64_t> dims,
+                          std::vector<double> values) {
+  onnx::TensorProto* t = g->add_initializer();
+  t->set_name(name);
+  t->set_data_type(type);
+  for (int64_t d : dims) t->add_dims(d);
+  for (double v : values) {
+    if (type == onnx::TensorProto::INT64) t->add_int64_data(static_cast<int64_t>(v));
+    else t->add_float_data(static_cast<float>(v));
+  }
+}
+
+// Pads, pools, normalizations and element-wise functions between two Convs: which ones the
+// passes fold or keep NHWC, and that every rewritten graph computes what the imported one does.
+TEST(UseNhwcBetweenConvsTest, PoolsNormalizationsAndActivationsStayNhwcAndComputeTheSame) {
+  auto spatial_pad = [](onnx::GraphProto* g, const std::string& in, const std::string& out, int64_t p,
+                        std::optional<float> value) {
+    AddTensorInitializer(g, out + "_pads", onnx::TensorProto::INT64, {8}, {0, 0, double(p), double(p), 0, 0, double(p), double(p)});
+    std::vector<std::string> inputs = {in, out + "_pads"};
+    if (value) {
+      AddTensorInitializer(g, out + "_value", onnx::TensorProto::FLOAT, {}, {*value});
+      inputs.push_back(out + "_value");
+    }
+    AddNode(g, "Pad", inputs, out);
+  };
+  auto batch_norm = [](onnx::GraphProto* g, const std::string& in, const std::string& out) {
+    AddInitializer(g, out + "_gamma", {1.5f, -0.5f, 2.0f, 0.25f});
+    AddInitializer(g, out + "_beta", {0.1f, 0.2f, -0.3f, 0.0f});
+    AddInitializer(g, out + "_mean", {0.3f, -0.2f, 0.0f, 1.0f});
+    AddInitializer(g, out + "_var", {0.5f, 2.0f, 1.0f, 0.01f});
+    AddFloatAttr(AddNode(g, "BatchNormalization", {in, out + "_gamma", out + "_beta", out + "_mean", out + "_var"}, out),
+                 "epsilon", 1e-3f);
+  };
+  auto pool = [](onnx::GraphProto* g, const std::string& op, const std::string& in, const std::string& out,
+                 std::vector<int64_t> pads, int64_t stride = 1, int64_t ceil_mode = 0, int64_t count_include_pad = -1) {
+    onnx::NodeProto* n = AddNode(g, op, {in}, out);
+    AddIntsAttr(n, "kernel_shape", {3, 3});
+    AddIntsAttr(n, "strides", {stride, stride});
+    if (!pads.empty()) AddIntsAttr(n, "pads", pads);
+    if (ceil_mode) AddIntAttr(n, "ceil_mode", 1);
+    if (count_include_pad >= 0) AddIntAttr(n, "count_include_pad", count_include_pad);
+  };
+  struct Case {
+    std::string name;
+    std::function<void(onnx::GraphProto*)> middle;
+    int64_t last_kernel;
+    std::map<std::string, int> want_counts;  // Ops and how many of each the optimized graph has.
+    bool nhwc = true;  // Whether the last Conv reads NHWC (and pools run NHWC).
+  };
+  const std::vector<Case> cases = {
+      {"Pad, AveragePool, BatchNormalization, Relu",
+       [&](onnx::GraphProto* g) {
+         spatial_pad(g, "c", "p", 1, std::nullopt);
+         pool(g, "AveragePool", "p", "a", {});
+         batch_norm(g, "a", "normalized");
+         AddNode(g, "Relu", {"normalized"}, "m");
+       },
+       1, {{"Onnx>Pad", 0}, {"ChannelAffineNhwc", 1}, {"Onnx>BatchNormalization", 0}}},
+      {"AveragePool of its own uncounted padding, strided, then Sigmoid",
+       [&](onnx::GraphProto* g) {
+         pool(g, "AveragePool", "c", "a", {1, 1, 1, 1}, 2, 0, 0);
+         AddNode(g, "Sigmoid", {"a"}, "m");
+       },
+       1, {}},
+      {"MaxPool in ceil mode, LeakyRelu, Clip",
+       [&](onnx::GraphProto* g) {
+         pool(g, "MaxPool", "c", "a", {1, 1, 1, 1}, 2, 1);
+         AddFloatAttr(AddNode(g, "LeakyRelu", {"a"}, "l"), "alpha", 0.2f);
+         AddTensorInitializer(g, "lo", onnx::TensorProto::FLOAT, {}, {-0.5});
+         AddTensorInitializer(g, "hi", onnx::TensorProto::FLOAT, {}, {2.0});
+         AddNode(g, "Clip", {"l", "lo", "hi"}, "m");
+       },
+       1, {{"Onnx>Clip", 1}}},
+      {"Pad folded into the Conv reading it",
+       [&](onnx::GraphProto* g) { spatial_pad(g, "c", "m", 1, 0.0f); }, 3, {{"Onnx>Pad", 0}}},
+      {"Pad of ones is kept", [&](onnx::GraphProto* g) { spatial_pad(g, "c", "m", 1, 1.0f); }, 3, {{"Onnx>Pad", 1}}, false},
+      {"Pad before a ceil-mode pool is kept",
+       [&](onnx::GraphProto* g) {
+         spatial_pad(g, "c", "p", 1, std::nullopt);
+         pool(g, "AveragePool", "p", "m", {}, 2, 1);
+       },
+       1, {{"Onnx>Pad", 1}}, false},
+      {"Pad before a pool excluding its own padding is kept",
+       [&](onnx::GraphProto* g) {
+         spatial_pad(g, "c", "p", 1, std::nullopt);
+         pool(g, "AveragePool", "p", "m", {1, 1, 1, 1}, 1, 0, 0);
+       },
+       1, {{"Onnx>Pad", 1}}, false},
+      {"Add of a Tanh and the Conv it reads stays an Add",
+       [&](onnx::GraphProto* g) {
+         AddNode(g, "Tanh", {"c"}, "t");
+         AddNode(g, "Add", {"t", "c"}, "r");
+         AddNode(g, "Relu", {"r"}, "m");
+       },
+       1, {{"AddNhwc", 1}}},
+      {"Residual Add of a Conv then Relu fuses into the Conv",
+       [&](onnx::GraphProto* g) {
+         std::vector<double> w2(16);
+         for (size_t i = 0; i < w2.size(); ++i) w2[i] = std::sin(1.3 * i);
+         AddTensorInitializer(g, "w_mid", onnx::TensorProto::FLOAT, {4, 4, 1, 1}, w2);
+         AddNode(g, "Conv", {"c", "w_mid"}, "d");
+         AddNode(g, "Add", {"c", "d"}, "r");
+         AddNode(g, "Relu", {"r"}, "m");
+       },
+       1, {{"AddNhwc", 0}, {"Add", 0}, {"Relu", 0}}},
+      {"Broadcast Add of a Conv and a per-channel constant is not a residual",
+       [&](onnx::GraphProto* g) {
+         std::vector<double> w2(16);
+         for (size_t i = 0; i < w2.size(); ++i) w2[i] = std::sin(1.3 * i);
+         AddTensorInitializer(g, "w_mid", onnx::TensorProto::FLOAT, {4, 4, 1, 1}, w2);
+         AddTensorInitializer(g, "per_channel", onnx::TensorProto::FLOAT, {4, 1, 1}, {1, -1, 2, -2});
+         AddNode(g, "Conv", {"c", "w_mid"}, "d");
+         AddNode(g, "Add", {"d", "per_channel"}, "m");
+       },
+       1, {{"Add", 1}}, false},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    OnnxImportOptions plain;
+    plain.optimize = false;
+    auto imported = ImportOnnxModel(ConvSandwichModel(c.middle, c.last_kernel), plain);
+    auto optimized = ImportOnnxModel(ConvSandwichModel(c.middle, c.last_kernel));
+    ASSERT_OK(imported);
+    ASSERT_OK(optimized);
+    for (const auto& [op, count] : c.want_counts) EXPECT_EQ(Count(*optimized, op), count) << op;
+    int residuals = 0;
+    for (const NodeDef& n : optimized->graph.node()) {
+      residuals += n.op() == "Onnx>Conv" && n.attr().contains("Tr") && n.attr().at("Tr").list().type_size() == 1;
+    }
+    EXPECT_EQ(residuals, absl::StrContains(c.name, "fuses into the Conv") ? 1 : 0);
+    // The last Conv reads NHWC (and the pools run NHWC) unless a node that cannot (a kept Pad, an
+    // Add of a constant) sits between the Convs.
+    for (const NodeDef& n : optimized->graph.node()) {
+      if (n.name() == "y_node") {
+        const bool nhwc = n.attr().contains("input_layout") && n.attr().at("input_layout").s() == "NHWC";
+        EXPECT_EQ(nhwc, c.nhwc) << n.DebugString();
+      }
+      if (n.op() == "Onnx>AveragePool" || n.op() == "Onnx>MaxPool") {
+        const std::string layout = n.attr().contains("layout") ? n.attr().at("layout").s() : "NCHW";
+        EXPECT_EQ(layout, c.nhwc ? "NHWC" : "NCHW") << n.DebugString();
+      }
+    }
+    const std::vector<float> want = RunModel(*imported), got = RunModel(*optimized);
+    ASSERT_EQ(got.size(), want.size());
+    ASSERT_GT(got.size(), 0u);
+    for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-4f + 1e-4f * std::fabs(want[i])) << "at " << i;
   }
 }
 
