@@ -23,7 +23,7 @@
 
 namespace sluice {
 
-// `threads`: the intra-op thread count (OpenMP team size) for float; double uses OpenBLAS's.
+// `threads`: the intra-op thread count (OpenMP team size for float, OpenBLAS's pool for double).
 template <typename T>
 void GemmRowMajor(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, T alpha,
                   const T* a, int64_t lda, const T* b, int64_t ldb, T beta, T* c, int64_t ldc,
@@ -35,9 +35,11 @@ void GemmRowMajor(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, T
       return;
     }
     // oneDNN refuses only arguments that are out of range for it; OpenBLAS takes the rest.
+    UseOpenBlasThreads(threads);
     cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans,
                 m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
   } else if constexpr (std::is_same_v<T, double>) {
+    UseOpenBlasThreads(threads);
     cblas_dgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans,
                 m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
   } else {

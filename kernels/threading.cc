@@ -5,9 +5,10 @@
 
 namespace sluice {
 
-void SetBlasThreads(int threads) {
-  openblas_set_num_threads(threads);
-  omp_set_num_threads(threads);
+void SetBlasThreads(int threads) { omp_set_num_threads(threads); }
+
+void UseOpenBlasThreads(int threads) {
+  if (threads > 0 && openblas_get_num_threads() != threads) openblas_set_num_threads(threads);
 }
 
 void UseOmpThreads(int threads) {

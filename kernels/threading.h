@@ -9,8 +9,15 @@
 
 namespace sluice {
 
-// OpenBLAS keeps a process-wide thread pool; workers size it to their intra-op threads.
+// The OpenMP team size of the calling thread (the worker's own); workers set it to their
+// intra-op threads when they start. OpenBLAS's pool is not touched here: sizing it starts its
+// threads, which then spin (sched_yield) for ~0.1 s, and on two cores that took a core from
+// the first runs of every session (MobileNetV3 at 2 threads: 19 ms median instead of 2.3).
 void SetBlasThreads(int threads);
+
+// Sizes OpenBLAS's process-wide pool before a call into it (double GEMMs, float fallbacks), so
+// its threads start only when something uses them.
+void UseOpenBlasThreads(int threads);
 
 // OpenMP's team size is per calling thread: oneDNN calls set it to the intra-op thread count
 // of the kernel's device before each call (cheap when it is already right).
