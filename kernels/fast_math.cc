@@ -31,6 +31,20 @@ SL_ARRAY_CLONES(Gelu, (const float* x, float* y, int64_t n),
 SL_ARRAY_CLONES(GeluTanh, (const float* x, float* y, int64_t n),
                 for (int64_t i = 0; i < n; ++i) y[i] = FastGeluTanh(x[i]);)
 
+// The per-channel loops of the NHWC kernels (pools, normalizations, channel scales).
+SL_ARRAY_CLONES(MaxInto, (float* out, const float* x, int64_t n),
+                for (int64_t i = 0; i < n; ++i) out[i] = out[i] < x[i] ? x[i] : out[i];)
+SL_ARRAY_CLONES(AddInto, (float* out, const float* x, int64_t n), for (int64_t i = 0; i < n; ++i) out[i] += x[i];)
+SL_ARRAY_CLONES(Scale, (float* v, float s, int64_t n), for (int64_t i = 0; i < n; ++i) v[i] *= s;)
+SL_ARRAY_CLONES(Affine, (const float* x, const float* s, const float* b, float* y, int64_t n),
+                for (int64_t i = 0; i < n; ++i) y[i] = x[i] * s[i] + b[i];)
+SL_ARRAY_CLONES(AffineRelu, (const float* x, const float* s, const float* b, float* y, int64_t n),
+                for (int64_t i = 0; i < n; ++i) y[i] = std::max(x[i] * s[i] + b[i], 0.0f);)
+SL_ARRAY_CLONES(Mul, (const float* x, const float* s, float* y, int64_t n),
+                for (int64_t i = 0; i < n; ++i) y[i] = x[i] * s[i];)
+SL_ARRAY_CLONES(Add, (const float* x, const float* s, float* y, int64_t n),
+                for (int64_t i = 0; i < n; ++i) y[i] = x[i] + s[i];)
+
 #undef SL_ARRAY_CLONES
 
 }  // namespace
@@ -63,6 +77,41 @@ void GeluArray(const float* x, float* y, int64_t n) {
 void GeluTanhArray(const float* x, float* y, int64_t n) {
   static const GeluTanhFn fn = PickGeluTanh();
   fn(x, y, n);
+}
+
+void MaxInto(float* out, const float* x, int64_t n) {
+  static const MaxIntoFn fn = PickMaxInto();
+  fn(out, x, n);
+}
+
+void AddInto(float* out, const float* x, int64_t n) {
+  static const AddIntoFn fn = PickAddInto();
+  fn(out, x, n);
+}
+
+void ScaleInPlace(float* v, float s, int64_t n) {
+  static const ScaleFn fn = PickScale();
+  fn(v, s, n);
+}
+
+void AffineArray(const float* x, const float* scale, const float* shift, float* y, int64_t n) {
+  static const AffineFn fn = PickAffine();
+  fn(x, scale, shift, y, n);
+}
+
+void AffineReluArray(const float* x, const float* scale, const float* shift, float* y, int64_t n) {
+  static const AffineReluFn fn = PickAffineRelu();
+  fn(x, scale, shift, y, n);
+}
+
+void MulArrays(const float* x, const float* s, float* y, int64_t n) {
+  static const MulFn fn = PickMul();
+  fn(x, s, y, n);
+}
+
+void AddArrays(const float* x, const float* s, float* y, int64_t n) {
+  static const AddFn fn = PickAdd();
+  fn(x, s, y, n);
 }
 
 }  // namespace sluice

@@ -88,6 +88,16 @@ void ErfArray(const float* x, float* y, int64_t n);
 void GeluArray(const float* x, float* y, int64_t n);
 void GeluTanhArray(const float* x, float* y, int64_t n);
 
+// Element-wise loops of the NHWC kernels, one call per pixel's channels. out and x (or y and
+// x) may be the same array; other arguments do not overlap y.
+void MaxInto(float* out, const float* x, int64_t n);  // out[i] = max(out[i], x[i]) (NaN in out stays)
+void AddInto(float* out, const float* x, int64_t n);  // out[i] += x[i]
+void ScaleInPlace(float* v, float s, int64_t n);      // v[i] *= s
+void AffineArray(const float* x, const float* scale, const float* shift, float* y, int64_t n);  // x*scale+shift
+void AffineReluArray(const float* x, const float* scale, const float* shift, float* y, int64_t n);  // max(0, ..)
+void MulArrays(const float* x, const float* s, float* y, int64_t n);  // y[i] = x[i] * s[i]
+void AddArrays(const float* x, const float* s, float* y, int64_t n);  // y[i] = x[i] + s[i]
+
 }  // namespace sluice
 
 #endif  // SLUICE_KERNELS_FAST_MATH_H_

@@ -125,5 +125,37 @@ TEST(FastMathTest, SpecialValues) {
   EXPECT_TRUE(std::isnan(FastTanh(nan)));
 }
 
+// The NHWC kernels' array loops, at lengths around the vector widths (whole vectors, tails,
+// fewer than one vector) and in place, against the arithmetic written out.
+TEST(FastMathTest, ChannelLoopsComputeTheirDefinitions) {
+  for (int64_t n : {1, 3, 7, 8, 15, 16, 17, 33, 64, 100}) {
+    SCOPED_TRACE(n);
+    std::vector<float> x(n), s(n), b(n);
+    for (int64_t i = 0; i < n; ++i) {
+      x[i] = std::sin(0.9f * i) * 3;
+      s[i] = std::cos(0.4f * i);
+      b[i] = 0.25f * (i % 5) - 0.5f;
+    }
+    std::vector<float> y = b;
+    MaxInto(y.data(), x.data(), n);
+    for (int64_t i = 0; i < n; ++i) ASSERT_EQ(y[i], std::max(b[i], x[i]));
+    y = b;
+    AddInto(y.data(), x.data(), n);
+    for (int64_t i = 0; i < n; ++i) ASSERT_EQ(y[i], b[i] + x[i]);
+    y = x;
+    ScaleInPlace(y.data(), 0.375f, n);
+    for (int64_t i = 0; i < n; ++i) ASSERT_EQ(y[i], x[i] * 0.375f);
+    y = x;  // In place.
+    AffineArray(y.data(), s.data(), b.data(), y.data(), n);
+    for (int64_t i = 0; i < n; ++i) ASSERT_NEAR(y[i], x[i] * s[i] + b[i], 1e-6f);
+    AffineReluArray(x.data(), s.data(), b.data(), y.data(), n);
+    for (int64_t i = 0; i < n; ++i) ASSERT_NEAR(y[i], std::max(0.0f, x[i] * s[i] + b[i]), 1e-6f);
+    MulArrays(x.data(), s.data(), y.data(), n);
+    for (int64_t i = 0; i < n; ++i) ASSERT_EQ(y[i], x[i] * s[i]);
+    AddArrays(x.data(), s.data(), y.data(), n);
+    for (int64_t i = 0; i < n; ++i) ASSERT_EQ(y[i], x[i] + s[i]);
+  }
+}
+
 }  // namespace
 }  // namespace sluice

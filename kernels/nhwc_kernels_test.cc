@@ -135,6 +135,15 @@ TEST(ChannelAffineNhwcTest, ScalesAndShiftsEachChannel) {
         for (int64_t w = 0; w < 5; ++w) {
           ASSERT_EQ(AtNhwc(t.output(0), n, c, h, w), A(n, c, h, w) * scale[c] + shift[c]);
         }
+  KernelTester relu("ChannelAffineNhwc");
+  relu.Attr("relu", true).Input(HeldNhwc(1, 3, 2, 5, A)).Input<float>({3}, {-0.01f, 1.0f, 0.5f}).Input<float>({3}, {1, -150, 2});
+  ASSERT_OK(relu.Run());
+  for (int64_t c = 0; c < 3; ++c)
+    for (int64_t h = 0; h < 2; ++h)
+      for (int64_t w = 0; w < 5; ++w) {
+        const float s = c == 0 ? -0.01f : c == 1 ? 1.0f : 0.5f, b = c == 0 ? 1.0f : c == 1 ? -150.0f : 2.0f;
+        ASSERT_EQ(AtNhwc(relu.output(0), 0, c, h, w), std::max(0.0f, A(0, c, h, w) * s + b)) << c << h << w;
+      }
   KernelTester bad("ChannelAffineNhwc");
   bad.Input(HeldNhwc(1, 3, 2, 2, A)).Input<float>({2}, {1, 1}).Input<float>({3}, {0, 0, 0});
   ExpectInvalid(bad, "[C] scale and shift");

@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "kernels/cwise_ops.h"
+#include "kernels/fast_math.h"
 #include "kernels/kernel_registry.h"
 
 namespace sluice {
@@ -32,14 +33,17 @@ class ConcatChannelsNhwcOp : public OpKernel {
     SL_RETURN_IF_ERROR(ctx->allocate_output(
         0, TensorShape({first.dim_size(0), channels, first.dim_size(2), first.dim_size(3)}), &out));
     const int64_t pixels = first.dim_size(0) * first.dim_size(2) * first.dim_size(3);
-    float* dst = out->data<float>();
-    for (int64_t p = 0; p < pixels; ++p) {
-      for (int i = 0; i < ctx->num_inputs(); ++i) {
-        const int64_t c = ctx->input(i).dim_size(1);
-        std::memcpy(dst, ctx->input(i).data<float>() + p * c, c * sizeof(float));
-        dst += c;
+    float* out_data = out->data<float>();
+    ParallelForElements(ctx, pixels, channels, [&](int64_t begin, int64_t end) {
+      float* dst = out_data + begin * channels;
+      for (int64_t p = begin; p < end; ++p) {
+        for (int i = 0; i < ctx->num_inputs(); ++i) {
+          const int64_t c = ctx->input(i).dim_size(1);
+          std::memcpy(dst, ctx->input(i).data<float>() + p * c, c * sizeof(float));
+          dst += c;
+        }
       }
-    }
+    });
     return absl::OkStatus();
   }
 };
@@ -78,13 +82,9 @@ class BinaryNhwcOp : public OpKernel {
       const float* td = t.data<float>();
       const float* vd = v.data<float>();
       float* od = out->data<float>();
-      const Fn fn;
       ParallelForElements(ctx, t.dim_size(0) * pixels, c, [&](int64_t begin, int64_t end) {
         for (int64_t p = begin; p < end; ++p) {
-          const float* x = td + p * c;
-          const float* s = vd + (p / pixels) * c;
-          float* y = od + p * c;
-          for (int64_t ch = 0; ch < c; ++ch) y[ch] = fn(x[ch], s[ch]);
+          Fn::Channels(td + p * c, vd + (p / pixels) * c, od + p * c, c);
         }
       });
       return absl::OkStatus();
@@ -103,11 +103,14 @@ class BinaryNhwcOp : public OpKernel {
   }
 };
 
+// Channels: y = x (op) s along one pixel's n channels.
 struct AddFloats {
   float operator()(float x, float y) const { return x + y; }
+  static void Channels(const float* x, const float* s, float* y, int64_t n) { AddArrays(x, s, y, n); }
 };
 struct MulFloats {
   float operator()(float x, float y) const { return x * y; }
+  static void Channels(const float* x, const float* s, float* y, int64_t n) { MulArrays(x, s, y, n); }
 };
 
 REGISTER_KERNEL_BUILDER(Name("AddNhwc").Device(DEVICE_CPU).TypeConstraint<float>("T"), BinaryNhwcOp<AddFloats>);
@@ -116,6 +119,9 @@ REGISTER_KERNEL_BUILDER(Name("MulNhwc").Device(DEVICE_CPU).TypeConstraint<float>
 // y = x * scale[c] + shift[c] along each pixel's channels (an inference BatchNormalization).
 class ChannelAffineNhwcOp : public OpKernel {
  public:
+  absl::Status Init(OpKernelConstruction* ctx) override {
+    return GetNodeAttrOr(ctx->attrs(), "relu", false, &relu_);
+  }
   absl::Status Compute(OpKernelContext* ctx) const override {
     const Tensor& x = ctx->input(0);
     const Tensor& scale = ctx->input(1);
@@ -134,13 +140,18 @@ class ChannelAffineNhwcOp : public OpKernel {
     float* yd = y->data<float>();
     ParallelForElements(ctx, c == 0 ? 0 : x.NumElements() / c, 2 * c, [&](int64_t begin, int64_t end) {
       for (int64_t p = begin; p < end; ++p) {
-        const float* in = xd + p * c;
-        float* out = yd + p * c;
-        for (int64_t ch = 0; ch < c; ++ch) out[ch] = in[ch] * sd[ch] + bd[ch];
+        if (relu_) {
+          AffineReluArray(xd + p * c, sd, bd, yd + p * c, c);
+        } else {
+          AffineArray(xd + p * c, sd, bd, yd + p * c, c);
+        }
       }
     });
     return absl::OkStatus();
   }
+
+ private:
+  bool relu_ = false;
 };
 
 REGISTER_KERNEL_BUILDER(Name("ChannelAffineNhwc").Device(DEVICE_CPU).TypeConstraint<float>("T"), ChannelAffineNhwcOp);
@@ -163,10 +174,7 @@ class GlobalAveragePoolNhwcOp : public OpKernel {
     std::vector<float> sum(c);
     for (int64_t b = 0; b < n; ++b) {
       std::fill(sum.begin(), sum.end(), 0.0f);
-      for (int64_t p = 0; p < pixels; ++p) {
-        const float* v = xd + (b * pixels + p) * c;
-        for (int64_t ch = 0; ch < c; ++ch) sum[ch] += v[ch];
-      }
+      for (int64_t p = 0; p < pixels; ++p) AddInto(sum.data(), xd + (b * pixels + p) * c, c);
       for (int64_t ch = 0; ch < c; ++ch) yd[b * c + ch] = pixels > 0 ? sum[ch] / static_cast<float>(pixels) : NAN;
     }
     return absl::OkStatus();

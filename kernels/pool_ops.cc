@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "kernels/conv_util.h"
+#include "kernels/fast_math.h"
 #include "kernels/kernel_registry.h"
 #include "kernels/typed_registration.h"
 
@@ -149,9 +150,9 @@ class PoolOp : public OpKernel {
             for (int64_t k = a == a_lo ? k_lo + 1 : k_lo; k < k_hi; ++k) {
               const float* __restrict src = xd + ((b * ih + h0 + a * dh) * iw + w0 + k * dw) * c;
               if constexpr (kKind == PoolKind::kMax) {
-                for (int64_t ch = 0; ch < c; ++ch) out[ch] = out[ch] < src[ch] ? src[ch] : out[ch];
+                MaxInto(out, src, c);
               } else {
-                for (int64_t ch = 0; ch < c; ++ch) out[ch] += src[ch];
+                AddInto(out, src, c);
               }
             }
           }
@@ -167,8 +168,7 @@ class PoolOp : public OpKernel {
             } else {
               count = (a_hi - a_lo) * (k_hi - k_lo);
             }
-            const float inv = 1.0f / static_cast<float>(count);
-            for (int64_t ch = 0; ch < c; ++ch) out[ch] *= inv;
+            ScaleInPlace(out, 1.0f / static_cast<float>(count), c);
           }
         }
       }

@@ -271,13 +271,15 @@ REGISTER_OP("MulNhwc")
     .Attr("T: {float}");
 
 // An inference BatchNormalization between them: y = x * scale[c] + shift[c], with the
-// statistics folded into the [C] scale and shift; shapes N,C,H,W, values N,H,W,C.
+// statistics folded into the [C] scale and shift; shapes N,C,H,W, values N,H,W,C. With relu,
+// max(y, 0) (a Relu that read it, fused).
 REGISTER_OP("ChannelAffineNhwc")
     .Input("x: T")
     .Input("scale: T")
     .Input("shift: T")
     .Output("y: T")
-    .Attr("T: {float}");
+    .Attr("T: {float}")
+    .Attr("relu: bool = false");
 
 // GlobalAveragePool of an N,C,H,W tensor holding N,H,W,C values; its [N,C,1,1] output is the
 // same in either order.

@@ -1031,6 +1031,22 @@ absl::StatusOr<int> UseNhwcBetweenConvs(OnnxGraph* graph) {
       n = cat;
     }
   }
+  // A Relu that alone reads a ChannelAffineNhwc (DenseNet's BN -> Relu) runs in the same pass.
+  absl::flat_hash_map<std::string, std::string> renamed;
+  for (NodeDef& n : *def.mutable_node()) {
+    if (n.op() != "Relu" || n.input_size() != 1 || !candidates.contains(n.name())) continue;
+    auto id = ParseTensorName(n.input(0));
+    if (!id.ok() || id->index != 0) continue;
+    auto it = by_name.find(id->node);
+    const std::string in = TensorId{id->node, 0}.ToString(), out = TensorId{n.name(), 0}.ToString();
+    if (it == by_name.end() || it->second->op() != "ChannelAffineNhwc" || consumers[in].size() != 1 ||
+        protected_tensors.contains(out)) {
+      continue;
+    }
+    (*it->second->mutable_attr())["relu"].set_b(true);
+    renamed[out] = in;
+  }
+  if (!renamed.empty()) Rewire(&def, renamed, {});
   for (NodeDef& n : added) *def.add_node() = std::move(n);
   DropUnreadConsts(graph, statistics);
   return rewritten;

@@ -1153,7 +1153,7 @@ TEST(UseNhwcBetweenConvsTest, PoolsNormalizationsAndActivationsStayNhwcAndComput
          batch_norm(g, "a", "normalized");
          AddNode(g, "Relu", {"normalized"}, "m");
        },
-       1, {{"Onnx>Pad", 0}, {"ChannelAffineNhwc", 1}, {"Onnx>BatchNormalization", 0}}},
+       1, {{"Onnx>Pad", 0}, {"ChannelAffineNhwc", 1}, {"Onnx>BatchNormalization", 0}, {"Relu", 0}}},
       {"AveragePool of its own uncounted padding, strided, then Sigmoid",
        [&](onnx::GraphProto* g) {
          pool(g, "AveragePool", "c", "a", {1, 1, 1, 1}, 2, 0, 0);
