@@ -39,14 +39,14 @@ dnnl::primitive_attr UserScratchpad() {
   return attr;
 }
 
-memory ThreadScratchpad(const memory::desc& md, const dnnl::engine& eng) {
+// This thread's scratchpad buffer, grown to at least `need` bytes.
+void* ThreadScratchpadData(size_t need) {
   struct Buffer {
     void* data = nullptr;
     size_t bytes = 0;
     ~Buffer() { std::free(data); }
   };
   thread_local Buffer buffer;
-  const size_t need = md.get_size();
   if (need > buffer.bytes) {
     std::free(buffer.data);
     buffer.bytes = (need + 4095) / 4096 * 4096;
@@ -56,13 +56,14 @@ memory ThreadScratchpad(const memory::desc& md, const dnnl::engine& eng) {
       throw dnnl::error(dnnl_out_of_memory, "no memory for a oneDNN scratchpad");
     }
   }
-  return memory(md, eng, buffer.data);
+  return buffer.data;
 }
 
-// Runs `prim` with `args` plus this thread's scratchpad, when `pd` needs one.
-void ExecuteWithScratchpad(const dnnl::primitive& prim, const memory::desc& scratchpad, dnnl::stream& stream,
-                           std::unordered_map<int, memory> args) {
-  if (scratchpad.get_size() > 0) args[DNNL_ARG_SCRATCHPAD] = ThreadScratchpad(scratchpad, stream.get_engine());
+// Runs `prim` with `args`, whose DNNL_ARG_SCRATCHPAD (when the primitive needs one) is pointed
+// at this thread's scratchpad first.
+void ExecuteWithScratchpad(const dnnl::primitive& prim, dnnl::stream& stream, std::unordered_map<int, memory>& args) {
+  auto it = args.find(DNNL_ARG_SCRATCHPAD);
+  if (it != args.end()) it->second.set_data_handle(ThreadScratchpadData(it->second.get_desc().get_size()));
   prim.execute(stream, args);
 }
 
@@ -99,9 +100,24 @@ struct DnnlConv::Impl {
     // to_dst: an accumulating convolution's y into oneDNN's layout, when that is not y's.
     std::optional<dnnl::reorder> to_src, from_dst, to_dst;
     memory::desc to_src_scratchpad, from_dst_scratchpad, to_dst_scratchpad;  // Empty when none is needed.
+    memory::desc user_x_md, user_y_md;
+    // The memory objects and argument maps of one call, made once and pointed at each call's
+    // buffers (creating them cost as much as a small convolution's arithmetic). A call takes an
+    // idle set or makes one; sets hold the blocked copies of X and Y when there are reorders.
+    struct Bound {
+      memory x, y, bias, src, dst;
+      std::unordered_map<int, memory> conv_args, to_src_args, from_dst_args, to_dst_args;
+    };
+    struct BoundPool {
+      absl::Mutex mu;
+      std::vector<std::unique_ptr<Bound>> idle ABSL_GUARDED_BY(mu);
+    };
+    std::shared_ptr<BoundPool> bound = std::make_shared<BoundPool>();
   };
   // A few shapes (or bands) per kernel; the most recently used first.
   static constexpr size_t kMaxEntries = 8;
+  static std::unique_ptr<Entry::Bound> MakeBound(const Entry& e, const dnnl::engine& eng, bool has_bias,
+                                                 int64_t out_channels);
   mutable absl::Mutex mu;
   mutable std::list<std::shared_ptr<Entry>> entries ABSL_GUARDED_BY(mu);
 };
@@ -227,6 +243,39 @@ float ApplyConvPostOp(ConvPostOp post, float alpha, float beta, float v) {
   return v;
 }
 
+// A set of memory objects and argument maps for `e`'s primitives; the user's buffers (X, Y,
+// bias) and the scratchpads are pointed at each call's before it runs.
+std::unique_ptr<DnnlConv::Impl::Entry::Bound> DnnlConv::Impl::MakeBound(const Entry& e, const dnnl::engine& eng,
+                                                                       bool has_bias, int64_t out_channels) {
+  auto b = std::make_unique<Entry::Bound>();
+  b->x = memory(e.user_x_md, eng, nullptr);
+  b->y = memory(e.user_y_md, eng, nullptr);
+  b->src = e.to_src ? memory(e.pd.src_desc(), eng) : b->x;
+  b->dst = e.from_dst ? memory(e.pd.dst_desc(), eng) : b->y;
+  auto scratchpad = [&](const memory::desc& md, std::unordered_map<int, memory>* args) {
+    if (md.get_size() > 0) args->insert({DNNL_ARG_SCRATCHPAD, memory(md, eng, nullptr)});
+  };
+  b->conv_args = {{DNNL_ARG_SRC, b->src}, {DNNL_ARG_WEIGHTS, e.weights}, {DNNL_ARG_DST, b->dst}};
+  if (has_bias) {
+    b->bias = memory({{out_channels}, memory::data_type::f32, tag::x}, eng, nullptr);
+    b->conv_args[DNNL_ARG_BIAS] = b->bias;
+  }
+  scratchpad(e.pd.scratchpad_desc(), &b->conv_args);
+  if (e.to_src) {
+    b->to_src_args = {{DNNL_ARG_FROM, b->x}, {DNNL_ARG_TO, b->src}};
+    scratchpad(e.to_src_scratchpad, &b->to_src_args);
+  }
+  if (e.from_dst) {
+    b->from_dst_args = {{DNNL_ARG_FROM, b->dst}, {DNNL_ARG_TO, b->y}};
+    scratchpad(e.from_dst_scratchpad, &b->from_dst_args);
+  }
+  if (e.to_dst) {
+    b->to_dst_args = {{DNNL_ARG_FROM, b->y}, {DNNL_ARG_TO, b->dst}};
+    scratchpad(e.to_dst_scratchpad, &b->to_dst_args);
+  }
+  return b;
+}
+
 DnnlConv::DnnlConv(int64_t slice_multiply_adds)
     : impl_(std::make_unique<Impl>()), slice_multiply_adds_(std::max<int64_t>(1, slice_multiply_adds)) {}
 DnnlConv::~DnnlConv() = default;
@@ -284,12 +333,11 @@ absl::StatusOr<bool> DnnlConv::Run(const Tensor& x, const Tensor& w, const Tenso
         }
       }
     }
-    const memory::desc user_x_md(p.x_dims, memory::data_type::f32, p.x_strides);
-    const memory::desc user_y_md(p.y_dims, memory::data_type::f32, p.y_strides);
     if (entry == nullptr && stale != nullptr) {
       // New weights for a known convolution: its primitives stay, its weights are reordered again.
       try {
         auto e = std::make_shared<Impl::Entry>(*stale);
+        e->bound = std::make_shared<Impl::Entry::BoundPool>();  // Its sets name the old weights.
         reorder_weights(e.get());
         entry = e;
         absl::MutexLock lock(&impl_->mu);
@@ -300,6 +348,8 @@ absl::StatusOr<bool> DnnlConv::Run(const Tensor& x, const Tensor& w, const Tenso
     }
     if (entry == nullptr) {
       try {
+        const memory::desc user_x_md(p.x_dims, memory::data_type::f32, p.x_strides);
+        const memory::desc user_y_md(p.y_dims, memory::data_type::f32, p.y_strides);
         memory::dims strides(g.strides.begin(), g.strides.end()), dilates;
         for (int i = 0; i < spatial; ++i) dilates.push_back(g.dilations[i] - 1);
         auto any = [](const memory::dims& d) { return memory::desc(d, memory::data_type::f32, tag::any); };
@@ -352,6 +402,8 @@ absl::StatusOr<bool> DnnlConv::Run(const Tensor& x, const Tensor& w, const Tenso
         auto e = std::make_shared<Impl::Entry>();
         e->key = key;
         e->w_dims = w_dims;
+        e->user_x_md = user_x_md;
+        e->user_y_md = user_y_md;
         e->pd = dnnl::convolution_forward::primitive_desc(make_desc(true), attr, eng);
         if ((x_nhwc || y_nhwc) && absl::StartsWith(e->pd.impl_info_str(), "ref")) {
           // oneDNN has no optimized kernel for this convolution on plain NHWC (grouped ones
@@ -386,31 +438,25 @@ absl::StatusOr<bool> DnnlConv::Run(const Tensor& x, const Tensor& w, const Tenso
       }
     }
     try {
-      memory user_x(user_x_md, eng, const_cast<float*>(p.x));
-      memory user_y(user_y_md, eng, p.y);
-      memory src = user_x, dst = user_y;
-      if (entry->to_src) {
-        src = memory(entry->pd.src_desc(), eng);
-        ExecuteWithScratchpad(*entry->to_src, entry->to_src_scratchpad, stream,
-                              {{DNNL_ARG_FROM, user_x}, {DNNL_ARG_TO, src}});
-      }
-      if (entry->from_dst) {
-        dst = memory(entry->pd.dst_desc(), eng);
-        if (entry->to_dst) {
-          ExecuteWithScratchpad(*entry->to_dst, entry->to_dst_scratchpad, stream, {{DNNL_ARG_FROM, user_y}, {DNNL_ARG_TO, dst}});
+      std::unique_ptr<Impl::Entry::Bound> bound;
+      {
+        absl::MutexLock lock(&entry->bound->mu);
+        if (!entry->bound->idle.empty()) {
+          bound = std::move(entry->bound->idle.back());
+          entry->bound->idle.pop_back();
         }
       }
-      std::unordered_map<int, memory> args = {
-          {DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, entry->weights}, {DNNL_ARG_DST, dst}};
-      if (bias) {
-        args[DNNL_ARG_BIAS] = memory({{w_dims[0]}, memory::data_type::f32, tag::x}, eng, const_cast<void*>(bias->raw_data()));
-      }
-      ExecuteWithScratchpad(entry->conv, entry->pd.scratchpad_desc(), stream, std::move(args));
-      if (entry->from_dst) {
-        ExecuteWithScratchpad(*entry->from_dst, entry->from_dst_scratchpad, stream,
-                              {{DNNL_ARG_FROM, dst}, {DNNL_ARG_TO, user_y}});
-      }
+      if (bound == nullptr) bound = Impl::MakeBound(*entry, eng, bias != nullptr, w_dims[0]);
+      bound->x.set_data_handle(const_cast<float*>(p.x));
+      bound->y.set_data_handle(p.y);
+      if (bias) bound->bias.set_data_handle(const_cast<void*>(bias->raw_data()));
+      if (entry->to_src) ExecuteWithScratchpad(*entry->to_src, stream, bound->to_src_args);
+      if (entry->to_dst) ExecuteWithScratchpad(*entry->to_dst, stream, bound->to_dst_args);
+      ExecuteWithScratchpad(entry->conv, stream, bound->conv_args);
+      if (entry->from_dst) ExecuteWithScratchpad(*entry->from_dst, stream, bound->from_dst_args);
       stream.wait();
+      absl::MutexLock lock(&entry->bound->mu);
+      entry->bound->idle.push_back(std::move(bound));
     } catch (const dnnl::error& e) {
       return absl::InternalError(std::string("oneDNN convolution failed: ") + e.what());
     }
