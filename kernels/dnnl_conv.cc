@@ -8,6 +8,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "absl/container/inlined_vector.h"
 #include "absl/strings/match.h"
 #include "absl/synchronization/mutex.h"
 #include "kernels/blas.h"
@@ -83,11 +84,15 @@ struct ConvPiece {
   float* y;
 };
 
+// What a cached primitive was made for (dims, strides, padding, post-ops, layouts): inline, so
+// a call looking one up allocates nothing.
+using ConvKey = absl::InlinedVector<int64_t, 64>;
+
 struct DnnlConv::Impl {
   struct Entry {
     // What the primitives were made for: the piece's dims, strides and padding, the post-op
     // and the layouts.
-    std::vector<int64_t> key;
+    ConvKey key;
     memory::dims w_dims;
     // The weights `weights` was reordered from. Holding the buffer keeps its address from being
     // reused for other values (weights fed per run, as in training), and keeps kernels from
@@ -161,7 +166,11 @@ std::vector<ConvPiece> Pieces(const Tensor& x, Tensor* y, const WindowGeometry& 
     row_macs *= static_cast<double>(g.kernel[i]) * (i > 0 ? static_cast<double>(g.out[i]) : 1.0);
   }
   const double total = row_macs * static_cast<double>(g.out[0]) * static_cast<double>(x_dims[0]);
-  if (total <= static_cast<double>(slice_macs)) return {whole};
+  if (total <= static_cast<double>(slice_macs)) {
+    std::vector<ConvPiece> one;
+    one.push_back(std::move(whole));
+    return one;
+  }
   const double image_macs = row_macs * static_cast<double>(g.out[0]);
   std::vector<ConvPiece> pieces;
   if (image_macs <= static_cast<double>(slice_macs)) {
@@ -311,7 +320,7 @@ absl::StatusOr<bool> DnnlConv::Run(const Tensor& x, const Tensor& w, const Tenso
   for (size_t piece_index = 0; piece_index < pieces.size(); ++piece_index) {
     if (piece_index > 0 && cancellation != nullptr && cancellation->IsCancelled()) return cancellation->status();
     const ConvPiece& p = pieces[piece_index];
-    std::vector<int64_t> key;
+    ConvKey key;
     for (const memory::dims* d : {&p.x_dims, &p.x_strides, &p.y_dims, &p.y_strides, &p.pad_l, &p.pad_r}) {
       key.insert(key.end(), d->begin(), d->end());
       key.push_back(-1);
