@@ -1,5 +1,6 @@
 #include "worker/executor.h"
 
+#include <algorithm>
 #include <atomic>
 #include <new>
 
@@ -65,8 +66,12 @@ class Executor::RunState {
       const NodeItem& item = exec_->nodes_[id];
       if (!item.expensive || args_.runner == nullptr) {
         queue->push_back(id);
-      } else if (!kept_expensive && queue->empty()) {
-        kept_expensive = true;  // Keep one expensive node on this thread; it is free now.
+      } else if (!kept_expensive && std::none_of(queue->begin(), queue->end(),
+                                                  [&](int q) { return exec_->nodes_[q].expensive; })) {
+        // Keep one expensive node on this thread; it is free once the cheap ones queued (the
+        // Consts of a step's roots) are done. Handing it to the runner would cost two thread
+        // switches per step when the graph is a chain.
+        kept_expensive = true;
         queue->push_back(id);
       } else {
         args_.runner->Schedule([this, id] {
