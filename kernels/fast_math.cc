@@ -32,10 +32,7 @@ SL_ARRAY_CLONES(GeluTanh, (const float* x, float* y, int64_t n),
                 for (int64_t i = 0; i < n; ++i) y[i] = FastGeluTanh(x[i]);)
 
 // The per-channel loops of the NHWC kernels (pools, normalizations, channel scales).
-SL_ARRAY_CLONES(MaxInto, (float* out, const float* x, int64_t n),
-                for (int64_t i = 0; i < n; ++i) out[i] = out[i] < x[i] ? x[i] : out[i];)
 SL_ARRAY_CLONES(AddInto, (float* out, const float* x, int64_t n), for (int64_t i = 0; i < n; ++i) out[i] += x[i];)
-SL_ARRAY_CLONES(Scale, (float* v, float s, int64_t n), for (int64_t i = 0; i < n; ++i) v[i] *= s;)
 SL_ARRAY_CLONES(Affine, (const float* x, const float* s, const float* b, float* y, int64_t n),
                 for (int64_t i = 0; i < n; ++i) y[i] = x[i] * s[i] + b[i];)
 SL_ARRAY_CLONES(AffineRelu, (const float* x, const float* s, const float* b, float* y, int64_t n),
@@ -44,6 +41,49 @@ SL_ARRAY_CLONES(Mul, (const float* x, const float* s, float* y, int64_t n),
                 for (int64_t i = 0; i < n; ++i) y[i] = x[i] * s[i];)
 SL_ARRAY_CLONES(Add, (const float* x, const float* s, float* y, int64_t n),
                 for (int64_t i = 0; i < n; ++i) y[i] = x[i] + s[i];)
+
+// One output pixel of a 2-D NHWC pool: the max (or the sum times `scale`) over `rows` x `cols`
+// taps, the first at x, rows row_stride floats apart and columns col_stride. Channels go 16 at a
+// time in a GCC vector (one zmm register on AVX-512, two ymm on AVX2), kept in registers across
+// the taps; plain arrays got scalarized.
+typedef float Floats16 __attribute__((vector_size(64)));
+#define SL_POOL_PIXEL(name, combine, finish)                                                           \
+  SL_ARRAY_CLONES(name, (const float* x, int64_t rows, int64_t cols, int64_t row_stride, int64_t col_stride, \
+                         int64_t c, float scale, float* out),                                         \
+                  int64_t ch = 0;                                                                      \
+                  for (; ch + 16 <= c; ch += 16) {                                                     \
+                    Floats16 acc;                                                                      \
+                    std::memcpy(&acc, x + ch, sizeof(acc));                                            \
+                    for (int64_t a = 0; a < rows; ++a) {                                               \
+                      for (int64_t k = a == 0 ? 1 : 0; k < cols; ++k) {                                \
+                        Floats16 v;                                                                    \
+                        std::memcpy(&v, x + a * row_stride + k * col_stride + ch, sizeof(v));          \
+                        acc = combine(acc, v);                                                         \
+                      }                                                                                \
+                    }                                                                                  \
+                    const Floats16 result = finish(acc);                                               \
+                    std::memcpy(out + ch, &result, sizeof(result));                                    \
+                  }                                                                                    \
+                  for (; ch < c; ++ch) {                                                               \
+                    float acc = x[ch];                                                                 \
+                    for (int64_t a = 0; a < rows; ++a) {                                               \
+                      for (int64_t k = a == 0 ? 1 : 0; k < cols; ++k) {                                \
+                        acc = combine(acc, x[a * row_stride + k * col_stride + ch]);                   \
+                      }                                                                                \
+                    }                                                                                  \
+                    out[ch] = finish(acc);                                                             \
+                  })
+#define SL_MAX(a, b) ((a) < (b) ? (b) : (a))
+#define SL_SUM(a, b) ((a) + (b))
+#define SL_AS_IS(v) (v)
+#define SL_SCALED(v) ((v) * scale)
+SL_POOL_PIXEL(MaxPoolPixel, SL_MAX, SL_AS_IS)
+SL_POOL_PIXEL(AvgPoolPixel, SL_SUM, SL_SCALED)
+#undef SL_MAX
+#undef SL_SUM
+#undef SL_AS_IS
+#undef SL_SCALED
+#undef SL_POOL_PIXEL
 
 #undef SL_ARRAY_CLONES
 
@@ -79,19 +119,9 @@ void GeluTanhArray(const float* x, float* y, int64_t n) {
   fn(x, y, n);
 }
 
-void MaxInto(float* out, const float* x, int64_t n) {
-  static const MaxIntoFn fn = PickMaxInto();
-  fn(out, x, n);
-}
-
 void AddInto(float* out, const float* x, int64_t n) {
   static const AddIntoFn fn = PickAddInto();
   fn(out, x, n);
-}
-
-void ScaleInPlace(float* v, float s, int64_t n) {
-  static const ScaleFn fn = PickScale();
-  fn(v, s, n);
 }
 
 void AffineArray(const float* x, const float* scale, const float* shift, float* y, int64_t n) {
@@ -112,6 +142,13 @@ void MulArrays(const float* x, const float* s, float* y, int64_t n) {
 void AddArrays(const float* x, const float* s, float* y, int64_t n) {
   static const AddFn fn = PickAdd();
   fn(x, s, y, n);
+}
+
+void PoolPixelNhwc(bool max, const float* x, int64_t rows, int64_t cols, int64_t row_stride, int64_t col_stride,
+                   int64_t c, float scale, float* out) {
+  static const MaxPoolPixelFn max_fn = PickMaxPoolPixel();
+  static const AvgPoolPixelFn avg_fn = PickAvgPoolPixel();
+  (max ? max_fn : avg_fn)(x, rows, cols, row_stride, col_stride, c, scale, out);
 }
 
 }  // namespace sluice

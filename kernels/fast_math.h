@@ -90,13 +90,17 @@ void GeluTanhArray(const float* x, float* y, int64_t n);
 
 // Element-wise loops of the NHWC kernels, one call per pixel's channels. out and x (or y and
 // x) may be the same array; other arguments do not overlap y.
-void MaxInto(float* out, const float* x, int64_t n);  // out[i] = max(out[i], x[i]) (NaN in out stays)
 void AddInto(float* out, const float* x, int64_t n);  // out[i] += x[i]
-void ScaleInPlace(float* v, float s, int64_t n);      // v[i] *= s
 void AffineArray(const float* x, const float* scale, const float* shift, float* y, int64_t n);  // x*scale+shift
 void AffineReluArray(const float* x, const float* scale, const float* shift, float* y, int64_t n);  // max(0, ..)
 void MulArrays(const float* x, const float* s, float* y, int64_t n);  // y[i] = x[i] * s[i]
 void AddArrays(const float* x, const float* s, float* y, int64_t n);  // y[i] = x[i] + s[i]
+
+// One output pixel of a 2-D pool over N,H,W,C values: out[ch] = max over the rows x cols taps
+// (rows, cols >= 1; the first tap at x, the others row_stride and col_stride floats on), or,
+// without max, their sum times scale. out must not overlap x.
+void PoolPixelNhwc(bool max, const float* x, int64_t rows, int64_t cols, int64_t row_stride, int64_t col_stride,
+                   int64_t c, float scale, float* out);
 
 }  // namespace sluice
 

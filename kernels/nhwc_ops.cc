@@ -4,6 +4,7 @@
 #include <cstring>
 #include <vector>
 
+#include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
 #include "kernels/cwise_ops.h"
 #include "kernels/fast_math.h"
@@ -34,12 +35,14 @@ class ConcatChannelsNhwcOp : public OpKernel {
         0, TensorShape({first.dim_size(0), channels, first.dim_size(2), first.dim_size(3)}), &out));
     const int64_t pixels = first.dim_size(0) * first.dim_size(2) * first.dim_size(3);
     float* out_data = out->data<float>();
+    // Each input's values and channel count, looked up once.
+    absl::InlinedVector<std::pair<const float*, int64_t>, 8> parts;
+    for (int i = 0; i < ctx->num_inputs(); ++i) parts.push_back({ctx->input(i).data<float>(), ctx->input(i).dim_size(1)});
     ParallelForElements(ctx, pixels, channels, [&](int64_t begin, int64_t end) {
       float* dst = out_data + begin * channels;
       for (int64_t p = begin; p < end; ++p) {
-        for (int i = 0; i < ctx->num_inputs(); ++i) {
-          const int64_t c = ctx->input(i).dim_size(1);
-          std::memcpy(dst, ctx->input(i).data<float>() + p * c, c * sizeof(float));
+        for (const auto& [data, c] : parts) {
+          std::memcpy(dst, data + p * c, c * sizeof(float));
           dst += c;
         }
       }

@@ -140,22 +140,12 @@ class PoolOp : public OpKernel {
         for (int64_t j = 0; j < ow; ++j) {
           const int64_t w0 = j * g.strides[1] - g.pad_begin[1];
           const int64_t k_lo = w0 < 0 ? (-w0 + dw - 1) / dw : 0, k_hi = std::min(kw, (iw - w0 + dw - 1) / dw);
-          float* __restrict out = yd + (row * ow + j) * c;
+          float* out = yd + (row * ow + j) * c;
           if (a_hi <= a_lo || k_hi <= k_lo) {
             std::fill(out, out + c, 0.0f);
             continue;
           }
-          std::copy_n(xd + ((b * ih + h0 + a_lo * dh) * iw + w0 + k_lo * dw) * c, c, out);
-          for (int64_t a = a_lo; a < a_hi; ++a) {
-            for (int64_t k = a == a_lo ? k_lo + 1 : k_lo; k < k_hi; ++k) {
-              const float* __restrict src = xd + ((b * ih + h0 + a * dh) * iw + w0 + k * dw) * c;
-              if constexpr (kKind == PoolKind::kMax) {
-                MaxInto(out, src, c);
-              } else {
-                AddInto(out, src, c);
-              }
-            }
-          }
+          float scale = 1.0f;
           if constexpr (kKind == PoolKind::kAverage) {
             int64_t count;
             if (count_include_pad_) {
@@ -168,8 +158,10 @@ class PoolOp : public OpKernel {
             } else {
               count = (a_hi - a_lo) * (k_hi - k_lo);
             }
-            ScaleInPlace(out, 1.0f / static_cast<float>(count), c);
+            scale = 1.0f / static_cast<float>(count);
           }
+          PoolPixelNhwc(kKind == PoolKind::kMax, xd + ((b * ih + h0 + a_lo * dh) * iw + w0 + k_lo * dw) * c,
+                        a_hi - a_lo, k_hi - k_lo, dh * iw * c, dw * c, c, scale, out);
         }
       }
     };
