@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
 #include <list>
 #include <optional>
 #include <unordered_map>
@@ -11,6 +10,7 @@
 #include "absl/strings/match.h"
 #include "absl/synchronization/mutex.h"
 #include "kernels/blas.h"
+#include "kernels/dnnl_util.h"
 #include "oneapi/dnnl/dnnl.hpp"
 
 namespace sluice {
@@ -19,51 +19,8 @@ namespace {
 using dnnl::memory;
 using tag = dnnl::memory::format_tag;
 
-dnnl::engine& Engine() {
-  static dnnl::engine* engine = new dnnl::engine(dnnl::engine::kind::cpu, 0);
-  return *engine;
-}
-
 memory::dims Dims(const Tensor& t) {
   return memory::dims(t.shape().dim_sizes().begin(), t.shape().dim_sizes().end());
-}
-
-// Primitives are made on one thread and run on others (whichever runs the kernel), so they
-// take their scratchpad from the caller ("user" mode) instead of oneDNN's own, which is kept
-// per thread and was missing on the thread that ran: a grouped convolution that needs one
-// (gemm:jit) wrote through a null pointer. Each thread has one buffer, grown as needed; the
-// stream runs in order on the calling thread, so the primitives of one Run share it.
-dnnl::primitive_attr UserScratchpad() {
-  dnnl::primitive_attr attr;
-  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
-  return attr;
-}
-
-memory ThreadScratchpad(const memory::desc& md, const dnnl::engine& eng) {
-  struct Buffer {
-    void* data = nullptr;
-    size_t bytes = 0;
-    ~Buffer() { std::free(data); }
-  };
-  thread_local Buffer buffer;
-  const size_t need = md.get_size();
-  if (need > buffer.bytes) {
-    std::free(buffer.data);
-    buffer.bytes = (need + 4095) / 4096 * 4096;
-    buffer.data = std::aligned_alloc(64, buffer.bytes);
-    if (buffer.data == nullptr) {
-      buffer.bytes = 0;
-      throw dnnl::error(dnnl_out_of_memory, "no memory for a oneDNN scratchpad");
-    }
-  }
-  return memory(md, eng, buffer.data);
-}
-
-// Runs `prim` with `args` plus this thread's scratchpad, when `pd` needs one.
-void ExecuteWithScratchpad(const dnnl::primitive& prim, const memory::desc& scratchpad, dnnl::stream& stream,
-                           std::unordered_map<int, memory> args) {
-  if (scratchpad.get_size() > 0) args[DNNL_ARG_SCRATCHPAD] = ThreadScratchpad(scratchpad, stream.get_engine());
-  prim.execute(stream, args);
 }
 
 tag WeightTag(int spatial, bool grouped) {
@@ -241,7 +198,7 @@ absl::StatusOr<bool> DnnlConv::Run(const Tensor& x, const Tensor& w, const Tenso
   const std::vector<ConvPiece> pieces = Pieces(x, y, g, group, x_nhwc, y_nhwc, slice_multiply_adds_);
   if (pieces.empty()) return false;
   const memory::dims w_dims = Dims(w);
-  dnnl::engine& eng = Engine();
+  dnnl::engine& eng = DnnlEngine();
   // One stream per thread: creating one per call costs as much as a small convolution.
   thread_local dnnl::stream stream(eng);
   // W as oneDNN sees it: grouped [g, O/g, I, ...] when grouped.
@@ -310,7 +267,7 @@ absl::StatusOr<bool> DnnlConv::Run(const Tensor& x, const Tensor& w, const Tenso
               in_place && x_nhwc ? user_x_md : any(p.x_dims), any(wd), bias_md,
               in_place && y_nhwc ? user_y_md : any(p.y_dims), strides, dilates, p.pad_l, p.pad_r);
         };
-        dnnl::primitive_attr attr = UserScratchpad();
+        dnnl::primitive_attr attr = DnnlUserScratchpad();
         if (post != ConvPostOp::kNone) {
           dnnl::post_ops ops;
           using alg = dnnl::algorithm;
@@ -360,12 +317,12 @@ absl::StatusOr<bool> DnnlConv::Run(const Tensor& x, const Tensor& w, const Tenso
         e->conv = dnnl::convolution_forward(e->pd);
         reorder_weights(e.get());
         if (e->pd.src_desc() != user_x_md) {
-          dnnl::reorder::primitive_desc rpd(eng, user_x_md, eng, e->pd.src_desc(), UserScratchpad());
+          dnnl::reorder::primitive_desc rpd(eng, user_x_md, eng, e->pd.src_desc(), DnnlUserScratchpad());
           e->to_src = dnnl::reorder(rpd);
           e->to_src_scratchpad = rpd.scratchpad_desc();
         }
         if (e->pd.dst_desc() != user_y_md) {
-          dnnl::reorder::primitive_desc rpd(eng, e->pd.dst_desc(), eng, user_y_md, UserScratchpad());
+          dnnl::reorder::primitive_desc rpd(eng, e->pd.dst_desc(), eng, user_y_md, DnnlUserScratchpad());
           e->from_dst = dnnl::reorder(rpd);
           e->from_dst_scratchpad = rpd.scratchpad_desc();
         }
@@ -384,7 +341,7 @@ absl::StatusOr<bool> DnnlConv::Run(const Tensor& x, const Tensor& w, const Tenso
       memory src = user_x, dst = user_y;
       if (entry->to_src) {
         src = memory(entry->pd.src_desc(), eng);
-        ExecuteWithScratchpad(*entry->to_src, entry->to_src_scratchpad, stream,
+        DnnlExecute(*entry->to_src, entry->to_src_scratchpad, stream,
                               {{DNNL_ARG_FROM, user_x}, {DNNL_ARG_TO, src}});
       }
       if (entry->from_dst) dst = memory(entry->pd.dst_desc(), eng);
@@ -393,9 +350,9 @@ absl::StatusOr<bool> DnnlConv::Run(const Tensor& x, const Tensor& w, const Tenso
       if (bias) {
         args[DNNL_ARG_BIAS] = memory({{w_dims[0]}, memory::data_type::f32, tag::x}, eng, const_cast<void*>(bias->raw_data()));
       }
-      ExecuteWithScratchpad(entry->conv, entry->pd.scratchpad_desc(), stream, std::move(args));
+      DnnlExecute(entry->conv, entry->pd.scratchpad_desc(), stream, std::move(args));
       if (entry->from_dst) {
-        ExecuteWithScratchpad(*entry->from_dst, entry->from_dst_scratchpad, stream,
+        DnnlExecute(*entry->from_dst, entry->from_dst_scratchpad, stream,
                               {{DNNL_ARG_FROM, dst}, {DNNL_ARG_TO, user_y}});
       }
       stream.wait();
