@@ -4,12 +4,15 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <memory>
+#include <optional>
 #include <vector>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "framework/checked_size.h"
 #include "kernels/blas.h"
+#include "kernels/dnnl_matmul.h"
 #include "kernels/dnnl_rnn.h"
 #include "kernels/fast_math.h"
 #include "kernels/kernel_registry.h"
@@ -262,10 +265,17 @@ class RecurrentOp : public OpKernel {
         }
       }
       auto clip = [this](float v) { return clip_ > 0 ? std::max(-clip_, std::min(clip_, v)) : v; };
+      // The recurrent product of every step: R reordered once for oneDNN's matmul, or a GEMM.
+      std::shared_ptr<const DnnlConstMatmul::Prepared> prepared =
+          batch > 0 ? recurrent_.Prepare(batch, G * H, H, r, rd, ctx->intra_op_threads()) : nullptr;
+      std::optional<DnnlConstMatmul::Call> recurrent;
+      if (prepared) recurrent.emplace(*prepared);
       for (int64_t step = 0; step < seq_len; ++step) {
         hprev = h;
-        GemmRowMajor<float>(false, true, batch, G * H, H, 1.0f, hprev.data(), H, rd, H, 0.0f, hr.data(), G * H,
-                            ctx->intra_op_threads());
+        if (!recurrent || !recurrent->Run(hprev.data(), hr.data())) {
+          GemmRowMajor<float>(false, true, batch, G * H, H, 1.0f, hprev.data(), H, rd, H, 0.0f, hr.data(), G * H,
+                              ctx->intra_op_threads());
+        }
         for (int64_t bi = 0; bi < batch; ++bi) {
           if (step >= lens[bi]) continue;  // Past this sequence's end: state and output stay.
           const int64_t t = reverse ? lens[bi] - 1 - step : step;
@@ -352,6 +362,7 @@ class RecurrentOp : public OpKernel {
   std::vector<Activation> activations_;
   bool default_activations_ = false;
   DnnlRnn dnnl_;  // The fast path's primitives and prepared weights.
+  DnnlConstMatmul recurrent_;  // The general path's recurrent products, R prepared per direction.
   float clip_ = 0;
   int64_t hidden_ = 0, layout_ = 0, linear_before_reset_ = 0, input_forget_ = 0;
   int num_dirs_ = 1;
