@@ -1,6 +1,9 @@
-// RNN, GRU and LSTM (ONNX): the input projection of every time step is one GEMM; each step
-// adds the recurrent GEMM and the gate arithmetic. Directions, sequence_lens, clip, peepholes,
-// linear_before_reset, input_forget, both layouts and the configurable activations.
+// RNN, GRU and LSTM (ONNX). GRU and LSTM in their common form (default activations, no clip,
+// input_forget or peepholes, full-length sequences) run as one oneDNN primitive over the whole
+// sequence (dnnl_rnn.h). Otherwise the input projection of every time step is one GEMM; each
+// step adds the recurrent product (oneDNN's matmul on R prepared once, dnnl_matmul.h) and the
+// gate arithmetic. Directions, sequence_lens, clip, peepholes, linear_before_reset,
+// input_forget, both layouts and the configurable activations.
 #include <algorithm>
 #include <cmath>
 #include <functional>
