@@ -25,7 +25,7 @@ struct DnnlRnn::Impl {
     std::shared_ptr<TensorBuffer> w_buffer, r_buffer, b_buffer;
     // Empty when oneDNN refused the problem (it is not asked again).
     std::optional<dnnl::primitive> prim;
-    memory::desc scratchpad;
+    memory::desc scratchpad, weights_layer_md, weights_iter_md, bias_md;
     memory weights_layer, weights_iter, bias;  // In the primitive's layouts.
   };
   // A few shapes per kernel; the most recently used first.
@@ -106,7 +106,7 @@ absl::StatusOr<bool> DnnlRnn::Run(const DnnlRnnProblem& p, const Tensor& x, cons
   const int64_t D = p.num_dirs, T = p.seq_len, N = p.batch, I = p.input, H = p.hidden;
   const std::vector<int64_t> key = {static_cast<int64_t>(p.cell), D, p.reverse, p.batch_major, T, N, I, H,
                                     h0 != nullptr, lstm && c0 != nullptr};
-  std::shared_ptr<Impl::Entry> entry;
+  std::shared_ptr<Impl::Entry> entry, stale;  // stale: the same problem, other weights.
   {
     absl::MutexLock lock(&impl_->mu);
     for (auto it = impl_->entries.begin(); it != impl_->entries.end(); ++it) {
@@ -116,7 +116,8 @@ absl::StatusOr<bool> DnnlRnn::Run(const DnnlRnnProblem& p, const Tensor& x, cons
           entry = *it;
           impl_->entries.splice(impl_->entries.begin(), impl_->entries, it);
         } else {
-          impl_->entries.erase(it);  // Other weights: a new entry replaces it.
+          stale = *it;
+          impl_->entries.erase(it);  // Its weights are out of date; a new entry replaces it.
         }
         break;
       }
@@ -134,57 +135,63 @@ absl::StatusOr<bool> DnnlRnn::Run(const DnnlRnnProblem& p, const Tensor& x, cons
   const memory::desc src_iter_md = h0 ? state_md : memory::desc();
   const memory::desc src_iter_c_md = lstm && c0 ? state_md : memory::desc();
   if (entry == nullptr) {
-    auto e = std::make_shared<Impl::Entry>();
+    // A new entry; for new weights in a known problem, its primitive is kept (making one costs
+    // far more than preparing the weights).
+    auto e = stale ? std::make_shared<Impl::Entry>(*stale) : std::make_shared<Impl::Entry>();
     e->key = key;
     e->w_buffer = w.buffer();
     e->r_buffer = r.buffer();
     e->b_buffer = b ? b->buffer() : nullptr;
+    const int64_t G = OnnxGates(p.cell);
     try {
-      const int64_t G = OnnxGates(p.cell);
-      const dnnl::rnn_direction direction = D == 2      ? dnnl::rnn_direction::bidirectional_concat
-                                            : p.reverse ? dnnl::rnn_direction::unidirectional_right2left
-                                                        : dnnl::rnn_direction::unidirectional_left2right;
-      const memory::desc any_wl({1, D, I, G, H}, f32, tag::any), any_wi({1, D, H, G, H}, f32, tag::any);
-      const memory::desc bias_md({1, D, p.cell == DnnlRnnCell::kLbrGru ? 4 : G, H}, f32, tag::ldgo);
-      const auto inference = dnnl::prop_kind::forward_inference;
-      const dnnl::primitive_attr attr = DnnlUserScratchpad();
-      // The primitive and the layouts it wants its weights in.
-      memory::desc wl_md, wi_md;
-      auto make = [&](const auto& pd) {
-        e->prim = dnnl::primitive(pd);
-        wl_md = pd.weights_layer_desc();
-        wi_md = pd.weights_iter_desc();
-        e->scratchpad = pd.scratchpad_desc();
-      };
-      if (lstm) {
-        make(dnnl::lstm_forward::primitive_desc(
-            dnnl::lstm_forward::desc(inference, direction, src_layer_md, src_iter_md, src_iter_c_md, any_wl, any_wi,
-                                     bias_md, dst_layer_md, state_md, state_md),
-            attr, eng));
-      } else if (p.cell == DnnlRnnCell::kGru) {
-        make(dnnl::gru_forward::primitive_desc(dnnl::gru_forward::desc(inference, direction, src_layer_md, src_iter_md,
-                                                                       any_wl, any_wi, bias_md, dst_layer_md, state_md),
-                                               attr, eng));
-      } else {
-        make(dnnl::lbr_gru_forward::primitive_desc(
-            dnnl::lbr_gru_forward::desc(inference, direction, src_layer_md, src_iter_md, any_wl, any_wi, bias_md,
-                                        dst_layer_md, state_md),
-            attr, eng));
+      if (stale == nullptr) {
+        const dnnl::rnn_direction direction = D == 2      ? dnnl::rnn_direction::bidirectional_concat
+                                              : p.reverse ? dnnl::rnn_direction::unidirectional_right2left
+                                                          : dnnl::rnn_direction::unidirectional_left2right;
+        const memory::desc any_wl({1, D, I, G, H}, f32, tag::any), any_wi({1, D, H, G, H}, f32, tag::any);
+        e->bias_md = memory::desc({1, D, p.cell == DnnlRnnCell::kLbrGru ? 4 : G, H}, f32, tag::ldgo);
+        const auto inference = dnnl::prop_kind::forward_inference;
+        const dnnl::primitive_attr attr = DnnlUserScratchpad();
+        // The primitive and the layouts it wants its weights in.
+        auto make = [&](const auto& pd) {
+          e->prim = dnnl::primitive(pd);
+          e->weights_layer_md = pd.weights_layer_desc();
+          e->weights_iter_md = pd.weights_iter_desc();
+          e->scratchpad = pd.scratchpad_desc();
+        };
+        if (lstm) {
+          make(dnnl::lstm_forward::primitive_desc(
+              dnnl::lstm_forward::desc(inference, direction, src_layer_md, src_iter_md, src_iter_c_md, any_wl, any_wi,
+                                       e->bias_md, dst_layer_md, state_md, state_md),
+              attr, eng));
+        } else if (p.cell == DnnlRnnCell::kGru) {
+          make(dnnl::gru_forward::primitive_desc(
+              dnnl::gru_forward::desc(inference, direction, src_layer_md, src_iter_md, any_wl, any_wi, e->bias_md,
+                                      dst_layer_md, state_md),
+              attr, eng));
+        } else {
+          make(dnnl::lbr_gru_forward::primitive_desc(
+              dnnl::lbr_gru_forward::desc(inference, direction, src_layer_md, src_iter_md, any_wl, any_wi, e->bias_md,
+                                          dst_layer_md, state_md),
+              attr, eng));
+        }
       }
-      // The weights and biases, once: ONNX's layouts (gates permuted) reordered into the
-      // primitive's.
-      std::vector<float> wl = PermuteGates(p.cell, w.data<float>(), D, H, I);
-      std::vector<float> wi = PermuteGates(p.cell, r.data<float>(), D, H, H);
-      memory user_wl({{1, D, I, G, H}, f32, tag::ldgoi}, eng, wl.data());
-      memory user_wi({{1, D, H, G, H}, f32, tag::ldgoi}, eng, wi.data());
-      e->weights_layer = memory(wl_md, eng);
-      e->weights_iter = memory(wi_md, eng);
-      dnnl::reorder(user_wl, e->weights_layer).execute(stream, user_wl, e->weights_layer);
-      dnnl::reorder(user_wi, e->weights_iter).execute(stream, user_wi, e->weights_iter);
-      stream.wait();
-      std::vector<float> bias = Bias(p.cell, b ? b->data<float>() : nullptr, D, H);
-      e->bias = memory(bias_md, eng);
-      std::copy(bias.begin(), bias.end(), static_cast<float*>(e->bias.get_data_handle()));
+      if (e->prim) {
+        // The weights and biases: ONNX's layouts (gates permuted) reordered into the
+        // primitive's, into new memory (a stale entry's may still be running elsewhere).
+        std::vector<float> wl = PermuteGates(p.cell, w.data<float>(), D, H, I);
+        std::vector<float> wi = PermuteGates(p.cell, r.data<float>(), D, H, H);
+        memory user_wl({{1, D, I, G, H}, f32, tag::ldgoi}, eng, wl.data());
+        memory user_wi({{1, D, H, G, H}, f32, tag::ldgoi}, eng, wi.data());
+        e->weights_layer = memory(e->weights_layer_md, eng);
+        e->weights_iter = memory(e->weights_iter_md, eng);
+        dnnl::reorder(user_wl, e->weights_layer).execute(stream, user_wl, e->weights_layer);
+        dnnl::reorder(user_wi, e->weights_iter).execute(stream, user_wi, e->weights_iter);
+        stream.wait();
+        std::vector<float> bias = Bias(p.cell, b ? b->data<float>() : nullptr, D, H);
+        e->bias = memory(e->bias_md, eng);
+        std::copy(bias.begin(), bias.end(), static_cast<float*>(e->bias.get_data_handle()));
+      }
     } catch (const dnnl::error&) {
       e->prim.reset();  // Shapes oneDNN does not take: remembered, and the caller falls back.
     }
