@@ -28,8 +28,9 @@ struct DnnlRnn::Impl {
     memory::desc scratchpad, weights_layer_md, weights_iter_md, bias_md;
     memory weights_layer, weights_iter, bias;  // In the primitive's layouts.
   };
-  // A few shapes per kernel; the most recently used first.
-  static constexpr size_t kMaxEntries = 4;
+  // A few shapes per kernel (sequence lengths and batch sizes vary between runs); the most
+  // recently used first. Entries with the same weights in the same layouts share them.
+  static constexpr size_t kMaxEntries = 8;
   mutable absl::Mutex mu;
   mutable std::list<std::shared_ptr<Entry>> entries ABSL_GUARDED_BY(mu);
 };
@@ -176,7 +177,24 @@ absl::StatusOr<bool> DnnlRnn::Run(const DnnlRnnProblem& p, const Tensor& x, cons
               attr, eng));
         }
       }
-      if (e->prim) {
+      bool shared = false;
+      if (e->prim && stale == nullptr) {
+        // Another shape's entry may hold these weights in this layout already (the layout
+        // depends on the primitive, not on the sequence length or batch).
+        absl::MutexLock lock(&impl_->mu);
+        for (const auto& other : impl_->entries) {
+          if (other->prim && other->w_buffer == e->w_buffer && other->r_buffer == e->r_buffer &&
+              other->b_buffer == e->b_buffer && other->weights_layer_md == e->weights_layer_md &&
+              other->weights_iter_md == e->weights_iter_md && other->bias_md == e->bias_md) {
+            e->weights_layer = other->weights_layer;
+            e->weights_iter = other->weights_iter;
+            e->bias = other->bias;
+            shared = true;
+            break;
+          }
+        }
+      }
+      if (e->prim && !shared) {
         // The weights and biases: ONNX's layouts (gates permuted) reordered into the
         // primitive's, into new memory (a stale entry's may still be running elsewhere).
         std::vector<float> wl = PermuteGates(p.cell, w.data<float>(), D, H, I);

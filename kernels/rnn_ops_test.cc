@@ -294,6 +294,36 @@ TEST(DnnlRnnTest, NewWeightsSameShapes) {
   EXPECT_EQ(y1, RunLstm(fresh1, x, w1, r1));
 }
 
+// One kernel run with varying sequence lengths and batch sizes (more shapes than its cache
+// holds, so entries are evicted and made again, sharing prepared weights) gives what a fresh
+// kernel gives for each.
+TEST(DnnlRnnTest, VaryingShapes) {
+  const Tensor w = RandomTensor(TensorShape({1, 18, 3}), 2), r = RandomTensor(TensorShape({1, 18, 6}), 3);
+  const Tensor b = RandomTensor(TensorShape({1, 36}), 4);
+  DnnlRnn shared;
+  auto run = [&](const DnnlRnn& rnn, int64_t seq, int64_t batch) {
+    DnnlRnnProblem p;
+    p.cell = DnnlRnnCell::kLbrGru;
+    p.seq_len = seq;
+    p.batch = batch;
+    p.input = 3;
+    p.hidden = 6;
+    const Tensor x = RandomTensor(TensorShape({seq, batch, 3}), static_cast<uint32_t>(seq * 10 + batch));
+    Tensor y(DT_FLOAT, TensorShape({seq, 1, batch, 6})), yh(DT_FLOAT, TensorShape({1, batch, 6}));
+    absl::StatusOr<bool> done = rnn.Run(p, x, w, r, &b, nullptr, nullptr, 1, &y, &yh, nullptr);
+    EXPECT_TRUE(done.ok() && *done) << done.status();
+    return std::vector<float>(y.flat<float>().data(), y.flat<float>().data() + y.NumElements());
+  };
+  for (int round = 0; round < 2; ++round) {
+    for (int64_t seq = 1; seq <= 12; seq += 1) {
+      const int64_t batch = 1 + seq % 3;
+      SCOPED_TRACE(testing::Message() << "seq " << seq << " batch " << batch << " round " << round);
+      DnnlRnn fresh;
+      EXPECT_EQ(run(shared, seq, batch), run(fresh, seq, batch));
+    }
+  }
+}
+
 // Compute is const and runs on several threads at once: one kernel's cache, four threads.
 TEST(DnnlRnnTest, ConcurrentRuns) {
   const Tensor x = RandomTensor(TensorShape({4, 2, 3}), 1);
