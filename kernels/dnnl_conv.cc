@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
 #include <list>
 #include <optional>
 #include <unordered_map>
@@ -12,6 +11,7 @@
 #include "absl/strings/match.h"
 #include "absl/synchronization/mutex.h"
 #include "kernels/blas.h"
+#include "kernels/dnnl_util.h"
 #include "oneapi/dnnl/dnnl.hpp"
 
 namespace sluice {
@@ -20,51 +20,15 @@ namespace {
 using dnnl::memory;
 using tag = dnnl::memory::format_tag;
 
-dnnl::engine& Engine() {
-  static dnnl::engine* engine = new dnnl::engine(dnnl::engine::kind::cpu, 0);
-  return *engine;
-}
-
 memory::dims Dims(const Tensor& t) {
   return memory::dims(t.shape().dim_sizes().begin(), t.shape().dim_sizes().end());
-}
-
-// Primitives are made on one thread and run on others (whichever runs the kernel), so they
-// take their scratchpad from the caller ("user" mode) instead of oneDNN's own, which is kept
-// per thread and was missing on the thread that ran: a grouped convolution that needs one
-// (gemm:jit) wrote through a null pointer. Each thread has one buffer, grown as needed; the
-// stream runs in order on the calling thread, so the primitives of one Run share it.
-dnnl::primitive_attr UserScratchpad() {
-  dnnl::primitive_attr attr;
-  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
-  return attr;
-}
-
-// This thread's scratchpad buffer, grown to at least `need` bytes.
-void* ThreadScratchpadData(size_t need) {
-  struct Buffer {
-    void* data = nullptr;
-    size_t bytes = 0;
-    ~Buffer() { std::free(data); }
-  };
-  thread_local Buffer buffer;
-  if (need > buffer.bytes) {
-    std::free(buffer.data);
-    buffer.bytes = (need + 4095) / 4096 * 4096;
-    buffer.data = std::aligned_alloc(64, buffer.bytes);
-    if (buffer.data == nullptr) {
-      buffer.bytes = 0;
-      throw dnnl::error(dnnl_out_of_memory, "no memory for a oneDNN scratchpad");
-    }
-  }
-  return buffer.data;
 }
 
 // Runs `prim` with `args`, whose DNNL_ARG_SCRATCHPAD (when the primitive needs one) is pointed
 // at this thread's scratchpad first.
 void ExecuteWithScratchpad(const dnnl::primitive& prim, dnnl::stream& stream, std::unordered_map<int, memory>& args) {
   auto it = args.find(DNNL_ARG_SCRATCHPAD);
-  if (it != args.end()) it->second.set_data_handle(ThreadScratchpadData(it->second.get_desc().get_size()));
+  if (it != args.end()) it->second.set_data_handle(DnnlThreadScratchpadData(it->second.get_desc().get_size()));
   prim.execute(stream, args);
 }
 
@@ -300,7 +264,7 @@ absl::StatusOr<bool> DnnlConv::Run(const Tensor& x, const Tensor& w, const Tenso
   const std::vector<ConvPiece> pieces = Pieces(x, y, g, group, x_nhwc, y_nhwc, slice_multiply_adds_);
   if (pieces.empty()) return false;
   const memory::dims w_dims = Dims(w);
-  dnnl::engine& eng = Engine();
+  dnnl::engine& eng = DnnlEngine();
   // One stream per thread: creating one per call costs as much as a small convolution.
   thread_local dnnl::stream stream(eng);
   // W as oneDNN sees it: grouped [g, O/g, I, ...] when grouped.
@@ -370,7 +334,7 @@ absl::StatusOr<bool> DnnlConv::Run(const Tensor& x, const Tensor& w, const Tenso
               in_place && x_nhwc ? user_x_md : any(p.x_dims), any(wd), bias_md,
               in_place && y_nhwc ? user_y_md : any(p.y_dims), strides, dilates, p.pad_l, p.pad_r);
         };
-        dnnl::primitive_attr attr = UserScratchpad();
+        dnnl::primitive_attr attr = DnnlUserScratchpad();
         dnnl::post_ops ops;
         if (accumulate) ops.append_sum(1.0f);  // y = conv + y, before any activation.
         if (post != ConvPostOp::kNone) {
@@ -423,16 +387,16 @@ absl::StatusOr<bool> DnnlConv::Run(const Tensor& x, const Tensor& w, const Tenso
         e->conv = dnnl::convolution_forward(e->pd);
         reorder_weights(e.get());
         if (e->pd.src_desc() != user_x_md) {
-          dnnl::reorder::primitive_desc rpd(eng, user_x_md, eng, e->pd.src_desc(), UserScratchpad());
+          dnnl::reorder::primitive_desc rpd(eng, user_x_md, eng, e->pd.src_desc(), DnnlUserScratchpad());
           e->to_src = dnnl::reorder(rpd);
           e->to_src_scratchpad = rpd.scratchpad_desc();
         }
         if (e->pd.dst_desc() != user_y_md) {
-          dnnl::reorder::primitive_desc rpd(eng, e->pd.dst_desc(), eng, user_y_md, UserScratchpad());
+          dnnl::reorder::primitive_desc rpd(eng, e->pd.dst_desc(), eng, user_y_md, DnnlUserScratchpad());
           e->from_dst = dnnl::reorder(rpd);
           e->from_dst_scratchpad = rpd.scratchpad_desc();
           if (accumulate) {
-            dnnl::reorder::primitive_desc back(eng, user_y_md, eng, e->pd.dst_desc(), UserScratchpad());
+            dnnl::reorder::primitive_desc back(eng, user_y_md, eng, e->pd.dst_desc(), DnnlUserScratchpad());
             e->to_dst = dnnl::reorder(back);
             e->to_dst_scratchpad = back.scratchpad_desc();
           }

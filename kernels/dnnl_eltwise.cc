@@ -9,6 +9,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/synchronization/mutex.h"
+#include "kernels/dnnl_util.h"
 
 namespace sluice {
 namespace {
@@ -18,11 +19,6 @@ namespace {
 // copy for the last few elements.
 constexpr int64_t kBlock = int64_t{1} << 14;
 constexpr int64_t kMinPiece = 64;
-
-dnnl::engine& Engine() {
-  static dnnl::engine* engine = new dnnl::engine(dnnl::engine::kind::cpu, 0);
-  return *engine;
-}
 
 dnnl::algorithm ToDnnl(EltwiseAlgo algo) {
   switch (algo) {
@@ -48,7 +44,7 @@ const Piece* GetPiece(EltwiseAlgo algo, int64_t len) {
   if (slot == nullptr) {
     dnnl::memory::desc md({len}, dnnl::memory::data_type::f32, dnnl::memory::format_tag::a);
     dnnl::eltwise_forward::desc desc(dnnl::prop_kind::forward_inference, ToDnnl(algo), md, 0.f, 0.f);
-    dnnl::eltwise_forward::primitive_desc pd(desc, Engine());
+    dnnl::eltwise_forward::primitive_desc pd(desc, DnnlEngine());
     slot = std::make_unique<Piece>(Piece{md, dnnl::eltwise_forward(pd)});
   }
   return slot.get();
@@ -63,7 +59,7 @@ bool DnnlEltwise(EltwiseAlgo algo, const float* x, float* y, int64_t n) {
   for (int64_t i = 0; i < n; ++i) any_nan |= x[i] != x[i];
   if (any_nan) return false;
   try {
-    dnnl::engine& eng = Engine();
+    dnnl::engine& eng = DnnlEngine();
     thread_local dnnl::stream stream(eng);
     // The caller already runs on one of the compute pool's threads.
     if (omp_get_max_threads() != 1) omp_set_num_threads(1);

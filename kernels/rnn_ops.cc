@@ -1,14 +1,22 @@
-// RNN, GRU and LSTM (ONNX): the input projection of every time step is one GEMM; each step
-// adds the recurrent GEMM and the gate arithmetic. Directions, sequence_lens, clip, peepholes,
-// linear_before_reset, input_forget, both layouts and the configurable activations.
+// RNN, GRU and LSTM (ONNX). GRU and LSTM in their common form (default activations, no clip,
+// input_forget or peepholes, full-length sequences) run as one oneDNN primitive over the whole
+// sequence (dnnl_rnn.h). Otherwise the input projection of every time step is one GEMM; each
+// step adds the recurrent product (oneDNN's matmul on R prepared once, dnnl_matmul.h) and the
+// gate arithmetic. Directions, sequence_lens, clip, peepholes, linear_before_reset,
+// input_forget, both layouts and the configurable activations.
+#include <algorithm>
 #include <cmath>
 #include <functional>
+#include <memory>
+#include <optional>
 #include <vector>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "framework/checked_size.h"
 #include "kernels/blas.h"
+#include "kernels/dnnl_matmul.h"
+#include "kernels/dnnl_rnn.h"
 #include "kernels/fast_math.h"
 #include "kernels/kernel_registry.h"
 
@@ -120,6 +128,12 @@ class RecurrentOp : public OpKernel {
       SL_ASSIGN_OR_RETURN(Activation f, MakeActivation(n, alphas, betas, &ia, &ib));
       activations_.push_back(std::move(f));
     }
+    // oneDNN's cells have the default activations: sigmoid for the gates, tanh for the rest.
+    default_activations_ = true;
+    for (size_t i = 0; i < activations_.size(); ++i) {
+      const auto want = i % per_dir == 0 ? Activation::Kind::kSigmoid : Activation::Kind::kTanh;
+      default_activations_ &= activations_[i].kind == want;
+    }
     DataTypeVector tb, tsl, th, tc, tp;
     SL_RETURN_IF_ERROR(ctx->GetAttr("Tb", &tb));
     SL_RETURN_IF_ERROR(ctx->GetAttr("Tsl", &tsl));
@@ -190,6 +204,26 @@ class RecurrentOp : public OpKernel {
     TensorShape state_shape = layout_ == 0 ? TensorShape({num_dirs_, batch, H}) : TensorShape({batch, num_dirs_, H});
     SL_RETURN_IF_ERROR(ctx->allocate_output(1, state_shape, &yh));
     if (kCell == Cell::kLstm) SL_RETURN_IF_ERROR(ctx->allocate_output(2, state_shape, &yc));
+    if constexpr (kCell != Cell::kRnn) {
+      // The common case (every sequence at full length, default activations, no clip, no
+      // input_forget, no peepholes) runs as one oneDNN primitive over the whole sequence.
+      const bool full_length = std::all_of(lens.begin(), lens.end(), [&](int64_t n) { return n == seq_len; });
+      if (full_length && default_activations_ && clip_ <= 0 && !input_forget_ && p == nullptr) {
+        DnnlRnnProblem problem;
+        problem.cell = kCell == Cell::kLstm ? DnnlRnnCell::kLstm
+                       : linear_before_reset_ ? DnnlRnnCell::kLbrGru
+                                              : DnnlRnnCell::kGru;
+        problem.num_dirs = num_dirs_;
+        problem.reverse = reverse_only_;
+        problem.batch_major = layout_ == 1;
+        problem.seq_len = seq_len;
+        problem.batch = batch;
+        problem.input = input;
+        problem.hidden = H;
+        SL_ASSIGN_OR_RETURN(bool done, dnnl_.Run(problem, x, w, r, b, h0, c0, ctx->intra_op_threads(), y, yh, yc));
+        if (done) return absl::OkStatus();
+      }
+    }
     float* yd = y->data<float>();
     std::fill(yd, yd + y->NumElements(), 0.0f);
     auto y_at = [&](int64_t t, int d, int64_t bi) {
@@ -234,10 +268,17 @@ class RecurrentOp : public OpKernel {
         }
       }
       auto clip = [this](float v) { return clip_ > 0 ? std::max(-clip_, std::min(clip_, v)) : v; };
+      // The recurrent product of every step: R reordered once for oneDNN's matmul, or a GEMM.
+      std::shared_ptr<const DnnlConstMatmul::Prepared> prepared =
+          batch > 0 ? recurrent_.Prepare(batch, G * H, H, r, rd, ctx->intra_op_threads()) : nullptr;
+      std::optional<DnnlConstMatmul::Call> recurrent;
+      if (prepared) recurrent.emplace(*prepared);
       for (int64_t step = 0; step < seq_len; ++step) {
         hprev = h;
-        GemmRowMajor<float>(false, true, batch, G * H, H, 1.0f, hprev.data(), H, rd, H, 0.0f, hr.data(), G * H,
-                            ctx->intra_op_threads());
+        if (!recurrent || !recurrent->Run(hprev.data(), hr.data())) {
+          GemmRowMajor<float>(false, true, batch, G * H, H, 1.0f, hprev.data(), H, rd, H, 0.0f, hr.data(), G * H,
+                              ctx->intra_op_threads());
+        }
         for (int64_t bi = 0; bi < batch; ++bi) {
           if (step >= lens[bi]) continue;  // Past this sequence's end: state and output stay.
           const int64_t t = reverse ? lens[bi] - 1 - step : step;
@@ -322,6 +363,9 @@ class RecurrentOp : public OpKernel {
 
  private:
   std::vector<Activation> activations_;
+  bool default_activations_ = false;
+  DnnlRnn dnnl_;  // The fast path's primitives and prepared weights.
+  DnnlConstMatmul recurrent_;  // The general path's recurrent products, R prepared per direction.
   float clip_ = 0;
   int64_t hidden_ = 0, layout_ = 0, linear_before_reset_ = 0, input_forget_ = 0;
   int num_dirs_ = 1;

@@ -1,0 +1,39 @@
+// What the kernels that call oneDNN primitives share: the one CPU engine, and scratchpads the
+// caller provides ("user" mode).
+//
+//   dnnl::primitive_attr attr = DnnlUserScratchpad();   // when making the primitive_desc
+//   DnnlExecute(prim, pd.scratchpad_desc(), stream, {{DNNL_ARG_SRC, src}, ...});
+#ifndef SLUICE_KERNELS_DNNL_UTIL_H_
+#define SLUICE_KERNELS_DNNL_UTIL_H_
+
+#include <unordered_map>
+
+#include "oneapi/dnnl/dnnl.hpp"
+
+namespace sluice {
+
+// The process's CPU engine (made on first use, never destroyed).
+dnnl::engine& DnnlEngine();
+
+// Primitives are made on one thread and run on others (whichever runs the kernel), so they
+// take their scratchpad from the caller ("user" mode) instead of oneDNN's own, which is kept
+// per thread and was missing on the thread that ran: a grouped convolution that needs one
+// (gemm:jit) wrote through a null pointer.
+dnnl::primitive_attr DnnlUserScratchpad();
+
+// This thread's scratchpad buffer, grown to fit `md`, as a memory of `md`. The stream runs in
+// order on the calling thread, so the primitives one thread runs share it. Throws dnnl::error
+// when out of memory.
+dnnl::memory DnnlThreadScratchpad(const dnnl::memory::desc& md, const dnnl::engine& eng);
+// The same buffer as a pointer, grown to at least `bytes` (for memory objects made once and
+// pointed at it per call).
+void* DnnlThreadScratchpadData(size_t bytes);
+
+// Runs `prim` with `args` plus this thread's scratchpad, when `scratchpad` (the primitive_desc's
+// scratchpad_desc()) needs one.
+void DnnlExecute(const dnnl::primitive& prim, const dnnl::memory::desc& scratchpad, dnnl::stream& stream,
+                 std::unordered_map<int, dnnl::memory> args);
+
+}  // namespace sluice
+
+#endif  // SLUICE_KERNELS_DNNL_UTIL_H_
