@@ -36,6 +36,9 @@ class TensorBuffer {
   // overflows or exceeds kMaxTensorBytes (checked_size.h). Charged to the current memory
   // budget (memory_budget.h), if any, even past its limit.
   static std::shared_ptr<TensorBuffer> Allocate(DataType dt, int64_t num_elements);
+  // Whether freed numeric buffers of 64 KiB and more are kept and handed out again by size
+  // (false under AddressSanitizer, which must see them freed).
+  static bool ReusesFreedBuffers();
   // Borrows caller memory; `release` runs when the last Tensor referring to it goes away.
   static std::shared_ptr<TensorBuffer> Wrap(void* data, size_t bytes, Release release);
 
@@ -53,6 +56,7 @@ class TensorBuffer {
 
   void* data_ = nullptr;
   size_t bytes_ = 0;
+  size_t cached_bytes_ = 0;   // Nonzero: data_ came from (and goes back to) the buffer cache.
   int64_t num_strings_ = 0;   // DT_STRING buffers destroy their elements,
   int64_t num_variants_ = 0;  // and so do DT_VARIANT ones.
   Release release_;

@@ -223,5 +223,29 @@ TEST(TensorTest, ReshapeChecksElementCount) {
   EXPECT_FALSE(t.Reshaped(TensorShape({4})).ok());
 }
 
+// A freed big numeric buffer is handed out again for the next tensor of the same byte size
+// (last freed first: the memory still in cache); other sizes and string tensors get their own.
+TEST(TensorBufferCacheTest, BigBuffersAreReusedBySize) {
+  if (TensorBuffer::ReusesFreedBuffers()) {
+    const void* first;
+    {
+      Tensor a(DT_FLOAT, TensorShape({1 << 18}));  // 1 MiB.
+      first = a.raw_data();
+      a.flat<float>()[0] = 1;
+    }
+    Tensor b(DT_INT32, TensorShape({1 << 18}));  // The same bytes, another dtype.
+    EXPECT_EQ(b.raw_data(), first);
+    Tensor c(DT_FLOAT, TensorShape({1 << 18}));  // b holds that one: a different buffer.
+    EXPECT_NE(c.raw_data(), first);
+    Tensor d(DT_FLOAT, TensorShape({(1 << 18) + 1024}));
+    EXPECT_NE(d.raw_data(), first);
+    EXPECT_NE(d.raw_data(), c.raw_data());
+  }
+  // Whatever the cache does, values are the tensor's own.
+  Tensor e(DT_FLOAT, TensorShape({1 << 16}));
+  for (int i = 0; i < (1 << 16); ++i) e.flat<float>()[i] = static_cast<float>(i);
+  EXPECT_EQ(e.flat<float>()[12345], 12345.0f);
+}
+
 }  // namespace
 }  // namespace sluice

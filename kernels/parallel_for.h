@@ -1,4 +1,5 @@
-// Splitting a kernel's element loop over the device's compute pool once the work is large
+// Splitting a kernel's element loop over the intra-op threads (the calling thread's OpenMP
+// team, which oneDNN uses too: threading.h) once the work is large
 // enough to pay for it, stopping between slices once the step is cancelled. One threshold and
 // one loop for every kernel family (array_kernel_util.h, cwise_ops.h).
 #ifndef SLUICE_KERNELS_PARALLEL_FOR_H_
@@ -10,6 +11,7 @@
 #include <utility>
 
 #include "kernels/op_kernel.h"
+#include "kernels/threading.h"
 
 namespace sluice {
 
@@ -22,13 +24,13 @@ template <typename Fn>
 void ParallelForIfLarge(OpKernelContext* ctx, int64_t n, int64_t cost, Fn&& fn) {
   if (n <= 0) return;
   const int64_t per_item = std::max<int64_t>(1, cost / n);
-  ThreadPool* pool = ctx != nullptr && ctx->device() != nullptr ? ctx->device()->compute_pool() : nullptr;
+  const int threads = ctx != nullptr ? ctx->intra_op_threads() : 1;
   const int64_t min_block = std::max<int64_t>(1, kParallelElements / 4 / per_item);
   ForEachCancellableSlice(ctx, n, per_item, [&](int64_t begin, int64_t end) {
-    if (end - begin <= 1 || (end - begin) * per_item < kParallelElements || pool == nullptr) {
+    if (end - begin <= 1 || (end - begin) * per_item < kParallelElements || threads <= 1) {
       fn(begin, end);
     } else {
-      pool->ParallelFor(end - begin, min_block, [&](int64_t b, int64_t e) { fn(begin + b, begin + e); });
+      OmpParallelFor(end - begin, min_block, threads, [&](int64_t b, int64_t e) { fn(begin + b, begin + e); });
     }
   });
 }

@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "kernels/conv_util.h"
 #include "kernels/fast_math.h"
+#include "kernels/threading.h"
 #include "kernels/kernel_registry.h"
 #include "kernels/typed_registration.h"
 
@@ -80,13 +81,13 @@ class PoolOp : public OpKernel {
     if (nhwc_) {
       if (x.dims() != 4) return absl::InvalidArgumentError("a pool in NHWC layout needs a 4-D input");
       if constexpr (kKind != PoolKind::kLp && std::is_same_v<T, float>) {
-        PoolNhwc(x, y, in, g, ctx->device() != nullptr ? ctx->device()->compute_pool() : nullptr);
+        PoolNhwc(x, y, in, g, ctx->intra_op_threads());
       }
       return absl::OkStatus();
     }
     if (in.size() == 2 && kKind != PoolKind::kLp && (kKind != PoolKind::kMax || storage_order_ == 0)) {
       Pool2D(x.data<T>(), y->data<T>(), indices ? indices->data<int64_t>() : nullptr, planes, in, g,
-             ctx->device() != nullptr ? ctx->device()->compute_pool() : nullptr);
+             ctx->intra_op_threads());
       return absl::OkStatus();
     }
     for (int64_t p = 0; p < planes; ++p) {
@@ -127,7 +128,7 @@ class PoolOp : public OpKernel {
   // vectors, so the inner loops run along channels and vectorize. Output rows split across the
   // compute pool.
   void PoolNhwc(const Tensor& x, Tensor* y, const std::vector<int64_t>& in, const WindowGeometry& g,
-                ThreadPool* pool) const {
+                int threads) const {
     const int64_t n = x.dim_size(0), c = x.dim_size(1), ih = in[0], iw = in[1], oh = g.out[0], ow = g.out[1];
     const int64_t kh = g.kernel[0], kw = g.kernel[1], dh = g.dilations[0], dw = g.dilations[1];
     const float* xd = x.data<float>();
@@ -165,8 +166,8 @@ class PoolOp : public OpKernel {
         }
       }
     };
-    if (pool != nullptr && n * oh * ow * c * kh * kw > (1 << 16)) {
-      pool->ParallelFor(n * oh, 1, run);
+    if (threads > 1 && n * oh * ow * c * kh * kw > (1 << 16)) {
+      OmpParallelFor(n * oh, 1, threads, run);
     } else {
       run(0, n * oh);
     }
@@ -175,7 +176,7 @@ class PoolOp : public OpKernel {
   // The common 2-D case without per-window allocations: each output's window is clipped to
   // the image once, then scanned directly. Planes split across the compute pool.
   void Pool2D(const T* x, T* y, int64_t* indices, int64_t planes, const std::vector<int64_t>& in,
-              const WindowGeometry& g, ThreadPool* pool) const {
+              const WindowGeometry& g, int threads) const {
     const int64_t ih = in[0], iw = in[1], oh = g.out[0], ow = g.out[1];
     const int64_t kh = g.kernel[0], kw = g.kernel[1], sh = g.strides[0], sw = g.strides[1];
     const int64_t dh = g.dilations[0], dw = g.dilations[1], ph = g.pad_begin[0], pw = g.pad_begin[1];
@@ -249,8 +250,8 @@ class PoolOp : public OpKernel {
         }
       }
     };
-    if (pool != nullptr && planes * oh * ow > (1 << 15)) {
-      pool->ParallelFor(planes, 1, run);
+    if (threads > 1 && planes * oh * ow > (1 << 15)) {
+      OmpParallelFor(planes, 1, threads, run);
     } else {
       run(0, planes);
     }

@@ -61,10 +61,15 @@ class Executor::RunState {
   template <typename It>
   void Schedule(It begin, It end, ReadyQueue* queue) {
     bool kept_expensive = false;
+    // One inter-op thread means nodes run one after another: when this thread runs nodes too,
+    // handing one to the runner would run two at once, each with all intra-op threads (twice
+    // as many OpenMP threads as cores: libgomp then sleeps between regions, and ShuffleNet's
+    // branches ran 3x slower at two intra-op threads than at one).
+    const bool sequential = args_.runner != nullptr && args_.caller_runs_nodes && args_.runner->NumThreads() <= 1;
     for (It it = begin; it != end; ++it) {
       const int id = *it;
       const NodeItem& item = exec_->nodes_[id];
-      if (!item.expensive || args_.runner == nullptr) {
+      if (!item.expensive || args_.runner == nullptr || sequential) {
         queue->push_back(id);
       } else if (!kept_expensive && std::none_of(queue->begin(), queue->end(),
                                                   [&](int q) { return exec_->nodes_[q].expensive; })) {

@@ -1,11 +1,19 @@
 #include "worker/executor.h"
 
+#include <algorithm>
+#include <thread>
+#include <vector>
+
+#include "absl/synchronization/mutex.h"
+#include "absl/time/clock.h"
 #include "framework/hoisted_constants.h"
 #include "framework/node_attr.h"
 #include "framework/status_matchers.h"
 #include "gmock/gmock.h"
 #include "google/protobuf/text_format.h"
 #include "gtest/gtest.h"
+#include "kernels/kernel_registry.h"
+#include "ops/op_registry.h"
 #include "worker/local_rendezvous.h"
 
 namespace sluice {
@@ -39,6 +47,23 @@ class ExecutorTest : public ::testing::Test {
   ThreadPool pool_;
   std::unique_ptr<Device> device_;
 };
+
+// Records which threads ran it; forwards its input.
+REGISTER_OP("_TestThreadProbe").Input("x: int32").Output("y: int32");
+absl::Mutex probe_mu;
+std::vector<std::thread::id>* probe_threads = new std::vector<std::thread::id>();
+class ThreadProbeOp : public OpKernel {
+ public:
+  absl::Status Compute(OpKernelContext* ctx) const override {
+    {
+      absl::MutexLock lock(&probe_mu);
+      probe_threads->push_back(std::this_thread::get_id());
+    }
+    absl::SleepFor(absl::Milliseconds(2));  // Long enough for a second thread to pick up the other.
+    return ctx->set_output(0, ctx->input(0));
+  }
+};
+REGISTER_KERNEL_BUILDER(Name("_TestThreadProbe").Device(DEVICE_CPU), ThreadProbeOp);
 
 // Const -> (a, b) -> Add -> _Send to the client.
 constexpr char kAddGraph[] = R"(
@@ -240,6 +265,43 @@ TEST_F(ExecutorTest, IntermediatesAreReleasedAfterTheirLastConsumer) {
     EXPECT_EQ(budget->used(), kBytes);  // Only the fetched output is left.
   }
   EXPECT_EQ(budget->used(), 0u);
+}
+
+// With one inter-op thread and a caller that runs nodes, independent expensive nodes run one
+// after another on the caller's thread (never two at once, each with all intra-op threads);
+// with more inter-op threads, the runner takes some.
+TEST_F(ExecutorTest, OneInterOpThreadRunsNodesOneAfterAnother) {
+  auto exec = Build(R"(
+    node { name: "c" op: "Const" attr { key: "dtype" value { type: DT_INT32 } }
+           attr { key: "value" value { tensor { dtype: DT_INT32 tensor_shape { } int_val: 3 } } } }
+    node { name: "p1" op: "_TestThreadProbe" input: "c" }
+    node { name: "p2" op: "_TestThreadProbe" input: "c" }
+    node { name: "p3" op: "_TestThreadProbe" input: "c" }
+    node { name: "sum" op: "AddN" input: "p1" input: "p2" input: "p3" attr { key: "N" value { i: 3 } }
+           attr { key: "T" value { type: DT_INT32 } } }
+  )");
+  ASSERT_OK(exec);
+  for (int inter_op : {1, 3}) {
+    SCOPED_TRACE(inter_op);
+    ThreadPool runner("inter_op", inter_op);
+    {
+      absl::MutexLock lock(&probe_mu);
+      probe_threads->clear();
+    }
+    LocalRendezvous r;
+    Executor::Args args;
+    args.rendezvous = &r;
+    args.runner = &runner;
+    ASSERT_OK((*exec)->Run(args));
+    absl::MutexLock lock(&probe_mu);
+    ASSERT_EQ(probe_threads->size(), 3u);
+    const int on_caller = std::count(probe_threads->begin(), probe_threads->end(), std::this_thread::get_id());
+    if (inter_op == 1) {
+      EXPECT_EQ(on_caller, 3);
+    } else {
+      EXPECT_LT(on_caller, 3);
+    }
+  }
 }
 
 }  // namespace
