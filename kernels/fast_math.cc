@@ -39,6 +39,8 @@ SL_ARRAY_CLONES(AffineRelu, (const float* x, const float* s, const float* b, flo
                 for (int64_t i = 0; i < n; ++i) y[i] = std::max(x[i] * s[i] + b[i], 0.0f);)
 SL_ARRAY_CLONES(Mul, (const float* x, const float* s, float* y, int64_t n),
                 for (int64_t i = 0; i < n; ++i) y[i] = x[i] * s[i];)
+SL_ARRAY_CLONES(Blend, (const float* a, float wa, const float* b, float wb, float* y, int64_t n),
+                for (int64_t i = 0; i < n; ++i) y[i] = wa * a[i] + wb * b[i];)
 SL_ARRAY_CLONES(Add, (const float* x, const float* s, float* y, int64_t n),
                 for (int64_t i = 0; i < n; ++i) y[i] = x[i] + s[i];)
 
@@ -137,6 +139,11 @@ void AffineReluArray(const float* x, const float* scale, const float* shift, flo
 void MulArrays(const float* x, const float* s, float* y, int64_t n) {
   static const MulFn fn = PickMul();
   fn(x, s, y, n);
+}
+
+void BlendArrays(const float* a, float wa, const float* b, float wb, float* y, int64_t n) {
+  static const BlendFn fn = PickBlend();
+  fn(a, wa, b, wb, y, n);
 }
 
 void AddArrays(const float* x, const float* s, float* y, int64_t n) {

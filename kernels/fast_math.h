@@ -95,6 +95,7 @@ void AffineArray(const float* x, const float* scale, const float* shift, float* 
 void AffineReluArray(const float* x, const float* scale, const float* shift, float* y, int64_t n);  // max(0, ..)
 void MulArrays(const float* x, const float* s, float* y, int64_t n);  // y[i] = x[i] * s[i]
 void AddArrays(const float* x, const float* s, float* y, int64_t n);  // y[i] = x[i] + s[i]
+void BlendArrays(const float* a, float wa, const float* b, float wb, float* y, int64_t n);  // wa a + wb b
 
 // One output pixel of a 2-D pool over N,H,W,C values: out[ch] = max over the rows x cols taps
 // (rows, cols >= 1; the first tap at x, the others row_stride and col_stride floats on), or,

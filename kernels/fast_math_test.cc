@@ -148,6 +148,8 @@ TEST(FastMathTest, ChannelLoopsComputeTheirDefinitions) {
     for (int64_t i = 0; i < n; ++i) ASSERT_EQ(y[i], x[i] * s[i]);
     AddArrays(x.data(), s.data(), y.data(), n);
     for (int64_t i = 0; i < n; ++i) ASSERT_EQ(y[i], x[i] + s[i]);
+    BlendArrays(x.data(), 0.25f, s.data(), 0.75f, y.data(), n);
+    for (int64_t i = 0; i < n; ++i) ASSERT_NEAR(y[i], 0.25f * x[i] + 0.75f * s[i], 1e-6f);
   }
 }
 

@@ -5,11 +5,13 @@
 // compute pool. `axes` (Resize-18) is expanded to every dim up front (scale 1, roi [0, 1] for
 // the others); antialias widens the linear and cubic filters by 1/scale when downsampling.
 #include <cmath>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "framework/checked_size.h"
 #include "kernels/array_kernel_util.h"
+#include "kernels/fast_math.h"
 #include "kernels/kernel_registry.h"
 #include "kernels/numeric_cast.h"
 
@@ -277,6 +279,35 @@ class ResizeOp : public OpKernel {
     float* yd = y->data<float>();
     const bool nearest = rt.width == 1 && ct.width == 1;
     ParallelForIfLarge(ctx, planes * oh, planes * oh * ow * rt.width * ct.width, [&](int64_t begin, int64_t end) {
+      // Bilinear: input rows resized across once (into OW values) and kept while consecutive
+      // output rows read them (upsampling by k reads each k times), so the per-pixel gathers
+      // run once per input row and the output rows are a blend of two contiguous rows.
+      struct AcrossRows {
+        const TapTable& ct;
+        int64_t w, ow;
+        std::pair<int64_t, int64_t> key[2] = {{-1, -1}, {-1, -1}};  // (plane, input row) held.
+        std::vector<float> row[2];
+        const float* Row(int64_t plane, int64_t index, const float* in_plane) {
+          for (int i = 0; i < 2; ++i) {
+            if (key[i] == std::make_pair(plane, index)) return row[i].data();
+          }
+          // Replace the earlier row: the output rows move forward through the input.
+          const int slot = key[0] <= key[1] ? 0 : 1;
+          key[slot] = {plane, index};
+          row[slot].resize(ow);
+          const int64_t* ci = ct.index.data();
+          const float* cw = ct.weight.data();
+          float* dst = row[slot].data();
+          const float* line = in_plane + index * w;
+          // A zero weight (a coordinate on an input point, padded to two taps) must not
+          // multiply its value: 0 * inf would turn an infinite input into NaN.
+          for (int64_t ox = 0; ox < ow; ++ox) {
+            const int64_t a = ci[2 * ox], b = ci[2 * ox + 1];
+            dst[ox] = cw[2 * ox + 1] == 0.0f ? cw[2 * ox] * line[a] : cw[2 * ox] * line[a] + cw[2 * ox + 1] * line[b];
+          }
+          return dst;
+        }
+      } across{ct, w, ow};
       for (int64_t r = begin; r < end; ++r) {
         const int64_t plane = r / oh, oy = r % oh;
         const float* in = xd + plane * h * w;
@@ -287,21 +318,13 @@ class ResizeOp : public OpKernel {
           continue;
         }
         if (rt.width == 2 && ct.width == 2) {  // Bilinear: two rows, two columns.
-          const float* r0 = in + rt.index[2 * oy] * w;
-          const float* r1 = in + rt.index[2 * oy + 1] * w;
           const float w0 = rt.weight[2 * oy], w1 = rt.weight[2 * oy + 1];
-          const int64_t* ci = ct.index.data();
-          const float* cw = ct.weight.data();
-          // A zero weight (a coordinate on an input point, padded to two taps) must not
-          // multiply its value: 0 * inf would turn an infinite input into NaN.
-          auto across = [&](const float* row, int64_t ox) {
-            const int64_t a = ci[2 * ox], b = ci[2 * ox + 1];
-            return cw[2 * ox + 1] == 0.0f ? cw[2 * ox] * row[a] : cw[2 * ox] * row[a] + cw[2 * ox + 1] * row[b];
-          };
+          const float* h0 = across.Row(plane, rt.index[2 * oy], in);
           if (w1 == 0.0f) {
-            for (int64_t ox = 0; ox < ow; ++ox) out[ox] = w0 * across(r0, ox);
+            for (int64_t ox = 0; ox < ow; ++ox) out[ox] = w0 * h0[ox];
           } else {
-            for (int64_t ox = 0; ox < ow; ++ox) out[ox] = w0 * across(r0, ox) + w1 * across(r1, ox);
+            const float* h1 = across.Row(plane, rt.index[2 * oy + 1], in);
+            BlendArrays(h0, w0, h1, w1, out, ow);
           }
           continue;
         }
