@@ -147,7 +147,13 @@ class ConvOp : public OpKernel {
     if (residual != nullptr) {
       const Tensor held = y_nhwc_ ? ToNchw(*y) : *y;
       const T* rd = held.data<T>();
-      for (int64_t i = 0; i < y_nchw.NumElements(); ++i) yd[i] = T(static_cast<float>(yd[i]) + static_cast<float>(rd[i]));
+      for (int64_t i = 0; i < y_nchw.NumElements(); ++i) {
+        if constexpr (std::is_same_v<T, double>) {
+          yd[i] += rd[i];
+        } else {
+          yd[i] = T(static_cast<float>(yd[i]) + static_cast<float>(rd[i]));
+        }
+      }
     }
     if (post_ != ConvPostOp::kNone) {
       for (int64_t i = 0; i < y_nchw.NumElements(); ++i) {

@@ -5,6 +5,10 @@
 
 #include <algorithm>
 
+// libgomp's ABI (libgomp.so, which oneDNN links): runs fn(data) on a team of num_threads
+// threads, the caller among them, and returns when all have.
+extern "C" void GOMP_parallel(void (*fn)(void*), void* data, unsigned num_threads, unsigned flags);
+
 namespace sluice {
 
 void SetBlasThreads(int threads) { omp_set_num_threads(threads); }
@@ -17,6 +21,22 @@ void UseOmpThreads(int threads) {
   if (threads > 0 && omp_get_max_threads() != threads) omp_set_num_threads(threads);
 }
 
+namespace {
+
+// One block of an OmpParallelFor, run by each thread of the team.
+struct ParallelWork {
+  int64_t n, per;
+  const std::function<void(int64_t, int64_t)>* fn;
+};
+
+void RunBlock(void* data) {
+  const auto* work = static_cast<const ParallelWork*>(data);
+  const int64_t begin = omp_get_thread_num() * work->per, end = std::min(work->n, begin + work->per);
+  if (begin < end) (*work->fn)(begin, end);
+}
+
+}  // namespace
+
 void OmpParallelFor(int64_t n, int64_t min_block, int threads, const std::function<void(int64_t, int64_t)>& fn) {
   if (n <= 0) return;
   const int64_t blocks = std::min<int64_t>(std::max(threads, 1), std::max<int64_t>(1, n / std::max<int64_t>(1, min_block)));
@@ -24,12 +44,11 @@ void OmpParallelFor(int64_t n, int64_t min_block, int threads, const std::functi
     fn(0, n);
     return;
   }
-  const int64_t per = (n + blocks - 1) / blocks;
-#pragma omp parallel num_threads(static_cast<int>(blocks))
-  {
-    const int64_t begin = omp_get_thread_num() * per, end = std::min(n, begin + per);
-    if (begin < end) fn(begin, end);
-  }
+  ParallelWork work{n, (n + blocks - 1) / blocks, &fn};
+  // libgomp's own entry point, which `#pragma omp parallel` compiles to under gcc: called
+  // directly, the team is libgomp's (oneDNN's) whichever compiler built this file; clang's
+  // pragma would bring in LLVM's runtime, a second set of threads.
+  GOMP_parallel(RunBlock, &work, static_cast<unsigned>(blocks), 0);
 }
 
 }  // namespace sluice
