@@ -57,6 +57,12 @@ class ResizeOp : public OpKernel {
     SL_RETURN_IF_ERROR(ctx->GetAttr("antialias", &antialias_));
     SL_RETURN_IF_ERROR(ctx->GetAttr("axes", &axes_));
     SL_RETURN_IF_ERROR(ctx->GetAttr("keep_aspect_ratio_policy", &policy_));
+    std::string layout;
+    SL_RETURN_IF_ERROR(GetNodeAttrOr(ctx->attrs(), "layout", std::string("NCHW"), &layout));
+    nhwc_ = layout == "NHWC";
+    if (nhwc_ && (!std::is_same_v<T, float> || transform_ == "tf_crop_and_resize")) {
+      return absl::InvalidArgumentError("Resize in NHWC layout is float and not tf_crop_and_resize");
+    }
     DataTypeVector roi, scales, sizes;
     SL_RETURN_IF_ERROR(ctx->GetAttr("Troi", &roi));
     SL_RETURN_IF_ERROR(ctx->GetAttr("Tscales", &scales));
@@ -185,6 +191,13 @@ class ResizeOp : public OpKernel {
       for (int64_t o = 0; o < sizes[d]; ++o) taps[d][o] = TapsFor(d, o, x.dim_size(d), sizes[d], scales[d], roi, rank);
     }
     if constexpr (std::is_same_v<T, float>) {
+      if (nhwc_) {
+        if (rank != 4 || !IsIdentity(taps[0]) || !IsIdentity(taps[1])) {
+          return absl::InvalidArgumentError(absl::StrCat("Resize in NHWC layout resizes H and W of a 4-D input only; ",
+                                                         x.shape().DebugString(), " -> ", y->shape().DebugString()));
+        }
+        return ResizeNhwc(ctx, taps[2], taps[3], x, y);
+      }
       if (rank >= 2 && transform_ != "tf_crop_and_resize") {
         bool leading_identity = true;
         for (int d = 0; d + 2 < rank && leading_identity; ++d) leading_identity = IsIdentity(taps[d]);
@@ -347,6 +360,45 @@ class ResizeOp : public OpKernel {
     return ctx->CheckCancelled();
   }
 
+  // N,H,W,C order: each output pixel is the weighted sum of its taps' channel vectors
+  // (nearest: one copy), output rows split over the intra-op threads.
+  absl::Status ResizeNhwc(OpKernelContext* ctx, const std::vector<std::vector<Tap>>& rows_taps,
+                          const std::vector<std::vector<Tap>>& cols_taps, const Tensor& x, Tensor* y) const {
+    const int64_t n = x.dim_size(0), c = x.dim_size(1), h = x.dim_size(2), w = x.dim_size(3);
+    const int64_t oh = y->dim_size(2), ow = y->dim_size(3);
+    const float* xd = x.data<float>();
+    float* yd = y->data<float>();
+    ParallelForIfLarge(ctx, n * oh, n * oh * ow * c, [&](int64_t begin, int64_t end) {
+      for (int64_t r = begin; r < end; ++r) {
+        const int64_t b = r / oh, oy = r % oh;
+        for (int64_t ox = 0; ox < ow; ++ox) {
+          float* out = yd + (r * ow + ox) * c;
+          bool first = true;
+          for (const Tap& ty : rows_taps[oy]) {
+            for (const Tap& tx : cols_taps[ox]) {
+              const float weight = static_cast<float>(ty.weight * tx.weight);
+              // A zero weight must not multiply its value: 0 * inf would make NaN.
+              if (weight == 0.0f) continue;
+              const float* src = xd + ((b * h + ty.index) * w + tx.index) * c;
+              if (first) {
+                if (weight == 1.0f) {
+                  std::copy_n(src, c, out);
+                } else {
+                  for (int64_t ch = 0; ch < c; ++ch) out[ch] = weight * src[ch];
+                }
+                first = false;
+              } else {
+                BlendArrays(out, 1.0f, src, weight, out, c);
+              }
+            }
+          }
+          if (first) std::fill(out, out + c, 0.0f);
+        }
+      }
+    });
+    return ctx->CheckCancelled();
+  }
+
   bool Antialiased(double scale) const { return antialias_ != 0 && mode_ != "nearest" && scale < 1; }
 
   // Where output coordinate `o` of dim `d` falls in the input.
@@ -484,6 +536,7 @@ class ResizeOp : public OpKernel {
   int64_t antialias_ = 0;
   float cubic_a_ = -0.75f, extrapolation_ = 0;
   int64_t exclude_outside_ = 0;
+  bool nhwc_ = false;
   bool has_roi_ = false, has_scales_ = false, has_sizes_ = false;
 };
 

@@ -34,6 +34,9 @@ REGISTER_OP("Onnx>Resize")
     .Attr("keep_aspect_ratio_policy: {'stretch', 'not_larger', 'not_smaller'} = 'stretch'")
     .Attr("mode: {'nearest', 'linear', 'cubic'} = 'nearest'")
     .Attr("nearest_mode: {'round_prefer_floor', 'round_prefer_ceil', 'floor', 'ceil'} = "
-          "'round_prefer_floor'");
+          "'round_prefer_floor'")
+    .Attr("layout: {'NCHW', 'NHWC'} = 'NCHW'")
+    .Doc("With layout NHWC (set by the importer between NHWC convolutions: 4-D float, N and C "
+         "kept), X and Y keep N,C,H,W shapes but hold values in N,H,W,C order.");
 
 }  // namespace sluice

@@ -943,13 +943,29 @@ absl::StatusOr<int> UseNhwcBetweenConvs(OnnxGraph* graph) {
     }
     return std::make_pair(std::move(scale), std::move(shift));
   };
+  // A nearest or linear Resize of H and W only (N and C known and kept), not tf_crop_and_resize.
+  auto is_resize = [&](const NodeDef& n) {
+    if (n.op() != "Onnx>Resize" || !is_float(n) || n.attr().at("antialias").i() != 0 ||
+        n.attr().at("mode").s() == "cubic" ||  // Cubic taps of a kept dim are not one tap.
+        n.attr().at("coordinate_transformation_mode").s() == "tf_crop_and_resize") {
+      return false;
+    }
+    auto in = graph->shapes.find(Canonical(n.input(0)));
+    auto out = graph->shapes.find(TensorId{n.name(), 0}.ToString());
+    if (in == graph->shapes.end() || out == graph->shapes.end() || in->second.rank() != 4 ||
+        out->second.rank() != 4) {
+      return false;
+    }
+    return in->second.dim(0) >= 0 && in->second.dim(0) == out->second.dim(0) && in->second.dim(1) >= 0 &&
+           in->second.dim(1) == out->second.dim(1);
+  };
   auto layout_inputs = [&](const NodeDef& n) {
     return is_concat(n) || is_binary(n) ? n.input_size() : 1;
   };
   absl::flat_hash_set<std::string> candidates;
   for (const NodeDef& n : def.node()) {
     if (IsFloatConv2D(n, by_name) || is_pool(n) || is_concat(n) || is_binary(n) || is_global_pool(n) ||
-        is_unary(n) || batch_norm_affine(n)) {
+        is_unary(n) || batch_norm_affine(n) || is_resize(n)) {
       candidates.insert(n.name());
     }
   }
@@ -997,7 +1013,7 @@ absl::StatusOr<int> UseNhwcBetweenConvs(OnnxGraph* graph) {
     }
     ++rewritten;
     if (is_unary(n)) continue;  // As it is.
-    if (n.op() == "Onnx>MaxPool" || n.op() == "Onnx>AveragePool") {
+    if (n.op() == "Onnx>MaxPool" || n.op() == "Onnx>AveragePool" || n.op() == "Onnx>Resize") {
       (*n.mutable_attr())["layout"].set_s("NHWC");
     } else if (n.op() == "Add") {
       n.set_op("AddNhwc");

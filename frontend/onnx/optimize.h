@@ -98,7 +98,8 @@ absl::StatusOr<int> FuseConvActivations(OnnxGraph* graph);
 // Tensors between 2-D float Convs (and the pools, channel Concats, Adds, Muls, global average
 // pools, element-wise functions of one tensor and inference BatchNormalizations among them) stay
 // in NHWC order, oneDNN's own layout for these convolutions, so no reorder runs between them:
-// Convs get output_layout / input_layout, MaxPool and AveragePool layout NHWC, Concat becomes
+// Convs get output_layout / input_layout, MaxPool, AveragePool and Resize (nearest or linear, of
+// H and W only) layout NHWC, Concat becomes
 // ConcatChannelsNhwc, Add AddNhwc, Mul MulNhwc, GlobalAveragePool GlobalAveragePoolNhwc, a
 // BatchNormalization of constant statistics ChannelAffineNhwc; Relu, Sigmoid, Clip and the other
 // element-wise functions stay as they are (they do not care how values lie). A tensor stays

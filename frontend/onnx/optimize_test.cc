@@ -1169,6 +1169,16 @@ TEST(UseNhwcBetweenConvsTest, PoolsNormalizationsAndActivationsStayNhwcAndComput
          AddNode(g, "Clip", {"l", "lo", "hi"}, "m");
        },
        1, {{"Onnx>Clip", 1}}},
+      {"Resize of H and W stays NHWC",
+       [&](onnx::GraphProto* g) {
+         AddTensorInitializer(g, "resize_scales", onnx::TensorProto::FLOAT, {4}, {1, 1, 2, 2});
+         onnx::NodeProto* n = AddNode(g, "Resize", {"c", "", "resize_scales"}, "m");
+         onnx::AttributeProto* a = n->add_attribute();
+         a->set_name("mode");
+         a->set_type(onnx::AttributeProto::STRING);
+         a->set_s("linear");
+       },
+       1, {{"Onnx>Resize", 1}}},
       {"Pad folded into the Conv reading it",
        [&](onnx::GraphProto* g) { spatial_pad(g, "c", "m", 1, 0.0f); }, 3, {{"Onnx>Pad", 0}}},
       {"Pad of ones is kept", [&](onnx::GraphProto* g) { spatial_pad(g, "c", "m", 1, 1.0f); }, 3, {{"Onnx>Pad", 1}}, false},
@@ -1233,7 +1243,7 @@ TEST(UseNhwcBetweenConvsTest, PoolsNormalizationsAndActivationsStayNhwcAndComput
         const bool nhwc = n.attr().contains("input_layout") && n.attr().at("input_layout").s() == "NHWC";
         EXPECT_EQ(nhwc, c.nhwc) << n.DebugString();
       }
-      if (n.op() == "Onnx>AveragePool" || n.op() == "Onnx>MaxPool") {
+      if (n.op() == "Onnx>AveragePool" || n.op() == "Onnx>MaxPool" || n.op() == "Onnx>Resize") {
         const std::string layout = n.attr().contains("layout") ? n.attr().at("layout").s() : "NCHW";
         EXPECT_EQ(layout, c.nhwc ? "NHWC" : "NCHW") << n.DebugString();
       }
