@@ -293,18 +293,9 @@ absl::StatusOr<bool> DnnlConv::Run(const Tensor& x, const Tensor& w, const Tenso
     std::shared_ptr<Impl::Entry> entry, stale;  // stale: the same convolution, other weights.
     {
       absl::MutexLock lock(&impl_->mu);
-      for (auto it = impl_->entries.begin(); it != impl_->entries.end(); ++it) {
-        if ((*it)->key == key && (*it)->w_dims == w_dims) {
-          if ((*it)->w_buffer == w.buffer()) {
-            entry = *it;
-            impl_->entries.splice(impl_->entries.begin(), impl_->entries, it);
-          } else {
-            stale = *it;
-            impl_->entries.erase(it);  // Its weights are out of date; a new entry replaces it.
-          }
-          break;
-        }
-      }
+      entry = FindPreparedEntry(
+          &impl_->entries, [&](const Impl::Entry& e) { return e.key == key && e.w_dims == w_dims; },
+          [&](const Impl::Entry& e) { return e.w_buffer == w.buffer(); }, &stale);
     }
     if (entry == nullptr && stale != nullptr) {
       // New weights for a known convolution: its primitives stay, its weights are reordered again.

@@ -110,19 +110,12 @@ absl::StatusOr<bool> DnnlRnn::Run(const DnnlRnnProblem& p, const Tensor& x, cons
   std::shared_ptr<Impl::Entry> entry, stale;  // stale: the same problem, other weights.
   {
     absl::MutexLock lock(&impl_->mu);
-    for (auto it = impl_->entries.begin(); it != impl_->entries.end(); ++it) {
-      if ((*it)->key == key) {
-        if ((*it)->w_buffer == w.buffer() && (*it)->r_buffer == r.buffer() &&
-            (*it)->b_buffer == (b ? b->buffer() : nullptr)) {
-          entry = *it;
-          impl_->entries.splice(impl_->entries.begin(), impl_->entries, it);
-        } else {
-          stale = *it;
-          impl_->entries.erase(it);  // Its weights are out of date; a new entry replaces it.
-        }
-        break;
-      }
-    }
+    entry = FindPreparedEntry(
+        &impl_->entries, [&](const Impl::Entry& e) { return e.key == key; },
+        [&](const Impl::Entry& e) {
+          return e.w_buffer == w.buffer() && e.r_buffer == r.buffer() && e.b_buffer == (b ? b->buffer() : nullptr);
+        },
+        &stale);
   }
   dnnl::engine& eng = DnnlEngine();
   // One stream per thread: creating one per call costs as much as a short sequence.

@@ -6,6 +6,8 @@
 #ifndef SLUICE_KERNELS_DNNL_UTIL_H_
 #define SLUICE_KERNELS_DNNL_UTIL_H_
 
+#include <list>
+#include <memory>
 #include <unordered_map>
 
 #include "oneapi/dnnl/dnnl.hpp"
@@ -33,6 +35,27 @@ void* DnnlThreadScratchpadData(size_t bytes);
 // scratchpad_desc()) needs one.
 void DnnlExecute(const dnnl::primitive& prim, const dnnl::memory::desc& scratchpad, dnnl::stream& stream,
                  std::unordered_map<int, dnnl::memory> args);
+
+// The cache lookup of the kernels that keep prepared primitives per problem, most recently used
+// first (the caller holds the cache's lock): the entry for which same_problem holds moves to
+// the front and is returned when same_weights holds too (its reordered weights are this call's);
+// otherwise it is taken out into *stale (its primitive may serve again with new weights).
+template <typename Entry, typename SameProblem, typename SameWeights>
+std::shared_ptr<Entry> FindPreparedEntry(std::list<std::shared_ptr<Entry>>* entries, SameProblem same_problem,
+                                         SameWeights same_weights, std::shared_ptr<Entry>* stale) {
+  for (auto it = entries->begin(); it != entries->end(); ++it) {
+    if (!same_problem(**it)) continue;
+    if (same_weights(**it)) {
+      std::shared_ptr<Entry> found = *it;
+      entries->splice(entries->begin(), *entries, it);
+      return found;
+    }
+    *stale = *it;
+    entries->erase(it);  // Its weights are out of date; a new entry replaces it.
+    return nullptr;
+  }
+  return nullptr;
+}
 
 }  // namespace sluice
 

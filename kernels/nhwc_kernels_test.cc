@@ -11,16 +11,26 @@
 namespace sluice {
 namespace {
 
+// Where value (n, c, h, w) of an N,C,H,W-shaped tensor lies, its values in N,H,W,C order or not.
+int64_t Offset(const Tensor& t, bool nhwc, int64_t n, int64_t c, int64_t h, int64_t w) {
+  const int64_t C = t.dim_size(1), H = t.dim_size(2), W = t.dim_size(3);
+  return nhwc ? ((n * H + h) * W + w) * C + c : ((n * C + c) * H + h) * W + w;
+}
+
+Tensor Filled(bool nhwc, int64_t n, int64_t c, int64_t h, int64_t w,
+              const std::function<float(int64_t, int64_t, int64_t, int64_t)>& value) {
+  Tensor t(DT_FLOAT, TensorShape({n, c, h, w}));
+  for (int64_t in = 0; in < n; ++in)
+    for (int64_t ic = 0; ic < c; ++ic)
+      for (int64_t ih = 0; ih < h; ++ih)
+        for (int64_t iw = 0; iw < w; ++iw) t.flat<float>()[Offset(t, nhwc, in, ic, ih, iw)] = value(in, ic, ih, iw);
+  return t;
+}
+
 // An N,C,H,W-shaped tensor whose values lie in N,H,W,C order, value(n, c, h, w) at each place.
 Tensor HeldNhwc(int64_t n, int64_t c, int64_t h, int64_t w,
                 const std::function<float(int64_t, int64_t, int64_t, int64_t)>& value) {
-  Tensor t(DT_FLOAT, TensorShape({n, c, h, w}));
-  float* p = t.flat<float>().data();
-  for (int64_t in = 0; in < n; ++in)
-    for (int64_t ih = 0; ih < h; ++ih)
-      for (int64_t iw = 0; iw < w; ++iw)
-        for (int64_t ic = 0; ic < c; ++ic) *p++ = value(in, ic, ih, iw);
-  return t;
+  return Filled(true, n, c, h, w, value);
 }
 
 float A(int64_t n, int64_t c, int64_t h, int64_t w) { return 1000.f * n + 100.f * c + 10.f * h + w; }
@@ -103,21 +113,15 @@ TEST(NhwcRewriteOpsTest, BadInputsAreErrors) {
 // The same values, as a plain N,C,H,W tensor.
 Tensor PlainNchw(int64_t n, int64_t c, int64_t h, int64_t w,
                  const std::function<float(int64_t, int64_t, int64_t, int64_t)>& value) {
-  Tensor t(DT_FLOAT, TensorShape({n, c, h, w}));
-  float* p = t.flat<float>().data();
-  for (int64_t in = 0; in < n; ++in)
-    for (int64_t ic = 0; ic < c; ++ic)
-      for (int64_t ih = 0; ih < h; ++ih)
-        for (int64_t iw = 0; iw < w; ++iw) *p++ = value(in, ic, ih, iw);
-  return t;
+  return Filled(false, n, c, h, w, value);
 }
 
-// value(n, c, h, w) of a tensor held in N,H,W,C order.
+// value(n, c, h, w) of a tensor held in N,H,W,C order, or in N,C,H,W order.
 float AtNhwc(const Tensor& t, int64_t n, int64_t c, int64_t h, int64_t w) {
-  return t.flat<float>()[((n * t.dim_size(2) + h) * t.dim_size(3) + w) * t.dim_size(1) + c];
+  return t.flat<float>()[Offset(t, true, n, c, h, w)];
 }
 float AtNchw(const Tensor& t, int64_t n, int64_t c, int64_t h, int64_t w) {
-  return t.flat<float>()[((n * t.dim_size(1) + c) * t.dim_size(2) + h) * t.dim_size(3) + w];
+  return t.flat<float>()[Offset(t, false, n, c, h, w)];
 }
 
 float Wavy(int64_t n, int64_t c, int64_t h, int64_t w) {
