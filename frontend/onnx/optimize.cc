@@ -684,6 +684,9 @@ absl::StatusOr<int> FoldBatchNormsIntoConvs(OnnxGraph* graph) {
   return folded;
 }
 
+// Pads past this are not folded (far beyond any real image).
+constexpr int64_t kMaxFoldedPad = int64_t{1} << 30;
+
 absl::StatusOr<int> FoldPads(OnnxGraph* graph) {
   int folded = 0;
   GraphIndex index = IndexGraph(graph);
@@ -707,7 +710,9 @@ absl::StatusOr<int> FoldPads(OnnxGraph* graph) {
     const auto p = pads->flat<int64_t>();
     bool spatial_only = p[0] == 0 && p[1] == 0 && p[rank] == 0 && p[rank + 1] == 0, any = false;
     for (int64_t i = 0; i < 2 * rank; ++i) {
-      spatial_only = spatial_only && p[i] >= 0;
+      // Non-negative, and small enough that adding the reader's own pads cannot overflow (a
+      // hostile model's 2^62 stays a Pad, whose kernel refuses it by name).
+      spatial_only = spatial_only && p[i] >= 0 && p[i] <= kMaxFoldedPad;
       any = any || p[i] != 0;
     }
     if (!spatial_only) continue;
@@ -721,11 +726,13 @@ absl::StatusOr<int> FoldPads(OnnxGraph* graph) {
       std::vector<int64_t> own(2 * (rank - 2), 0);
       const auto& listed = attrs.at("pads").list();
       if (listed.i_size() != 0 && listed.i_size() != static_cast<int>(own.size())) continue;
-      bool own_zero = true;
+      bool own_zero = true, own_ok = true;
       for (int i = 0; i < listed.i_size(); ++i) {
         own[i] = listed.i(i);
+        own_ok = own_ok && own[i] >= 0 && own[i] <= kMaxFoldedPad;
         own_zero = own_zero && own[i] == 0;
       }
+      if (!own_ok) continue;
       if (reader->op() == "Onnx>AveragePool") {
         // Padded zeros count in the mean: what count_include_pad does, when the pool's own
         // padding (if any) is counted too, and no ceil-mode window overhangs the padding.
@@ -1159,6 +1166,17 @@ bool ConstNear(const GraphIndex& index, const std::string& tensor, double want) 
 
 bool SameTensor(const std::string& a, const std::string& b) { return Canonical(a) == Canonical(b); }
 
+// A fused pattern's nodes: those in `span` go (into `dropped`), `kept` becomes the fused node
+// under its own name; what any of them read may now be unread.
+void DropFusedSpan(const std::vector<NodeDef*>& span, const NodeDef* kept, absl::flat_hash_set<std::string>* dropped,
+                   absl::flat_hash_set<std::string>* maybe_unread) {
+  for (const NodeDef* n : span) {
+    dropped->insert(n->name());
+    for (const std::string& in : n->input()) maybe_unread->insert(ParseTensorName(in)->node);
+  }
+  for (const std::string& in : kept->input()) maybe_unread->insert(ParseTensorName(in)->node);
+}
+
 // Of a two-input node, the index of the input that `pred` accepts (the first if both do), or -1.
 int InputWhere(const NodeDef& n, const std::function<bool(const std::string&)>& pred) {
   if (n.input_size() != 2) return -1;
@@ -1263,13 +1281,12 @@ absl::StatusOr<int> FuseLayerNorms(OnnxGraph* graph) {
       scale = Tensor(DT_FLOAT, TensorShape({n}));
       for (int64_t i = 0; i < n; ++i) scale->flat<float>()[i] = 1.0f;
     }
+    std::vector<NodeDef*> span;
     for (NodeDef* d : {mean, sub, square, var, add_eps, sqrt, &div, mul, add}) {
-      if (d == nullptr || d == last) continue;
-      dropped.insert(d->name());
-      for (const std::string& in : d->input()) maybe_unread.insert(ParseTensorName(in)->node);
+      if (d != nullptr && d != last) span.push_back(d);
     }
     // The last node becomes the normalization under its own name (output 0 is y).
-    for (const std::string& in : last->input()) maybe_unread.insert(ParseTensorName(in)->node);
+    DropFusedSpan(span, last, &dropped, &maybe_unread);
     NodeDef ln;
     ln.set_name(last->name());
     ln.set_op("Onnx>LayerNormalization");
@@ -1393,11 +1410,7 @@ absl::StatusOr<int> FuseGelus(OnnxGraph* graph) {
       }
     }
     if (y == nullptr) continue;
-    for (NodeDef* n : span) {
-      dropped.insert(n->name());
-      for (const std::string& in : n->input()) maybe_unread.insert(ParseTensorName(in)->node);
-    }
-    for (const std::string& in : y->input()) maybe_unread.insert(ParseTensorName(in)->node);
+    DropFusedSpan(span, y, &dropped, &maybe_unread);
     NodeDef gelu;
     gelu.set_name(y->name());
     gelu.set_op("Onnx>Gelu");

@@ -1255,5 +1255,27 @@ TEST(UseNhwcBetweenConvsTest, PoolsNormalizationsAndActivationsStayNhwcAndComput
   }
 }
 
+// A hostile Pad of 2^62 before a Conv is not folded (its pads plus the Conv's would overflow):
+// the Pad stays and the run fails with an error, not a crash.
+TEST(FoldPadsTest, HugePadsStayAPadThatFailsByName) {
+  auto middle = [](onnx::GraphProto* g) {
+    const double huge = 4611686018427387904.0;  // 2^62.
+    AddTensorInitializer(g, "huge_pads", onnx::TensorProto::INT64, {8}, {0, 0, huge, huge, 0, 0, huge, huge});
+    AddNode(g, "Pad", {"c", "huge_pads"}, "m");
+  };
+  auto optimized = ImportOnnxModel(ConvSandwichModel(middle, 3));
+  ASSERT_OK(optimized);
+  EXPECT_EQ(Count(*optimized, "Onnx>Pad"), 1);
+  auto session = NewSession({});
+  ASSERT_OK(session);
+  ASSERT_OK((*session)->Create(optimized->graph));
+  Tensor x(DT_FLOAT, TensorShape({1, 4, 6, 6}));
+  for (int64_t i = 0; i < x.NumElements(); ++i) x.flat<float>()[i] = 1;
+  std::vector<Tensor> out;
+  const absl::Status s = (*session)->Run({{optimized->inputs[0].tensor, x}}, {optimized->outputs[0].tensor}, {}, &out);
+  EXPECT_FALSE(s.ok());
+  EXPECT_THAT(std::string(s.message()), ::testing::HasSubstr("Pad"));
+}
+
 }  // namespace
 }  // namespace sluice
