@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <list>
 #include <optional>
+#include <string>
 #include <unordered_map>
 #include <vector>
 
@@ -35,6 +37,44 @@ void ExecuteWithScratchpad(const dnnl::primitive& prim, dnnl::stream& stream, st
 tag WeightTag(int spatial, bool grouped) {
   if (grouped) return spatial == 1 ? tag::goiw : spatial == 2 ? tag::goihw : tag::goidhw;
   return spatial == 1 ? tag::oiw : spatial == 2 ? tag::oihw : tag::oidhw;
+}
+
+// Whether a convolution with weights `wd` (oneDNN's dims: [O, I, kh, kw] ungrouped) and
+// output dims `y_dims`, on `threads` threads, runs faster as Winograd's F(2x2 or 4x4, 3x3) in
+// oneDNN's blocked layout, reorders to and from it included, than directly: 3x3, stride 1,
+// undilated, ungrouped, with enough channels (I*O/(I+O) at least 16) and work (20M
+// multiply-adds) that the transforms pay. Measured on ResNet, Inception, GoogLeNet, DenseNet
+// and SqueezeNet shapes (kernels/dnnl_conv.cc's history has the table): 0.35-0.65x the direct
+// time on maps of 24x24 and more; on 14x14 maps only on one thread and with O a multiple of
+// 32 (96->208 channels took 3x as long), on 7x7 maps only for the widest layers (512->512:
+// 0.8x). Its error against a double-precision reference is that of the direct kernel (max
+// 1e-5 on outputs of magnitude 6). SLUICE_CONV_WINOGRAD=0 turns it off.
+bool WinogradPays(const memory::dims& wd, int64_t group, const WindowGeometry& g, const memory::dims& y_dims,
+                  int threads) {
+  static const bool enabled = [] {
+    const char* env = std::getenv("SLUICE_CONV_WINOGRAD");
+    return env == nullptr || std::string(env) != "0";
+  }();
+  if (!enabled || group != 1 || wd.size() != 4 || wd[2] != 3 || wd[3] != 3 || y_dims.size() != 4) return false;
+  for (size_t i = 0; i < 2; ++i) {
+    if (g.strides[i] != 1 || g.dilations[i] != 1) return false;
+  }
+  const double o = static_cast<double>(wd[0]), in = static_cast<double>(wd[1]);
+  const double area = static_cast<double>(y_dims[2]) * static_cast<double>(y_dims[3]);
+  const double multiply_adds = 9.0 * o * in * area * static_cast<double>(y_dims[0]);
+  if (o * in / (o + in) < 16.0 || multiply_adds < 20e6) return false;
+  if (multiply_adds >= 100e6) return true;
+  if (threads <= 1) return area >= 576 || (area >= 196 && wd[0] % 32 == 0);
+  return area >= 576 && multiply_adds >= 50e6;
+}
+
+// Whether to look past oneDNN's first choice, `impl`, for its direct depthwise kernel: a
+// depthwise (one input and one output channel per group) 2-D convolution with grouped weights
+// `wd` ([g, 1, 1, kh, kw]) and output dims `y_dims`, whose rows are at least 14 wide.
+bool PreferDirectDepthwise(const memory::dims& wd, int64_t group, const memory::dims& y_dims,
+                           const char* impl) {
+  return group > 1 && wd.size() == 5 && wd[1] == 1 && wd[2] == 1 && y_dims.size() == 4 &&
+         y_dims[3] >= 14 && absl::StartsWith(impl, "brdgmm");
 }
 
 }  // namespace
@@ -253,6 +293,13 @@ DnnlConv::DnnlConv(int64_t slice_multiply_adds)
     : impl_(std::make_unique<Impl>()), slice_multiply_adds_(std::max<int64_t>(1, slice_multiply_adds)) {}
 DnnlConv::~DnnlConv() = default;
 
+std::vector<std::string> DnnlConv::ImplementationNames() const {
+  absl::MutexLock lock(&impl_->mu);
+  std::vector<std::string> names;
+  for (const auto& e : impl_->entries) names.push_back(e->pd.impl_info_str());
+  return names;
+}
+
 absl::StatusOr<bool> DnnlConv::Run(const Tensor& x, const Tensor& w, const Tensor* bias,
                                    const WindowGeometry& g, int64_t group, ConvPostOp post,
                                    float alpha, float beta, int threads, Tensor* y, bool x_nhwc,
@@ -289,7 +336,7 @@ absl::StatusOr<bool> DnnlConv::Run(const Tensor& x, const Tensor& w, const Tenso
       key.insert(key.end(), d->begin(), d->end());
       key.push_back(-1);
     }
-    key.insert(key.end(), {static_cast<int64_t>(post), x_nhwc, y_nhwc, accumulate});
+    key.insert(key.end(), {static_cast<int64_t>(post), x_nhwc, y_nhwc, accumulate, threads});
     std::shared_ptr<Impl::Entry> entry, stale;  // stale: the same convolution, other weights.
     {
       absl::MutexLock lock(&impl_->mu);
@@ -319,9 +366,9 @@ absl::StatusOr<bool> DnnlConv::Run(const Tensor& x, const Tensor& w, const Tenso
         auto any = [](const memory::dims& d) { return memory::desc(d, memory::data_type::f32, tag::any); };
         memory::desc bias_md = bias ? memory::desc({w_dims[0]}, memory::data_type::f32, tag::x) : memory::desc();
         // NHWC tensors are read and written in place; other layouts are oneDNN's choice.
-        auto make_desc = [&](bool in_place) {
+        auto make_desc = [&](bool in_place, dnnl::algorithm algorithm = dnnl::algorithm::convolution_direct) {
           return dnnl::convolution_forward::desc(
-              dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
+              dnnl::prop_kind::forward_inference, algorithm,
               in_place && x_nhwc ? user_x_md : any(p.x_dims), any(wd), bias_md,
               in_place && y_nhwc ? user_y_md : any(p.y_dims), strides, dilates, p.pad_l, p.pad_r);
         };
@@ -368,12 +415,33 @@ absl::StatusOr<bool> DnnlConv::Run(const Tensor& x, const Tensor& w, const Tenso
         e->w_dims = w_dims;
         e->user_x_md = user_x_md;
         e->user_y_md = user_y_md;
-        e->pd = dnnl::convolution_forward::primitive_desc(make_desc(true), attr, eng);
-        if ((x_nhwc || y_nhwc) && absl::StartsWith(e->pd.impl_info_str(), "ref")) {
+        bool winograd = false;
+        if (WinogradPays(wd, group, g, p.y_dims, threads)) {
+          // Winograd's transform in oneDNN's blocked layout, reorders included, takes 0.4-0.8x
+          // the time of the direct 3x3 convolution; where it has no kernel (some post-ops,
+          // shapes), the direct one runs.
+          try {
+            e->pd = dnnl::convolution_forward::primitive_desc(
+                make_desc(false, dnnl::algorithm::convolution_winograd), attr, eng);
+            winograd = true;
+          } catch (const dnnl::error&) {
+          }
+        }
+        if (!winograd) e->pd = dnnl::convolution_forward::primitive_desc(make_desc(true), attr, eng);
+        if (!winograd && (x_nhwc || y_nhwc) && absl::StartsWith(e->pd.impl_info_str(), "ref")) {
           // oneDNN has no optimized kernel for this convolution on plain NHWC (grouped ones
           // with a few channels per group: its reference loop ran RegNet 20x slower than ONNX
           // Runtime); in its blocked layouts it does, and the reorders cost far less.
           e->pd = dnnl::convolution_forward::primitive_desc(make_desc(false), attr, eng);
+        } else if (!winograd && x_nhwc && PreferDirectDepthwise(wd, group, p.y_dims, e->pd.impl_info_str())) {
+          // oneDNN 2.6 ranks its batch-reduce depthwise kernel first on NHWC, but its direct
+          // one is 1.1-2x faster wherever rows are at least 14 wide (MobileNet, EfficientNet,
+          // ShuffleNet, ConvNeXt's 7x7); on 7-wide rows batch-reduce stays ahead.
+          while (!absl::StartsWith(e->pd.impl_info_str(), "jit_dw") && e->pd.next_impl()) {
+          }
+          if (!absl::StartsWith(e->pd.impl_info_str(), "jit_dw")) {
+            e->pd = dnnl::convolution_forward::primitive_desc(make_desc(true), attr, eng);
+          }
         }
         e->conv = dnnl::convolution_forward(e->pd);
         reorder_weights(e.get());

@@ -16,6 +16,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "framework/cancellation.h"
@@ -47,6 +48,9 @@ class DnnlConv {
                            float beta, int threads, Tensor* y, bool x_nhwc = false,
                            bool y_nhwc = false, const CancellationManager* cancellation = nullptr,
                            bool accumulate = false) const;
+  // oneDNN's name for the implementation of each prepared convolution, most recent first
+  // ("jit_wino_4x3:avx512_core", "brgconv:avx512_core", ...), for tests and profiles.
+  std::vector<std::string> ImplementationNames() const;
 
  private:
   struct Impl;

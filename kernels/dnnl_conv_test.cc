@@ -4,13 +4,16 @@
 // convolutions run in bands of output rows that a cancelled step stops between.
 #include "kernels/dnnl_conv.h"
 
+#include <algorithm>
 #include <atomic>
 #include <random>
 #include <thread>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "framework/status_matchers.h"
 #include "gtest/gtest.h"
+#include "oneapi/dnnl/dnnl.hpp"
 
 namespace sluice {
 namespace {
@@ -300,6 +303,114 @@ TEST(DnnlConvTest, BandOfPaddingOnlyFallsBack) {
   auto done = conv.Run(x, w, nullptr, *g, 1, ConvPostOp::kNone, 0, 0, 1, &y);
   ASSERT_OK(done);
   EXPECT_FALSE(*done);
+}
+
+// Stores an N,C,H,W tensor's values in N,H,W,C order (the logical dims stay N,C,H,W).
+Tensor ToNhwc(const Tensor& x) {
+  const int64_t n = x.dim_size(0), c = x.dim_size(1), hw = x.dim_size(2) * x.dim_size(3);
+  Tensor out(DT_FLOAT, x.shape());
+  for (int64_t b = 0; b < n; ++b)
+    for (int64_t ch = 0; ch < c; ++ch)
+      for (int64_t p = 0; p < hw; ++p) out.flat<float>()[(b * hw + p) * c + ch] = x.flat<float>()[(b * c + ch) * hw + p];
+  return out;
+}
+
+bool HasAvx512() { return dnnl::get_effective_cpu_isa() >= dnnl::cpu_isa::avx512_core; }
+
+// 3x3 convolutions with enough channels and pixels run as Winograd's transform (on CPUs where
+// oneDNN has one) and still give the definition's values: NCHW and NHWC, bias, a fused Relu,
+// and a residual added in place (the reorder into the blocked layout must carry y's values
+// in). On 1 and 2 threads (the choice depends on both).
+TEST(DnnlConvTest, WinogradMatchesTheDefinition) {
+  const int64_t n = 1, c = 64, m = 64, h = 40, wd = 40;
+  WindowAttrs attrs;
+  attrs.pads = {1, 1, 1, 1};
+  auto g = ComputeWindowGeometry({h, wd}, {3, 3}, attrs, false);
+  ASSERT_OK(g);
+  Tensor x(DT_FLOAT, TensorShape({n, c, h, wd})), w(DT_FLOAT, TensorShape({m, c, 3, 3}));
+  Tensor bias(DT_FLOAT, TensorShape({m})), residual(DT_FLOAT, TensorShape({n, m, h, wd}));
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<float> value(-1, 1);
+  for (Tensor* v : {&x, &w, &bias, &residual}) {
+    for (float& f : v->flat<float>()) f = value(rng);
+  }
+  const std::vector<float> conv = ReferenceConv(x, w, &bias, *g, 1);
+  for (bool nhwc : {false, true}) {
+    for (bool accumulate : {false, true}) {
+      for (int threads : {1, 2}) {
+        SCOPED_TRACE(::testing::Message() << "nhwc " << nhwc << " accumulate " << accumulate << " threads " << threads);
+        DnnlConv dnnl_conv;
+        for (int repeat = 0; repeat < 2; ++repeat) {  // Made, then cached.
+          Tensor y(DT_FLOAT, TensorShape({n, m, h, wd}));
+          std::copy_n(residual.flat<float>().data(), residual.NumElements(), y.flat<float>().data());
+          if (nhwc) y = ToNhwc(y);
+          auto done = dnnl_conv.Run(nhwc ? ToNhwc(x) : x, w, &bias, *g, 1, ConvPostOp::kRelu, 0, 0, threads, &y, nhwc,
+                                    nhwc, nullptr, accumulate);
+          ASSERT_OK(done);
+          ASSERT_TRUE(*done);
+          for (int64_t o = 0; o < m; ++o) {
+            for (int64_t p = 0; p < h * wd; ++p) {
+              const int64_t nchw = o * h * wd + p;
+              const float want = std::max(0.0f, conv[nchw] + (accumulate ? residual.flat<float>()[nchw] : 0.0f));
+              ASSERT_NEAR(y.flat<float>()[nhwc ? p * m + o : nchw], want, 1e-4) << "channel " << o << " pixel " << p;
+            }
+          }
+        }
+        if (HasAvx512()) {
+          ASSERT_FALSE(dnnl_conv.ImplementationNames().empty());
+          EXPECT_TRUE(absl::StrContains(dnnl_conv.ImplementationNames()[0], "wino"))
+              << dnnl_conv.ImplementationNames()[0];
+        }
+      }
+    }
+  }
+}
+
+// Too few channels for the transform to pay: the direct kernel runs.
+TEST(DnnlConvTest, NarrowConvolutionsStayDirect) {
+  WindowAttrs attrs;
+  attrs.pads = {1, 1, 1, 1};
+  auto g = ComputeWindowGeometry({112, 112}, {3, 3}, attrs, false);
+  ASSERT_OK(g);
+  Tensor x(DT_FLOAT, TensorShape({1, 16, 112, 112})), w(DT_FLOAT, TensorShape({16, 16, 3, 3}));
+  for (float& f : x.flat<float>()) f = 1;
+  for (float& f : w.flat<float>()) f = 0.5f;
+  DnnlConv conv;
+  Tensor y(DT_FLOAT, TensorShape({1, 16, 112, 112}));
+  auto done = conv.Run(x, w, nullptr, *g, 1, ConvPostOp::kNone, 0, 0, 1, &y);
+  ASSERT_OK(done);
+  ASSERT_TRUE(*done);
+  EXPECT_EQ(y.flat<float>()[0], 16 * 4 * 0.5f);  // A corner: 2x2 taps inside.
+  EXPECT_EQ(y.flat<float>()[113], 16 * 9 * 0.5f);
+  ASSERT_EQ(conv.ImplementationNames().size(), 1u);
+  EXPECT_FALSE(absl::StrContains(conv.ImplementationNames()[0], "wino"));
+}
+
+// Depthwise convolutions on NHWC rows 14 and more wide run on oneDNN's direct depthwise
+// kernel (its batch-reduce one, ranked first, was up to 2x slower) with the definition's values.
+TEST(DnnlConvTest, WideDepthwiseOnNhwcRunsDirect) {
+  const int64_t c = 40, h = 20, wd = 28;
+  WindowAttrs attrs;
+  attrs.pads = {2, 2, 2, 2};
+  auto g = ComputeWindowGeometry({h, wd}, {5, 5}, attrs, false);
+  ASSERT_OK(g);
+  Tensor x(DT_FLOAT, TensorShape({1, c, h, wd})), w(DT_FLOAT, TensorShape({c, 1, 5, 5}));
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<float> value(-1, 1);
+  for (Tensor* v : {&x, &w}) {
+    for (float& f : v->flat<float>()) f = value(rng);
+  }
+  const std::vector<float> want = ReferenceConv(x, w, nullptr, *g, c);
+  DnnlConv conv;
+  Tensor y(DT_FLOAT, TensorShape({1, c, h, wd}));
+  auto done = conv.Run(ToNhwc(x), w, nullptr, *g, c, ConvPostOp::kNone, 0, 0, 1, &y, true, true);
+  ASSERT_OK(done);
+  ASSERT_TRUE(*done);
+  for (int64_t o = 0; o < c; ++o)
+    for (int64_t p = 0; p < h * wd; ++p) ASSERT_NEAR(y.flat<float>()[p * c + o], want[o * h * wd + p], 1e-4);
+  if (HasAvx512()) {
+    EXPECT_TRUE(absl::StartsWith(conv.ImplementationNames()[0], "jit_dw")) << conv.ImplementationNames()[0];
+  }
 }
 
 }  // namespace
