@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <random>
 #include <thread>
 #include <vector>
@@ -410,6 +411,44 @@ TEST(DnnlConvTest, WideDepthwiseOnNhwcRunsDirect) {
     for (int64_t p = 0; p < h * wd; ++p) ASSERT_NEAR(y.flat<float>()[p * c + o], want[o * h * wd + p], 1e-4);
   if (HasAvx512()) {
     EXPECT_TRUE(absl::StartsWith(conv.ImplementationNames()[0], "jit_dw")) << conv.ImplementationNames()[0];
+  }
+}
+
+// The Swish post-op (applied after oneDNN's convolution by SiluInPlace): x * sigmoid(x) of the
+// definition's values, NCHW and NHWC, with and without a residual added first.
+TEST(DnnlConvTest, SwishFollowsTheConvolution) {
+  const int64_t c = 8, m = 24, h = 9, wd = 11;
+  WindowAttrs attrs;
+  attrs.pads = {1, 1, 1, 1};
+  auto g = ComputeWindowGeometry({h, wd}, {3, 3}, attrs, false);
+  ASSERT_OK(g);
+  Tensor x(DT_FLOAT, TensorShape({1, c, h, wd})), w(DT_FLOAT, TensorShape({m, c, 3, 3}));
+  Tensor residual(DT_FLOAT, TensorShape({1, m, h, wd}));
+  std::mt19937 rng(13);
+  std::uniform_real_distribution<float> value(-1, 1);
+  for (Tensor* v : {&x, &w, &residual}) {
+    for (float& f : v->flat<float>()) f = value(rng);
+  }
+  const std::vector<float> conv = ReferenceConv(x, w, nullptr, *g, 1);
+  for (bool nhwc : {false, true}) {
+    for (bool accumulate : {false, true}) {
+      SCOPED_TRACE(::testing::Message() << "nhwc " << nhwc << " accumulate " << accumulate);
+      DnnlConv dnnl_conv;
+      const Tensor start = nhwc ? ToNhwc(residual) : residual;
+      Tensor y(DT_FLOAT, start.shape());  // Its own buffer: the residual is read again below.
+      std::copy_n(start.flat<float>().data(), start.NumElements(), y.flat<float>().data());
+      auto done = dnnl_conv.Run(nhwc ? ToNhwc(x) : x, w, nullptr, *g, 1, ConvPostOp::kSwish, 0, 0, 1, &y, nhwc, nhwc,
+                                nullptr, accumulate);
+      ASSERT_OK(done);
+      ASSERT_TRUE(*done);
+      for (int64_t o = 0; o < m; ++o) {
+        for (int64_t p = 0; p < h * wd; ++p) {
+          const int64_t nchw = o * h * wd + p;
+          const double v = double{conv[nchw]} + (accumulate ? residual.flat<float>()[nchw] : 0.0f);
+          ASSERT_NEAR(y.flat<float>()[nhwc ? p * m + o : nchw], v / (1.0 + std::exp(-v)), 1e-4);
+        }
+      }
+    }
   }
 }
 

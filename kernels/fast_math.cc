@@ -1,5 +1,7 @@
 #include "kernels/fast_math.h"
 
+#include <immintrin.h>
+
 namespace sluice {
 namespace {
 
@@ -87,6 +89,47 @@ SL_POOL_PIXEL(AvgPoolPixel, SL_SUM, SL_SCALED)
 #undef SL_SCALED
 #undef SL_POOL_PIXEL
 
+SL_ARRAY_CLONES(SiluLoop, (float* v, int64_t n), for (int64_t i = 0; i < n; ++i) v[i] *= FastSigmoid(v[i]);)
+
+// GCC 12's AVX-512 headers leave the unused pass-through operand of some unmasked intrinsics
+// undefined on purpose, which -Wmaybe-uninitialized reports where they are inlined.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+// FastExp's steps on 16 lanes, with scalef for the power of two (it saturates, so -x is
+// clamped to +-87 only to keep 1 + e finite), then 1 / (1 + e) from a 14-bit estimate and one
+// Newton step. -x below -87 gives e = 0, above 87 the product of x and ~1.6e-38; NaN stays NaN.
+__attribute__((target("avx512f"))) void SiluAvx512Intrinsics(float* v, int64_t n) {
+  const __m512 log2e = _mm512_set1_ps(1.44269504088896341f);
+  const __m512 ln2_hi = _mm512_set1_ps(0.693359375f), ln2_lo = _mm512_set1_ps(-2.12194440e-4f);
+  const __m512 c0 = _mm512_set1_ps(1.9875691500e-4f), c1 = _mm512_set1_ps(1.3981999507e-3f);
+  const __m512 c2 = _mm512_set1_ps(8.3334519073e-3f), c3 = _mm512_set1_ps(4.1665795894e-2f);
+  const __m512 c4 = _mm512_set1_ps(1.6666665459e-1f), c5 = _mm512_set1_ps(5.0000001201e-1f);
+  const __m512 one = _mm512_set1_ps(1.0f), two = _mm512_set1_ps(2.0f);
+  const __m512 lo = _mm512_set1_ps(-87.0f), hi = _mm512_set1_ps(87.0f);
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    const __m512 x = _mm512_loadu_ps(v + i);
+    // max/min return their second operand for NaN: t is finite, and x * ... keeps the NaN.
+    const __m512 t = _mm512_min_ps(_mm512_max_ps(_mm512_sub_ps(_mm512_setzero_ps(), x), lo), hi);
+    const __m512 k = _mm512_roundscale_ps(_mm512_mul_ps(t, log2e), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m512 r = _mm512_fnmadd_ps(k, ln2_hi, t);
+    r = _mm512_fnmadd_ps(k, ln2_lo, r);
+    __m512 p = _mm512_fmadd_ps(c0, r, c1);
+    p = _mm512_fmadd_ps(p, r, c2);
+    p = _mm512_fmadd_ps(p, r, c3);
+    p = _mm512_fmadd_ps(p, r, c4);
+    p = _mm512_fmadd_ps(p, r, c5);
+    p = _mm512_fmadd_ps(_mm512_mul_ps(p, r), r, _mm512_add_ps(r, one));
+    const __m512 d = _mm512_add_ps(one, _mm512_scalef_ps(p, k));  // 1 + exp(-x)
+    __m512 inv = _mm512_rcp14_ps(d);
+    inv = _mm512_mul_ps(inv, _mm512_fnmadd_ps(d, inv, two));
+    _mm512_storeu_ps(v + i, _mm512_mul_ps(x, inv));
+  }
+  for (; i < n; ++i) v[i] *= FastSigmoid(v[i]);
+}
+#pragma GCC diagnostic pop
+
+
 #undef SL_ARRAY_CLONES
 
 }  // namespace
@@ -98,6 +141,15 @@ void ExpInPlace(float* v, int64_t n) {
 
 void SigmoidInPlace(float* v, int64_t n) {
   static const SigmoidFn fn = PickSigmoid();
+  fn(v, n);
+}
+
+
+void SiluInPlace(float* v, int64_t n) {
+  static const SiluLoopFn fn = [] {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512f") ? SiluAvx512Intrinsics : PickSiluLoop();
+  }();
   fn(v, n);
 }
 

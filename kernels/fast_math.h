@@ -81,6 +81,10 @@ inline float FastGeluTanh(float x) {
 // v[i] = f(v[i]) for i < n.
 void ExpInPlace(float* v, int64_t n);
 void SigmoidInPlace(float* v, int64_t n);
+// v[i] * sigmoid(v[i]) (SiLU, Swish with beta 1), relative error under 1e-6; on AVX-512 with
+// a reciprocal estimate and one Newton step instead of a division (about 2.5x oneDNN 2.6's
+// swish post-op, which took longer than the convolutions it followed in EfficientNet).
+void SiluInPlace(float* v, int64_t n);
 void TanhInPlace(float* v, int64_t n);
 // y[i] = erf(x[i]) for i < n; x and y may be the same.
 void ErfArray(const float* x, float* y, int64_t n);

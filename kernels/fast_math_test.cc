@@ -105,6 +105,41 @@ TEST(FastMathTest, GeluIsWithinItsBounds) {
   EXPECT_TRUE(std::isnan(FastGeluTanh(nan)));
 }
 
+// SiLU over arrays of every length mod 16 (the vector body and the scalar tail), across the
+// range where it is neither 0 nor x, and at the extremes: -inf..-87 gives (signed) ~0, large x
+// gives x, NaN stays NaN.
+TEST(FastMathTest, SiluMatchesItsDefinition) {
+  std::vector<float> x;
+  for (float v = -90.0f; v <= 90.0f; v += 0.00917f) x.push_back(v);
+  for (int64_t n : {int64_t{0}, int64_t{1}, int64_t{15}, int64_t{17}, static_cast<int64_t>(x.size())}) {
+    std::vector<float> y(x.begin(), x.begin() + n);
+    SiluInPlace(y.data(), n);
+    double worst = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      const double want = double{x[i]} / (1.0 + std::exp(-double{x[i]}));
+      if (std::fabs(want) < 1e-30) {
+        ASSERT_LT(std::fabs(y[i]), 1e-30) << x[i];
+      } else {
+        worst = std::max(worst, Ulps(y[i], want));
+      }
+    }
+    EXPECT_LT(worst, 8.0) << n;
+  }
+  std::vector<float> special(35, 0.0f);  // Two vectors and a tail of 3.
+  special[3] = std::numeric_limits<float>::quiet_NaN();
+  special[5] = 1e30f;
+  special[21] = -1e30f;
+  special[33] = std::numeric_limits<float>::quiet_NaN();
+  special[34] = -1e30f;
+  SiluInPlace(special.data(), 35);
+  EXPECT_TRUE(std::isnan(special[3]));
+  EXPECT_TRUE(std::isnan(special[33]));
+  EXPECT_EQ(special[5], 1e30f);
+  EXPECT_LE(std::fabs(special[21]), 1e-7f);
+  EXPECT_LE(std::fabs(special[34]), 1e-7f);
+  EXPECT_EQ(special[0], 0.0f);
+}
+
 TEST(FastMathTest, SpecialValues) {
   const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
   EXPECT_EQ(FastExp(0.0f), 1.0f);
