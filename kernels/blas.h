@@ -19,9 +19,32 @@
 #include <type_traits>
 
 #include "framework/cancellation.h"
+#include "kernels/fast_math.h"
 #include "kernels/threading.h"
 
 namespace sluice {
+
+// One row times a transposed matrix of at least this many floats (2 MB: a classifier's last
+// layer, 1000 x 1024..2048) goes to DotRows: in a model such weights come from L3, where
+// oneDNN's sgemm read them 25-40% slower (1000 x 768 is a tie); smaller ones stay in cache
+// between runs, where oneDNN is as fast or faster.
+inline constexpr int64_t kRowVectorGemvMinWeights = int64_t{1} << 19;
+
+// c[0..n) = alpha * (x . row j of b) + beta * c[j], the rows split among `threads`.
+inline void RowVectorTimesTransposed(int64_t n, int64_t k, float alpha, const float* x, const float* b, int64_t ldb,
+                                     float beta, float* c, int threads) {
+  OmpParallelFor(n, 64, threads, [=](int64_t begin, int64_t end) {
+    constexpr int64_t kChunk = 256;
+    float dots[kChunk];
+    for (int64_t j0 = begin; j0 < end; j0 += kChunk) {
+      const int64_t rows = std::min(kChunk, end - j0);
+      DotRows(x, b + j0 * ldb, rows, k, ldb, dots);
+      for (int64_t j = 0; j < rows; ++j) {
+        c[j0 + j] = beta == 0.0f ? alpha * dots[j] : alpha * dots[j] + beta * c[j0 + j];  // BLAS: beta 0 reads no c
+      }
+    }
+  });
+}
 
 // `threads`: the intra-op thread count (OpenMP team size for float, OpenBLAS's pool for double).
 template <typename T>
@@ -29,6 +52,10 @@ void GemmRowMajor(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, T
                   const T* a, int64_t lda, const T* b, int64_t ldb, T beta, T* c, int64_t ldc,
                   int threads) {
   if constexpr (std::is_same_v<T, float>) {
+    if (m == 1 && trans_b && (!trans_a || lda == 1) && n * k >= kRowVectorGemvMinWeights) {
+      RowVectorTimesTransposed(n, k, alpha, a, b, ldb, beta, c, threads);
+      return;
+    }
     UseOmpThreads(threads);
     if (dnnl_sgemm(trans_a ? 'T' : 'N', trans_b ? 'T' : 'N', m, n, k, alpha, a, lda, b, ldb, beta, c, ldc) ==
         dnnl_success) {

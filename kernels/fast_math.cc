@@ -130,6 +130,36 @@ __attribute__((target("avx512f"))) void SiluAvx512Intrinsics(float* v, int64_t n
 #pragma GCC diagnostic pop
 
 
+// Rows in eights, each with its own 16-lane accumulator, x loaded once per 16 floats for all
+// eight: weights stream from eight places at once, which keeps ~45 GB/s from L3 where oneDNN's
+// sgemm with one row of A read them at ~33 GB/s (a classifier's last Gemm, 1000x1280).
+#define SL_DOT_ROWS(R)                                                              \
+  for (; r + (R) <= rows; r += (R)) {                                             \
+    Floats16 acc[R] = {};                                                         \
+    const float* wr = w + r * ldw;                                                \
+    int64_t i = 0;                                                                \
+    for (; i + 16 <= k; i += 16) {                                                \
+      Floats16 xv;                                                                \
+      std::memcpy(&xv, x + i, sizeof(xv));                                        \
+      for (int j = 0; j < (R); ++j) {                                             \
+        Floats16 wv;                                                              \
+        std::memcpy(&wv, wr + j * ldw + i, sizeof(wv));                           \
+        acc[j] += xv * wv;                                                        \
+      }                                                                           \
+    }                                                                             \
+    for (int j = 0; j < (R); ++j) {                                               \
+      float sum = 0;                                                              \
+      for (int l = 0; l < 16; ++l) sum += acc[j][l];                              \
+      for (int64_t t = i; t < k; ++t) sum += x[t] * wr[j * ldw + t];              \
+      out[r + j] = sum;                                                           \
+    }                                                                             \
+  }
+SL_ARRAY_CLONES(DotRowsLoop, (const float* x, const float* w, int64_t rows, int64_t k, int64_t ldw, float* out),
+                int64_t r = 0;
+                SL_DOT_ROWS(8)
+                SL_DOT_ROWS(1))
+#undef SL_DOT_ROWS
+
 #undef SL_ARRAY_CLONES
 
 }  // namespace
@@ -151,6 +181,11 @@ void SiluInPlace(float* v, int64_t n) {
     return __builtin_cpu_supports("avx512f") ? SiluAvx512Intrinsics : PickSiluLoop();
   }();
   fn(v, n);
+}
+
+void DotRows(const float* x, const float* w, int64_t rows, int64_t k, int64_t ldw, float* out) {
+  static const DotRowsLoopFn fn = PickDotRowsLoop();
+  fn(x, w, rows, k, ldw, out);
 }
 
 void TanhInPlace(float* v, int64_t n) {
