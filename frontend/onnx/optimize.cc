@@ -857,6 +857,54 @@ absl::StatusOr<int> FuseConvActivations(OnnxGraph* graph) {
   return fused;
 }
 
+absl::StatusOr<int> ReduceMeansToGlobalPools(OnnxGraph* graph) {
+  int rewritten = 0;
+  GraphDef& def = graph->graph;
+  GraphIndex index = IndexGraph(graph);
+  std::vector<NodeDef> added;
+  for (NodeDef& n : *def.mutable_node()) {
+    if (n.op() != "Onnx>ReduceMean" || n.attr().at("T").type() != DT_FLOAT || n.input_size() < 2) continue;
+    auto in_shape = graph->shapes.find(Canonical(n.input(0)));
+    if (in_shape == graph->shapes.end() || in_shape->second.rank() != 4) continue;
+    std::optional<Tensor> axes = ConstValue(index.by_name, n.input(1));
+    if (!axes || axes->dtype() != DT_INT64 || axes->NumElements() != 2) continue;
+    int64_t a = axes->flat<int64_t>()[0], b = axes->flat<int64_t>()[1];
+    a = a < 0 ? a + 4 : a;
+    b = b < 0 ? b + 4 : b;
+    if (std::min(a, b) != 2 || std::max(a, b) != 3) continue;
+    auto keep = n.attr().find("keepdims");
+    const bool keepdims = keep == n.attr().end() || keep->second.b();
+    std::vector<std::string> control;  // Control inputs stay on the node that keeps the name.
+    for (int i = 2; i < n.input_size(); ++i) control.push_back(n.input(i));
+    NodeDef pool;
+    pool.set_name(keepdims ? n.name() : n.name() + "/global_pool");
+    pool.set_op("Onnx>GlobalAveragePool");
+    pool.set_device(n.device());
+    pool.add_input(n.input(0));
+    (*pool.mutable_attr())["T"].set_type(DT_FLOAT);
+    const PartialShape& x = in_shape->second;
+    const int64_t pooled_dims[] = {x.dim(0), x.dim(1), 1, 1};
+    graph->shapes[TensorId{pool.name(), 0}.ToString()] = PartialShape(absl::MakeConstSpan(pooled_dims));
+    NodeDef* kept = &pool;
+    NodeDef flatten;
+    if (!keepdims) {  // [N, C, 1, 1] -> [N, C].
+      flatten.set_name(n.name());
+      flatten.set_op("Onnx>Flatten");
+      flatten.set_device(n.device());
+      flatten.add_input(pool.name());
+      (*flatten.mutable_attr())["T"].set_type(DT_FLOAT);
+      (*flatten.mutable_attr())["axis"].set_i(1);
+      added.push_back(std::move(pool));
+      kept = &flatten;
+    }
+    for (const std::string& c : control) kept->add_input(c);
+    n = std::move(*kept);
+    ++rewritten;
+  }
+  for (NodeDef& n : added) *def.add_node() = std::move(n);
+  return rewritten;
+}
+
 namespace {
 
 // A 2-D float Conv: its kernel_shape has two dims, or its weights are a 4-D constant.
@@ -1537,6 +1585,9 @@ const std::vector<OptimizerPass>& OptimizerPasses() {
        FoldBatchNormsIntoConvs},
       {"fuse_conv_activations", "fuse Relu, LeakyRelu, Clip, HardSwish, HardSigmoid, Sigmoid and Swish into Convs",
        FuseConvActivations},
+      {"reduce_mean_to_global_pool",
+       "turn ReduceMeans over the spatial axes of 4-D tensors into GlobalAveragePools (and a Flatten)",
+       ReduceMeansToGlobalPools},
       {"nhwc_layout",
        "keep tensors between Convs in NHWC through pools, Concats, Adds, Muls, element-wise functions and "
        "inference BatchNormalizations",

@@ -95,6 +95,11 @@ absl::StatusOr<int> FoldBatchNormsIntoConvs(OnnxGraph* graph);
 // its name and tensor stay.
 absl::StatusOr<int> FuseConvActivations(OnnxGraph* graph);
 
+// A float ReduceMean over exactly the spatial axes (2 and 3) of a 4-D tensor is a
+// GlobalAveragePool (followed by a Flatten when keepdims is 0), which the NHWC layout keeps in
+// the convolutions' layout (MnasNet's and EfficientNet's heads spell it as ReduceMean).
+absl::StatusOr<int> ReduceMeansToGlobalPools(OnnxGraph* graph);
+
 // Tensors between 2-D float Convs (and the pools, channel Concats, Adds, Muls, global average
 // pools, element-wise functions of one tensor and inference BatchNormalizations among them) stay
 // in NHWC order, oneDNN's own layout for these convolutions, so no reorder runs between them:

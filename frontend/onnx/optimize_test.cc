@@ -1277,5 +1277,38 @@ TEST(FoldPadsTest, HugePadsStayAPadThatFailsByName) {
   EXPECT_THAT(std::string(s.message()), ::testing::HasSubstr("Pad"));
 }
 
+// ReduceMean over H and W after a Conv becomes a global average pool in the Conv's NHWC layout
+// (with a Flatten for keepdims 0) and computes the same; over other axes, or of a rank that is
+// not 4, it stays a ReduceMean.
+TEST(ReduceMeansToGlobalPoolsTest, SpatialMeansBecomeNhwcPools) {
+  struct Case { std::vector<double> axes; int64_t keepdims; bool pooled; };
+  for (const Case& c : {Case{{2, 3}, 0, true}, Case{{-1, -2}, 1, true}, Case{{1, 2}, 1, false}, Case{{3}, 0, false}}) {
+    SCOPED_TRACE(::testing::PrintToString(c.axes) + " keepdims " + std::to_string(c.keepdims));
+    auto model = [&] {
+      onnx::ModelProto m = ConvModel([&](onnx::GraphProto* g) {
+        AddTensorInitializer(g, "axes", onnx::TensorProto::INT64, {static_cast<int64_t>(c.axes.size())}, c.axes);
+        onnx::NodeProto* r = AddNode(g, "ReduceMean", {"c", "axes"}, "y");
+        AddIntAttr(r, "keepdims", c.keepdims);
+      });
+      m.mutable_opset_import(0)->set_version(18);  // axes as an input.
+      auto* shape = m.mutable_graph()->mutable_output(0)->mutable_type()->mutable_tensor_type()->mutable_shape();
+      shape->clear_dim();
+      return m;
+    };
+    OnnxImportOptions plain;
+    plain.optimize = false;
+    auto imported = ImportOnnxModel(model(), plain);
+    auto optimized = ImportOnnxModel(model());
+    ASSERT_OK(imported);
+    ASSERT_OK(optimized);
+    EXPECT_EQ(Count(*optimized, "Onnx>ReduceMean"), c.pooled ? 0 : 1);
+    EXPECT_EQ(Count(*optimized, "GlobalAveragePoolNhwc"), c.pooled ? 1 : 0);
+    const std::vector<float> want = RunModel(*imported), got = RunModel(*optimized);
+    ASSERT_EQ(got.size(), want.size());
+    ASSERT_GT(got.size(), 0u);
+    for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-5f + 1e-5f * std::fabs(want[i])) << "at " << i;
+  }
+}
+
 }  // namespace
 }  // namespace sluice
