@@ -110,6 +110,9 @@ struct DnnlConv::Impl {
     // Built once: creating a primitive costs far more than running a small one.
     // to_dst: an accumulating convolution's y into oneDNN's layout, when that is not y's.
     std::optional<dnnl::reorder> to_src, from_dst, to_dst;
+    // X is NCHW of at most 4 channels and oneDNN reads NHWC: NchwToNhwcFewChannels instead of
+    // to_src (a network's first convolution, its RGB input).
+    bool interleave_src = false;
     memory::desc to_src_scratchpad, from_dst_scratchpad, to_dst_scratchpad;  // Empty when none is needed.
     memory::desc user_x_md, user_y_md;
     // The memory objects and argument maps of one call, made once and pointed at each call's
@@ -265,7 +268,7 @@ std::unique_ptr<DnnlConv::Impl::Entry::Bound> DnnlConv::Impl::MakeBound(const En
   auto b = std::make_unique<Entry::Bound>();
   b->x = memory(e.user_x_md, eng, nullptr);
   b->y = memory(e.user_y_md, eng, nullptr);
-  b->src = e.to_src ? memory(e.pd.src_desc(), eng) : b->x;
+  b->src = e.to_src || e.interleave_src ? memory(e.pd.src_desc(), eng) : b->x;
   b->dst = e.from_dst ? memory(e.pd.dst_desc(), eng) : b->y;
   auto scratchpad = [&](const memory::desc& md, std::unordered_map<int, memory>* args) {
     if (md.get_size() > 0) args->insert({DNNL_ARG_SCRATCHPAD, memory(md, eng, nullptr)});
@@ -448,7 +451,10 @@ absl::StatusOr<bool> DnnlConv::Run(const Tensor& x, const Tensor& w, const Tenso
         }
         e->conv = dnnl::convolution_forward(e->pd);
         reorder_weights(e.get());
-        if (e->pd.src_desc() != user_x_md) {
+        if (spatial == 2 && p.x_dims[1] <= 4 && user_x_md == memory::desc(p.x_dims, memory::data_type::f32, tag::nchw) &&
+            e->pd.src_desc() == memory::desc(p.x_dims, memory::data_type::f32, tag::nhwc)) {
+          e->interleave_src = true;
+        } else if (e->pd.src_desc() != user_x_md) {
           dnnl::reorder::primitive_desc rpd(eng, user_x_md, eng, e->pd.src_desc(), DnnlUserScratchpad());
           e->to_src = dnnl::reorder(rpd);
           e->to_src_scratchpad = rpd.scratchpad_desc();
@@ -486,6 +492,10 @@ absl::StatusOr<bool> DnnlConv::Run(const Tensor& x, const Tensor& w, const Tenso
       bound->y.set_data_handle(p.y);
       if (bias) bound->bias.set_data_handle(const_cast<void*>(bias->raw_data()));
       if (entry->to_src) ExecuteWithScratchpad(*entry->to_src, stream, bound->to_src_args);
+      if (entry->interleave_src) {
+        NchwToNhwcFewChannels(p.x, p.x_dims[0], p.x_dims[1], p.x_dims[2] * p.x_dims[3],
+                              static_cast<float*>(bound->src.get_data_handle()));
+      }
       if (entry->to_dst) ExecuteWithScratchpad(*entry->to_dst, stream, bound->to_dst_args);
       ExecuteWithScratchpad(entry->conv, stream, bound->conv_args);
       if (entry->from_dst) ExecuteWithScratchpad(*entry->from_dst, stream, bound->from_dst_args);

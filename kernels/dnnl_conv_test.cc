@@ -452,5 +452,38 @@ TEST(DnnlConvTest, SwishFollowsTheConvolution) {
   }
 }
 
+// A network's first convolution: NCHW input of 1 to 4 channels, NHWC output (the input is
+// interleaved by NchwToNhwcFewChannels instead of oneDNN's reorder), batches of 2.
+TEST(DnnlConvTest, FewChannelNchwInputIntoNhwc) {
+  for (int64_t c : {1, 2, 3, 4}) {
+    SCOPED_TRACE(c);
+    const int64_t n = 2, m = 16, h = 19, wd = 23;
+    WindowAttrs attrs;
+    attrs.pads = {1, 1, 1, 1};
+    attrs.strides = {2, 2};
+    auto g = ComputeWindowGeometry({h, wd}, {3, 3}, attrs, false);
+    ASSERT_OK(g);
+    Tensor x(DT_FLOAT, TensorShape({n, c, h, wd})), w(DT_FLOAT, TensorShape({m, c, 3, 3}));
+    std::mt19937 rng(19);
+    std::uniform_real_distribution<float> value(-1, 1);
+    for (Tensor* v : {&x, &w}) {
+      for (float& f : v->flat<float>()) f = value(rng);
+    }
+    const std::vector<float> want = ReferenceConv(x, w, nullptr, *g, 1);
+    const int64_t oh = g->out[0], ow = g->out[1];
+    DnnlConv conv;
+    for (int repeat = 0; repeat < 2; ++repeat) {
+      Tensor y(DT_FLOAT, TensorShape({n, m, oh, ow}));
+      auto done = conv.Run(x, w, nullptr, *g, 1, ConvPostOp::kNone, 0, 0, 1, &y, /*x_nhwc=*/false, /*y_nhwc=*/true);
+      ASSERT_OK(done);
+      ASSERT_TRUE(*done);
+      for (int64_t b = 0; b < n; ++b)
+        for (int64_t o = 0; o < m; ++o)
+          for (int64_t p = 0; p < oh * ow; ++p)
+            ASSERT_NEAR(y.flat<float>()[(b * oh * ow + p) * m + o], want[(b * m + o) * oh * ow + p], 1e-4);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace sluice

@@ -160,6 +160,25 @@ SL_ARRAY_CLONES(DotRowsLoop, (const float* x, const float* w, int64_t rows, int6
                 SL_DOT_ROWS(1))
 #undef SL_DOT_ROWS
 
+SL_ARRAY_CLONES(Interleave2, (const float* a, const float* b, float* y, int64_t hw),
+                for (int64_t p = 0; p < hw; ++p) {
+                  y[2 * p] = a[p];
+                  y[2 * p + 1] = b[p];
+                })
+SL_ARRAY_CLONES(Interleave3, (const float* a, const float* b, const float* c, float* y, int64_t hw),
+                for (int64_t p = 0; p < hw; ++p) {
+                  y[3 * p] = a[p];
+                  y[3 * p + 1] = b[p];
+                  y[3 * p + 2] = c[p];
+                })
+SL_ARRAY_CLONES(Interleave4, (const float* a, const float* b, const float* c, const float* d, float* y, int64_t hw),
+                for (int64_t p = 0; p < hw; ++p) {
+                  y[4 * p] = a[p];
+                  y[4 * p + 1] = b[p];
+                  y[4 * p + 2] = c[p];
+                  y[4 * p + 3] = d[p];
+                })
+
 #undef SL_ARRAY_CLONES
 
 }  // namespace
@@ -181,6 +200,28 @@ void SiluInPlace(float* v, int64_t n) {
     return __builtin_cpu_supports("avx512f") ? SiluAvx512Intrinsics : PickSiluLoop();
   }();
   fn(v, n);
+}
+
+void NchwToNhwcFewChannels(const float* x, int64_t n, int64_t c, int64_t hw, float* y) {
+  static const Interleave2Fn two = PickInterleave2();
+  static const Interleave3Fn three = PickInterleave3();
+  static const Interleave4Fn four = PickInterleave4();
+  for (int64_t i = 0; i < n; ++i, x += c * hw, y += c * hw) {
+    switch (c) {
+      case 1:
+        std::memcpy(y, x, hw * sizeof(float));
+        break;
+      case 2:
+        two(x, x + hw, y, hw);
+        break;
+      case 3:
+        three(x, x + hw, x + 2 * hw, y, hw);
+        break;
+      default:  // 4; callers pass at most 4.
+        four(x, x + hw, x + 2 * hw, x + 3 * hw, y, hw);
+        break;
+    }
+  }
 }
 
 void DotRows(const float* x, const float* w, int64_t rows, int64_t k, int64_t ldw, float* out) {

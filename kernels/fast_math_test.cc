@@ -188,5 +188,17 @@ TEST(FastMathTest, ChannelLoopsComputeTheirDefinitions) {
   }
 }
 
+TEST(FastMathTest, NchwToNhwcFewChannelsInterleaves) {
+  for (int64_t c = 1; c <= 4; ++c) {
+    const int64_t n = 2, hw = 37;  // Not a multiple of any vector width.
+    std::vector<float> x(n * c * hw), y(n * c * hw, -1.0f);
+    for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(i);
+    NchwToNhwcFewChannels(x.data(), n, c, hw, y.data());
+    for (int64_t b = 0; b < n; ++b)
+      for (int64_t ch = 0; ch < c; ++ch)
+        for (int64_t p = 0; p < hw; ++p) ASSERT_EQ(y[(b * hw + p) * c + ch], x[(b * c + ch) * hw + p]) << c;
+  }
+}
+
 }  // namespace
 }  // namespace sluice
