@@ -44,9 +44,9 @@ tag WeightTag(int spatial, bool grouped) {
 // Whether a convolution with weights `wd` (oneDNN's dims: [O, I, kh, kw] ungrouped) and
 // output dims `y_dims`, on `threads` threads, runs faster as Winograd's F(2x2 or 4x4, 3x3) in
 // oneDNN's blocked layout, reorders to and from it included, than directly: 3x3, stride 1,
-// undilated, ungrouped, with enough channels (I*O/(I+O) at least 16) and work (20M
-// multiply-adds) that the transforms pay. Measured on ResNet, Inception, GoogLeNet, DenseNet
-// and SqueezeNet shapes (kernels/dnnl_conv.cc's history has the table): 0.35-0.65x the direct
+// undilated, ungrouped, with enough channels (I*O/(I+O) at least 16, 12 on one thread) and
+// work (20M multiply-adds) that the transforms pay. Measured on ResNet, Inception, GoogLeNet,
+// DenseNet and SqueezeNet shapes (docs/performance.md has the table): 0.35-0.65x the direct
 // time on maps of 24x24 and more; on 14x14 maps only on one thread and with O a multiple of
 // 32 (96->208 channels took 3x as long), on 7x7 maps only for the widest layers (512->512:
 // 0.8x). Its error against a double-precision reference is that of the direct kernel (max
@@ -64,7 +64,8 @@ bool WinogradPays(const memory::dims& wd, int64_t group, const WindowGeometry& g
   const double o = static_cast<double>(wd[0]), in = static_cast<double>(wd[1]);
   const double area = static_cast<double>(y_dims[2]) * static_cast<double>(y_dims[3]);
   const double multiply_adds = 9.0 * o * in * area * static_cast<double>(y_dims[0]);
-  if (o * in / (o + in) < 16.0 || multiply_adds < 20e6) return false;
+  // On one thread 16->64 channels (SqueezeNet's expand) still gains (0.77x); on two, 0.99x.
+  if (o * in / (o + in) < (threads <= 1 ? 12.0 : 16.0) || multiply_adds < 20e6) return false;
   if (multiply_adds >= 100e6) return true;
   if (threads <= 1) return area >= 576 || (area >= 196 && wd[0] % 32 == 0);
   return area >= 576 && multiply_adds >= 50e6;

@@ -95,6 +95,7 @@ SL_ARRAY_CLONES(SiluLoop, (float* v, int64_t n), for (int64_t i = 0; i < n; ++i)
 // undefined on purpose, which -Wmaybe-uninitialized reports where they are inlined.
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
 // FastExp's steps on 16 lanes, with scalef for the power of two (it saturates, so -x is
 // clamped to +-87 only to keep 1 + e finite), then 1 / (1 + e) from a 14-bit estimate and one
 // Newton step. -x below -87 gives e = 0, above 87 the product of x and ~1.6e-38; NaN stays NaN.
@@ -126,6 +127,62 @@ __attribute__((target("avx512f"))) void SiluAvx512Intrinsics(float* v, int64_t n
     _mm512_storeu_ps(v + i, _mm512_mul_ps(x, inv));
   }
   for (; i < n; ++i) v[i] *= FastSigmoid(v[i]);
+}
+
+// exp(t) for t <= 0 (NaN stays NaN): FastExp's reduction and polynomial, scalef for the power
+// of two; below FLT_MIN's logarithm it is 0, as FastExp's.
+__attribute__((target("avx512f"))) inline __m512 ExpNonPositive16(__m512 t) {
+  const __m512 lo = _mm512_set1_ps(-87.33654475f);
+  const __mmask16 underflow = _mm512_cmp_ps_mask(t, lo, _CMP_LT_OQ);
+  t = _mm512_max_ps(lo, t);  // NaN is the second operand: kept.
+  const __m512 k = _mm512_roundscale_ps(_mm512_mul_ps(t, _mm512_set1_ps(1.44269504088896341f)),
+                                        _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m512 r = _mm512_fnmadd_ps(k, _mm512_set1_ps(0.693359375f), t);
+  r = _mm512_fnmadd_ps(k, _mm512_set1_ps(-2.12194440e-4f), r);
+  __m512 p = _mm512_fmadd_ps(_mm512_set1_ps(1.9875691500e-4f), r, _mm512_set1_ps(1.3981999507e-3f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(8.3334519073e-3f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(4.1665795894e-2f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.6666665459e-1f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(5.0000001201e-1f));
+  p = _mm512_fmadd_ps(_mm512_mul_ps(p, r), r, _mm512_add_ps(r, _mm512_set1_ps(1.0f)));
+  return _mm512_maskz_mov_ps(static_cast<__mmask16>(~underflow), _mm512_scalef_ps(p, k));
+}
+
+__attribute__((target("avx512f"))) void SoftmaxRowAvx512(const float* in, float* out, int64_t n) {
+  const __m512 minus_inf = _mm512_set1_ps(-std::numeric_limits<float>::infinity());
+  const int64_t full = n / 16 * 16;
+  const __mmask16 tail = static_cast<__mmask16>((1u << (n - full)) - 1u);
+  __m512 top = minus_inf;
+  for (int64_t i = 0; i < full; i += 16) top = _mm512_max_ps(top, _mm512_loadu_ps(in + i));
+  if (tail != 0) top = _mm512_max_ps(top, _mm512_mask_loadu_ps(minus_inf, tail, in + full));
+  const __m512 best = _mm512_set1_ps(_mm512_reduce_max_ps(top));
+  __m512 sum = _mm512_setzero_ps();
+  for (int64_t i = 0; i < full; i += 16) {
+    const __m512 e = ExpNonPositive16(_mm512_sub_ps(_mm512_loadu_ps(in + i), best));
+    _mm512_storeu_ps(out + i, e);
+    sum = _mm512_add_ps(sum, e);
+  }
+  if (tail != 0) {
+    const __m512 e = ExpNonPositive16(_mm512_sub_ps(_mm512_mask_loadu_ps(minus_inf, tail, in + full), best));
+    _mm512_mask_storeu_ps(out + full, tail, e);
+    sum = _mm512_add_ps(sum, _mm512_maskz_mov_ps(tail, e));
+  }
+  // NaN anywhere (an input NaN, or +inf - +inf) made its exp NaN and so the sum.
+  const __m512 scale = _mm512_set1_ps(1.0f / _mm512_reduce_add_ps(sum));
+  for (int64_t i = 0; i < full; i += 16) _mm512_storeu_ps(out + i, _mm512_mul_ps(_mm512_loadu_ps(out + i), scale));
+  if (tail != 0) _mm512_mask_storeu_ps(out + full, tail, _mm512_mul_ps(_mm512_maskz_loadu_ps(tail, out + full), scale));
+}
+
+// The same in three loops GCC vectorizes for the other instruction sets.
+void SoftmaxRowGeneric(const float* in, float* out, int64_t n) {
+  float best = in[0];
+  for (int64_t i = 1; i < n; ++i) best = std::max(best, in[i]);
+  for (int64_t i = 0; i < n; ++i) out[i] = in[i] - best;
+  ExpInPlace(out, n);
+  double sum = 0;
+  for (int64_t i = 0; i < n; ++i) sum += out[i];
+  const float scale = static_cast<float>(1.0 / sum);
+  for (int64_t i = 0; i < n; ++i) out[i] *= scale;
 }
 #pragma GCC diagnostic pop
 
@@ -193,6 +250,14 @@ void SigmoidInPlace(float* v, int64_t n) {
   fn(v, n);
 }
 
+
+void SoftmaxRow(const float* in, float* out, int64_t n) {
+  static const auto fn = [] {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512f") ? SoftmaxRowAvx512 : SoftmaxRowGeneric;
+  }();
+  fn(in, out, n);
+}
 
 void SiluInPlace(float* v, int64_t n) {
   static const SiluLoopFn fn = [] {

@@ -95,6 +95,10 @@ void GeluTanhArray(const float* x, float* y, int64_t n);
 // Element-wise loops of the NHWC kernels, one call per pixel's channels. out and x (or y and
 // x) may be the same array; other arguments do not overlap y.
 void AddInto(float* out, const float* x, int64_t n);  // out[i] += x[i]
+// out[0..n) = softmax of in[0..n) (n >= 1): exp(in - max) / sum. A NaN or +inf anywhere makes
+// the row NaN; -inf gives 0. On AVX-512 one pass for the max, one for exp and the (float) sum,
+// one to scale (attention's rows of 197: ~3x the three-loop form).
+void SoftmaxRow(const float* in, float* out, int64_t n);
 // NCHW images of c <= 4 channels (a network's RGB input) to NHWC: n images of hw pixels. The
 // channels of each pixel interleave in vector permutes (224x224x3: ~9 us, oneDNN's reorder 40).
 void NchwToNhwcFewChannels(const float* x, int64_t n, int64_t c, int64_t hw, float* y);

@@ -200,5 +200,38 @@ TEST(FastMathTest, NchwToNhwcFewChannelsInterleaves) {
   }
 }
 
+// SoftmaxRow against the definition in double for every length up to 70 (vector body, tail,
+// both), rows spanning a wide range, and its special values: -inf entries give exactly 0, a
+// NaN or +inf entry makes the row NaN.
+TEST(FastMathTest, SoftmaxRowMatchesItsDefinition) {
+  const float inf = std::numeric_limits<float>::infinity();
+  for (int64_t n = 1; n <= 70; ++n) {
+    std::vector<float> x(n), y(n, -1.0f);
+    for (int64_t i = 0; i < n; ++i) x[i] = std::sin(1.7 * i) * (i % 3 == 0 ? 60.0f : 4.0f);
+    SoftmaxRow(x.data(), y.data(), n);
+    double best = x[0], sum = 0;
+    for (float v : x) best = std::max(best, double{v});
+    for (float v : x) sum += std::exp(v - best);
+    for (int64_t i = 0; i < n; ++i) {
+      const double want = std::exp(x[i] - best) / sum;
+      ASSERT_NEAR(y[i], want, 1e-6 + 1e-5 * want) << "n " << n << " at " << i;
+    }
+    if (n >= 3) {
+      x[n / 2] = -inf;
+      SoftmaxRow(x.data(), y.data(), n);
+      EXPECT_EQ(y[n / 2], 0.0f) << n;
+      x[n - 1] = std::numeric_limits<float>::quiet_NaN();
+      SoftmaxRow(x.data(), y.data(), n);
+      for (int64_t i = 0; i < n; ++i) ASSERT_TRUE(std::isnan(y[i])) << "NaN row, n " << n << " at " << i;
+      x[n - 1] = inf;
+      SoftmaxRow(x.data(), y.data(), n);
+      for (int64_t i = 0; i < n; ++i) ASSERT_TRUE(std::isnan(y[i])) << "+inf row, n " << n << " at " << i;
+    }
+  }
+  std::vector<float> one = {3.5f}, out(1);
+  SoftmaxRow(one.data(), out.data(), 1);
+  EXPECT_EQ(out[0], 1.0f);
+}
+
 }  // namespace
 }  // namespace sluice

@@ -39,33 +39,9 @@ class SoftmaxOp : public OpKernel {
     T* po = out->data<T>();
     if constexpr (std::is_same_v<T, float> && kMode == SoftmaxMode::kSoftmax) {
       if (l.inner == 1) {
-        // Contiguous rows (the last axis, as attention's): the row's max, then exp in place
-        // through FastExp's vectorized array form, then one scale. The max and the (double)
-        // sum run in eight partials, which vectorize; one running value waits on each add.
-        // (A NaN or infinity makes the row NaN whichever partial holds it.)
+        // Contiguous rows (the last axis, as attention's): SoftmaxRow's vectorized passes.
         ParallelForElements(ctx, l.outer, l.n * 8, [&](int64_t begin, int64_t end) {
-          for (int64_t o = begin; o < end; ++o) {
-            const float* in = px + o * l.n;
-            float* dst = po + o * l.n;
-            float top[8] = {in[0], in[0], in[0], in[0], in[0], in[0], in[0], in[0]};
-            int64_t i = 0;
-            for (; i + 8 <= l.n; i += 8) {
-              for (int k = 0; k < 8; ++k) top[k] = std::max(top[k], in[i + k]);
-            }
-            for (; i < l.n; ++i) top[0] = std::max(top[0], in[i]);
-            float best = top[0];
-            for (int k = 1; k < 8; ++k) best = std::max(best, top[k]);
-            for (i = 0; i < l.n; ++i) dst[i] = in[i] - best;
-            ExpInPlace(dst, l.n);
-            double part[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-            for (i = 0; i + 8 <= l.n; i += 8) {
-              for (int k = 0; k < 8; ++k) part[k] += dst[i + k];
-            }
-            for (; i < l.n; ++i) part[0] += dst[i];
-            const double sum = (part[0] + part[1] + part[2] + part[3]) + (part[4] + part[5] + part[6] + part[7]);
-            const float scale = static_cast<float>(1.0 / sum);
-            for (int64_t i = 0; i < l.n; ++i) dst[i] *= scale;
-          }
+          for (int64_t o = begin; o < end; ++o) SoftmaxRow(px + o * l.n, po + o * l.n, l.n);
         });
         return ctx->CheckCancelled();
       }
