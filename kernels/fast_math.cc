@@ -51,6 +51,7 @@ SL_ARRAY_CLONES(Add, (const float* x, const float* s, float* y, int64_t n),
 // time in a GCC vector (one zmm register on AVX-512, two ymm on AVX2), kept in registers across
 // the taps; plain arrays got scalarized.
 typedef float Floats16 __attribute__((vector_size(64)));
+typedef float Floats8 __attribute__((vector_size(32)));
 #define SL_POOL_PIXEL(name, combine, finish)                                                           \
   SL_ARRAY_CLONES(name, (const float* x, int64_t rows, int64_t cols, int64_t row_stride, int64_t col_stride, \
                          int64_t c, float scale, float* out),                                         \
@@ -66,6 +67,19 @@ typedef float Floats16 __attribute__((vector_size(64)));
                       }                                                                                \
                     }                                                                                  \
                     const Floats16 result = finish(acc);                                               \
+                    std::memcpy(out + ch, &result, sizeof(result));                                    \
+                  }                                                                                    \
+                  for (; ch + 8 <= c; ch += 8) { /* 24 channels: 16 + 8, not 16 + 8 scalar */          \
+                    Floats8 acc;                                                                       \
+                    std::memcpy(&acc, x + ch, sizeof(acc));                                            \
+                    for (int64_t a = 0; a < rows; ++a) {                                               \
+                      for (int64_t k = a == 0 ? 1 : 0; k < cols; ++k) {                                \
+                        Floats8 v;                                                                     \
+                        std::memcpy(&v, x + a * row_stride + k * col_stride + ch, sizeof(v));          \
+                        acc = combine(acc, v);                                                         \
+                      }                                                                                \
+                    }                                                                                  \
+                    const Floats8 result = finish(acc);                                                \
                     std::memcpy(out + ch, &result, sizeof(result));                                    \
                   }                                                                                    \
                   for (; ch < c; ++ch) {                                                               \

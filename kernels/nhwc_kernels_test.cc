@@ -279,5 +279,76 @@ TEST(ResizeNhwcTest, MatchesTheNchwKernel) {
   ExpectInvalid(bad, "resizes H and W of a 4-D input only");
 }
 
+// ChannelShuffle in both layouts against its definition (output channel j*g+i is input
+// channel i*(C/g)+j), for 2 groups (the interleaving path) and 3; and its error for channels
+// the groups do not divide.
+TEST(NhwcKernelsTest, ChannelShuffleMovesChannelsByTheDefinition) {
+  for (int64_t groups : {2, 3}) {
+    for (bool nhwc : {false, true}) {
+      SCOPED_TRACE(::testing::Message() << "groups " << groups << " nhwc " << nhwc);
+      const int64_t n = 2, c = 6 * groups, h = 3, w = 5, per = c / groups;
+      KernelTester t("ChannelShuffle");
+      t.Attr("T", DT_FLOAT).Attr("groups", groups).Attr("layout", std::string(nhwc ? "NHWC" : "NCHW"));
+      t.Attr("shape", std::vector<int64_t>{n, c, h, w});
+      t.Input(Filled(nhwc, n, c, h, w, A));
+      ASSERT_OK(t.Run());
+      const Tensor& y = t.output(0);
+      ASSERT_EQ(y.shape(), TensorShape({n, c, h, w}));
+      for (int64_t b = 0; b < n; ++b)
+        for (int64_t i = 0; i < groups; ++i)
+          for (int64_t j = 0; j < per; ++j)
+            for (int64_t ih = 0; ih < h; ++ih)
+              for (int64_t iw = 0; iw < w; ++iw)
+                ASSERT_EQ(y.flat<float>()[Offset(y, nhwc, b, j * groups + i, ih, iw)], A(b, i * per + j, ih, iw));
+    }
+  }
+  KernelTester bad("ChannelShuffle");
+  bad.Attr("T", DT_FLOAT).Attr("groups", int64_t{4}).Attr("shape", std::vector<int64_t>{1, 6, 2, 2});
+  bad.Input(Filled(false, 1, 6, 2, 2, A));
+  const absl::Status s = bad.Run();
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(std::string(s.message()).find("groups"), std::string::npos) << s.message();
+}
+
+TEST(NhwcKernelsTest, SliceChannelsNhwcKeepsItsRange) {
+  KernelTester t("SliceChannelsNhwc");
+  t.Attr("T", DT_FLOAT).Attr("begin", int64_t{2}).Attr("end", int64_t{5});
+  t.Input(HeldNhwc(2, 7, 3, 4, A));
+  ASSERT_OK(t.Run());
+  const Tensor& y = t.output(0);
+  ASSERT_EQ(y.shape(), TensorShape({2, 3, 3, 4}));
+  for (int64_t b = 0; b < 2; ++b)
+    for (int64_t ch = 0; ch < 3; ++ch)
+      for (int64_t ih = 0; ih < 3; ++ih)
+        for (int64_t iw = 0; iw < 4; ++iw) ASSERT_EQ(y.flat<float>()[Offset(y, true, b, ch, ih, iw)], A(b, ch + 2, ih, iw));
+  KernelTester bad("SliceChannelsNhwc");
+  bad.Attr("T", DT_FLOAT).Attr("begin", int64_t{2}).Attr("end", int64_t{9}).Input(HeldNhwc(1, 7, 2, 2, A));
+  const absl::Status s = bad.Run();
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(std::string(s.message()).find("[2, 9)"), std::string::npos) << s.message();
+}
+
+// x of another shape than the output (the first Reshape regroups it): read in N,C,H,W order as
+// the Reshape reads it, in both layouts.
+TEST(NhwcKernelsTest, ChannelShuffleReadsXAsTheReshapeDoes) {
+  for (bool nhwc : {false, true}) {
+    SCOPED_TRACE(nhwc);
+    const Tensor x = Filled(nhwc, 1, 2, 12, 3, A);  // 72 values, shuffled as [1, 6, 2, 6].
+    KernelTester t("ChannelShuffle");
+    t.Attr("T", DT_FLOAT).Attr("groups", int64_t{3}).Attr("shape", std::vector<int64_t>{1, 6, 2, 6});
+    t.Attr("layout", std::string(nhwc ? "NHWC" : "NCHW")).Input(x);
+    ASSERT_OK(t.Run());
+    const Tensor& y = t.output(0);
+    std::vector<float> flat;  // x's values in N,C,H,W order.
+    for (int64_t c = 0; c < 2; ++c)
+      for (int64_t h = 0; h < 12; ++h)
+        for (int64_t w = 0; w < 3; ++w) flat.push_back(A(0, c, h, w));
+    for (int64_t i = 0; i < 3; ++i)
+      for (int64_t j = 0; j < 2; ++j)
+        for (int64_t p = 0; p < 12; ++p)
+          ASSERT_EQ(y.flat<float>()[Offset(y, nhwc, 0, j * 3 + i, p / 6, p % 6)], flat[(i * 2 + j) * 12 + p]);
+  }
+}
+
 }  // namespace
 }  // namespace sluice

@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include "absl/container/inlined_vector.h"
@@ -52,6 +53,125 @@ class ConcatChannelsNhwcOp : public OpKernel {
 };
 
 REGISTER_KERNEL_BUILDER(Name("ConcatChannelsNhwc").Device(DEVICE_CPU).TypeConstraint<float>("T"), ConcatChannelsNhwcOp);
+
+class ChannelShuffleOp : public OpKernel {
+ public:
+  absl::Status Init(OpKernelConstruction* ctx) override {
+    SL_RETURN_IF_ERROR(ctx->GetAttr("groups", &groups_));
+    std::vector<int64_t> shape;
+    SL_RETURN_IF_ERROR(ctx->GetAttr("shape", &shape));
+    if (shape.size() != 4 || groups_ < 1) {
+      return absl::InvalidArgumentError(absl::StrCat("ChannelShuffle needs a 4-D shape, got ", shape.size(), " dims"));
+    }
+    for (int64_t d : shape) {
+      if (d < 0) return absl::InvalidArgumentError(absl::StrCat("ChannelShuffle's shape has a negative dim ", d));
+    }
+    SL_ASSIGN_OR_RETURN(shape_, TensorShape::FromDims(shape));
+    if (shape_.dim_size(1) % groups_ != 0) {
+      return absl::InvalidArgumentError(absl::StrCat("ChannelShuffle of ", groups_, " groups of channels ",
+                                                     shape_.DebugString(), ": the groups do not divide them"));
+    }
+    std::string layout;
+    SL_RETURN_IF_ERROR(ctx->GetAttr("layout", &layout));
+    nhwc_ = layout == "NHWC";
+    return absl::OkStatus();
+  }
+
+  absl::Status Compute(OpKernelContext* ctx) const override {
+    const Tensor& x = ctx->input(0);
+    if (x.NumElements() != shape_.num_elements() || (nhwc_ && x.dims() != 4)) {
+      return absl::InvalidArgumentError(absl::StrCat("ChannelShuffle to ", shape_.DebugString(), " got ",
+                                                     x.shape().DebugString(), nhwc_ ? " (NHWC)" : ""));
+    }
+    Tensor* y;
+    SL_RETURN_IF_ERROR(ctx->allocate_output(0, shape_, &y));
+    const int64_t n = shape_.dim_size(0), c = shape_.dim_size(1), hw = shape_.dim_size(2) * shape_.dim_size(3);
+    const int64_t g = groups_, per = c / g;
+    float* out = y->data<float>();
+    if (!nhwc_) {  // Whole planes move.
+      const float* in = x.data<float>();
+      for (int64_t b = 0; b < n; ++b) {
+        for (int64_t i = 0; i < g; ++i) {
+          for (int64_t j = 0; j < per; ++j) {
+            std::memcpy(out + (b * c + j * g + i) * hw, in + (b * c + i * per + j) * hw, hw * sizeof(float));
+          }
+        }
+      }
+      return absl::OkStatus();
+    }
+    std::vector<float> regrouped;
+    const float* in = x.data<float>();
+    if (x.shape() != shape_) {
+      // x's N,C,H,W values in N,H,W,C order, of another shape than the output's (a Reshape may
+      // regroup dims): its values in N,C,H,W order, read as the output's N,C,H,W then held
+      // N,H,W,C, so that the per-pixel shuffle below applies.
+      const int64_t xc = x.dim_size(1), xhw = x.dim_size(2) * x.dim_size(3);
+      regrouped.resize(x.NumElements());
+      for (int64_t b = 0; b < x.dim_size(0); ++b)
+        for (int64_t ch = 0; ch < xc; ++ch)
+          for (int64_t p = 0; p < xhw; ++p) {
+            const int64_t flat = (b * xc + ch) * xhw + p;  // Its place in N,C,H,W order.
+            const int64_t ob = flat / (c * hw), oc = flat / hw % c, op = flat % hw;
+            regrouped[(ob * hw + op) * c + oc] = in[(b * xhw + p) * xc + ch];
+          }
+      in = regrouped.data();
+    }
+    // Each pixel's channels permuted; two groups (ShuffleNet's) interleave the halves.
+    ParallelForElements(ctx, n * hw, c, [&](int64_t begin, int64_t end) {
+      for (int64_t p = begin; p < end; ++p) {
+        const float* src = in + p * c;
+        float* dst = out + p * c;
+        if (g == 2) {
+          NchwToNhwcFewChannels(src, 1, 2, per, dst);  // Two "planes" of `per` into pairs.
+          continue;
+        }
+        for (int64_t i = 0; i < g; ++i) {
+          for (int64_t j = 0; j < per; ++j) dst[j * g + i] = src[i * per + j];
+        }
+      }
+    });
+    return absl::OkStatus();
+  }
+
+ private:
+  int64_t groups_ = 1;
+  TensorShape shape_;
+  bool nhwc_ = false;
+};
+
+REGISTER_KERNEL_BUILDER(Name("ChannelShuffle").Device(DEVICE_CPU).TypeConstraint<float>("T"), ChannelShuffleOp);
+
+class SliceChannelsNhwcOp : public OpKernel {
+ public:
+  absl::Status Init(OpKernelConstruction* ctx) override {
+    SL_RETURN_IF_ERROR(ctx->GetAttr("begin", &begin_));
+    return ctx->GetAttr("end", &end_);
+  }
+
+  absl::Status Compute(OpKernelContext* ctx) const override {
+    const Tensor& x = ctx->input(0);
+    if (x.dims() != 4 || begin_ > end_ || end_ > x.dim_size(1)) {
+      return absl::InvalidArgumentError(absl::StrCat("SliceChannelsNhwc of channels [", begin_, ", ", end_,
+                                                     ") needs a 4-D input with that many, got ",
+                                                     x.shape().DebugString()));
+    }
+    const int64_t c = x.dim_size(1), kept = end_ - begin_;
+    Tensor* y;
+    SL_RETURN_IF_ERROR(
+        ctx->allocate_output(0, TensorShape({x.dim_size(0), kept, x.dim_size(2), x.dim_size(3)}), &y));
+    const float* in = x.data<float>() + begin_;
+    float* out = y->data<float>();
+    ParallelForElements(ctx, x.dim_size(0) * x.dim_size(2) * x.dim_size(3), kept, [&](int64_t begin, int64_t end) {
+      for (int64_t p = begin; p < end; ++p) std::memcpy(out + p * kept, in + p * c, kept * sizeof(float));
+    });
+    return absl::OkStatus();
+  }
+
+ private:
+  int64_t begin_ = 0, end_ = 0;
+};
+
+REGISTER_KERNEL_BUILDER(Name("SliceChannelsNhwc").Device(DEVICE_CPU).TypeConstraint<float>("T"), SliceChannelsNhwcOp);
 
 // Add's and Mul's numpy broadcasting of the N,C,H,W shapes is the same broadcasting of the
 // N,H,W,C views, which is how the values lie; the usual case, equal shapes, goes element by

@@ -256,6 +256,28 @@ REGISTER_OP("ConcatChannelsNhwc")
     .Attr("N: int >= 1")
     .Attr("T: {float}");
 
+// A channel shuffle of `groups` groups (ShuffleNet's Reshape to [N, g, C/g, H, W], Transpose
+// of axes 1 and 2, Reshape back to `shape` [N, C, H, W], which the optimizer fuses into one
+// node): output channel j * g + i is input channel i * (C/g) + j, x read as the first Reshape
+// reads it (any shape of N*C*H*W values). Values N,C,H,W or, with layout NHWC, N,H,W,C
+// (between NHWC convolutions; x's own shape then says where its values lie).
+REGISTER_OP("ChannelShuffle")
+    .Input("x: T")
+    .Output("y: T")
+    .Attr("T: {float}")
+    .Attr("groups: int >= 1")
+    .Attr("shape: list(int)")
+    .Attr("layout: {'NCHW', 'NHWC'} = 'NCHW'");
+
+// Channels [begin, end) of an N,C,H,W-shaped tensor whose values lie N,H,W,C (a Slice of axis 1
+// between NHWC convolutions, as ShuffleNet splits its channels).
+REGISTER_OP("SliceChannelsNhwc")
+    .Input("x: T")
+    .Output("y: T")
+    .Attr("T: {float}")
+    .Attr("begin: int >= 0")
+    .Attr("end: int >= 0");
+
 // Add between such convolutions (a residual connection): shapes as Add's, values N,H,W,C.
 REGISTER_OP("AddNhwc")
     .Input("a: T")

@@ -857,6 +857,66 @@ absl::StatusOr<int> FuseConvActivations(OnnxGraph* graph) {
   return fused;
 }
 
+absl::StatusOr<int> FuseChannelShuffles(OnnxGraph* graph) {
+  int fused = 0;
+  GraphDef& def = graph->graph;
+  GraphIndex index = IndexGraph(graph);
+  absl::flat_hash_set<std::string> dropped;
+  auto known = [&](const std::string& tensor) -> const PartialShape* {
+    auto it = graph->shapes.find(Canonical(tensor));
+    return it == graph->shapes.end() || !it->second.IsFullyDefined() ? nullptr : &it->second;
+  };
+  // The node producing `tensor` (output 0) if it has `op`, is float, and only `readers` read it.
+  auto producer = [&](const std::string& tensor, const char* op) -> NodeDef* {
+    auto id = ParseTensorName(tensor);
+    if (!id.ok() || id->index != 0) return nullptr;
+    auto it = index.by_name.find(id->node);
+    if (it == index.by_name.end() || it->second->op() != op || !it->second->attr().contains("T") ||
+        it->second->attr().at("T").type() != DT_FLOAT) {
+      return nullptr;
+    }
+    const std::string out = TensorId{id->node, 0}.ToString();
+    if (index.consumers[out] != 1 || index.protected_tensors.contains(out)) return nullptr;
+    return it->second;
+  };
+  for (NodeDef& back : *def.mutable_node()) {
+    // Reshape([N, C, H, W]) <- Transpose(perm 0,2,1,3,4) <- Reshape([N, g, C/g, H, W]) <- x.
+    if (back.op() != "Onnx>Reshape" || back.input_size() != 2 || back.attr().at("T").type() != DT_FLOAT) continue;
+    NodeDef* transpose = producer(back.input(0), "Onnx>Transpose");
+    if (transpose == nullptr || transpose->input_size() != 1) continue;
+    const auto& perm = transpose->attr().at("perm").list();
+    if (perm.i_size() != 5 || perm.i(0) != 0 || perm.i(1) != 2 || perm.i(2) != 1 || perm.i(3) != 3 || perm.i(4) != 4) {
+      continue;
+    }
+    NodeDef* split = producer(transpose->input(0), "Onnx>Reshape");
+    if (split == nullptr || split->input_size() != 2) continue;
+    // The two Reshapes' results (x's own shape may be unknown: ShuffleNet's halves come from
+    // Slices of computed bounds; ChannelShuffle reads any x of as many values).
+    const PartialShape* grouped = known(transpose->input(0));
+    const PartialShape* out = known(TensorId{back.name(), 0}.ToString());
+    if (grouped == nullptr || out == nullptr || grouped->rank() != 5 || out->rank() != 4) continue;
+    const int64_t g = grouped->dim(1);
+    if (grouped->dim(0) != out->dim(0) || g < 1 || grouped->dim(1) * grouped->dim(2) != out->dim(1) ||
+        grouped->dim(3) != out->dim(2) || grouped->dim(4) != out->dim(3)) {
+      continue;
+    }
+    NodeDef shuffle;
+    shuffle.set_name(back.name());
+    shuffle.set_op("ChannelShuffle");
+    shuffle.set_device(back.device());
+    shuffle.add_input(split->input(0));
+    (*shuffle.mutable_attr())["T"].set_type(DT_FLOAT);
+    (*shuffle.mutable_attr())["groups"].set_i(g);
+    for (int k = 0; k < 4; ++k) (*shuffle.mutable_attr())["shape"].mutable_list()->add_i(out->dim(k));
+    dropped.insert(split->name());
+    dropped.insert(transpose->name());
+    back = std::move(shuffle);
+    ++fused;
+  }
+  Rewire(&def, {}, dropped);
+  return fused;
+}
+
 absl::StatusOr<int> ReduceMeansToGlobalPools(OnnxGraph* graph) {
   int rewritten = 0;
   GraphDef& def = graph->graph;
@@ -1014,13 +1074,44 @@ absl::StatusOr<int> UseNhwcBetweenConvs(OnnxGraph* graph) {
     return in->second.dim(0) >= 0 && in->second.dim(0) == out->second.dim(0) && in->second.dim(1) >= 0 &&
            in->second.dim(1) == out->second.dim(1);
   };
+  auto is_shuffle = [&](const NodeDef& n) { return n.op() == "ChannelShuffle" && is_float(n); };
+  // A Slice of channels [begin, end) of a 4-D float tensor of known channels, step 1.
+  auto channel_slice = [&](const NodeDef& n) -> std::optional<std::pair<int64_t, int64_t>> {
+    if (n.op() != "Onnx>Slice" || !is_float(n) || n.input_size() < 4 || n.input_size() > 5) return std::nullopt;
+    auto in = graph->shapes.find(Canonical(n.input(0)));
+    if (in == graph->shapes.end() || in->second.rank() != 4 || in->second.dim(1) < 0) return std::nullopt;
+    auto int_values = [&](const std::string& tensor) -> std::optional<std::vector<int64_t>> {
+      std::optional<Tensor> v = ConstValue(by_name, tensor);
+      if (!v || v->dims() != 1) return std::nullopt;
+      std::vector<int64_t> out;
+      for (int64_t i = 0; i < v->NumElements(); ++i) {
+        if (v->dtype() == DT_INT64) out.push_back(v->flat<int64_t>()[i]);
+        else if (v->dtype() == DT_INT32) out.push_back(v->flat<int32_t>()[i]);
+        else return std::nullopt;
+      }
+      return out;
+    };
+    auto starts = int_values(n.input(1)), ends = int_values(n.input(2)), axes = int_values(n.input(3));
+    if (!starts || !ends || !axes || starts->size() != 1 || ends->size() != 1 || axes->size() != 1 ||
+        ((*axes)[0] != 1 && (*axes)[0] != -3)) {
+      return std::nullopt;
+    }
+    if (n.input_size() == 5) {
+      auto steps = int_values(n.input(4));
+      if (!steps || steps->size() != 1 || (*steps)[0] != 1) return std::nullopt;
+    }
+    const int64_t c = in->second.dim(1);
+    auto clamp = [c](int64_t v) { return std::min(std::max(v < 0 ? v + c : v, int64_t{0}), c); };
+    const int64_t begin = clamp((*starts)[0]), end = std::max(begin, clamp((*ends)[0]));
+    return std::make_pair(begin, end);
+  };
   auto layout_inputs = [&](const NodeDef& n) {
     return is_concat(n) || is_binary(n) ? n.input_size() : 1;
   };
   absl::flat_hash_set<std::string> candidates;
   for (const NodeDef& n : def.node()) {
     if (IsFloatConv2D(n, by_name) || is_pool(n) || is_concat(n) || is_binary(n) || is_global_pool(n) ||
-        is_unary(n) || batch_norm_affine(n) || is_resize(n)) {
+        is_unary(n) || batch_norm_affine(n) || is_resize(n) || is_shuffle(n) || channel_slice(n)) {
       candidates.insert(n.name());
     }
   }
@@ -1068,7 +1159,8 @@ absl::StatusOr<int> UseNhwcBetweenConvs(OnnxGraph* graph) {
     }
     ++rewritten;
     if (is_unary(n)) continue;  // As it is.
-    if (n.op() == "Onnx>MaxPool" || n.op() == "Onnx>AveragePool" || n.op() == "Onnx>Resize") {
+    if (n.op() == "Onnx>MaxPool" || n.op() == "Onnx>AveragePool" || n.op() == "Onnx>Resize" ||
+        n.op() == "ChannelShuffle") {
       (*n.mutable_attr())["layout"].set_s("NHWC");
     } else if (n.op() == "Add") {
       n.set_op("AddNhwc");
@@ -1076,6 +1168,17 @@ absl::StatusOr<int> UseNhwcBetweenConvs(OnnxGraph* graph) {
       n.set_op("MulNhwc");
     } else if (n.op() == "Onnx>GlobalAveragePool") {
       n.set_op("GlobalAveragePoolNhwc");
+    } else if (n.op() == "Onnx>Slice") {
+      const auto [begin, end] = *channel_slice(n);
+      NodeDef slice;
+      slice.set_name(n.name());
+      slice.set_op("SliceChannelsNhwc");
+      slice.set_device(n.device());
+      slice.add_input(n.input(0));
+      (*slice.mutable_attr())["T"].set_type(DT_FLOAT);
+      (*slice.mutable_attr())["begin"].set_i(begin);
+      (*slice.mutable_attr())["end"].set_i(end);
+      n = std::move(slice);
     } else if (n.op() == "Onnx>BatchNormalization") {
       auto [scale, shift] = *batch_norm_affine(n);
       NodeDef affine;
@@ -1585,6 +1688,9 @@ const std::vector<OptimizerPass>& OptimizerPasses() {
        FoldBatchNormsIntoConvs},
       {"fuse_conv_activations", "fuse Relu, LeakyRelu, Clip, HardSwish, HardSigmoid, Sigmoid and Swish into Convs",
        FuseConvActivations},
+      {"fuse_channel_shuffle",
+       "fuse Reshape [N,g,C/g,H,W], Transpose of axes 1 and 2 and Reshape back into one ChannelShuffle",
+       FuseChannelShuffles},
       {"reduce_mean_to_global_pool",
        "turn ReduceMeans over the spatial axes of 4-D tensors into GlobalAveragePools (and a Flatten)",
        ReduceMeansToGlobalPools},

@@ -95,6 +95,11 @@ absl::StatusOr<int> FoldBatchNormsIntoConvs(OnnxGraph* graph);
 // its name and tensor stay.
 absl::StatusOr<int> FuseConvActivations(OnnxGraph* graph);
 
+// A channel shuffle spelled as Reshape(x [N,C,H,W] -> [N,g,C/g,H,W]), Transpose(perm 0,2,1,3,4),
+// Reshape back to [N,C,H,W] (ShuffleNet's), shapes known and the intermediates read by nothing
+// else, becomes one ChannelShuffle node, which the NHWC layout keeps in the convolutions' layout.
+absl::StatusOr<int> FuseChannelShuffles(OnnxGraph* graph);
+
 // A float ReduceMean over exactly the spatial axes (2 and 3) of a 4-D tensor is a
 // GlobalAveragePool (followed by a Flatten when keepdims is 0), which the NHWC layout keeps in
 // the convolutions' layout (MnasNet's and EfficientNet's heads spell it as ReduceMean).
@@ -105,7 +110,8 @@ absl::StatusOr<int> ReduceMeansToGlobalPools(OnnxGraph* graph);
 // in NHWC order, oneDNN's own layout for these convolutions, so no reorder runs between them:
 // Convs get output_layout / input_layout, MaxPool, AveragePool and Resize (nearest or linear, of
 // H and W only) layout NHWC, Concat becomes
-// ConcatChannelsNhwc, Add AddNhwc, Mul MulNhwc, GlobalAveragePool GlobalAveragePoolNhwc, a
+// ConcatChannelsNhwc, a Slice of channels SliceChannelsNhwc, ChannelShuffle layout NHWC, Add
+// AddNhwc, Mul MulNhwc, GlobalAveragePool GlobalAveragePoolNhwc, a
 // BatchNormalization of constant statistics ChannelAffineNhwc; Relu, Sigmoid, Clip and the other
 // element-wise functions stay as they are (they do not care how values lie). A tensor stays
 // NHWC only when its producer and every reader can take it; graph outputs stay NCHW.

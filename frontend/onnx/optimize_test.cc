@@ -1310,5 +1310,55 @@ TEST(ReduceMeansToGlobalPoolsTest, SpatialMeansBecomeNhwcPools) {
   }
 }
 
+// ShuffleNet's block between convolutions: the channels split by two Slices, one half through a
+// Conv, a Concat and the channel shuffle (Reshape, Transpose, Reshape). The shuffle becomes one
+// ChannelShuffle, and everything stays NHWC (no Transpose or Reshape left); values as imported.
+TEST(FuseChannelShufflesTest, ShuffleNetBlockStaysNhwcAndComputesTheSame) {
+  auto model = [] {
+    return ConvModel([](onnx::GraphProto* g) {
+      AddTensorInitializer(g, "s0", onnx::TensorProto::INT64, {1}, {0});
+      AddTensorInitializer(g, "s2", onnx::TensorProto::INT64, {1}, {2});
+      AddTensorInitializer(g, "s_end", onnx::TensorProto::INT64, {1}, {1000});  // Clamped to C.
+      AddTensorInitializer(g, "axis1", onnx::TensorProto::INT64, {1}, {1});
+      AddNode(g, "Slice", {"c", "s0", "s2", "axis1"}, "half_a");
+      AddNode(g, "Slice", {"c", "s2", "s_end", "axis1"}, "half_b");
+      std::vector<double> w(4);
+      for (size_t i = 0; i < w.size(); ++i) w[i] = std::cos(0.9 * i);
+      AddTensorInitializer(g, "w_half", onnx::TensorProto::FLOAT, {2, 2, 1, 1}, w);
+      AddNode(g, "Conv", {"half_b", "w_half"}, "bc");
+      AddIntAttr(AddNode(g, "Concat", {"half_a", "bc"}, "cat"), "axis", 1);
+      AddTensorInitializer(g, "grouped", onnx::TensorProto::INT64, {5}, {1, 2, 2, 6, 6});
+      AddTensorInitializer(g, "flat", onnx::TensorProto::INT64, {4}, {1, 4, 6, 6});
+      AddNode(g, "Reshape", {"cat", "grouped"}, "r1");
+      AddIntsAttr(AddNode(g, "Transpose", {"r1"}, "t"), "perm", {0, 2, 1, 3, 4});
+      AddNode(g, "Reshape", {"t", "flat"}, "r2");
+      std::vector<double> w2(16);
+      for (size_t i = 0; i < w2.size(); ++i) w2[i] = std::sin(0.7 * i);
+      AddTensorInitializer(g, "w_out", onnx::TensorProto::FLOAT, {4, 4, 1, 1}, w2);
+      AddNode(g, "Conv", {"r2", "w_out"}, "y");
+    });
+  };
+  OnnxImportOptions plain;
+  plain.optimize = false;
+  auto imported = ImportOnnxModel(model(), plain);
+  auto optimized = ImportOnnxModel(model());
+  ASSERT_OK(imported);
+  ASSERT_OK(optimized);
+  EXPECT_EQ(Count(*optimized, "ChannelShuffle"), 1);
+  EXPECT_EQ(Count(*optimized, "SliceChannelsNhwc"), 2);
+  EXPECT_EQ(Count(*optimized, "ConcatChannelsNhwc"), 1);
+  EXPECT_EQ(Count(*optimized, "Onnx>Transpose"), 0);
+  EXPECT_EQ(Count(*optimized, "Onnx>Reshape"), 0);
+  for (const NodeDef& n : optimized->graph.node()) {
+    if (n.op() == "ChannelShuffle") {
+      EXPECT_EQ(n.attr().at("layout").s(), "NHWC");
+    }
+  }
+  const std::vector<float> want = RunModel(*imported), got = RunModel(*optimized);
+  ASSERT_EQ(got.size(), want.size());
+  ASSERT_GT(got.size(), 0u);
+  for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-4f + 1e-4f * std::fabs(want[i])) << "at " << i;
+}
+
 }  // namespace
 }  // namespace sluice
