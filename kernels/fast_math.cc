@@ -49,48 +49,31 @@ SL_ARRAY_CLONES(Add, (const float* x, const float* s, float* y, int64_t n),
 // One output pixel of a 2-D NHWC pool: the max (or the sum times `scale`) over `rows` x `cols`
 // taps, the first at x, rows row_stride floats apart and columns col_stride. Channels go 16 at a
 // time in a GCC vector (one zmm register on AVX-512, two ymm on AVX2), kept in registers across
-// the taps; plain arrays got scalarized.
+// the taps (plain arrays got scalarized), then 8 at a time (24 channels: 16 + 8, not 16 + 8
+// scalar ones), then one at a time.
 typedef float Floats16 __attribute__((vector_size(64)));
 typedef float Floats8 __attribute__((vector_size(32)));
+#define SL_POOL_CHANNELS(Vec, width, combine, finish)                                   \
+  for (; ch + (width) <= c; ch += (width)) {                                            \
+    Vec acc;                                                                            \
+    std::memcpy(&acc, x + ch, sizeof(acc));                                             \
+    for (int64_t a = 0; a < rows; ++a) {                                                \
+      for (int64_t k = a == 0 ? 1 : 0; k < cols; ++k) {                                 \
+        Vec v;                                                                          \
+        std::memcpy(&v, x + a * row_stride + k * col_stride + ch, sizeof(v));           \
+        acc = combine(acc, v);                                                          \
+      }                                                                                 \
+    }                                                                                   \
+    const Vec result = finish(acc);                                                     \
+    std::memcpy(out + ch, &result, sizeof(result));                                     \
+  }
 #define SL_POOL_PIXEL(name, combine, finish)                                                           \
   SL_ARRAY_CLONES(name, (const float* x, int64_t rows, int64_t cols, int64_t row_stride, int64_t col_stride, \
                          int64_t c, float scale, float* out),                                         \
                   int64_t ch = 0;                                                                      \
-                  for (; ch + 16 <= c; ch += 16) {                                                     \
-                    Floats16 acc;                                                                      \
-                    std::memcpy(&acc, x + ch, sizeof(acc));                                            \
-                    for (int64_t a = 0; a < rows; ++a) {                                               \
-                      for (int64_t k = a == 0 ? 1 : 0; k < cols; ++k) {                                \
-                        Floats16 v;                                                                    \
-                        std::memcpy(&v, x + a * row_stride + k * col_stride + ch, sizeof(v));          \
-                        acc = combine(acc, v);                                                         \
-                      }                                                                                \
-                    }                                                                                  \
-                    const Floats16 result = finish(acc);                                               \
-                    std::memcpy(out + ch, &result, sizeof(result));                                    \
-                  }                                                                                    \
-                  for (; ch + 8 <= c; ch += 8) { /* 24 channels: 16 + 8, not 16 + 8 scalar */          \
-                    Floats8 acc;                                                                       \
-                    std::memcpy(&acc, x + ch, sizeof(acc));                                            \
-                    for (int64_t a = 0; a < rows; ++a) {                                               \
-                      for (int64_t k = a == 0 ? 1 : 0; k < cols; ++k) {                                \
-                        Floats8 v;                                                                     \
-                        std::memcpy(&v, x + a * row_stride + k * col_stride + ch, sizeof(v));          \
-                        acc = combine(acc, v);                                                         \
-                      }                                                                                \
-                    }                                                                                  \
-                    const Floats8 result = finish(acc);                                                \
-                    std::memcpy(out + ch, &result, sizeof(result));                                    \
-                  }                                                                                    \
-                  for (; ch < c; ++ch) {                                                               \
-                    float acc = x[ch];                                                                 \
-                    for (int64_t a = 0; a < rows; ++a) {                                               \
-                      for (int64_t k = a == 0 ? 1 : 0; k < cols; ++k) {                                \
-                        acc = combine(acc, x[a * row_stride + k * col_stride + ch]);                   \
-                      }                                                                                \
-                    }                                                                                  \
-                    out[ch] = finish(acc);                                                             \
-                  })
+                  SL_POOL_CHANNELS(Floats16, 16, combine, finish)                                      \
+                  SL_POOL_CHANNELS(Floats8, 8, combine, finish)                                        \
+                  SL_POOL_CHANNELS(float, 1, combine, finish))
 #define SL_MAX(a, b) ((a) < (b) ? (b) : (a))
 #define SL_SUM(a, b) ((a) + (b))
 #define SL_AS_IS(v) (v)
@@ -102,6 +85,7 @@ SL_POOL_PIXEL(AvgPoolPixel, SL_SUM, SL_SCALED)
 #undef SL_AS_IS
 #undef SL_SCALED
 #undef SL_POOL_PIXEL
+#undef SL_POOL_CHANNELS
 
 SL_ARRAY_CLONES(SiluLoop, (float* v, int64_t n), for (int64_t i = 0; i < n; ++i) v[i] *= FastSigmoid(v[i]);)
 

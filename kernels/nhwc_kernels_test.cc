@@ -183,7 +183,7 @@ TEST(PoolNhwcTest, MatchesTheNchwKernel) {
       } else {
         t.Attr("count_include_pad", c.count_include_pad);
       }
-      t.Input(nhwc ? HeldNhwc(2, 37, 7, 6, Wavy) : PlainNchw(2, 37, 7, 6, Wavy));  // 16 + 16 + 5 channels.
+      t.Input(nhwc ? HeldNhwc(2, 45, 7, 6, Wavy) : PlainNchw(2, 45, 7, 6, Wavy));  // 16 + 16 + 8 + 5 channels.
       ASSERT_OK(t.Run());
       outs[nhwc] = t.output(0);
     }
