@@ -350,5 +350,28 @@ TEST(NhwcKernelsTest, ChannelShuffleReadsXAsTheReshapeDoes) {
   }
 }
 
+// NhwcView renames the order of the same values: an N,C,H,W-shaped tensor held N,H,W,C is the
+// [N,H,W,C] tensor of those values, and back; no value moves (the output shares x's buffer).
+TEST(NhwcKernelsTest, NhwcViewRenamesTheOrder) {
+  const Tensor x = HeldNhwc(2, 3, 4, 5, A);
+  KernelTester to_last("NhwcView");
+  to_last.Attr("T", DT_FLOAT).Attr("channels_last", true).Input(x);
+  ASSERT_OK(to_last.Run());
+  const Tensor& y = to_last.output(0);
+  ASSERT_EQ(y.shape(), TensorShape({2, 4, 5, 3}));
+  EXPECT_EQ(y.data<float>(), x.data<float>());
+  for (int64_t i = 0; i < y.NumElements(); ++i) ASSERT_EQ(y.flat<float>()[i], x.flat<float>()[i]);
+  KernelTester back("NhwcView");
+  back.Attr("T", DT_FLOAT).Attr("channels_last", false).Input(y);
+  ASSERT_OK(back.Run());
+  EXPECT_EQ(back.output(0).shape(), TensorShape({2, 3, 4, 5}));
+  EXPECT_EQ(back.output(0).data<float>(), x.data<float>());
+  KernelTester bad("NhwcView");
+  bad.Attr("T", DT_FLOAT).Attr("channels_last", true).Input(Tensor(DT_FLOAT, TensorShape({2, 3, 4})));
+  const absl::Status s = bad.Run();
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(std::string(s.message()).find("4-D"), std::string::npos) << s.message();
+}
+
 }  // namespace
 }  // namespace sluice

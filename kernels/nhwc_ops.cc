@@ -141,6 +141,27 @@ class ChannelShuffleOp : public OpKernel {
 
 REGISTER_KERNEL_BUILDER(Name("ChannelShuffle").Device(DEVICE_CPU).TypeConstraint<float>("T"), ChannelShuffleOp);
 
+class NhwcViewOp : public OpKernel {
+ public:
+  absl::Status Init(OpKernelConstruction* ctx) override { return ctx->GetAttr("channels_last", &channels_last_); }
+
+  absl::Status Compute(OpKernelContext* ctx) const override {
+    const Tensor& x = ctx->input(0);
+    if (x.dims() != 4) {
+      return absl::InvalidArgumentError(absl::StrCat("NhwcView needs a 4-D input, got ", x.shape().DebugString()));
+    }
+    const int64_t a = x.dim_size(0), b = x.dim_size(1), c = x.dim_size(2), d = x.dim_size(3);
+    const TensorShape view = channels_last_ ? TensorShape({a, c, d, b}) : TensorShape({a, d, b, c});
+    SL_ASSIGN_OR_RETURN(Tensor y, x.Reshaped(view));
+    return ctx->set_output(0, y);
+  }
+
+ private:
+  bool channels_last_ = false;
+};
+
+REGISTER_KERNEL_BUILDER(Name("NhwcView").Device(DEVICE_CPU).TypeConstraint<float>("T"), NhwcViewOp);
+
 class SliceChannelsNhwcOp : public OpKernel {
  public:
   absl::Status Init(OpKernelConstruction* ctx) override {

@@ -269,6 +269,16 @@ REGISTER_OP("ChannelShuffle")
     .Attr("shape: list(int)")
     .Attr("layout: {'NCHW', 'NHWC'} = 'NCHW'");
 
+// The same values under the other name of their order: channels_last, an N,C,H,W-shaped
+// tensor whose values lie N,H,W,C becomes the [N,H,W,C] tensor they are; otherwise an
+// [N,H,W,C] tensor becomes N,C,H,W-shaped with its values lying N,H,W,C. Nothing moves (a
+// Transpose between layouts that the NHWC layout pass made free).
+REGISTER_OP("NhwcView")
+    .Input("x: T")
+    .Output("y: T")
+    .Attr("T: {float}")
+    .Attr("channels_last: bool");
+
 // Channels [begin, end) of an N,C,H,W-shaped tensor whose values lie N,H,W,C (a Slice of axis 1
 // between NHWC convolutions, as ShuffleNet splits its channels).
 REGISTER_OP("SliceChannelsNhwc")

@@ -1105,24 +1105,75 @@ absl::StatusOr<int> UseNhwcBetweenConvs(OnnxGraph* graph) {
     const int64_t begin = clamp((*starts)[0]), end = std::max(begin, clamp((*ends)[0]));
     return std::make_pair(begin, end);
   };
-  auto layout_inputs = [&](const NodeDef& n) {
-    return is_concat(n) || is_binary(n) ? n.input_size() : 1;
+  // A 4-D float Transpose between channels-last and N,C,H,W order (ConvNeXt's blocks permute to
+  // [N,H,W,C] for their LayerNorm and Linears and back): from an NHWC tensor to [N,H,W,C] (a
+  // "sink", perm 0,2,3,1) its values already lie that way, and so do those of a [N,H,W,C] tensor
+  // made N,C,H,W (a "source", perm 0,3,1,2): both become NhwcView, which moves no value.
+  auto transpose_perm = [&](const NodeDef& n, std::initializer_list<int64_t> want) {
+    if (n.op() != "Onnx>Transpose" || !is_float(n) || n.input_size() != 1) return false;
+    const auto& perm = n.attr().at("perm").list();
+    if (perm.i_size() != static_cast<int>(want.size())) return false;
+    int k = 0;
+    for (int64_t p : want) {
+      if (perm.i(k++) != p) return false;
+    }
+    return true;
+  };
+  auto is_sink = [&](const NodeDef& n) { return transpose_perm(n, {0, 2, 3, 1}); };
+  auto is_source = [&](const NodeDef& n) { return transpose_perm(n, {0, 3, 1, 2}); };
+  // A float Mul of a 4-D tensor of known channels C and a constant of shape [C,1,1] or
+  // [1,C,1,1] (ConvNeXt's layer scale): the tensor's input index and the scale, as [C].
+  auto find_channel_scale = [&](const NodeDef& n) -> std::optional<std::pair<int, Tensor>> {
+    if (n.op() != "Mul" || !is_float(n) || n.input_size() != 2 || by_name.contains(n.name() + "/scale") ||
+        by_name.contains(n.name() + "/shift")) {
+      return std::nullopt;
+    }
+    for (int i = 0; i < 2; ++i) {
+      std::optional<Tensor> v = ConstValue(by_name, n.input(1 - i));
+      auto shape = graph->shapes.find(Canonical(n.input(i)));
+      if (!v || v->dtype() != DT_FLOAT || shape == graph->shapes.end() || shape->second.rank() != 4) continue;
+      const int64_t c = shape->second.dim(1);
+      const bool per_channel = c > 1 && v->NumElements() == c &&
+                               ((v->dims() == 3 && v->dim_size(0) == c) || (v->dims() == 4 && v->dim_size(0) == 1 &&
+                                                                           v->dim_size(1) == c));
+      if (!per_channel) continue;
+      Tensor scale(DT_FLOAT, TensorShape({c}));
+      std::copy_n(v->flat<float>().data(), c, scale.flat<float>().data());
+      return std::make_pair(i, std::move(scale));
+    }
+    return std::nullopt;
+  };
+  absl::flat_hash_map<std::string, std::pair<int, Tensor>> channel_scales;  // Looked up once.
+  for (const NodeDef& n : def.node()) {
+    if (auto scale = find_channel_scale(n)) channel_scales.emplace(n.name(), *std::move(scale));
+  }
+  auto channel_scale = [&](const NodeDef& n) -> const std::pair<int, Tensor>* {
+    auto it = channel_scales.find(n.name());
+    return it == channel_scales.end() ? nullptr : &it->second;
+  };
+  // Whether input `i` of candidate `n` carries the layout (the rest, Clip's bounds or a
+  // BatchNormalization's statistics, are per-tensor or per-channel).
+  auto carries = [&](const NodeDef& n, int i) {
+    if (is_source(n)) return false;
+    if (const auto* scale = channel_scale(n)) return i == scale->first;
+    return is_concat(n) || is_binary(n) ? i < n.input_size() : i == 0;
   };
   absl::flat_hash_set<std::string> candidates;
   for (const NodeDef& n : def.node()) {
     if (IsFloatConv2D(n, by_name) || is_pool(n) || is_concat(n) || is_binary(n) || is_global_pool(n) ||
-        is_unary(n) || batch_norm_affine(n) || is_resize(n) || is_shuffle(n) || channel_slice(n)) {
+        is_unary(n) || batch_norm_affine(n) || is_resize(n) || is_shuffle(n) || channel_slice(n) || is_sink(n) ||
+        is_source(n)) {
       candidates.insert(n.name());
     }
   }
   auto nhwc_ok = [&](const std::string& tensor) {
     auto id = ParseTensorName(tensor);
-    if (!id.ok() || id->index != 0 || !candidates.contains(id->node)) return false;
+    if (!id.ok() || id->index != 0 || !candidates.contains(id->node) || is_sink(*by_name.at(id->node))) return false;
     const std::string t = TensorId{id->node, 0}.ToString();
     auto it = consumers.find(t);
     if (protected_tensors.contains(t) || it == consumers.end() || it->second.empty()) return false;
     for (const auto& [c, index] : it->second) {
-      if (!candidates.contains(c->name()) || index >= layout_inputs(*c)) return false;
+      if (!candidates.contains(c->name()) || !carries(*c, index)) return false;
     }
     return true;
   };
@@ -1130,9 +1181,10 @@ absl::StatusOr<int> UseNhwcBetweenConvs(OnnxGraph* graph) {
     changed = false;
     for (const NodeDef& n : def.node()) {
       if (!candidates.contains(n.name()) || n.op() == "Onnx>Conv") continue;
-      // A global pool's output is the same in either order, so any node may read it.
-      bool ok = n.op() == "Onnx>GlobalAveragePool" || nhwc_ok(TensorId{n.name(), 0}.ToString());
-      for (int i = 0; ok && i < layout_inputs(n); ++i) ok = nhwc_ok(n.input(i));
+      // A global pool's output is the same in either order, so any node may read it; a sink's
+      // is channels-last, in plain order.
+      bool ok = n.op() == "Onnx>GlobalAveragePool" || is_sink(n) || nhwc_ok(TensorId{n.name(), 0}.ToString());
+      for (int i = 0; ok && i < n.input_size(); ++i) ok = !carries(n, i) || nhwc_ok(n.input(i));
       if (!ok) {
         candidates.erase(n.name());
         changed = true;
@@ -1159,6 +1211,37 @@ absl::StatusOr<int> UseNhwcBetweenConvs(OnnxGraph* graph) {
     }
     ++rewritten;
     if (is_unary(n)) continue;  // As it is.
+    if (is_sink(n) || is_source(n)) {
+      NodeDef view;
+      view.set_name(n.name());
+      view.set_op("NhwcView");
+      view.set_device(n.device());
+      view.add_input(n.input(0));
+      (*view.mutable_attr())["T"].set_type(DT_FLOAT);
+      (*view.mutable_attr())["channels_last"].set_b(is_sink(n));
+      n = std::move(view);
+      continue;
+    }
+    if (const auto* scale = channel_scale(n)) {  // Mul by a per-channel constant: a channel affine.
+      const int64_t c = scale->second.NumElements();
+      Tensor shift(DT_FLOAT, TensorShape({c}));
+      std::fill_n(shift.flat<float>().data(), c, 0.0f);
+      NodeDef affine;
+      affine.set_name(n.name());
+      affine.set_op("ChannelAffineNhwc");
+      affine.set_device(n.device());
+      affine.add_input(n.input(scale->first));
+      for (const auto& [suffix, value] :
+           {std::pair<const char*, const Tensor*>{"/scale", &scale->second}, {"/shift", &shift}}) {
+        const std::string name = n.name() + suffix;
+        added.push_back(ConstNode(name, n.device(), *value));
+        affine.add_input(name);
+      }
+      (*affine.mutable_attr())["T"].set_type(DT_FLOAT);
+      statistics.insert(ParseTensorName(n.input(1 - scale->first))->node);
+      n = std::move(affine);
+      continue;
+    }
     if (n.op() == "Onnx>MaxPool" || n.op() == "Onnx>AveragePool" || n.op() == "Onnx>Resize" ||
         n.op() == "ChannelShuffle") {
       (*n.mutable_attr())["layout"].set_s("NHWC");

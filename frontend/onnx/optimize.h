@@ -111,7 +111,9 @@ absl::StatusOr<int> ReduceMeansToGlobalPools(OnnxGraph* graph);
 // Convs get output_layout / input_layout, MaxPool, AveragePool and Resize (nearest or linear, of
 // H and W only) layout NHWC, Concat becomes
 // ConcatChannelsNhwc, a Slice of channels SliceChannelsNhwc, ChannelShuffle layout NHWC, Add
-// AddNhwc, Mul MulNhwc, GlobalAveragePool GlobalAveragePoolNhwc, a
+// AddNhwc, Mul MulNhwc (a Mul by a per-channel constant ChannelAffineNhwc), a Transpose
+// between channels-last [N,H,W,C] and N,C,H,W (ConvNeXt's) NhwcView, which moves no value,
+// GlobalAveragePool GlobalAveragePoolNhwc, a
 // BatchNormalization of constant statistics ChannelAffineNhwc; Relu, Sigmoid, Clip and the other
 // element-wise functions stay as they are (they do not care how values lie). A tensor stays
 // NHWC only when its producer and every reader can take it; graph outputs stay NCHW.

@@ -1407,5 +1407,49 @@ TEST(FoldConstantsTest, LayeredShapeArithmeticFoldsInRounds) {
   EXPECT_EQ(Count(g, "Onnx>Shape"), 2);
 }
 
+// A ConvNeXt block between two Convs: Transpose to channels-last, LayerNormalization, the
+// Transpose back, a Mul by a per-channel constant (layer scale) and the residual Add. The
+// Transposes become NhwcViews (no value moves), the Mul a ChannelAffineNhwc, the Add an
+// AddNhwc, both Convs keep NHWC; values as imported. A Mul by a constant of another shape stays.
+TEST(UseNhwcBetweenConvsTest, ChannelsLastBlocksStayNhwc) {
+  for (bool per_channel : {true, false}) {
+    SCOPED_TRACE(per_channel);
+    auto model = [&] {
+      return ConvSandwichModel([&](onnx::GraphProto* g) {
+        AddIntsAttr(AddNode(g, "Transpose", {"c"}, "t1"), "perm", {0, 2, 3, 1});
+        AddTensorInitializer(g, "ln_scale", onnx::TensorProto::FLOAT, {4}, {1.5, -0.5, 2.0, 0.25});
+        AddTensorInitializer(g, "ln_bias", onnx::TensorProto::FLOAT, {4}, {0.1, 0.2, -0.3, 0.0});
+        AddNode(g, "LayerNormalization", {"t1", "ln_scale", "ln_bias"}, "ln");
+        AddIntsAttr(AddNode(g, "Transpose", {"ln"}, "t2"), "perm", {0, 3, 1, 2});
+        if (per_channel) {
+          AddTensorInitializer(g, "gamma", onnx::TensorProto::FLOAT, {4, 1, 1}, {0.5, -1.0, 2.0, 3.0});
+        } else {
+          AddTensorInitializer(g, "gamma", onnx::TensorProto::FLOAT, {1, 6}, {0.5, -1.0, 2.0, 3.0, 1.0, 0.0});
+        }
+        AddNode(g, "Mul", {"gamma", "t2"}, "scaled");
+        AddNode(g, "Add", {"scaled", "c"}, "m");
+      });
+    };
+    OnnxImportOptions plain;
+    plain.optimize = false;
+    auto imported = ImportOnnxModel(model(), plain);
+    auto optimized = ImportOnnxModel(model());
+    ASSERT_OK(imported);
+    ASSERT_OK(optimized);
+    EXPECT_EQ(Count(*optimized, "Onnx>Transpose"), per_channel ? 0 : 2);
+    EXPECT_EQ(Count(*optimized, "NhwcView"), per_channel ? 2 : 0);
+    EXPECT_EQ(Count(*optimized, "ChannelAffineNhwc"), per_channel ? 1 : 0);
+    for (const NodeDef& n : optimized->graph.node()) {
+      if (n.name() == "y_node") {
+        EXPECT_EQ(n.attr().contains("input_layout") && n.attr().at("input_layout").s() == "NHWC", per_channel);
+      }
+    }
+    const std::vector<float> want = RunModel(*imported), got = RunModel(*optimized);
+    ASSERT_EQ(got.size(), want.size());
+    ASSERT_GT(got.size(), 0u);
+    for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-4f + 1e-4f * std::fabs(want[i])) << "at " << i;
+  }
+}
+
 }  // namespace
 }  // namespace sluice
