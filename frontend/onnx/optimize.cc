@@ -1200,6 +1200,23 @@ absl::StatusOr<int> UseNhwcBetweenConvs(OnnxGraph* graph) {
   }
   std::vector<NodeDef> added;
   absl::flat_hash_set<std::string> statistics;  // What the normalizations read before.
+  // A one-input NHWC node replacing `n` under its name and device: `op` of float `input`, with
+  // constant inputs after it named n's name plus their suffix.
+  auto nhwc_node = [&](const NodeDef& n, const char* op, const std::string& input,
+                       std::initializer_list<std::pair<const char*, const Tensor*>> constants) {
+    NodeDef r;
+    r.set_name(n.name());
+    r.set_op(op);
+    r.set_device(n.device());
+    r.add_input(input);
+    for (const auto& [suffix, value] : constants) {
+      const std::string name = n.name() + suffix;
+      added.push_back(ConstNode(name, n.device(), *value));
+      r.add_input(name);
+    }
+    (*r.mutable_attr())["T"].set_type(DT_FLOAT);
+    return r;
+  };
   for (NodeDef& n : *def.mutable_node()) {
     if (!candidates.contains(n.name())) continue;
     if (n.op() == "Onnx>Conv") {
@@ -1212,12 +1229,7 @@ absl::StatusOr<int> UseNhwcBetweenConvs(OnnxGraph* graph) {
     ++rewritten;
     if (is_unary(n)) continue;  // As it is.
     if (is_sink(n) || is_source(n)) {
-      NodeDef view;
-      view.set_name(n.name());
-      view.set_op("NhwcView");
-      view.set_device(n.device());
-      view.add_input(n.input(0));
-      (*view.mutable_attr())["T"].set_type(DT_FLOAT);
+      NodeDef view = nhwc_node(n, "NhwcView", n.input(0), {});
       (*view.mutable_attr())["channels_last"].set_b(is_sink(n));
       n = std::move(view);
       continue;
@@ -1226,20 +1238,8 @@ absl::StatusOr<int> UseNhwcBetweenConvs(OnnxGraph* graph) {
       const int64_t c = scale->second.NumElements();
       Tensor shift(DT_FLOAT, TensorShape({c}));
       std::fill_n(shift.flat<float>().data(), c, 0.0f);
-      NodeDef affine;
-      affine.set_name(n.name());
-      affine.set_op("ChannelAffineNhwc");
-      affine.set_device(n.device());
-      affine.add_input(n.input(scale->first));
-      for (const auto& [suffix, value] :
-           {std::pair<const char*, const Tensor*>{"/scale", &scale->second}, {"/shift", &shift}}) {
-        const std::string name = n.name() + suffix;
-        added.push_back(ConstNode(name, n.device(), *value));
-        affine.add_input(name);
-      }
-      (*affine.mutable_attr())["T"].set_type(DT_FLOAT);
       statistics.insert(ParseTensorName(n.input(1 - scale->first))->node);
-      n = std::move(affine);
+      n = nhwc_node(n, "ChannelAffineNhwc", n.input(scale->first), {{"/scale", &scale->second}, {"/shift", &shift}});
       continue;
     }
     if (n.op() == "Onnx>MaxPool" || n.op() == "Onnx>AveragePool" || n.op() == "Onnx>Resize" ||
@@ -1253,30 +1253,14 @@ absl::StatusOr<int> UseNhwcBetweenConvs(OnnxGraph* graph) {
       n.set_op("GlobalAveragePoolNhwc");
     } else if (n.op() == "Onnx>Slice") {
       const auto [begin, end] = *channel_slice(n);
-      NodeDef slice;
-      slice.set_name(n.name());
-      slice.set_op("SliceChannelsNhwc");
-      slice.set_device(n.device());
-      slice.add_input(n.input(0));
-      (*slice.mutable_attr())["T"].set_type(DT_FLOAT);
+      NodeDef slice = nhwc_node(n, "SliceChannelsNhwc", n.input(0), {});
       (*slice.mutable_attr())["begin"].set_i(begin);
       (*slice.mutable_attr())["end"].set_i(end);
       n = std::move(slice);
     } else if (n.op() == "Onnx>BatchNormalization") {
       auto [scale, shift] = *batch_norm_affine(n);
-      NodeDef affine;
-      affine.set_name(n.name());
-      affine.set_op("ChannelAffineNhwc");
-      affine.set_device(n.device());
-      affine.add_input(n.input(0));
-      for (const auto& [suffix, value] : {std::pair<const char*, const Tensor*>{"/scale", &scale}, {"/shift", &shift}}) {
-        const std::string name = n.name() + suffix;
-        added.push_back(ConstNode(name, n.device(), *value));
-        affine.add_input(name);
-      }
-      (*affine.mutable_attr())["T"].set_type(DT_FLOAT);
       for (int k = 1; k < 5; ++k) statistics.insert(ParseTensorName(n.input(k))->node);
-      n = std::move(affine);
+      n = nhwc_node(n, "ChannelAffineNhwc", n.input(0), {{"/scale", &scale}, {"/shift", &shift}});
     } else {
       NodeDef cat;
       cat.set_name(n.name());

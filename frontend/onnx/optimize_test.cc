@@ -1095,6 +1095,25 @@ onnx::ModelProto ConvSandwichModel(const std::function<void(onnx::GraphProto*)>&
   return m;
 }
 
+// Imports `model` without and with the optimizer, expects both to give the same values
+// (RunModel; error within `tolerance` of each value's size) and returns the optimized graph.
+OnnxGraph OptimizedLikePlain(const onnx::ModelProto& model, float tolerance = 1e-4f) {
+  OnnxImportOptions plain;
+  plain.optimize = false;
+  auto imported = ImportOnnxModel(model, plain);
+  auto optimized = ImportOnnxModel(model);
+  EXPECT_OK(imported);
+  EXPECT_OK(optimized);
+  if (!imported.ok() || !optimized.ok()) return OnnxGraph();
+  const std::vector<float> want = RunModel(*imported), got = RunModel(*optimized);
+  EXPECT_EQ(got.size(), want.size());
+  EXPECT_GT(got.size(), 0u);
+  for (size_t i = 0; i < want.size() && i < got.size(); ++i) {
+    EXPECT_NEAR(got[i], want[i], tolerance + tolerance * std::fabs(want[i])) << "at " << i;
+  }
+  return *std::move(optimized);
+}
+
 void AddIntAttr(onnx::NodeProto* n, const std::string& name, int64_t v) {
   onnx::AttributeProto* a = n->add_attribute();
   a->set_name(name);
@@ -1300,18 +1319,9 @@ TEST(ReduceMeansToGlobalPoolsTest, SpatialMeansBecomeNhwcPools) {
       shape->clear_dim();
       return m;
     };
-    OnnxImportOptions plain;
-    plain.optimize = false;
-    auto imported = ImportOnnxModel(model(), plain);
-    auto optimized = ImportOnnxModel(model());
-    ASSERT_OK(imported);
-    ASSERT_OK(optimized);
-    EXPECT_EQ(Count(*optimized, "Onnx>ReduceMean"), c.pooled ? 0 : 1);
-    EXPECT_EQ(Count(*optimized, "GlobalAveragePoolNhwc"), c.pooled ? 1 : 0);
-    const std::vector<float> want = RunModel(*imported), got = RunModel(*optimized);
-    ASSERT_EQ(got.size(), want.size());
-    ASSERT_GT(got.size(), 0u);
-    for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-5f + 1e-5f * std::fabs(want[i])) << "at " << i;
+    const OnnxGraph optimized = OptimizedLikePlain(model(), 1e-5f);
+    EXPECT_EQ(Count(optimized, "Onnx>ReduceMean"), c.pooled ? 0 : 1);
+    EXPECT_EQ(Count(optimized, "GlobalAveragePoolNhwc"), c.pooled ? 1 : 0);
   }
 }
 
@@ -1343,26 +1353,17 @@ TEST(FuseChannelShufflesTest, ShuffleNetBlockStaysNhwcAndComputesTheSame) {
       AddNode(g, "Conv", {"r2", "w_out"}, "y");
     });
   };
-  OnnxImportOptions plain;
-  plain.optimize = false;
-  auto imported = ImportOnnxModel(model(), plain);
-  auto optimized = ImportOnnxModel(model());
-  ASSERT_OK(imported);
-  ASSERT_OK(optimized);
-  EXPECT_EQ(Count(*optimized, "ChannelShuffle"), 1);
-  EXPECT_EQ(Count(*optimized, "SliceChannelsNhwc"), 2);
-  EXPECT_EQ(Count(*optimized, "ConcatChannelsNhwc"), 1);
-  EXPECT_EQ(Count(*optimized, "Onnx>Transpose"), 0);
-  EXPECT_EQ(Count(*optimized, "Onnx>Reshape"), 0);
-  for (const NodeDef& n : optimized->graph.node()) {
+  const OnnxGraph optimized = OptimizedLikePlain(model());
+  EXPECT_EQ(Count(optimized, "ChannelShuffle"), 1);
+  EXPECT_EQ(Count(optimized, "SliceChannelsNhwc"), 2);
+  EXPECT_EQ(Count(optimized, "ConcatChannelsNhwc"), 1);
+  EXPECT_EQ(Count(optimized, "Onnx>Transpose"), 0);
+  EXPECT_EQ(Count(optimized, "Onnx>Reshape"), 0);
+  for (const NodeDef& n : optimized.graph.node()) {
     if (n.op() == "ChannelShuffle") {
       EXPECT_EQ(n.attr().at("layout").s(), "NHWC");
     }
   }
-  const std::vector<float> want = RunModel(*imported), got = RunModel(*optimized);
-  ASSERT_EQ(got.size(), want.size());
-  ASSERT_GT(got.size(), 0u);
-  for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-4f + 1e-4f * std::fabs(want[i])) << "at " << i;
 }
 
 // Shape arithmetic in layers (Swin's pads and window reshapes): the second Reshape's shape
@@ -1430,24 +1431,15 @@ TEST(UseNhwcBetweenConvsTest, ChannelsLastBlocksStayNhwc) {
         AddNode(g, "Add", {"scaled", "c"}, "m");
       });
     };
-    OnnxImportOptions plain;
-    plain.optimize = false;
-    auto imported = ImportOnnxModel(model(), plain);
-    auto optimized = ImportOnnxModel(model());
-    ASSERT_OK(imported);
-    ASSERT_OK(optimized);
-    EXPECT_EQ(Count(*optimized, "Onnx>Transpose"), per_channel ? 0 : 2);
-    EXPECT_EQ(Count(*optimized, "NhwcView"), per_channel ? 2 : 0);
-    EXPECT_EQ(Count(*optimized, "ChannelAffineNhwc"), per_channel ? 1 : 0);
-    for (const NodeDef& n : optimized->graph.node()) {
+    const OnnxGraph optimized = OptimizedLikePlain(model());
+    EXPECT_EQ(Count(optimized, "Onnx>Transpose"), per_channel ? 0 : 2);
+    EXPECT_EQ(Count(optimized, "NhwcView"), per_channel ? 2 : 0);
+    EXPECT_EQ(Count(optimized, "ChannelAffineNhwc"), per_channel ? 1 : 0);
+    for (const NodeDef& n : optimized.graph.node()) {
       if (n.name() == "y_node") {
         EXPECT_EQ(n.attr().contains("input_layout") && n.attr().at("input_layout").s() == "NHWC", per_channel);
       }
     }
-    const std::vector<float> want = RunModel(*imported), got = RunModel(*optimized);
-    ASSERT_EQ(got.size(), want.size());
-    ASSERT_GT(got.size(), 0u);
-    for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-4f + 1e-4f * std::fabs(want[i])) << "at " << i;
   }
 }
 
