@@ -91,9 +91,11 @@ SL_ARRAY_CLONES(SiluLoop, (float* v, int64_t n), for (int64_t i = 0; i < n; ++i)
 
 // GCC 12's AVX-512 headers leave the unused pass-through operand of some unmasked intrinsics
 // undefined on purpose, which -Wmaybe-uninitialized reports where they are inlined.
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #pragma GCC diagnostic ignored "-Wuninitialized"
+#endif
 // FastExp's steps on 16 lanes, with scalef for the power of two (it saturates, so -x is
 // clamped to +-87 only to keep 1 + e finite), then 1 / (1 + e) from a 14-bit estimate and one
 // Newton step. -x below -87 gives e = 0, above 87 the product of x and ~1.6e-38; NaN stays NaN.
@@ -182,7 +184,9 @@ void SoftmaxRowGeneric(const float* in, float* out, int64_t n) {
   const float scale = static_cast<float>(1.0 / sum);
   for (int64_t i = 0; i < n; ++i) out[i] *= scale;
 }
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic pop
+#endif
 
 
 // Rows in eights, each with its own 16-lane accumulator, x loaded once per 16 floats for all
