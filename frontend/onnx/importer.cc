@@ -673,10 +673,14 @@ absl::StatusOr<OnnxGraph> ImportOnnxModel(onnx::ModelProto model, const OnnxImpo
                                      : 0;
         if (now_replaced == 0) break;
         replaced += now_replaced;
-        SL_RETURN_IF_ERROR(InferShapesIsolated(&skeleton, "ONNX shape inference failed", [](onnx::ModelProto& m) {
+        const absl::Status inferred = InferShapesIsolated(&skeleton, "ONNX shape inference failed", [](onnx::ModelProto& m) {
           onnx::shape_inference::InferShapes(m, onnx::OpSchemaRegistry::Instance(),
                                              onnx::ShapeInferenceOptions(false, 0, /*data_prop=*/true));
-        }));
+        });
+        if (!inferred.ok()) {  // An optimization only: the model imports as it came.
+          changed = false;
+          break;
+        }
         changed = true;
         const int now = UnknownShapes(skeleton);
         if (now >= unknown) break;
