@@ -124,6 +124,19 @@ float AtNchw(const Tensor& t, int64_t n, int64_t c, int64_t h, int64_t w) {
   return t.flat<float>()[Offset(t, false, n, c, h, w)];
 }
 
+// `nchw` and `nhwc` (N,C,H,W-shaped, values in N,H,W,C order) hold the same values, each within
+// `tolerance`.
+void ExpectSameValues(const Tensor& nchw, const Tensor& nhwc, float tolerance) {
+  ASSERT_EQ(nchw.shape(), nhwc.shape());
+  for (int64_t n = 0; n < nchw.dim_size(0); ++n)
+    for (int64_t ch = 0; ch < nchw.dim_size(1); ++ch)
+      for (int64_t h = 0; h < nchw.dim_size(2); ++h)
+        for (int64_t w = 0; w < nchw.dim_size(3); ++w) {
+          ASSERT_NEAR(AtNhwc(nhwc, n, ch, h, w), AtNchw(nchw, n, ch, h, w), tolerance)
+              << n << " " << ch << " " << h << " " << w;
+        }
+}
+
 float Wavy(int64_t n, int64_t c, int64_t h, int64_t w) {
   return std::sin(0.3f * (1 + n) * (c + 1) + 0.7f * h - 0.45f * w) * 4.0f;
 }
@@ -187,14 +200,7 @@ TEST(PoolNhwcTest, MatchesTheNchwKernel) {
       ASSERT_OK(t.Run());
       outs[nhwc] = t.output(0);
     }
-    ASSERT_EQ(outs[0].shape(), outs[1].shape());
-    const Tensor& y = outs[0];
-    for (int64_t n = 0; n < y.dim_size(0); ++n)
-      for (int64_t ch = 0; ch < y.dim_size(1); ++ch)
-        for (int64_t h = 0; h < y.dim_size(2); ++h)
-          for (int64_t w = 0; w < y.dim_size(3); ++w) {
-            ASSERT_NEAR(AtNhwc(outs[1], n, ch, h, w), AtNchw(outs[0], n, ch, h, w), 1e-5f) << n << ch << h << w;
-          }
+    ExpectSameValues(outs[0], outs[1], 1e-5f);
   }
 }
 
@@ -263,14 +269,7 @@ TEST(ResizeNhwcTest, MatchesTheNchwKernel) {
           ASSERT_OK(t.Run());
           outs[nhwc] = t.output(0);
         }
-        ASSERT_EQ(outs[0].shape(), outs[1].shape());
-        const Tensor& y = outs[0];
-        for (int64_t n = 0; n < y.dim_size(0); ++n)
-          for (int64_t ch = 0; ch < y.dim_size(1); ++ch)
-            for (int64_t h = 0; h < y.dim_size(2); ++h)
-              for (int64_t w = 0; w < y.dim_size(3); ++w) {
-                ASSERT_NEAR(AtNhwc(outs[1], n, ch, h, w), AtNchw(outs[0], n, ch, h, w), 1e-4f) << n << " " << ch << " " << h << " " << w;
-              }
+        ExpectSameValues(outs[0], outs[1], 1e-4f);
       }
     }
   }
@@ -371,6 +370,24 @@ TEST(NhwcKernelsTest, NhwcViewRenamesTheOrder) {
   const absl::Status s = bad.Run();
   ASSERT_FALSE(s.ok());
   EXPECT_NE(std::string(s.message()).find("4-D"), std::string::npos) << s.message();
+}
+
+// Attributes a hand-written GraphDef may carry: a shape of 2^62 dims (whose product overflows),
+// a negative dim, and a slice of channels [2^62, 2^62 + 1) fail with an error, not a crash.
+TEST(NhwcKernelsTest, HostileSizesFailByName) {
+  const int64_t huge = int64_t{1} << 62;
+  for (const std::vector<int64_t>& shape : {std::vector<int64_t>{huge, 4, huge, 1}, std::vector<int64_t>{1, -4, 2, 2}}) {
+    KernelTester t("ChannelShuffle");
+    t.Attr("T", DT_FLOAT).Attr("groups", int64_t{2}).Attr("shape", shape).Input(Filled(false, 1, 4, 2, 2, A));
+    const absl::Status s = t.Run();
+    ASSERT_FALSE(s.ok());
+    EXPECT_NE(std::string(s.message()).find("ChannelShuffle"), std::string::npos) << s.message();
+  }
+  KernelTester slice("SliceChannelsNhwc");
+  slice.Attr("T", DT_FLOAT).Attr("begin", huge).Attr("end", huge + 1).Input(HeldNhwc(1, 7, 2, 2, A));
+  const absl::Status s = slice.Run();
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(std::string(s.message()).find("SliceChannelsNhwc"), std::string::npos) << s.message();
 }
 
 }  // namespace

@@ -63,10 +63,7 @@ class ChannelShuffleOp : public OpKernel {
     if (shape.size() != 4 || groups_ < 1) {
       return absl::InvalidArgumentError(absl::StrCat("ChannelShuffle needs a 4-D shape, got ", shape.size(), " dims"));
     }
-    for (int64_t d : shape) {
-      if (d < 0) return absl::InvalidArgumentError(absl::StrCat("ChannelShuffle's shape has a negative dim ", d));
-    }
-    SL_ASSIGN_OR_RETURN(shape_, TensorShape::FromDims(shape));
+    SL_ASSIGN_OR_RETURN(shape_, TensorShape::FromDims(shape), "ChannelShuffle's shape");
     if (shape_.dim_size(1) % groups_ != 0) {
       return absl::InvalidArgumentError(absl::StrCat("ChannelShuffle of ", groups_, " groups of channels ",
                                                      shape_.DebugString(), ": the groups do not divide them"));

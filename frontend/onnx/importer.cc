@@ -8,6 +8,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "framework/checked_size.h"
 #include "framework/node_def_util.h"
 #include "framework/status.h"
 #include "frontend/onnx/attr_checks.h"
@@ -608,8 +609,10 @@ onnx::ModelProto ShapeSkeleton(const onnx::ModelProto& model) {
   absl::flat_hash_set<std::string> inputs;
   for (const auto& in : g.input()) inputs.insert(in.name());
   for (const onnx::TensorProto& init : g.initializer()) {
-    int64_t values = 1;
-    for (int64_t d : init.dims()) values *= std::max<int64_t>(d, 0);
+    int64_t values = 1;  // Saturates past the limit: declared dims may be anything.
+    for (int64_t d : init.dims()) {
+      if (!CheckedMul(values, std::max<int64_t>(d, 0), &values)) values = INT64_MAX;
+    }
     if (values <= 1024) {
       *pg->add_initializer() = init;
       continue;

@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/strip.h"
+#include "framework/checked_size.h"
 #include "framework/node_def_util.h"
 #include "framework/status.h"
 #include "ops/node_evaluator.h"
@@ -896,7 +897,8 @@ absl::StatusOr<int> FuseChannelShuffles(OnnxGraph* graph) {
     const PartialShape* out = known(TensorId{back.name(), 0}.ToString());
     if (grouped == nullptr || out == nullptr || grouped->rank() != 5 || out->rank() != 4) continue;
     const int64_t g = grouped->dim(1);
-    if (grouped->dim(0) != out->dim(0) || g < 1 || grouped->dim(1) * grouped->dim(2) != out->dim(1) ||
+    int64_t channels = 0;  // Declared shapes may be anything: g * C/g checked.
+    if (grouped->dim(0) != out->dim(0) || g < 1 || !CheckedMul(g, grouped->dim(2), &channels) || channels != out->dim(1) ||
         grouped->dim(3) != out->dim(2) || grouped->dim(4) != out->dim(3)) {
       continue;
     }
