@@ -96,45 +96,9 @@ SL_ARRAY_CLONES(SiluLoop, (float* v, int64_t n), for (int64_t i = 0; i < n; ++i)
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #endif
-// FastExp's steps on 16 lanes, with scalef for the power of two (it saturates, so -x is
-// clamped to +-87 only to keep 1 + e finite), then 1 / (1 + e) from a 14-bit estimate and one
-// Newton step. -x below -87 gives e = 0, above 87 the product of x and ~1.6e-38; NaN stays NaN.
-__attribute__((target("avx512f"))) void SiluAvx512Intrinsics(float* v, int64_t n) {
-  const __m512 log2e = _mm512_set1_ps(1.44269504088896341f);
-  const __m512 ln2_hi = _mm512_set1_ps(0.693359375f), ln2_lo = _mm512_set1_ps(-2.12194440e-4f);
-  const __m512 c0 = _mm512_set1_ps(1.9875691500e-4f), c1 = _mm512_set1_ps(1.3981999507e-3f);
-  const __m512 c2 = _mm512_set1_ps(8.3334519073e-3f), c3 = _mm512_set1_ps(4.1665795894e-2f);
-  const __m512 c4 = _mm512_set1_ps(1.6666665459e-1f), c5 = _mm512_set1_ps(5.0000001201e-1f);
-  const __m512 one = _mm512_set1_ps(1.0f), two = _mm512_set1_ps(2.0f);
-  const __m512 lo = _mm512_set1_ps(-87.0f), hi = _mm512_set1_ps(87.0f);
-  int64_t i = 0;
-  for (; i + 16 <= n; i += 16) {
-    const __m512 x = _mm512_loadu_ps(v + i);
-    // max/min return their second operand for NaN: t is finite, and x * ... keeps the NaN.
-    const __m512 t = _mm512_min_ps(_mm512_max_ps(_mm512_sub_ps(_mm512_setzero_ps(), x), lo), hi);
-    const __m512 k = _mm512_roundscale_ps(_mm512_mul_ps(t, log2e), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    __m512 r = _mm512_fnmadd_ps(k, ln2_hi, t);
-    r = _mm512_fnmadd_ps(k, ln2_lo, r);
-    __m512 p = _mm512_fmadd_ps(c0, r, c1);
-    p = _mm512_fmadd_ps(p, r, c2);
-    p = _mm512_fmadd_ps(p, r, c3);
-    p = _mm512_fmadd_ps(p, r, c4);
-    p = _mm512_fmadd_ps(p, r, c5);
-    p = _mm512_fmadd_ps(_mm512_mul_ps(p, r), r, _mm512_add_ps(r, one));
-    const __m512 d = _mm512_add_ps(one, _mm512_scalef_ps(p, k));  // 1 + exp(-x)
-    __m512 inv = _mm512_rcp14_ps(d);
-    inv = _mm512_mul_ps(inv, _mm512_fnmadd_ps(d, inv, two));
-    _mm512_storeu_ps(v + i, _mm512_mul_ps(x, inv));
-  }
-  for (; i < n; ++i) v[i] *= FastSigmoid(v[i]);
-}
-
-// exp(t) for t <= 0 (NaN stays NaN): FastExp's reduction and polynomial, scalef for the power
-// of two; below FLT_MIN's logarithm it is 0, as FastExp's.
-__attribute__((target("avx512f"))) inline __m512 ExpNonPositive16(__m512 t) {
-  const __m512 lo = _mm512_set1_ps(-87.33654475f);
-  const __mmask16 underflow = _mm512_cmp_ps_mask(t, lo, _CMP_LT_OQ);
-  t = _mm512_max_ps(lo, t);  // NaN is the second operand: kept.
+// exp(t) on 16 lanes for t in [-87.34, 88.7] (NaN stays NaN): FastExp's Cody-Waite reduction
+// and polynomial, scalef for the power of two.
+__attribute__((target("avx512f"))) inline __m512 ExpInRange16(__m512 t) {
   const __m512 k = _mm512_roundscale_ps(_mm512_mul_ps(t, _mm512_set1_ps(1.44269504088896341f)),
                                         _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
   __m512 r = _mm512_fnmadd_ps(k, _mm512_set1_ps(0.693359375f), t);
@@ -145,7 +109,34 @@ __attribute__((target("avx512f"))) inline __m512 ExpNonPositive16(__m512 t) {
   p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.6666665459e-1f));
   p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(5.0000001201e-1f));
   p = _mm512_fmadd_ps(_mm512_mul_ps(p, r), r, _mm512_add_ps(r, _mm512_set1_ps(1.0f)));
-  return _mm512_maskz_mov_ps(static_cast<__mmask16>(~underflow), _mm512_scalef_ps(p, k));
+  return _mm512_scalef_ps(p, k);
+}
+
+// x * sigmoid(x): exp(-x) with -x clamped to +-87 (only so that 1 + e stays finite), then
+// 1 / (1 + e) from a 14-bit estimate and one Newton step. -x below -87 gives e ~ 1.6e-38, above
+// 87 the product of x and ~1.6e-38; NaN stays NaN.
+__attribute__((target("avx512f"))) void SiluAvx512Intrinsics(float* v, int64_t n) {
+  const __m512 one = _mm512_set1_ps(1.0f), two = _mm512_set1_ps(2.0f);
+  const __m512 lo = _mm512_set1_ps(-87.0f), hi = _mm512_set1_ps(87.0f);
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    const __m512 x = _mm512_loadu_ps(v + i);
+    // max/min return their second operand for NaN: t is finite, and x * ... keeps the NaN.
+    const __m512 t = _mm512_min_ps(_mm512_max_ps(_mm512_sub_ps(_mm512_setzero_ps(), x), lo), hi);
+    const __m512 d = _mm512_add_ps(one, ExpInRange16(t));  // 1 + exp(-x)
+    __m512 inv = _mm512_rcp14_ps(d);
+    inv = _mm512_mul_ps(inv, _mm512_fnmadd_ps(d, inv, two));
+    _mm512_storeu_ps(v + i, _mm512_mul_ps(x, inv));
+  }
+  for (; i < n; ++i) v[i] *= FastSigmoid(v[i]);
+}
+
+// exp(t) for t <= 0 (NaN stays NaN); below FLT_MIN's logarithm it is 0, as FastExp's.
+__attribute__((target("avx512f"))) inline __m512 ExpNonPositive16(__m512 t) {
+  const __m512 lo = _mm512_set1_ps(-87.33654475f);
+  const __mmask16 underflow = _mm512_cmp_ps_mask(t, lo, _CMP_LT_OQ);
+  t = _mm512_max_ps(lo, t);  // NaN is the second operand: kept.
+  return _mm512_maskz_mov_ps(static_cast<__mmask16>(~underflow), ExpInRange16(t));
 }
 
 __attribute__((target("avx512f"))) void SoftmaxRowAvx512(const float* in, float* out, int64_t n) {
