@@ -8,7 +8,6 @@
 #include "framework/node_def_util.h"
 #include "framework/status.h"
 #include "kernels/kernel_registry.h"
-#include "ops/node_evaluator.h"
 #include "ops/op_registry.h"
 
 namespace sluice {
@@ -63,12 +62,4 @@ absl::StatusOr<std::vector<Tensor>> EvaluateNode(const NodeDef& node, const std:
   return out;
 }
 
-namespace {
-
-const bool kInstalled = [] {
-  SetNodeEvaluator(EvaluateNode);
-  return true;
-}();
-
-}  // namespace
 }  // namespace sluice

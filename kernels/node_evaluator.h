@@ -1,6 +1,6 @@
 // Runs one node's kernel on given inputs outside any step: what the kernel test harness
-// (kernel_test_util.h) and constant folding (ops/node_evaluator.h, which this library's
-// EvaluateNode is installed as) share.
+// (kernel_test_util.h) and the optimizer's constant folding (optimizer/constant_folding.cc)
+// share.
 //
 //   SL_ASSIGN_OR_RETURN(std::vector<Tensor> out, RunKernelOnce(device, node, op_def, inputs));
 #ifndef SLUICE_KERNELS_NODE_EVALUATOR_H_

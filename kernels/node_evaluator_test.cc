@@ -1,9 +1,8 @@
-// EvaluateNode: one kernel run outside a step, as constant folding uses it through the hook.
+// EvaluateNode: one kernel run outside a step, as the optimizer's constant folding calls it.
 #include "kernels/node_evaluator.h"
 
 #include "framework/status_matchers.h"
 #include "gtest/gtest.h"
-#include "ops/node_evaluator.h"
 
 namespace sluice {
 namespace {
@@ -15,8 +14,6 @@ NodeDef Node(const std::string& op, int inputs) {
   for (int i = 0; i < inputs; ++i) n.add_input("in" + std::to_string(i));
   return n;
 }
-
-TEST(NodeEvaluatorTest, TheKernelsInstallEvaluateNode) { EXPECT_EQ(GetNodeEvaluator(), &EvaluateNode); }
 
 TEST(NodeEvaluatorTest, RunsAKernelOnConstantInputs) {
   NodeDef add = Node("Add", 2);

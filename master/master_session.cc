@@ -13,6 +13,7 @@
 #include "framework/random_ids.h"
 #include "framework/rendezvous.h"
 #include "framework/status.h"
+#include "master/optimize_graph.h"
 #include "master/partition.h"
 #include "master/placement_policy.h"
 #include "master/placer.h"
@@ -270,13 +271,44 @@ absl::StatusOr<std::shared_ptr<ClientGraph>> MasterSession::BuildClientGraph(
   for (const auto& [name, f] : rw.feeds) feed_shapes[name] = f.shape;
   SL_RETURN_IF_ERROR(Place(feed_shapes, graph.get()));
 
+  // Optimize the placed graph (optimizer/), then find the feeds and fetches in the result.
+  std::shared_ptr<const HoistedConstants> constants = constants_;
+  const RewriterConfig& rewrite = config_.graph_options().rewrite_options();
+  if (!rewrite.disable_meta_optimizer()) {
+    GraphEnds ends;
+    ends.feed_shapes = feed_shapes;
+    for (const Node* n : rw.roots) ends.keep_nodes.push_back(n->name());
+    for (const std::string& name : sig.fetches) {
+      if (auto id = CanonicalTensor(name, "fetch"); id.ok()) ends.fetches.push_back(Canonical(*id));
+    }
+    std::vector<std::string> feed_names(rw.feed_nodes.size()), fetch_names(rw.fetch_nodes.size());
+    for (size_t i = 0; i < rw.feed_nodes.size(); ++i) {
+      const Node* r = graph->node(rw.feed_nodes[i].second);
+      feed_names[i] = r == nullptr ? "" : r->name();
+    }
+    for (size_t i = 0; i < rw.fetch_nodes.size(); ++i) fetch_names[i] = rw.fetch_nodes[i].second->name();
+    SL_ASSIGN_OR_RETURN(OptimizedGraph optimized,
+                        OptimizePlacedGraph(*graph, rewrite, ends, constants_, devices_.front().name()));
+    graph = std::move(optimized.graph);
+    constants = std::move(optimized.constants);
+    for (size_t i = 0; i < rw.feed_nodes.size(); ++i) {
+      const Node* r = feed_names[i].empty() ? nullptr : graph->FindNode(feed_names[i]);
+      rw.feed_nodes[i].second = r == nullptr ? -1 : r->id();
+    }
+    for (size_t i = 0; i < rw.fetch_nodes.size(); ++i) {
+      Node* s = graph->FindNode(fetch_names[i]);
+      if (s == nullptr) return absl::InternalError(absl::StrCat("the optimizer dropped fetch node ", fetch_names[i]));
+      rw.fetch_nodes[i].second = s;
+    }
+  }
+
   // Now that devices are known, complete the client-side attrs and the keys.
   absl::flat_hash_map<std::string, uint64_t> incarnations;
   for (const auto& d : devices_) incarnations[d.name()] = d.incarnation();
   auto incarnation_of = [&](const std::string& device) { return incarnations[device]; };
   std::map<std::string, std::string> feed_device, fetch_device;
   for (auto& [name, id] : rw.feed_nodes) {
-    Node* r = graph->node(id);
+    Node* r = id < 0 ? nullptr : graph->node(id);
     if (r == nullptr) continue;  // Fed but unused: nothing to send.
     AddNodeAttr("recv_device", r->assigned_device(), r->mutable_def());
     feed_device[name] = r->assigned_device();
@@ -305,7 +337,7 @@ absl::StatusOr<std::shared_ptr<ClientGraph>> MasterSession::BuildClientGraph(
     WorkerInterface* worker = workers_->GetWorker(task);
     if (worker == nullptr) return absl::UnavailableError(absl::StrCat("no worker for task ", task));
     task_part[task] = static_cast<int>(parts.size());
-    parts.push_back({task, worker, std::move(def), constants_});
+    parts.push_back({task, worker, std::move(def), constants});
   }
   auto part_of = [&](const std::string& device) {
     return task_part.at(DeviceName::Parse(device)->TaskName());

@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "absl/strings/str_cat.h"
+#include "framework/checked_size.h"
 #include "framework/status.h"
 #include "ops/op_registry.h"
 
@@ -61,6 +62,46 @@ absl::Status TransposeShape(InferenceContext* c) {
   return absl::OkStatus();
 }
 
+// ONNX Reshape with a known `shape` input: 0 copies the input's dim (unless allowzero), one -1
+// is what the element count leaves when the input's shape is fully known.
+absl::Status ReshapeShape(InferenceContext* c) {
+  const Tensor* shape = c->input_tensor(1);
+  if (shape == nullptr || shape->dtype() != DT_INT64 || shape->dims() != 1) {
+    const PartialShape& s = c->input(1);
+    if (s.rank() == 1 && s.dim(0) >= 0) c->set_output(0, PartialShape(std::vector<int64_t>(s.dim(0), -1)));
+    return absl::OkStatus();
+  }
+  int64_t allowzero = 0;
+  SL_RETURN_IF_ERROR(GetNodeAttr(c->attrs(), "allowzero", &allowzero));
+  const PartialShape& in = c->input(0);
+  std::vector<int64_t> dims;
+  int infer = -1;
+  int64_t known = 1;  // Product of the output dims other than the -1.
+  for (int64_t i = 0; i < shape->NumElements(); ++i) {
+    int64_t v = shape->flat<int64_t>()[i];
+    if (v == 0 && allowzero == 0) v = !in.unknown_rank() && i < in.rank() ? in.dim(static_cast<int>(i)) : -2;
+    if (v == -1) {
+      if (infer >= 0) return c->Error("shape has more than one -1");
+      infer = static_cast<int>(i);
+    } else if (v < -1 && v != -2) {
+      return c->Error(absl::StrCat("shape has a dim of ", v));
+    }
+    if (v == -2) v = -1;  // A copied dim that is not known.
+    if (v >= 0 && known >= 0 && !CheckedMul(known, v, &known)) known = -1;
+    if (v < 0 && static_cast<int>(i) != infer) known = -1;
+    dims.push_back(v);
+  }
+  if (infer >= 0) {
+    dims[infer] = -1;
+    int64_t total = 1;
+    bool full = in.IsFullyDefined();
+    for (int i = 0; full && i < in.rank(); ++i) full = CheckedMul(total, in.dim(i), &total);
+    if (full && known > 0 && total % known == 0) dims[infer] = total / known;
+  }
+  c->set_output(0, PartialShape(absl::MakeConstSpan(dims)));
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 // ---- Shape changes without data movement.
@@ -71,6 +112,7 @@ REGISTER_OP("Onnx>Reshape")
     .Output("reshaped: T")
     .Attr("T: type")
     .Attr("allowzero: int = 0")
+    .SetShapeFn(ReshapeShape)
     .Doc("ONNX Reshape: 0 copies the input dim (unless allowzero), -1 is inferred.");
 
 REGISTER_OP("Onnx>Flatten")

@@ -3,8 +3,9 @@
 
 Usage: check_layers.py ROOT
 
-Layers, lowest first: proto; framework; ops; kernels; worker; master; rpc. The ONNX frontend
-sits on ops (it makes GraphDefs and never runs them); training sits on the frontend and the
+Layers, lowest first: proto; framework; ops; kernels; optimizer; worker; master; rpc. The
+optimizer sits on the kernels (constant folding runs them) and only the master (and what is
+above it) uses it. The ONNX frontend sits on ops (it makes GraphDefs and never runs them); training sits on the frontend and the
 master's Session; c_api, tools, bench, examples, fuzz and tests may use everything. Test code (files
 named *_test*, *test_util*, and testonly BUILD rules) may reach up to any layer: tests
 are clients. Checked: every `#include "pkg/..."` of a project source, and every `//pkg`
@@ -20,11 +21,12 @@ ALLOWED = {
     "framework": {"proto"},
     "ops": {"proto", "framework"},
     "kernels": {"proto", "framework", "ops"},
+    "optimizer": {"proto", "framework", "ops", "kernels"},
     "worker": {"proto", "framework", "ops", "kernels"},
-    "master": {"proto", "framework", "ops", "kernels", "worker"},
-    "rpc": {"proto", "framework", "ops", "kernels", "worker", "master"},
+    "master": {"proto", "framework", "ops", "kernels", "optimizer", "worker"},
+    "rpc": {"proto", "framework", "ops", "kernels", "optimizer", "worker", "master"},
     "frontend": {"proto", "framework", "ops"},
-    "training": {"proto", "framework", "ops", "frontend", "master"},
+    "training": {"proto", "framework", "ops", "frontend", "optimizer", "master"},
 }
 TOP = {"c_api", "tools", "bench", "examples", "tests", "fuzz"}  # May use any layer.
 PACKAGES = set(ALLOWED) | TOP

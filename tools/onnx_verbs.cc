@@ -17,7 +17,8 @@
 #include "framework/status.h"
 #include "frontend/onnx/importer.h"
 #include "frontend/onnx/onnx_tensor.h"
-#include "frontend/onnx/optimize.h"
+#include "optimizer/graph_item.h"
+#include "optimizer/meta_optimizer.h"
 #include "google/protobuf/text_format.h"
 #include "master/session.h"
 #include "tools/error_hints.h"
@@ -271,6 +272,23 @@ int TestOnnxVerb(Args& args) {
   return failed == 0 ? 0 : 1;
 }
 
+// What the master's optimizer makes of an imported graph (on a CPU, feeds of the declared
+// shapes), for `convert` to write and report; nothing with disable_meta_optimizer.
+absl::StatusOr<std::vector<OptimizerPassReport>> OptimizeImported(const RewriterConfig& config, OnnxGraph* g) {
+  if (config.disable_meta_optimizer()) return std::vector<OptimizerPassReport>();
+  GraphItem item;
+  item.graph = std::move(g->graph);
+  for (const auto& in : g->inputs) {
+    item.inputs.push_back(in.tensor);
+    if (!in.has_default) item.feed_shapes[in.tensor] = in.shape;
+  }
+  for (const auto& out : g->outputs) item.outputs.push_back(out.tensor);
+  InferItemShapes(&item);
+  auto report = RunOptimizer(config, &item);
+  g->graph = std::move(item.graph);
+  return report;
+}
+
 int ConvertVerb(Args& args) {
   if (args.Has("--help")) {
     std::printf("%s%s\noptimizer passes, in order:\n", kConvertHelp, kOptimizeFlagsHelp);
@@ -282,7 +300,8 @@ int ConvertVerb(Args& args) {
     return 2;
   };
   OnnxImportOptions import;
-  if (absl::Status flags = TakeOptimizeFlags(args, &import); !flags.ok()) {
+  SessionOptions options;  // The optimizer's passes; for --dot, the devices and placement too.
+  if (absl::Status flags = TakeOptimizeFlags(args, &options); !flags.ok()) {
     return usage(std::string(flags.message()));
   }
   std::string out = args.Take("-o");
@@ -291,7 +310,6 @@ int ConvertVerb(Args& args) {
   const std::string dot = args.Take("--dot");
   const std::vector<std::string> inputs = args.TakeAll("--input");
   const std::string devices_flag = args.Take("--devices");
-  SessionOptions options;  // For --dot: the devices and the placement options.
   if (absl::Status flags = TakeSessionFlags(args, &options); !flags.ok()) {
     return usage(std::string(flags.message()));
   }
@@ -313,6 +331,8 @@ int ConvertVerb(Args& args) {
   }
   auto g = ImportOnnxFile((*positional)[0], import);
   if (!g.ok()) return ReportFailure("convert", g.status());
+  auto optimizations = OptimizeImported(options.config.graph_options().rewrite_options(), &*g);
+  if (!optimizations.ok()) return ReportFailure("convert", optimizations.status());
   if (!out.empty()) {
     std::ofstream file(out, std::ios::binary);
     bool ok;
@@ -392,7 +412,7 @@ int ConvertVerb(Args& args) {
                             .ToString());
     }
     std::vector<std::string> passes;
-    for (const auto& r : g->optimizations) {
+    for (const auto& r : *optimizations) {
       passes.push_back(JsonObject()
                            .AddString("pass", r.pass)
                            .AddInt("rewrites", r.rewrites)
@@ -421,7 +441,7 @@ int ConvertVerb(Args& args) {
   for (const auto& o : g->outputs) {
     std::printf("output %s -> %s (%s)\n", o.name.c_str(), o.tensor.c_str(), DataTypeString(o.dtype).c_str());
   }
-  for (const auto& r : g->optimizations) {
+  for (const auto& r : *optimizations) {
     std::printf("pass %s: %d rewrites, %d nodes after\n", r.pass.c_str(), r.rewrites, r.nodes_after);
   }
   for (const std::string& line : dot_lines) std::printf("%s\n", line.c_str());

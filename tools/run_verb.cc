@@ -247,7 +247,7 @@ int RunVerb(Args& args) {
   SessionOptions options;
   absl::Status flags = TakeSessionFlags(args, &options);
   OnnxImportOptions import;
-  flags.Update(TakeOptimizeFlags(args, &import));
+  flags.Update(TakeOptimizeFlags(args, &options));
   if (!flags.ok()) {
     std::fprintf(stderr, "sluice run: %s\n", std::string(flags.message()).c_str());
     return 2;

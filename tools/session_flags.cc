@@ -8,7 +8,7 @@
 #include "absl/strings/str_join.h"
 #include "framework/file_util.h"
 #include "framework/status.h"
-#include "frontend/onnx/optimize.h"
+#include "optimizer/meta_optimizer.h"
 #include "master/placement_policy.h"
 #include "tools/cluster_config.h"
 
@@ -58,9 +58,10 @@ absl::Status TakeSessionFlags(Args& args, SessionOptions* options) {
   return absl::OkStatus();
 }
 
-absl::Status TakeOptimizeFlags(Args& args, OnnxImportOptions* options) {
+absl::Status TakeOptimizeFlags(Args& args, SessionOptions* options) {
+  RewriterConfig* rewrite = options->config.mutable_graph_options()->mutable_rewrite_options();
   args.Has("--optimize");  // The default, accepted for symmetry.
-  if (args.Has("--no-optimize")) options->optimize = false;
+  if (args.Has("--no-optimize")) rewrite->set_disable_meta_optimizer(true);
   for (std::string& pass : args.TakeAll("--disable-pass")) {
     // Checked here, not only when the optimizer runs: with --no-optimize, or for a GraphDef,
     // a misspelt name would otherwise pass unnoticed.
@@ -74,7 +75,7 @@ absl::Status TakeOptimizeFlags(Args& args, OnnxImportOptions* options) {
       return absl::InvalidArgumentError(absl::StrCat("--disable-pass: no optimizer pass '", pass,
                                                      "' (the passes are ", absl::StrJoin(names, ", "), ")"));
     }
-    options->disabled_passes.push_back(std::move(pass));
+    rewrite->add_disabled_passes(std::move(pass));
   }
   return absl::OkStatus();
 }

@@ -38,16 +38,18 @@ inline constexpr char kTfConfigTarget[] = "tf_config";
 // INVALID_ARGUMENT for a bad value, an unreadable device map or an unusable TF_CONFIG.
 absl::Status TakeSessionFlags(Args& args, SessionOptions* options);
 
-// The flags of every verb that imports an ONNX model: the graph optimizer's passes.
+// The flags of every verb that runs or converts a graph: the graph optimizer's passes, which
+// the master runs on every graph (optimizer/).
 inline constexpr char kOptimizeFlagsHelp[] =
-    R"(  --no-optimize               import the model as it is, without the graph optimizer
+    R"(  --no-optimize               run the graph as it is, without the graph optimizer
   --disable-pass NAME         skip one optimizer pass (repeatable; `sluice convert --help`
                               lists them)
 )";
 
-// Sets options->optimize (--optimize, the default, or --no-optimize) and
-// options->disabled_passes (each must name a pass: INVALID_ARGUMENT listing them otherwise).
-absl::Status TakeOptimizeFlags(Args& args, OnnxImportOptions* options);
+// Sets the session's config.graph_options.rewrite_options: disable_meta_optimizer for
+// --no-optimize, disabled_passes for each --disable-pass (each must name a pass:
+// INVALID_ARGUMENT listing them otherwise).
+absl::Status TakeOptimizeFlags(Args& args, SessionOptions* options);
 
 }  // namespace sluice
 

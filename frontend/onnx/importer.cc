@@ -15,7 +15,7 @@
 #include "frontend/onnx/isolated_inference.h"
 #include "frontend/onnx/model_loader.h"
 #include "frontend/onnx/onnx_errors.h"
-#include "frontend/onnx/optimize.h"
+#include "ops/op_registry.h"
 #include "frontend/onnx/onnx_tensor.h"
 #include "onnx/checker.h"
 #include "onnx/defs/schema.h"
@@ -536,95 +536,33 @@ absl::Status OnnxImporter::ExpandFunction(const onnx::NodeProto& node, const onn
 
 namespace {
 
-// How many tensor outputs of root-graph nodes ONNX shape inference left without a fully known
-// shape.
-int UnknownShapes(const onnx::ModelProto& model) {
-  absl::flat_hash_set<std::string> known;
-  for (const auto& vi : model.graph().value_info()) {
-    if (!vi.type().has_tensor_type() || !vi.type().tensor_type().has_shape()) continue;
-    bool full = true;
-    for (const auto& d : vi.type().tensor_type().shape().dim()) full = full && d.has_dim_value();
-    if (full) known.insert(vi.name());
-  }
-  for (const auto& out : model.graph().output()) known.insert(out.name());  // Declared, not inferred.
-  int unknown = 0;
-  for (const auto& node : model.graph().node()) {
-    for (const std::string& out : node.output()) unknown += !out.empty() && !known.contains(out);
-  }
-  return unknown;
-}
-
-// ONNX shape inference cannot see through shape arithmetic it does not evaluate (Swin's Pads and
-// Reshapes of sizes computed from Shape, Gather, Div and Concat), so everything after such a
-// node had no static shape, and its Shape nodes did not fold. Sluice's constant folding does
-// evaluate them: each single-output root-graph node whose value folded to a small constant
-// becomes an ONNX Constant in `model`, for a second shape inference. Returns how many did.
-int ReplaceFoldedNodes(const OnnxGraph& folded, OnnxImporter& importer, onnx::ModelProto* model) {
-  absl::flat_hash_map<std::string, const NodeDef*> by_name;
-  for (const NodeDef& n : folded.graph.node()) by_name[n.name()] = &n;
-  int replaced = 0;
-  for (onnx::NodeProto& node : *model->mutable_graph()->mutable_node()) {
-    if (node.output_size() != 1 || node.op_type() == "Constant" || node.output(0).empty()) continue;
-    const OnnxImporter::TensorInfo* info = importer.Find(node.output(0));
-    if (info == nullptr) continue;
-    auto id = ParseTensorName(info->tensor);
-    if (!id.ok() || id->index != 0) continue;
-    auto it = by_name.find(id->node);
-    if (it == by_name.end() || it->second->op() != "Const" || !it->second->attr().contains("value")) continue;
-    auto value = Tensor::FromProto(it->second->attr().at("value").tensor());
-    if (!value.ok() || value->NumElements() > 1024 ||
-        (value->dtype() != DT_INT64 && value->dtype() != DT_INT32 && value->dtype() != DT_FLOAT &&
-         value->dtype() != DT_BOOL)) {
-      continue;
+// Writes what ONNX shape inference (and the graph inputs' declarations) know of each node's
+// outputs as the node's `_output_shapes` attr, TensorFlow's annotation: the master's optimizer
+// starts from it (optimizer/graph_item.h), wherever the GraphDef goes.
+void AnnotateOutputShapes(OnnxGraph* graph) {
+  if (graph->shapes.empty()) return;
+  for (NodeDef& n : *graph->graph.mutable_node()) {
+    auto op = OpRegistry::Global()->LookUpOpDef(n.op());
+    int num_outputs = 0;
+    if (!op.ok() || !NumOutputsForNode(n, **op, &num_outputs).ok() || num_outputs <= 0) continue;
+    bool any = false;
+    std::vector<const PartialShape*> known(num_outputs, nullptr);
+    for (int k = 0; k < num_outputs; ++k) {
+      auto it = graph->shapes.find(TensorId{n.name(), k}.ToString());
+      if (it != graph->shapes.end()) known[k] = &it->second;
+      any = any || known[k] != nullptr;
     }
-    onnx::NodeProto constant;
-    constant.set_name(node.name());
-    constant.set_op_type("Constant");
-    constant.add_output(node.output(0));
-    onnx::AttributeProto* attr = constant.add_attribute();
-    attr->set_name("value");
-    attr->set_type(onnx::AttributeProto::TENSOR);
-    if (!TensorToOnnx(*value, "", attr->mutable_t()).ok()) continue;
-    node = std::move(constant);
-    ++replaced;
-  }
-  return replaced;
-}
-
-// `model` without its large initializers (more than 1024 values), which become graph inputs of
-// their type and shape: what shape arithmetic reads, without a second copy of the weights.
-onnx::ModelProto ShapeSkeleton(const onnx::ModelProto& model) {
-  onnx::ModelProto probe;
-  probe.set_ir_version(model.ir_version());
-  *probe.mutable_opset_import() = model.opset_import();
-  *probe.mutable_functions() = model.functions();
-  const onnx::GraphProto& g = model.graph();
-  onnx::GraphProto* pg = probe.mutable_graph();
-  pg->set_name(g.name());
-  *pg->mutable_node() = g.node();
-  *pg->mutable_input() = g.input();
-  *pg->mutable_output() = g.output();
-  *pg->mutable_value_info() = g.value_info();
-  *pg->mutable_sparse_initializer() = g.sparse_initializer();
-  absl::flat_hash_set<std::string> inputs;
-  for (const auto& in : g.input()) inputs.insert(in.name());
-  for (const onnx::TensorProto& init : g.initializer()) {
-    int64_t values = 1;  // Saturates past the limit: declared dims may be anything.
-    for (int64_t d : init.dims()) {
-      if (!CheckedMul(values, std::max<int64_t>(d, 0), &values)) values = INT64_MAX;
+    if (!any) continue;
+    AttrValue::ListValue* list = (*n.mutable_attr())["_output_shapes"].mutable_list();
+    for (int k = 0; k < num_outputs; ++k) {
+      TensorShapeProto* shape = list->add_shape();
+      if (known[k] == nullptr) {
+        shape->set_unknown_rank(true);
+      } else {
+        known[k]->AsProto(shape);
+      }
     }
-    if (values <= 1024) {
-      *pg->add_initializer() = init;
-      continue;
-    }
-    if (inputs.contains(init.name())) continue;
-    onnx::ValueInfoProto* in = pg->add_input();
-    in->set_name(init.name());
-    auto* tt = in->mutable_type()->mutable_tensor_type();
-    tt->set_elem_type(init.data_type());
-    for (int64_t d : init.dims()) tt->mutable_shape()->add_dim()->set_dim_value(d);
   }
-  return probe;
 }
 
 }  // namespace
@@ -650,62 +588,12 @@ absl::StatusOr<OnnxGraph> ImportOnnxModel(onnx::ModelProto model, const OnnxImpo
     SL_RETURN_IF_ERROR(InferShapesIsolated(&model, "ONNX shape inference failed",
                                            [](onnx::ModelProto& m) { onnx::shape_inference::InferShapes(m); }));
   }
-  const bool folding = std::find(options.disabled_passes.begin(), options.disabled_passes.end(),
-                                 "constant_folding") == options.disabled_passes.end();
-  std::optional<OptimizerPassReport> shape_rounds_report;
-  if (options.optimize && folding && options.infer_shapes && options.fixed_input_shapes) {
-    // Import and fold the model's skeleton, hand what folded back to ONNX shape inference, and
-    // again while that makes more shapes known (each round's shapes let the next fold the
-    // Shape nodes after them: Swin-T took 16 rounds, 5768 -> 1195 nodes, 0.1 s each); then
-    // import the model with the shapes it knows. A skeleton that does not import leaves the
-    // model as it was (its own import reports what is wrong).
-    constexpr int kMaxShapeRounds = 64;
-    int unknown = UnknownShapes(model);
-    int replaced = 0;
-    if (unknown > 0) {
-      // The rounds work on the skeleton (weights as inputs): shape inference of the whole
-      // model serialized its weights to the inference process each round.
-      onnx::ModelProto skeleton = ShapeSkeleton(model);
-      bool changed = false;
-      for (int round = 0; round < kMaxShapeRounds && unknown > 0; ++round) {
-        onnx::ModelProto probe = skeleton;  // Import takes the initializers' data.
-        OnnxImporter probe_importer(opsets);
-        auto probe_graph = probe_importer.Import(&probe);
-        const int now_replaced = probe_graph.ok() && FoldConstants(&*probe_graph).ok()
-                                     ? ReplaceFoldedNodes(*probe_graph, probe_importer, &skeleton)
-                                     : 0;
-        if (now_replaced == 0) break;
-        replaced += now_replaced;
-        const absl::Status inferred = InferShapesIsolated(&skeleton, "ONNX shape inference failed", [](onnx::ModelProto& m) {
-          onnx::shape_inference::InferShapes(m, onnx::OpSchemaRegistry::Instance(),
-                                             onnx::ShapeInferenceOptions(false, 0, /*data_prop=*/true));
-        });
-        if (!inferred.ok()) {  // An optimization only: the model imports as it came.
-          changed = false;
-          break;
-        }
-        changed = true;
-        const int now = UnknownShapes(skeleton);
-        if (now >= unknown) break;
-        unknown = now;
-      }
-      if (changed) {  // The skeleton's nodes and shapes are the model's, some nodes now Constants.
-        *model.mutable_graph()->mutable_node() = skeleton.graph().node();
-        *model.mutable_graph()->mutable_value_info() = skeleton.graph().value_info();
-        shape_rounds_report = OptimizerPassReport{"constant_folding (shape arithmetic, before import)", replaced,
-                                                  model.graph().node_size()};
-      }
-    }
-  }
   OnnxImporter importer(std::move(opsets));
   SL_ASSIGN_OR_RETURN(OnnxGraph graph, importer.Import(&model));
   if (!options.fixed_input_shapes) {
     for (auto& [tensor, shape] : graph.shapes) shape = PartialShape(std::vector<int64_t>(shape.rank(), -1));
   }
-  if (options.optimize) {
-    SL_ASSIGN_OR_RETURN(graph.optimizations, OptimizeOnnxGraph(&graph, options.disabled_passes));
-    if (shape_rounds_report) graph.optimizations.insert(graph.optimizations.begin(), *shape_rounds_report);
-  }
+  AnnotateOutputShapes(&graph);
   return graph;
 }
 

@@ -35,32 +35,22 @@ struct OnnxValue {
   onnx::TypeProto type;
 };
 
-// One row of the graph optimizer's report (optimize.h).
-struct OptimizerPassReport {
-  std::string pass;
-  int rewrites = 0;
-  int nodes_after = 0;  // The graph's node count once the pass ran.
-};
-
 struct OnnxGraph {
   GraphDef graph;
-  std::vector<OptimizerPassReport> optimizations;  // What the optimizer did, pass by pass.
   std::vector<OnnxValue> inputs;   // In graph-input order (initializer-backed ones included).
   std::vector<OnnxValue> outputs;  // In graph-output order.
   // Shapes of tensors ("node:k", canonical: "node" for output 0) of known rank, from ONNX
-  // shape inference or a graph input's declaration (feeds are checked against it): constant
-  // folding folds Shape, Size and Rank of the fully defined ones, and rewrites check ranks.
+  // shape inference or a graph input's declaration (feeds are checked against it). Each node
+  // of `graph` carries its own as `_output_shapes`, where the master's optimizer reads them.
   absl::flat_hash_map<std::string, PartialShape> shapes;
 };
 
 struct OnnxImportOptions {
   bool check = true;         // Run the ONNX checker first.
   bool infer_shapes = true;  // Run ONNX shape inference first.
-  bool optimize = true;      // Run the graph optimizer's passes (optimize.h).
-  std::vector<std::string> disabled_passes;  // Passes it skips, by name.
   // Whether runs feed the shapes the graph inputs declare. The trainer's data-parallel
-  // replicas feed slices of the batch instead, so it says false: OnnxGraph::shapes then keep
-  // ranks but no sizes, and no Shape is folded into a constant.
+  // replicas feed slices of the batch instead, so it says false: OnnxGraph::shapes (and the
+  // `_output_shapes` annotations) then keep ranks but no sizes.
   bool fixed_input_shapes = true;
 };
 

@@ -1,6 +1,6 @@
-// The import-time rewrites of optimize.h: which Conv -> activation patterns fuse, which do
+// The optimizer's passes (passes.h), on graphs the ONNX frontend imports: which Conv -> activation patterns fuse, which do
 // not, and that a fused graph computes what the unfused one does.
-#include "frontend/onnx/optimize.h"
+#include "optimizer/passes.h"
 
 #include <cmath>
 #include <functional>
@@ -17,10 +17,54 @@
 #include "google/protobuf/text_format.h"
 #include "gtest/gtest.h"
 #include "master/session.h"
-#include "ops/node_evaluator.h"
+#include "frontend/onnx/importer.h"
+#include "kernels/node_evaluator.h"
+#include "optimizer/meta_optimizer.h"
 
 namespace sluice {
 namespace {
+
+// An imported graph after the optimizer, as the master runs it (no device assigned: every node
+// is a CPU's), with the optimizer's report.
+struct OptGraph : OnnxGraph {
+  std::vector<OptimizerPassReport> optimizations;
+};
+
+// The GraphItem of an imported graph: its inputs fed with their declared shapes.
+GraphItem ItemOf(const OnnxGraph& g) {
+  GraphItem item;
+  item.graph = g.graph;
+  for (const auto& in : g.inputs) {
+    item.inputs.push_back(in.tensor);
+    if (!in.has_default) item.feed_shapes[in.tensor] = in.shape;
+  }
+  for (const auto& out : g.outputs) item.outputs.push_back(out.tensor);
+  InferItemShapes(&item);
+  return item;
+}
+
+absl::StatusOr<OptGraph> Optimize(absl::StatusOr<OnnxGraph> imported, const RewriterConfig& config = {}) {
+  if (!imported.ok()) return imported.status();
+  GraphItem item = ItemOf(*imported);
+  OptGraph out;
+  static_cast<OnnxGraph&>(out) = *std::move(imported);
+  SL_ASSIGN_OR_RETURN(out.optimizations, RunOptimizer(config, &item));
+  out.graph = std::move(item.graph);
+  return out;
+}
+absl::StatusOr<OptGraph> ImportOptimized(onnx::ModelProto model, const RewriterConfig& config = {}) {
+  return Optimize(ImportOnnxModel(std::move(model)), config);
+}
+absl::StatusOr<OptGraph> ImportFileOptimized(const std::string& path, const RewriterConfig& config = {}) {
+  return Optimize(ImportOnnxFile(path), config);
+}
+
+// Sessions that run the graphs as the tests made them (the master's optimizer off).
+SessionOptions Plain() {
+  SessionOptions options;
+  options.config.mutable_graph_options()->mutable_rewrite_options()->set_disable_meta_optimizer(true);
+  return options;
+}
 
 // y = ACTIVATION(Conv(x, w, b)) for x [1, 4, 6, 6] and a 3x3 convolution with padding 1,
 // built by `add_activation`, which adds nodes reading "c" and ending in "y".
@@ -84,7 +128,7 @@ void AddFloatAttr(onnx::NodeProto* n, const std::string& name, float v) {
 }
 
 std::vector<float> RunModel(const OnnxGraph& g) {
-  auto session = NewSession({});
+  auto session = NewSession(Plain());
   EXPECT_OK(session);
   EXPECT_OK((*session)->Create(g.graph));
   Tensor x(DT_FLOAT, TensorShape({1, 4, 6, 6}));
@@ -155,10 +199,8 @@ TEST(FuseConvActivationsTest, FusedGraphsComputeWhatUnfusedOnesDo) {
   };
   for (const FusionCase& c : cases) {
     SCOPED_TRACE(c.name);
-    OnnxImportOptions plain;
-    plain.optimize = false;
-    auto unfused = ImportOnnxModel(ConvModel(c.build), plain);
-    auto fused = ImportOnnxModel(ConvModel(c.build));
+    auto unfused = ImportOnnxModel(ConvModel(c.build));
+    auto fused = ImportOptimized(ConvModel(c.build));
     ASSERT_OK(unfused);
     ASSERT_OK(fused);
     EXPECT_EQ(FusedActivation(*fused), c.want_activation);
@@ -178,7 +220,7 @@ TEST(FuseConvActivationsTest, AFusedActivationIsStillFetchableByName) {
     AddNode(g, "Sigmoid", {"c"}, "s");
     AddNode(g, "Mul", {"c", "s"}, "y");
   };
-  auto fused = ImportOnnxModel(ConvModel(build));
+  auto fused = ImportOptimized(ConvModel(build));
   ASSERT_OK(fused);
   EXPECT_EQ(fused->outputs[0].name, "y");
   EXPECT_EQ(RunModel(*fused).size(), 4u * 36u);
@@ -212,10 +254,8 @@ onnx::ModelProto SqueezeExcitationModel() {
 }
 
 TEST(UseNhwcBetweenConvsTest, SqueezeAndExcitationBlocksStayNhwc) {
-  OnnxImportOptions plain;
-  plain.optimize = false;
-  auto unfused = ImportOnnxModel(SqueezeExcitationModel(), plain);
-  auto optimized = ImportOnnxModel(SqueezeExcitationModel());
+  auto unfused = ImportOnnxModel(SqueezeExcitationModel());
+  auto optimized = ImportOptimized(SqueezeExcitationModel());
   ASSERT_OK(unfused);
   ASSERT_OK(optimized);
   EXPECT_EQ(Count(*optimized, "MulNhwc"), 1);
@@ -282,10 +322,8 @@ TEST(FoldBatchNormsIntoConvsTest, FoldedGraphsComputeWhatUnfoldedOnesDo) {
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
-    OnnxImportOptions plain;
-    plain.optimize = false;
-    auto unfolded = ImportOnnxModel(ConvModel(c.build), plain);
-    auto folded = ImportOnnxModel(ConvModel(c.build));
+    auto unfolded = ImportOnnxModel(ConvModel(c.build));
+    auto folded = ImportOptimized(ConvModel(c.build));
     ASSERT_OK(unfolded);
     ASSERT_OK(folded);
     EXPECT_EQ(Count(*folded, "Onnx>BatchNormalization"), c.folds ? 0 : 1);
@@ -310,7 +348,7 @@ TEST(FoldBatchNormsIntoConvsTest, TrainingModeIsNotFolded) {
     a->set_type(onnx::AttributeProto::INT);
     a->set_i(1);
   };
-  auto folded = ImportOnnxModel(ConvModel(build));
+  auto folded = ImportOptimized(ConvModel(build));
   ASSERT_OK(folded);
   EXPECT_EQ(Count(*folded, "Onnx>BatchNormalization"), 1);
 }
@@ -320,14 +358,11 @@ TEST(FoldBatchNormsIntoConvsTest, TrainingModeIsNotFolded) {
 // name, and the optimized graph computes what the imported one does.
 TEST(OptimizerPipelineTest, ReportsEachPassAndKeepsResults) {
   const std::string path = "tests/testdata/onnx/conv_bn_relu.onnx";
-  OnnxImportOptions plain;
-  plain.optimize = false;
-  SL_ASSERT_OK_AND_ASSIGN(OnnxGraph imported, ImportOnnxFile(path, plain));
-  EXPECT_TRUE(imported.optimizations.empty());
+  SL_ASSERT_OK_AND_ASSIGN(OnnxGraph imported, ImportOnnxFile(path));
   EXPECT_EQ(Count(imported, "Onnx>BatchNormalization"), 1);
   EXPECT_EQ(Count(imported, "Neg"), 1);
 
-  SL_ASSERT_OK_AND_ASSIGN(OnnxGraph optimized, ImportOnnxFile(path));
+  SL_ASSERT_OK_AND_ASSIGN(OptGraph optimized, ImportFileOptimized(path));
   std::vector<std::string> passes;
   for (const OptimizerPass& p : OptimizerPasses()) passes.push_back(p.name);
   ASSERT_EQ(optimized.optimizations.size(), passes.size());
@@ -346,7 +381,7 @@ TEST(OptimizerPipelineTest, ReportsEachPassAndKeepsResults) {
 
   // The same results both ways (x [1, 2, 4, 4]).
   auto run = [](const OnnxGraph& g) {
-    auto session = NewSession({});
+    auto session = NewSession(Plain());
     EXPECT_OK(session);
     EXPECT_OK((*session)->Create(g.graph));
     Tensor x(DT_FLOAT, TensorShape({1, 2, 4, 4}));
@@ -366,15 +401,15 @@ TEST(OptimizerPipelineTest, ReportsEachPassAndKeepsResults) {
   }
   EXPECT_GT(positive, 0);  // The Relu did not zero everything (the check would be vacuous).
 
-  OnnxImportOptions no_fold;
-  no_fold.disabled_passes = {"fold_batch_norms"};
-  SL_ASSERT_OK_AND_ASSIGN(OnnxGraph partial, ImportOnnxFile(path, no_fold));
+  RewriterConfig no_fold;
+  no_fold.add_disabled_passes("fold_batch_norms");
+  SL_ASSERT_OK_AND_ASSIGN(OptGraph partial, ImportFileOptimized(path, no_fold));
   EXPECT_EQ(Count(partial, "Onnx>BatchNormalization"), 1);
   EXPECT_EQ(partial.optimizations.size(), passes.size() - 1);
 
-  OnnxImportOptions bogus;
-  bogus.disabled_passes = {"fold_everything"};
-  absl::Status s = ImportOnnxFile(path, bogus).status();
+  RewriterConfig bogus;
+  bogus.add_disabled_passes("fold_everything");
+  absl::Status s = ImportFileOptimized(path, bogus).status();
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(std::string(s.message()), ::testing::AllOf(::testing::HasSubstr("fold_everything"),
                                                          ::testing::HasSubstr("fold_batch_norms")));
@@ -383,7 +418,7 @@ TEST(OptimizerPipelineTest, ReportsEachPassAndKeepsResults) {
 // Dead-node removal keeps what outputs need, the inputs (even unread ones, so feeding them
 // still works) and stateful nodes.
 TEST(OptimizerPipelineTest, DeadNodeRemovalKeepsInputsAndStatefulNodes) {
-  OnnxGraph g;
+  GraphItem g;
   ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(R"(
     node { name: "x" op: "Placeholder" attr { key: "dtype" value { type: DT_FLOAT } } }
     node { name: "unread" op: "Placeholder" attr { key: "dtype" value { type: DT_FLOAT } } }
@@ -393,12 +428,8 @@ TEST(OptimizerPipelineTest, DeadNodeRemovalKeepsInputsAndStatefulNodes) {
     node { name: "rand" op: "RandomUniform" attr { key: "dtype" value { type: DT_FLOAT } }
            attr { key: "shape" value { list { i: 2 } } } }
   )", &g.graph));
-  g.inputs.push_back({});
-  g.inputs.back().tensor = "x:0";
-  g.inputs.push_back({});
-  g.inputs.back().tensor = "unread:0";
-  g.outputs.push_back({});
-  g.outputs.back().tensor = "y:0";
+  g.inputs = {"x:0", "unread:0"};
+  g.outputs = {"y:0"};
   SL_ASSERT_OK_AND_ASSIGN(int removed, RemoveDeadNodes(&g));
   EXPECT_EQ(removed, 2);
   std::vector<std::string> names;
@@ -456,7 +487,7 @@ onnx::ModelProto SmallModel(std::vector<int64_t> x_dims, const std::function<voi
 
 // The outputs of `g` (all of them, in order) for x of `x_dims`.
 std::vector<Tensor> RunAll(const OnnxGraph& g, std::vector<int64_t> x_dims) {
-  auto session = NewSession({});
+  auto session = NewSession(Plain());
   EXPECT_OK(session);
   if (!session.ok()) return {};
   EXPECT_OK((*session)->Create(g.graph));
@@ -481,23 +512,42 @@ void ExpectSameOutputs(const std::vector<Tensor>& want, const std::vector<Tensor
   }
 }
 
-int Rewrites(const OnnxGraph& g, const std::string& pass) {
+int Rewrites(const OptGraph& g, const std::string& pass) {
   for (const auto& r : g.optimizations) {
     if (r.pass == pass) return r.rewrites;
   }
   return -1;
 }
 
+// `model` imported with sizes not fixed and its placeholder's batch unknown (as the trainer's
+// replicas declare it), then optimized.
+OptGraph OptimizedWithUnknownBatch(const onnx::ModelProto& model) {
+  OnnxImportOptions resized;
+  resized.fixed_input_shapes = false;
+  auto g = ImportOnnxModel(model, resized);
+  EXPECT_OK(g);
+  if (!g.ok()) return OptGraph();
+  TensorShapeProto declared;
+  for (NodeDef& n : *g->graph.mutable_node()) {
+    if (n.op() != "Placeholder") continue;
+    n.mutable_attr()->at("shape").mutable_shape()->mutable_dim(0)->set_size(-1);
+    declared = n.attr().at("shape").shape();
+  }
+  for (auto& in : g->inputs) in.shape = PartialShape::FromProto(declared);
+  auto optimized = Optimize(*std::move(g));
+  EXPECT_OK(optimized);
+  return optimized.ok() ? *std::move(optimized) : OptGraph();
+}
+
 // Imports `model` with and without the optimizer and checks both compute the same.
 struct Imported {
-  OnnxGraph plain, optimized;
+  OnnxGraph plain;
+  OptGraph optimized;
 };
 Imported ImportBothWays(const onnx::ModelProto& model, std::vector<int64_t> x_dims, float tolerance = 1e-5f) {
-  OnnxImportOptions off;
-  off.optimize = false;
   Imported both;
-  auto plain = ImportOnnxModel(model, off);
-  auto optimized = ImportOnnxModel(model);
+  auto plain = ImportOnnxModel(model);
+  auto optimized = ImportOptimized(model);
   EXPECT_OK(plain);
   EXPECT_OK(optimized);
   if (!plain.ok() || !optimized.ok()) return both;
@@ -530,11 +580,8 @@ TEST(FoldConstantsTest, ShapeChainsAndWeightTransformsFold) {
   Imported both = ImportBothWays(model, {2, 3, 4});
   EXPECT_EQ(Count(both.plain, "Onnx>Shape"), 1);
   // ONNX shape inference does not evaluate the Concat, so the Reshape's shape is unknown to it:
-  // the importer folds what it can map back to ONNX values into ONNX Constants first (and
-  // infers shapes again), the pass then the rest; five nodes in all.
-  const int before_import = Rewrites(both.optimized, "constant_folding (shape arithmetic, before import)");
-  EXPECT_GT(before_import, 0);
-  EXPECT_EQ(before_import + Rewrites(both.optimized, "constant_folding"), 5);
+  // folding runs in rounds, shapes inferred again after each; five nodes in all.
+  EXPECT_EQ(Rewrites(both.optimized, "constant_folding"), 5);
   for (const char* op : {"Onnx>Shape", "Onnx>Gather", "Onnx>Unsqueeze", "Onnx>Concat", "Onnx>Transpose"}) {
     EXPECT_EQ(Count(both.optimized, op), 0) << op;
   }
@@ -542,19 +589,17 @@ TEST(FoldConstantsTest, ShapeChainsAndWeightTransformsFold) {
   EXPECT_EQ(both.optimized.graph.node_size(), 5);
   EXPECT_EQ(Count(both.optimized, "Const"), 2);
 
-  // Where feeds may differ from the declared shapes (data-parallel training), Shape stays.
-  OnnxImportOptions resized;
-  resized.fixed_input_shapes = false;
-  SL_ASSERT_OK_AND_ASSIGN(OnnxGraph g, ImportOnnxModel(model, resized));
-  EXPECT_EQ(Count(g, "Onnx>Shape"), 1);
-  EXPECT_EQ(Count(g, "Onnx>Transpose"), 0);
+  // Where feeds may differ from the declared shapes (data-parallel training's replicas declare
+  // an unknown batch), Shape stays.
+  EXPECT_EQ(Count(OptimizedWithUnknownBatch(model), "Onnx>Shape"), 1);
+  EXPECT_EQ(Count(OptimizedWithUnknownBatch(model), "Onnx>Transpose"), 0);
 }
 
 // Nothing folds that reads a fed tensor (without a static shape), runs a stateful op, fails
 // to evaluate, or would make too large a constant (over 64 MiB, or over 1 MiB and 4x its
 // inputs); a folded graph output keeps its name.
 TEST(FoldConstantsTest, LeavesWhatItMustNotFold) {
-  OnnxGraph g;
+  GraphItem g;
   ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(R"(
     node { name: "x" op: "Placeholder" attr { key: "dtype" value { type: DT_FLOAT } } }
     node { name: "two" op: "Const" attr { key: "dtype" value { type: DT_FLOAT } }
@@ -584,13 +629,12 @@ TEST(FoldConstantsTest, LeavesWhatItMustNotFold) {
     node { name: "neg_two" op: "Neg" input: "two" attr { key: "T" value { type: DT_FLOAT } } }
     node { name: "y" op: "Mul" input: "neg_two" input: "neg_two" attr { key: "T" value { type: DT_FLOAT } } }
   )", &g.graph));
-  g.inputs.push_back({});
-  g.inputs.back().tensor = "x";
+  g.inputs = {"x"};
   for (const char* out : {"fed", "shape_of_fed", "random", "huge", "medium", "failing", "y"}) {
-    g.outputs.push_back({});
-    g.outputs.back().tensor = out;
+    g.outputs.push_back(out);
   }
-  g.shapes["x"] = PartialShape(std::vector<int64_t>{-1, 3});  // Not fully defined: Shape(x) is not constant.
+  g.feed_shapes["x"] = PartialShape(std::vector<int64_t>{-1, 3});  // Not fully defined: Shape(x) is not constant.
+  InferItemShapes(&g);
   SL_ASSERT_OK_AND_ASSIGN(int folded, FoldConstants(&g));
   EXPECT_EQ(folded, 2);  // neg_two and y.
   std::map<std::string, std::string> ops;
@@ -603,7 +647,7 @@ TEST(FoldConstantsTest, LeavesWhatItMustNotFold) {
   EXPECT_EQ(ops["failing"], "Onnx>ConstantOfShape");
   EXPECT_EQ(ops["y"], "Const");
   EXPECT_EQ(ops.count("neg_two"), 0u);  // Read only by the folded y, so dropped.
-  auto session = NewSession({});
+  auto session = NewSession(Plain());
   ASSERT_OK(session);
   ASSERT_OK((*session)->Create(g.graph));
   std::vector<Tensor> out;
@@ -613,7 +657,8 @@ TEST(FoldConstantsTest, LeavesWhatItMustNotFold) {
   EXPECT_FALSE((*session)->Run({}, {"failing"}, {}, &out).ok());
 
   // A fully known shape makes Shape of a fed tensor constant.
-  g.shapes["x"] = PartialShape(std::vector<int64_t>{2, 3});
+  g.feed_shapes["x"] = PartialShape(std::vector<int64_t>{2, 3});
+  InferItemShapes(&g);
   SL_ASSERT_OK_AND_ASSIGN(folded, FoldConstants(&g));
   EXPECT_EQ(folded, 1);
   for (const NodeDef& n : g.graph.node()) {
@@ -627,7 +672,7 @@ TEST(FoldConstantsTest, LeavesWhatItMustNotFold) {
 // each Const named in `watched` holds when each node is evaluated.
 struct FoldWatch {
   static inline const GraphDef* graph = nullptr;
-  static inline NodeEvaluator real = nullptr;
+  static inline GraphItem::Evaluator real = &EvaluateNode;
   static inline std::map<std::string, std::map<std::string, size_t>> held;  // node -> Const -> bytes
   static absl::StatusOr<std::vector<Tensor>> Evaluate(const NodeDef& node, const std::vector<Tensor>& inputs,
                                                       uint64_t limit) {
@@ -642,7 +687,7 @@ struct FoldWatch {
 // folded, not when the pass ends; one that an unfolded node or the graph's outputs also read
 // keeps it. A folded Identity is no copy: its readers read its input.
 TEST(FoldConstantsTest, FoldingCopiesNoWeightAndDropsThoseNothingReads) {
-  OnnxGraph g;
+  GraphItem g;
   ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(R"(
     node { name: "x" op: "Placeholder" attr { key: "dtype" value { type: DT_FLOAT } } }
     node { name: "w" op: "Const" attr { key: "dtype" value { type: DT_FLOAT } } }
@@ -664,18 +709,13 @@ TEST(FoldConstantsTest, FoldingCopiesNoWeightAndDropsThoseNothingReads) {
   const Tensor w = Tensor::FromVector<float>(values, TensorShape({64, 64}));
   for (int i : {1, 2, 3}) w.AsProtoTensorContent((*g.graph.mutable_node(i)->mutable_attr())["value"].mutable_tensor());
   const size_t bytes = w.TotalBytes();
-  g.inputs.push_back({});
-  g.inputs.back().tensor = "x";
+  g.inputs = {"x"};
   for (const char* out : {"y", "z", "v", "u", "out"}) {
-    g.outputs.push_back({});
-    g.outputs.back().tensor = out;
+    g.outputs.push_back(out);
   }
   FoldWatch::graph = &g.graph;
-  FoldWatch::real = GetNodeEvaluator();
-  ASSERT_NE(FoldWatch::real, nullptr);
-  SetNodeEvaluator(&FoldWatch::Evaluate);
+  g.evaluate = &FoldWatch::Evaluate;
   auto folded = FoldConstants(&g);
-  SetNodeEvaluator(FoldWatch::real);
   ASSERT_OK(folded);
   EXPECT_EQ(*folded, 6);  // All but the BatchMatMulV2s.
 
@@ -695,7 +735,7 @@ TEST(FoldConstantsTest, FoldingCopiesNoWeightAndDropsThoseNothingReads) {
   EXPECT_EQ(nodes["shared"]->op(), "Const");
   EXPECT_EQ(nodes["out"]->op(), "Const");
 
-  auto session = NewSession({});
+  auto session = NewSession(Plain());
   ASSERT_OK(session);
   ASSERT_OK((*session)->Create(g.graph));
   Tensor x = Tensor::FromVector<float>(std::vector<float>(64, 1.0f), TensorShape({1, 64}));
@@ -1098,10 +1138,8 @@ onnx::ModelProto ConvSandwichModel(const std::function<void(onnx::GraphProto*)>&
 // Imports `model` without and with the optimizer, expects both to give the same values
 // (RunModel; error within `tolerance` of each value's size) and returns the optimized graph.
 OnnxGraph OptimizedLikePlain(const onnx::ModelProto& model, float tolerance = 1e-4f) {
-  OnnxImportOptions plain;
-  plain.optimize = false;
-  auto imported = ImportOnnxModel(model, plain);
-  auto optimized = ImportOnnxModel(model);
+  auto imported = ImportOnnxModel(model);
+  auto optimized = ImportOptimized(model);
   EXPECT_OK(imported);
   EXPECT_OK(optimized);
   if (!imported.ok() || !optimized.ok()) return OnnxGraph();
@@ -1248,10 +1286,8 @@ TEST(UseNhwcBetweenConvsTest, PoolsNormalizationsAndActivationsStayNhwcAndComput
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
-    OnnxImportOptions plain;
-    plain.optimize = false;
-    auto imported = ImportOnnxModel(ConvSandwichModel(c.middle, c.last_kernel), plain);
-    auto optimized = ImportOnnxModel(ConvSandwichModel(c.middle, c.last_kernel));
+    auto imported = ImportOnnxModel(ConvSandwichModel(c.middle, c.last_kernel));
+    auto optimized = ImportOptimized(ConvSandwichModel(c.middle, c.last_kernel));
     ASSERT_OK(imported);
     ASSERT_OK(optimized);
     for (const auto& [op, count] : c.want_counts) EXPECT_EQ(Count(*optimized, op), count) << op;
@@ -1287,10 +1323,10 @@ TEST(FoldPadsTest, HugePadsStayAPadThatFailsByName) {
     AddTensorInitializer(g, "huge_pads", onnx::TensorProto::INT64, {8}, {0, 0, huge, huge, 0, 0, huge, huge});
     AddNode(g, "Pad", {"c", "huge_pads"}, "m");
   };
-  auto optimized = ImportOnnxModel(ConvSandwichModel(middle, 3));
+  auto optimized = ImportOptimized(ConvSandwichModel(middle, 3));
   ASSERT_OK(optimized);
   EXPECT_EQ(Count(*optimized, "Onnx>Pad"), 1);
-  auto session = NewSession({});
+  auto session = NewSession(Plain());
   ASSERT_OK(session);
   ASSERT_OK((*session)->Create(optimized->graph));
   Tensor x(DT_FLOAT, TensorShape({1, 4, 6, 6}));
@@ -1368,7 +1404,7 @@ TEST(FuseChannelShufflesTest, ShuffleNetBlockStaysNhwcAndComputesTheSame) {
 
 // Shape arithmetic in layers (Swin's pads and window reshapes): the second Reshape's shape
 // comes from Shape of the first Reshape's output, which ONNX shape inference only knows once
-// the first chain is folded. The importer's rounds fold both (no Shape, Gather or Concat is
+// the first chain is folded. Constant folding's rounds fold both (no Shape, Gather or Concat is
 // left) and the graph computes what the plain import does; with sizes not fixed, both stay.
 TEST(FoldConstantsTest, LayeredShapeArithmeticFoldsInRounds) {
   auto model = SmallModel({2, 3, 4}, [](onnx::GraphProto* g) {
@@ -1402,10 +1438,7 @@ TEST(FoldConstantsTest, LayeredShapeArithmeticFoldsInRounds) {
   std::vector<Tensor> out = RunAll(both.optimized, {2, 3, 4});
   ASSERT_EQ(out.size(), 1u);
   EXPECT_EQ(out[0].shape(), TensorShape({4, 6}));
-  OnnxImportOptions resized;
-  resized.fixed_input_shapes = false;
-  SL_ASSERT_OK_AND_ASSIGN(OnnxGraph g, ImportOnnxModel(model, resized));
-  EXPECT_EQ(Count(g, "Onnx>Shape"), 2);
+  EXPECT_EQ(Count(OptimizedWithUnknownBatch(model), "Onnx>Shape"), 2);
 }
 
 // A ConvNeXt block between two Convs: Transpose to channels-last, LayerNormalization, the

@@ -1,0 +1,403 @@
+#include "optimizer/passes.h"
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <limits>
+#include <optional>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/strip.h"
+#include "framework/checked_size.h"
+#include "framework/node_def_util.h"
+#include "framework/status.h"
+#include "ops/op_registry.h"
+#include "optimizer/rewrite_util.h"
+
+namespace sluice {
+
+absl::StatusOr<int> FoldBatchNormsIntoConvs(GraphItem* graph) {
+  int folded = 0;
+  GraphDef& def = graph->graph;
+  GraphIndex index = IndexGraph(graph);
+  auto& by_name = index.by_name;
+  auto& consumers = index.consumers;
+  const auto& protected_tensors = index.protected_tensors;
+  absl::flat_hash_map<std::string, std::string> renamed;  // BN output -> Conv output.
+  absl::flat_hash_set<std::string> maybe_unread;
+  std::vector<NodeDef> added;
+  // BatchNormalization of a [rows, N] Gemm or MatMul output normalizes its N columns: B's
+  // columns (rows when transB) scale by scale / sqrt(var + epsilon) and C becomes the
+  // normalized bias. The producer becomes (or stays) a Gemm with constant B and C.
+  auto fold_into_gemm = [&](NodeDef& bn, NodeDef* producer) {
+    std::optional<Tensor> b, c;
+    float alpha = 1, beta = 1;
+    int64_t trans_a = 0, trans_b = 0;
+    std::string a_in;
+    const std::string out = TensorId{producer->name(), 0}.ToString();
+    if (producer->op() == "BatchMatMulV2") {
+      if (ConstWeightMatMul(*graph, index, bn.input(0), &b) != producer) return false;
+    } else {
+      const auto& pa = producer->attr();
+      if (pa.at("T").type() != DT_FLOAT || producer->input_size() < 2 || consumers[out] != 1 ||
+          protected_tensors.contains(out)) {
+        return false;
+      }
+      b = ConstValue(by_name, graph->hoisted, producer->input(1));
+      alpha = pa.at("alpha").f();
+      beta = pa.at("beta").f();
+      trans_a = pa.at("transA").i();
+      trans_b = pa.at("transB").i();
+      if (producer->input_size() > 2) {
+        c = ConstValue(by_name, graph->hoisted, producer->input(2));
+        if (!c || c->dtype() != DT_FLOAT) return false;
+      }
+    }
+    if (!b || b->dtype() != DT_FLOAT || b->dims() != 2) return false;
+    a_in = producer->input(0);
+    const int64_t n = b->dim_size(trans_b ? 0 : 1), k = b->dim_size(trans_b ? 1 : 0);
+    // C must be one row (or one value): a full [rows, N] C would stay per row.
+    if (c && !(c->NumElements() == 1 ||
+               (c->NumElements() == n && (c->dims() == 1 || (c->dims() == 2 && c->dim_size(0) == 1))))) {
+      return false;
+    }
+    std::optional<Tensor> scale = ConstValue(by_name, graph->hoisted, bn.input(1)), shift = ConstValue(by_name, graph->hoisted, bn.input(2)),
+                          mean = ConstValue(by_name, graph->hoisted, bn.input(3)), var = ConstValue(by_name, graph->hoisted, bn.input(4));
+    if (!scale || !shift || !mean || !var) return false;
+    for (const Tensor* t : {&*scale, &*shift, &*mean, &*var}) {
+      if (t->dtype() != DT_FLOAT || t->NumElements() != n) return false;
+    }
+    const std::string w_name = producer->name() + "/folded_weights", b_name = producer->name() + "/folded_bias";
+    if (by_name.contains(w_name) || by_name.contains(b_name)) return false;
+    const double epsilon = bn.attr().at("epsilon").f();
+    Tensor new_w(DT_FLOAT, b->shape()), new_c(DT_FLOAT, TensorShape({n}));
+    for (int64_t j = 0; j < n; ++j) {
+      const double factor = scale->flat<float>()[j] / std::sqrt(double{var->flat<float>()[j]} + epsilon);
+      for (int64_t i = 0; i < k; ++i) {
+        const int64_t at = trans_b ? j * k + i : i * n + j;
+        new_w.flat<float>()[at] = static_cast<float>(b->flat<float>()[at] * factor);
+      }
+      const double c0 = c ? double{beta} * c->flat<float>()[c->NumElements() == 1 ? 0 : j] : 0.0;
+      new_c.flat<float>()[j] = static_cast<float>((c0 - mean->flat<float>()[j]) * factor + shift->flat<float>()[j]);
+    }
+    for (int i = 1; i < producer->input_size() && i < 3; ++i) {
+      maybe_unread.insert(ParseTensorName(producer->input(i))->node);
+    }
+    for (int i = 1; i < 5; ++i) maybe_unread.insert(ParseTensorName(bn.input(i))->node);
+    added.push_back(ConstNode(w_name, producer->device(), new_w));
+    added.push_back(ConstNode(b_name, producer->device(), new_c));
+    MakeGemm(producer, a_in, w_name, b_name, alpha, 1.0f, trans_a, trans_b);
+    const std::string bn_out = TensorId{bn.name(), 0}.ToString();
+    if (!protected_tensors.contains(bn_out)) renamed[bn_out] = out;
+    ForwardAs(&bn, bn.input(0));
+    return true;
+  };
+  for (NodeDef& bn : *def.mutable_node()) {
+    if (bn.op() != "Onnx>BatchNormalization" || bn.input_size() != 5) continue;
+    const auto& attr = bn.attr();
+    if (attr.at("training_mode").b() || !attr.at("spatial").b() || attr.at("T").type() != DT_FLOAT ||
+        attr.at("T1").type() != DT_FLOAT || attr.at("T2").type() != DT_FLOAT) {
+      continue;
+    }
+    bool statistics_read = false;  // Outputs 1-4 (training statistics) must be unused.
+    for (int k = 1; k < 5; ++k) {
+      const std::string t = TensorId{bn.name(), k}.ToString();
+      statistics_read = statistics_read || consumers[t] > 0 || protected_tensors.contains(t);
+    }
+    if (statistics_read) continue;
+    auto src = ParseTensorName(bn.input(0));
+    if (!src.ok() || src->index != 0 || !by_name.contains(src->node)) continue;
+    NodeDef* conv = by_name.at(src->node);
+    if (conv->op() == "Onnx>Gemm" || conv->op() == "BatchMatMulV2") {
+      folded += fold_into_gemm(bn, conv);
+      continue;
+    }
+    const std::string conv_out = TensorId{conv->name(), 0}.ToString();
+    if (conv->op() != "Onnx>Conv" || conv->attr().at("T").type() != DT_FLOAT || conv->input_size() < 2 ||
+        consumers[conv_out] != 1 || protected_tensors.contains(conv_out) ||
+        (conv->attr().contains("activation") && !conv->attr().at("activation").s().empty())) {
+      continue;
+    }
+    std::optional<Tensor> w = ConstValue(by_name, graph->hoisted, conv->input(1));
+    std::optional<Tensor> bias = conv->input_size() > 2 ? ConstValue(by_name, graph->hoisted, conv->input(2)) : std::nullopt;
+    std::optional<Tensor> scale = ConstValue(by_name, graph->hoisted, bn.input(1)), shift = ConstValue(by_name, graph->hoisted, bn.input(2)),
+                          mean = ConstValue(by_name, graph->hoisted, bn.input(3)), var = ConstValue(by_name, graph->hoisted, bn.input(4));
+    if (!w || !scale || !shift || !mean || !var || (conv->input_size() > 2 && !bias) || w->dims() < 1 ||
+        w->dtype() != DT_FLOAT) {
+      continue;
+    }
+    const int64_t m = w->dim_size(0);
+    bool shapes_fit = m > 0 && w->NumElements() % m == 0 && (!bias || (bias->dtype() == DT_FLOAT && bias->NumElements() == m));
+    for (const Tensor* t : {&*scale, &*shift, &*mean, &*var}) {
+      shapes_fit = shapes_fit && t->dtype() == DT_FLOAT && t->NumElements() == m;
+    }
+    if (!shapes_fit) continue;
+    const float epsilon = attr.at("epsilon").f();
+    const int64_t per_channel = w->NumElements() / m;
+    Tensor new_w(DT_FLOAT, w->shape()), new_b(DT_FLOAT, TensorShape({m}));
+    for (int64_t o = 0; o < m; ++o) {
+      const double factor = scale->flat<float>()[o] / std::sqrt(double{var->flat<float>()[o]} + epsilon);
+      for (int64_t i = 0; i < per_channel; ++i) {
+        new_w.flat<float>()[o * per_channel + i] = static_cast<float>(w->flat<float>()[o * per_channel + i] * factor);
+      }
+      const double b0 = bias ? bias->flat<float>()[o] : 0.0;
+      new_b.flat<float>()[o] = static_cast<float>((b0 - mean->flat<float>()[o]) * factor + shift->flat<float>()[o]);
+    }
+    const std::string w_name = conv->name() + "/folded_weights", b_name = conv->name() + "/folded_bias";
+    if (by_name.contains(w_name) || by_name.contains(b_name)) continue;
+    // The constants folded in, dropped below unless something else reads them.
+    for (int i = 1; i < conv->input_size() && i < 3; ++i) maybe_unread.insert(ParseTensorName(conv->input(i))->node);
+    for (int i = 1; i < 5; ++i) maybe_unread.insert(ParseTensorName(bn.input(i))->node);
+    added.push_back(ConstNode(w_name, conv->device(), new_w));
+    added.push_back(ConstNode(b_name, conv->device(), new_b));
+    conv->set_input(1, w_name);
+    if (conv->input_size() > 2) {
+      conv->set_input(2, b_name);
+    } else {
+      // The bias list input goes right after W, before any control inputs.
+      conv->add_input(b_name);
+      for (int i = conv->input_size() - 1; i > 2; --i) conv->mutable_input()->SwapElements(i, i - 1);
+      AttrValue tb;
+      tb.mutable_list()->add_type(DT_FLOAT);
+      (*conv->mutable_attr())["Tb"] = tb;
+    }
+    const std::string bn_out = TensorId{bn.name(), 0}.ToString();
+    if (!protected_tensors.contains(bn_out)) renamed[bn_out] = conv_out;
+    // The normalization forwards the Conv's result under its own name (a graph output).
+    ForwardAs(&bn, bn.input(0));
+    ++folded;
+  }
+  Rewire(&def, renamed, {});
+  for (NodeDef& n : added) *def.add_node() = std::move(n);
+  // Constants no node reads any more (the unfolded weights and statistics) hold no memory.
+  DropUnreadConsts(graph, maybe_unread);
+  return folded;
+}
+
+// Pads past this are not folded (far beyond any real image).
+constexpr int64_t kMaxFoldedPad = int64_t{1} << 30;
+
+absl::StatusOr<int> FoldPads(GraphItem* graph) {
+  int folded = 0;
+  GraphIndex index = IndexGraph(graph);
+  absl::flat_hash_map<std::string, std::string> renamed;  // Pad output -> its input.
+  absl::flat_hash_set<std::string> maybe_unread;
+  for (NodeDef& pad : *graph->graph.mutable_node()) {
+    if (pad.op() != "Onnx>Pad" || pad.attr().at("mode").s() != "constant" || pad.input_size() < 2 ||
+        pad.attr().at("Taxes").list().type_size() != 0) {
+      continue;
+    }
+    const std::string out = TensorId{pad.name(), 0}.ToString();
+    if (index.protected_tensors.contains(out)) continue;
+    std::optional<Tensor> pads = ConstValue(index.by_name, index.hoisted, pad.input(1));
+    if (!pads || pads->dtype() != DT_INT64 || pads->NumElements() % 2 != 0 || pads->NumElements() < 6) continue;
+    // Zero fill (the default, or a constant zero), before any control inputs.
+    if (pad.attr().at("Tvalue").list().type_size() != 0) {
+      std::optional<Tensor> value = ConstValue(index.by_name, index.hoisted, pad.input(2));
+      if (!value || value->NumElements() != 1 || value->dtype() != DT_FLOAT || value->flat<float>()[0] != 0.0f) continue;
+    }
+    const int64_t rank = pads->NumElements() / 2;
+    const auto p = pads->flat<int64_t>();
+    bool spatial_only = p[0] == 0 && p[1] == 0 && p[rank] == 0 && p[rank + 1] == 0, any = false;
+    for (int64_t i = 0; i < 2 * rank; ++i) {
+      // Non-negative, and small enough that adding the reader's own pads cannot overflow (a
+      // hostile model's 2^62 stays a Pad, whose kernel refuses it by name).
+      spatial_only = spatial_only && p[i] >= 0 && p[i] <= kMaxFoldedPad;
+      any = any || p[i] != 0;
+    }
+    if (!spatial_only) continue;
+    if (any) {
+      // The one reader takes the padding into its own pads.
+      auto readers = index.readers.find(out);
+      if (readers == index.readers.end() || readers->second.size() != 1) continue;
+      NodeDef* reader = readers->second[0];
+      auto& attrs = *reader->mutable_attr();
+      if (Canonical(reader->input(0)) != out || !attrs.contains("auto_pad") || attrs.at("auto_pad").s() != "NOTSET") continue;
+      std::vector<int64_t> own(2 * (rank - 2), 0);
+      const auto& listed = attrs.at("pads").list();
+      if (listed.i_size() != 0 && listed.i_size() != static_cast<int>(own.size())) continue;
+      bool own_zero = true, own_ok = true;
+      for (int i = 0; i < listed.i_size(); ++i) {
+        own[i] = listed.i(i);
+        own_ok = own_ok && own[i] >= 0 && own[i] <= kMaxFoldedPad;
+        own_zero = own_zero && own[i] == 0;
+      }
+      if (!own_ok) continue;
+      if (reader->op() == "Onnx>AveragePool") {
+        // Padded zeros count in the mean: what count_include_pad does, when the pool's own
+        // padding (if any) is counted too, and no ceil-mode window overhangs the padding.
+        if (attrs.at("ceil_mode").i() != 0 || (!own_zero && attrs.at("count_include_pad").i() == 0)) continue;
+        attrs["count_include_pad"].set_i(1);
+      } else if (reader->op() != "Onnx>Conv") {
+        continue;
+      }
+      AttrValue merged;
+      for (int64_t i = 0; i < rank - 2; ++i) merged.mutable_list()->add_i(own[i] + p[2 + i]);
+      for (int64_t i = 0; i < rank - 2; ++i) merged.mutable_list()->add_i(own[rank - 2 + i] + p[rank + 2 + i]);
+      attrs["pads"] = merged;
+    }
+    renamed[out] = pad.input(0);
+    for (int i = 1; i < pad.input_size(); ++i) {
+      auto id = ParseTensorName(pad.input(i));
+      if (id.ok()) maybe_unread.insert(id->node);
+    }
+    ++folded;
+  }
+  Rewire(&graph->graph, renamed, {});
+  DropUnreadConsts(graph, maybe_unread);
+  return folded;
+}
+
+absl::StatusOr<int> FuseConvActivations(GraphItem* graph) {
+  int fused = 0;
+  GraphDef& def = graph->graph;
+  GraphIndex index = IndexGraph(graph);
+  auto& by_name = index.by_name;
+  auto& consumers = index.consumers;
+  const auto& protected_tensors = index.protected_tensors;
+  absl::flat_hash_map<std::string, std::string> renamed;
+  absl::flat_hash_set<std::string> dropped;  // Nodes no one reads after a fusion (Swish's Sigmoid).
+  // The float Conv (with no activation yet) whose output `tensor` is, read by `readers` nodes.
+  auto fusable_conv = [&](const std::string& tensor, int readers) -> NodeDef* {
+    auto src = ParseTensorName(tensor);
+    if (!src.ok() || src->index != 0) return nullptr;
+    auto it = by_name.find(src->node);
+    if (it == by_name.end()) return nullptr;
+    NodeDef* conv = it->second;
+    const std::string conv_out = TensorId{conv->name(), 0}.ToString();
+    if (conv->op() != "Onnx>Conv" || conv->attr().at("T").type() != DT_FLOAT || consumers[conv_out] != readers ||
+        protected_tensors.contains(conv_out) ||
+        (conv->attr().contains("activation") && !conv->attr().at("activation").s().empty())) {
+      return nullptr;
+    }
+    return conv;
+  };
+  auto float_attr = [](const NodeDef& n, const char* name, float fallback) {
+    auto it = n.attr().find(name);
+    return it == n.attr().end() ? fallback : it->second.f();
+  };
+  for (NodeDef& act : *def.mutable_node()) {
+    if (act.input_size() == 0) continue;
+    NodeDef* conv = nullptr;
+    // The attr names the activation as ONNX does: "LeakyRelu", not the op "Onnx>LeakyRelu".
+    std::string activation(absl::StripPrefix(act.op(), kOnnxOpPrefix));
+    AttrValue params;
+    params.mutable_list();  // Empty unless the activation has parameters.
+    if (act.op() == "Relu" || act.op() == "Onnx>HardSwish" || act.op() == "Sigmoid") {
+      conv = fusable_conv(act.input(0), 1);
+    } else if (act.op() == "Onnx>LeakyRelu") {
+      conv = fusable_conv(act.input(0), 1);
+      params.mutable_list()->add_f(float_attr(act, "alpha", 0.01f));
+    } else if (act.op() == "Onnx>HardSigmoid") {
+      conv = fusable_conv(act.input(0), 1);
+      params.mutable_list()->add_f(float_attr(act, "alpha", 0.2f));
+      params.mutable_list()->add_f(float_attr(act, "beta", 0.5f));
+    } else if (act.op() == "Mul" && act.input_size() == 2 && act.attr().contains("T") &&
+               act.attr().at("T").type() == DT_FLOAT) {
+      // Swish (SiLU): Mul(y, Sigmoid(y)) of a Conv's y, the Sigmoid read by this Mul only.
+      for (int i = 0; i < 2 && conv == nullptr; ++i) {
+        auto sig = ParseTensorName(act.input(1 - i));
+        if (!sig.ok() || sig->index != 0) continue;
+        auto sig_it = by_name.find(sig->node);
+        if (sig_it == by_name.end() || sig_it->second->op() != "Sigmoid" || sig_it->second->input_size() != 1) continue;
+        const std::string sig_out = TensorId{sig->node, 0}.ToString();
+        if (Canonical(sig_it->second->input(0)) != Canonical(act.input(i)) || consumers[sig_out] != 1 ||
+            protected_tensors.contains(sig_out)) {
+          continue;
+        }
+        conv = fusable_conv(act.input(i), 2);
+        if (conv != nullptr) {
+          dropped.insert(sig->node);
+          activation = "Swish";
+          // The Mul forwards the Conv's output (input 0 below).
+          if (i != 0) act.mutable_input()->SwapElements(0, 1);
+        }
+      }
+    } else if (act.op() == "Onnx>Clip") {
+      conv = fusable_conv(act.input(0), 1);
+      float lo = -std::numeric_limits<float>::infinity(), hi = std::numeric_limits<float>::infinity();
+      // Inputs: input, then min and max when present (which ones is in Tmin/Tmax).
+      int next = 1;
+      for (const char* which : {"Tmin", "Tmax"}) {
+        if (conv == nullptr || act.attr().at(which).list().type_size() == 0) continue;
+        auto v = ConstScalar(by_name, graph->hoisted, act.input(next++));
+        if (!v) {
+          conv = nullptr;
+          break;
+        }
+        (std::string(which) == "Tmin" ? lo : hi) = *v;
+      }
+      params.mutable_list()->add_f(lo);
+      params.mutable_list()->add_f(hi);
+    }
+    if (conv == nullptr) continue;
+    const std::string conv_out = TensorId{conv->name(), 0}.ToString();
+    (*conv->mutable_attr())["activation"].set_s(activation);
+    (*conv->mutable_attr())["activation_params"] = params;
+    // Readers of the activation read the fused Conv directly; unless it is a graph output, the
+    // activation node is then dropped (below).
+    const std::string act_out = TensorId{act.name(), 0}.ToString();
+    if (!protected_tensors.contains(act_out)) renamed[act_out] = conv_out;
+    // The activation node now forwards the fused result under its own name.
+    ForwardAs(&act, act.input(0));
+    ++fused;
+  }
+  // Activations nobody reads by name any more go away; their readers read the Conv.
+  Rewire(&def, renamed, dropped);
+  return fused;
+}
+
+absl::StatusOr<int> FuseConvResiduals(GraphItem* graph) {
+  int fused = 0;
+  GraphDef& def = graph->graph;
+  GraphIndex index = IndexGraph(graph);
+  absl::flat_hash_map<std::string, std::string> renamed;  // Add output -> the Conv's.
+  auto known_shape = [&](const std::string& tensor) -> const PartialShape* {
+    auto it = graph->shapes.find(Canonical(tensor));
+    return it == graph->shapes.end() || !it->second.IsFullyDefined() ? nullptr : &it->second;
+  };
+  for (NodeDef& add : *def.mutable_node()) {
+    if ((add.op() != "Add" && add.op() != "AddNhwc") || add.input_size() != 2 || add.attr().at("T").type() != DT_FLOAT ||
+        SameTensor(add.input(0), add.input(1))) {
+      continue;
+    }
+    const PartialShape* out_shape = known_shape(TensorId{add.name(), 0}.ToString());
+    for (int i = 0; i < 2 && out_shape != nullptr; ++i) {
+      NodeDef* conv = FloatProducer(index, add.input(i), "Onnx>Conv");
+      if (conv == nullptr || !Internal(index, *conv, 1)) continue;
+      auto& attrs = *conv->mutable_attr();
+      if ((attrs.contains("activation") && !attrs.at("activation").s().empty()) ||
+          (attrs.contains("Tr") && attrs.at("Tr").list().type_size() > 0)) {
+        continue;
+      }
+      // No broadcasting: the Conv's output, the other operand and the sum have one shape.
+      const PartialShape* conv_shape = known_shape(add.input(i));
+      const PartialShape* other_shape = known_shape(add.input(1 - i));
+      if (conv_shape == nullptr || other_shape == nullptr || !(*conv_shape == *out_shape) ||
+          !(*other_shape == *out_shape)) {
+        continue;
+      }
+      // The residual goes after X, W and the bias, before any control inputs.
+      const int at = 2 + attrs.at("Tb").list().type_size();
+      conv->add_input(add.input(1 - i));
+      for (int k = conv->input_size() - 1; k > at; --k) conv->mutable_input()->SwapElements(k, k - 1);
+      attrs["Tr"].mutable_list()->add_type(DT_FLOAT);
+      const std::string conv_out = TensorId{conv->name(), 0}.ToString(), add_out = TensorId{add.name(), 0}.ToString();
+      if (!index.protected_tensors.contains(add_out)) renamed[add_out] = conv_out;
+      graph->shapes[conv_out] = *out_shape;
+      ForwardAs(&add, conv_out);
+      ++fused;
+      break;
+    }
+  }
+  Rewire(&def, renamed, {});
+  // The activation after the sum (ResNet's Relu) now follows the Conv directly.
+  if (fused > 0) SL_RETURN_IF_ERROR(FuseConvActivations(graph).status());
+  return fused;
+}
+
+}  // namespace sluice
