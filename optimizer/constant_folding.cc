@@ -275,7 +275,8 @@ absl::StatusOr<int> RemoveDeadNodes(GraphItem* graph) {
   absl::flat_hash_map<std::string, const NodeDef*> by_name;
   for (const NodeDef& n : def.node()) by_name[n.name()] = &n;
   // Roots: what the outputs name, the inputs (a feed of an unread input must still find its
-  // node) and stateful nodes, which run for their effects.
+  // node), the nodes kept by name (a step's targets) and stateful nodes, which run for their
+  // effects.
   std::vector<std::string> stack;
   for (const auto& ends : {graph->inputs, graph->outputs}) {
     for (const auto& e : ends) {
@@ -283,6 +284,7 @@ absl::StatusOr<int> RemoveDeadNodes(GraphItem* graph) {
       if (id.ok()) stack.push_back(std::string(id->node));
     }
   }
+  for (const std::string& n : graph->keep_nodes) stack.push_back(n);  // Targets and fetch _Sends.
   for (const NodeDef& n : def.node()) {
     absl::StatusOr<const OpDef*> op = OpRegistry::Global()->LookUpOpDef(n.op());
     if (!op.ok() || (*op)->is_stateful()) stack.push_back(n.name());

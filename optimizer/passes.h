@@ -27,7 +27,7 @@ namespace sluice {
 absl::StatusOr<int> FoldConstants(GraphItem* graph);
 
 // Removes nodes that no graph output reads (directly or through other nodes), except the
-// graph's inputs and stateful nodes.
+// graph's inputs, its keep_nodes (a step's targets) and stateful nodes.
 absl::StatusOr<int> RemoveDeadNodes(GraphItem* graph);
 
 // LayerNorm as torch exports it below opset 17, over the last axis of a float x whose length

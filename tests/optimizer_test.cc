@@ -1476,5 +1476,59 @@ TEST(UseNhwcBetweenConvsTest, ChannelsLastBlocksStayNhwc) {
   }
 }
 
+// A GraphDef that arrives bare, as a C API client sends one (no _output_shapes, nothing
+// optimized), is optimized by the master: its partition graph has the BatchNormalization folded
+// and the Relu fused, and it computes what the unoptimized session does.
+TEST(MasterOptimizesEveryGraphTest, BareGraphDefGetsFoldedAndFused) {
+  SL_ASSERT_OK_AND_ASSIGN(OnnxGraph g, ImportOnnxFile("tests/testdata/onnx/conv_bn_relu.onnx"));
+  for (NodeDef& n : *g.graph.mutable_node()) n.mutable_attr()->erase("_output_shapes");
+  Tensor x(DT_FLOAT, TensorShape({1, 2, 4, 4}));
+  for (int64_t i = 0; i < x.NumElements(); ++i) x.flat<float>()[i] = std::cos(0.9f * i) * 2;
+  auto run = [&](const SessionOptions& options, RunMetadata* metadata) {
+    auto session = NewSession(options);
+    EXPECT_OK(session);
+    EXPECT_OK((*session)->Create(g.graph));
+    RunOptions run_options;
+    run_options.set_output_partition_graphs(true);
+    std::vector<Tensor> out;
+    EXPECT_OK((*session)->Run(run_options, {{g.inputs[0].tensor, x}}, {g.outputs[0].tensor}, {}, &out, metadata));
+    return out.size() == 1 ? out[0] : Tensor();
+  };
+  RunMetadata optimized_metadata, plain_metadata;
+  Tensor got = run(SessionOptions(), &optimized_metadata), want = run(Plain(), &plain_metadata);
+  auto count = [](const RunMetadata& m, const std::string& op) {
+    int c = 0;
+    for (const GraphDef& part : m.partition_graphs()) {
+      for (const NodeDef& n : part.node()) c += n.op() == op;
+    }
+    return c;
+  };
+  ASSERT_GT(plain_metadata.partition_graphs_size(), 0);
+  EXPECT_EQ(count(plain_metadata, "Onnx>BatchNormalization"), 1);
+  EXPECT_EQ(count(optimized_metadata, "Onnx>BatchNormalization"), 0);
+  EXPECT_EQ(count(optimized_metadata, "Relu"), 0);
+  ASSERT_EQ(got.NumElements(), want.NumElements());
+  ASSERT_EQ(got.NumElements(), 48);
+  for (int64_t i = 0; i < want.NumElements(); ++i) {
+    EXPECT_NEAR(got.flat<float>()[i], want.flat<float>()[i], 1e-5f * (1 + std::fabs(want.flat<float>()[i])));
+  }
+}
+
+// The session's RewriterConfig names passes as TensorFlow's toggles do: OFF turns a concern off.
+TEST(MasterOptimizesEveryGraphTest, RewriterConfigTogglesConcerns) {
+  RewriterConfig config;
+  config.set_arithmetic_optimization(RewriterConfig::OFF);
+  for (const OptimizerPass& p : OptimizerPasses()) {
+    EXPECT_EQ(PassEnabled(config, p), std::string(p.toggle) != "arithmetic_optimization") << p.name;
+  }
+  config.set_disable_meta_optimizer(true);
+  for (const OptimizerPass& p : OptimizerPasses()) EXPECT_FALSE(PassEnabled(config, p)) << p.name;
+  RewriterConfig only;
+  only.add_optimizers("constant_folding");
+  for (const OptimizerPass& p : OptimizerPasses()) {
+    EXPECT_EQ(PassEnabled(only, p), std::string(p.name) == "constant_folding") << p.name;
+  }
+}
+
 }  // namespace
 }  // namespace sluice

@@ -18,21 +18,24 @@
 #include "tools/error_hints.h"
 #include "tools/json.h"
 #include "tools/progress.h"
+#include "tools/run_plan.h"
 #include "tools/verbs.h"
 
 namespace sluice {
 namespace {
 
-constexpr char kHelp[] = R"(usage: sluice bench MODEL.onnx [options]
+constexpr char kHelp[] = R"(usage: sluice bench MODEL.onnx|GRAPH.pb|GRAPH.pbtxt [options]
 
-Runs the model repeatedly in an embedded session and reports the time of whole runs (feeds
+Runs the model (or GraphDef) repeatedly in an embedded session and reports the time of whole runs (feeds
 in, fetches out). The last line is JSON:
   {"model": ..., "threads": N, "iters": N, "median_ms": X, "min_ms": Y}
 When stderr is a terminal, a progress line there ("bench: 14/50 iterations") is rewritten as
 runs end and erased before the results.
 
 options:
-  --input FILE.pb | NAME=FILE.pb   inputs as in `sluice run` (default: random inputs)
+  --input FILE.pb | NAME=FILE.pb   inputs as in `sluice run` (default: random inputs; for a
+                 GraphDef, random values of each unfed Placeholder's dtype and shape)
+  --output NAME  (GraphDef only) fetch NAME; repeatable (default as in `sluice run`)
   --iters N      timed runs (default 20)
   --warmup N     untimed runs first (default 3)
   --threads N    intra-op threads (oneDNN's OpenMP team, the compute pool, OpenBLAS; default 1)
@@ -55,6 +58,7 @@ int BenchVerb(Args& args) {
     return 0;
   }
   std::vector<std::string> inputs = args.TakeAll("--input");
+  std::vector<std::string> outputs = args.TakeAll("--output");
   int iters = 20, warmup = 3, threads = 1, inter_op = 1;
   for (auto [flag, value] : {std::pair<const char*, int*>{"--iters", &iters}, {"--warmup", &warmup},
                              {"--threads", &threads}, {"--inter-op", &inter_op}}) {
@@ -89,37 +93,12 @@ int BenchVerb(Args& args) {
     return ReportFailure("bench", s, hints);
   };
   const std::string& path = (*positional)[0];
-  auto g = ImportOnnxFile(path, import);
-  if (!g.ok()) return fail(g.status());
-  for (const auto& in : g->inputs) hints.input_names.push_back(in.name);
-  std::vector<std::pair<std::string, Tensor>> feeds;
-  std::vector<const OnnxValue*> required;
-  for (const auto& in : g->inputs) {
-    if (!in.has_default) required.push_back(&in);
-  }
-  std::mt19937 rng(0);
-  size_t next = 0;
-  for (const std::string& spec : inputs) {
-    std::vector<std::string> kv = absl::StrSplit(spec, absl::MaxSplits('=', 1));
-    auto t = ReadOnnxTensorFile(kv.size() == 2 ? kv[1] : kv[0]);
-    if (!t.ok()) return fail(t.status());
-    const OnnxValue* target = nullptr;
-    for (const auto& in : g->inputs) {
-      if (kv.size() == 2 && in.name == kv[0]) target = &in;
-    }
-    if (target == nullptr && kv.size() == 1 && next < required.size()) target = required[next++];
-    if (target == nullptr) return fail(absl::InvalidArgumentError(absl::StrCat("no model input for '", spec, "'")));
-    feeds.emplace_back(target->tensor, *std::move(t));
-  }
-  if (inputs.empty()) {
-    for (const OnnxValue* in : required) {
-      auto t = RandomTensor(in->dtype, in->shape, &rng);
-      if (!t.ok()) return fail(t.status());
-      feeds.emplace_back(in->tensor, *std::move(t));
-    }
-  }
-  std::vector<std::string> fetches;
-  for (const auto& o : g->outputs) fetches.push_back(o.tensor);
+  Plan plan;
+  absl::Status planned = PlanModel(path, inputs, outputs, import, /*random_placeholders=*/true, &plan);
+  hints.input_names = plan.input_names;
+  if (!planned.ok()) return fail(planned);
+  const std::vector<std::pair<std::string, Tensor>>& feeds = plan.feeds;
+  const std::vector<std::string>& fetches = plan.fetches;
   options.config.set_intra_op_parallelism_threads(threads);
   // Each inter-op thread that starts an OpenMP region gets its own team; with more teams than
   // cores libgomp stops spinning between regions, and every small convolution then waits for
@@ -127,7 +106,7 @@ int BenchVerb(Args& args) {
   options.config.set_inter_op_parallelism_threads(inter_op);
   auto session = NewSession(options);
   if (!session.ok()) return fail(session.status());
-  absl::Status s = (*session)->Create(std::move(g->graph));  // Held once, by the session.
+  absl::Status s = (*session)->Create(std::move(plan.graph));  // Held once, by the session.
   if (!s.ok()) return fail(s);
   std::vector<Tensor> out;
   for (int i = 0; i < warmup; ++i) {

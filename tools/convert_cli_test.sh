@@ -115,6 +115,18 @@ $sluice bench $m/mlp.onnx --iters 3 --warmup 1 > "$out/pipe_bench.txt" 2> "$out/
 check "bench off a terminal: nothing on stderr" test ! -s "$out/pipe_bench.err"
 check "bench off a terminal: one JSON line" test "$(wc -l < "$out/pipe_bench.txt")" = 1
 
+# bench takes a GraphDef: the one convert wrote unoptimized (the master optimizes it), fed
+# random values for its Placeholders or a file, fetching what --output names.
+$sluice convert --no-optimize $m/conv_bn_relu.onnx -o "$out/plain.pb" > /dev/null
+$sluice bench "$out/plain.pb" --iters 2 --warmup 1 --json > "$out/bench_pb.json"
+check "bench of a GraphDef: random Placeholder values, a median" \
+  json_is "$out/bench_pb.json" "d['model'] == 'plain.pb' and d['median_ms'] > 0"
+$sluice bench examples/mlp.pbtxt --input x=examples/mlp_x.pb --output y --iters 2 --json > "$out/bench_pbtxt.json"
+check "bench of a GraphDef: --input and --output" json_is "$out/bench_pbtxt.json" "d['iters'] == 2"
+if $sluice bench examples/mlp.pbtxt --output nowhere --iters 1 > /dev/null 2>&1; then
+  check "bench of a GraphDef: an unknown --output fails" false
+fi
+
 # run's table: one aligned line per output; one output reads as it always has.
 g=examples/mlp.pbtxt
 x=examples/mlp_x.pb

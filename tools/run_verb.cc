@@ -21,6 +21,7 @@
 #include "tools/error_hints.h"
 #include "tools/json.h"
 #include "tools/model_inputs.h"
+#include "tools/run_plan.h"
 #include "tools/session_flags.h"
 #include "tools/verbs.h"
 
@@ -170,66 +171,6 @@ std::map<std::string, std::array<int, 3>> PlacementOf(const RunMetadata& metadat
   return by_device;
 }
 
-struct Plan {
-  GraphDef graph;
-  std::vector<std::pair<std::string, Tensor>> feeds;
-  std::vector<std::string> fetches;       // Tensors to fetch.
-  std::vector<std::string> output_names;  // How to call them.
-  std::vector<std::string> random_inputs;  // ONNX inputs given random values, in feed order.
-  std::vector<std::string> input_names;    // The model's (a GraphDef's Placeholders), for hints.
-};
-
-absl::Status PlanOnnx(const std::string& path, const std::vector<std::string>& inputs,
-                      const OnnxImportOptions& import, Plan* plan) {
-  SL_ASSIGN_OR_RETURN(OnnxGraph g, ImportOnnxFile(path, import));
-  for (const auto& in : g.inputs) plan->input_names.push_back(in.name);
-  SL_ASSIGN_OR_RETURN(OnnxStepInputs in, OnnxInputs(g, inputs));
-  plan->feeds = std::move(in.feeds);
-  plan->random_inputs = std::move(in.random_inputs);
-  for (const auto& out : g.outputs) {
-    plan->fetches.push_back(out.tensor);
-    plan->output_names.push_back(out.name);
-  }
-  plan->graph = std::move(g.graph);
-  return absl::OkStatus();
-}
-
-absl::Status PlanGraphDef(const std::string& path, const std::vector<std::string>& inputs,
-                          std::vector<std::string> outputs, Plan* plan) {
-  SL_ASSIGN_OR_RETURN(plan->graph, ReadGraphDef(path));
-  for (const NodeDef& n : plan->graph.node()) {
-    if (n.op() == "Placeholder") plan->input_names.push_back(n.name());
-  }
-  for (const std::string& spec : inputs) {
-    std::vector<std::string> kv = absl::StrSplit(spec, absl::MaxSplits('=', 1));
-    std::string file = kv.size() == 2 ? kv[1] : kv[0];
-    std::string name_in_file;
-    SL_ASSIGN_OR_RETURN(Tensor t, ReadOnnxTensorFile(file, &name_in_file));
-    std::string name = kv.size() == 2 ? kv[0] : name_in_file;
-    if (name.empty()) {
-      return absl::InvalidArgumentError(absl::StrCat("'", file, "' has no tensor name; use --input NAME=", file));
-    }
-    plan->feeds.emplace_back(name, std::move(t));
-  }
-  if (outputs.empty()) {
-    std::set<std::string> consumed;
-    for (const NodeDef& n : plan->graph.node()) {
-      for (const std::string& in : n.input()) {
-        auto id = ParseTensorName(in);
-        if (id.ok() && id->index != kControlSlot) consumed.insert(absl::StrCat(id->node, ":", id->index));
-      }
-    }
-    for (const NodeDef& n : plan->graph.node()) {
-      std::string first = absl::StrCat(n.name(), ":0");
-      if (n.op() == "NoOp" || n.op() == "Placeholder" || consumed.count(first)) continue;
-      outputs.push_back(first);
-    }
-  }
-  plan->fetches = outputs;
-  plan->output_names = outputs;
-  return absl::OkStatus();
-}
-
 }  // namespace
 
 int RunVerb(Args& args) {
@@ -268,13 +209,7 @@ int RunVerb(Args& args) {
     hints.input_names = plan.input_names;
     return ReportFailure("run", s, hints);
   };
-  absl::Status s;
-  if (absl::EndsWith(path, ".onnx")) {
-    if (!outputs.empty()) return fail(absl::InvalidArgumentError("--output applies to GraphDefs only"));
-    s = PlanOnnx(path, inputs, import, &plan);
-  } else {
-    s = PlanGraphDef(path, inputs, outputs, &plan);
-  }
+  absl::Status s = PlanModel(path, inputs, outputs, import, /*random_placeholders=*/false, &plan);
   if (!s.ok()) return fail(s);
 
   (*options.config.mutable_device_count())["CPU"] = std::max(1, std::atoi(devices.c_str()));

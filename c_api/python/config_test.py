@@ -38,8 +38,9 @@ def _generate_config_pb2():
 
 config_pb2 = _generate_config_pb2()
 
-# ConfigProto fields the encoder does not write (Sluice's placement options are set from C++).
-NOT_ENCODED = {"placement"}
+# ConfigProto fields the encoder does not write (Sluice's placement options and the graph
+# optimizer's rewrite_options are set from C++).
+NOT_ENCODED = {"placement", "graph_options"}
 
 # A value per field, each different from the others, so a value landing in the wrong field
 # cannot pass for the right one.
