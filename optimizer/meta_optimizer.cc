@@ -38,6 +38,11 @@ const std::vector<OptimizerPass>& OptimizerPasses() {
        "keep tensors between a CPU's Convs in NHWC through pools, Concats, Adds, Muls, element-wise functions "
        "and inference BatchNormalizations",
        "layout_optimizer", UseNhwcBetweenConvs},
+      {"fuse_tf_conv",
+       "fuse TensorFlow's Conv2D with the BiasAdd, FusedBatchNormV3 and Relu after it into one oneDNN convolution",
+       "remapping", FuseTfConvolutions},
+      {"fuse_tf_matmul_bias", "fuse TensorFlow's MatMul of constant weights and its BiasAdd into a Gemm", "remapping",
+       FuseTfMatMulBiasAdds},
       {"fuse_conv_residual",
        "fuse an Add of a Conv's output and a tensor of its shape (a residual connection) into the Conv, and the "
        "activation after it",

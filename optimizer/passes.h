@@ -112,6 +112,18 @@ absl::StatusOr<int> UseNhwcBetweenConvs(GraphItem* graph);
 // residual is in the Conv output's layout.
 absl::StatusOr<int> FuseConvResiduals(GraphItem* graph);
 
+// TensorFlow's spelling (Grappler's remapper): a float Conv2D (NHWC or NCHW) of a constant
+// filter whose output is read only by a BiasAdd of a constant, an inference FusedBatchNormV3 of
+// constant statistics (its other outputs unread) and/or a Relu, Relu6 or LeakyRelu, each read
+// only by the next, becomes one Onnx>Conv with the bias and normalization folded into its
+// weights and the activation fused, under the last node's name. An NHWC one reads and writes
+// its values where they lie, through NhwcViews (no value moves). CPU-placed nodes only.
+absl::StatusOr<int> FuseTfConvolutions(GraphItem* graph);
+
+// A float MatMul of a constant 2-D right operand read only by a BiasAdd of a constant row
+// becomes one Onnx>Gemm (transposes as attrs) under the BiasAdd's name.
+absl::StatusOr<int> FuseTfMatMulBiasAdds(GraphItem* graph);
+
 }  // namespace sluice
 
 #endif  // SLUICE_OPTIMIZER_PASSES_H_

@@ -1530,5 +1530,128 @@ TEST(MasterOptimizesEveryGraphTest, RewriterConfigTogglesConcerns) {
   }
 }
 
+// A small CNN spelled with TensorFlow's ops (NHWC): Conv2D, BiasAdd, FusedBatchNormV3, Relu,
+// MaxPool, a second Conv2D with Relu6, then MatMul + BiasAdd. The master turns each Conv2D chain
+// into one fused Onnx>Conv and the MatMul + BiasAdd into a Gemm, as for the graph's ONNX twin,
+// and the values stay those of the unoptimized graph.
+GraphDef TfSmallCnn(const std::string& padding) {
+  GraphDef g;
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<float> value(-1, 1);
+  auto node = [&](const std::string& name, const std::string& op, std::vector<std::string> inputs) {
+    NodeDef* n = g.add_node();
+    n->set_name(name);
+    n->set_op(op);
+    for (const auto& in : inputs) n->add_input(in);
+    (*n->mutable_attr())["T"].set_type(DT_FLOAT);
+    return n;
+  };
+  auto constant = [&](const std::string& name, std::vector<int64_t> dims, float lo, float hi) {
+    Tensor t(DT_FLOAT, TensorShape(absl::Span<const int64_t>(dims)));
+    for (int64_t i = 0; i < t.NumElements(); ++i) t.flat<float>()[i] = lo + (hi - lo) * (value(rng) + 1) / 2;
+    NodeDef* n = g.add_node();
+    n->set_name(name);
+    n->set_op("Const");
+    (*n->mutable_attr())["dtype"].set_type(DT_FLOAT);
+    t.AsProtoTensorContent((*n->mutable_attr())["value"].mutable_tensor());
+  };
+  auto ints = [](NodeDef* n, const char* name, std::vector<int64_t> v) {
+    for (int64_t x : v) (*n->mutable_attr())[name].mutable_list()->add_i(x);
+  };
+  NodeDef* x = g.add_node();
+  x->set_name("x");
+  x->set_op("Placeholder");
+  (*x->mutable_attr())["dtype"].set_type(DT_FLOAT);
+  for (int64_t d : {2, 9, 9, 3}) (*x->mutable_attr())["shape"].mutable_shape()->add_dim()->set_size(d);
+  constant("f1", {3, 3, 3, 8}, -1, 1);
+  constant("b1", {8}, -1, 1);
+  for (const char* s : {"scale", "offset", "mean"}) constant(s, {8}, -1, 1);
+  constant("var", {8}, 0.5, 2);
+  NodeDef* conv1 = node("conv1", "Conv2D", {"x", "f1"});
+  ints(conv1, "strides", {1, 1, 1, 1});
+  (*conv1->mutable_attr())["padding"].set_s(padding);
+  if (padding == "EXPLICIT") ints(conv1, "explicit_paddings", {0, 0, 1, 2, 0, 1, 0, 0});
+  node("bias1", "BiasAdd", {"conv1", "b1"});
+  NodeDef* bn = node("bn", "FusedBatchNormV3", {"bias1", "scale", "offset", "mean", "var"});
+  (*bn->mutable_attr())["U"].set_type(DT_FLOAT);
+  (*bn->mutable_attr())["is_training"].set_b(false);
+  (*bn->mutable_attr())["epsilon"].set_f(0.001f);
+  node("relu", "Relu", {"bn"});
+  NodeDef* pool = node("pool", "MaxPool", {"relu"});
+  ints(pool, "ksize", {1, 2, 2, 1});
+  ints(pool, "strides", {1, 2, 2, 1});
+  (*pool->mutable_attr())["padding"].set_s("VALID");
+  constant("f2", {3, 3, 8, 4}, -1, 1);
+  NodeDef* conv2 = node("conv2", "Conv2D", {"pool", "f2"});
+  ints(conv2, "strides", {1, 2, 2, 1});
+  (*conv2->mutable_attr())["padding"].set_s("SAME");
+  node("relu6", "Relu6", {"conv2"});
+  constant("flat_shape", {}, 0, 0);
+  NodeDef* shape = g.mutable_node(g.node_size() - 1);
+  Tensor dims = Tensor::FromVector<int32_t>({2, -1}, TensorShape({2}));
+  (*shape->mutable_attr())["dtype"].set_type(DT_INT32);
+  dims.AsProtoTensorContent((*shape->mutable_attr())["value"].mutable_tensor());
+  NodeDef* flat = node("flat", "Reshape", {"relu6", "flat_shape"});
+  (*flat->mutable_attr())["Tshape"].set_type(DT_INT32);
+  constant("w", {2, 5}, -1, 1);  // Resized below once the flattened width is known.
+  constant("bias", {5}, -1, 1);
+  NodeDef* mm = node("mm", "MatMul", {"flat", "w"});
+  (*mm->mutable_attr())["transpose_a"].set_b(false);
+  (*mm->mutable_attr())["transpose_b"].set_b(false);
+  node("logits", "BiasAdd", {"mm", "bias"});
+  return g;
+}
+
+TEST(TfRemapperTest, TensorFlowSpelledCnnGetsTheOnnxFusions) {
+  for (const std::string padding : {"SAME", "VALID", "EXPLICIT"}) {
+    SCOPED_TRACE(padding);
+    GraphDef g = TfSmallCnn(padding);
+    // The flattened width: 4 channels of conv2's output (pool of 9 or 8 or 10 rows, stride 2).
+    const int64_t rows = padding == "SAME" ? 9 : padding == "VALID" ? 7 : 10;
+    const int64_t cols = padding == "SAME" ? 9 : padding == "VALID" ? 7 : 9;
+    const int64_t pooled_r = rows / 2, pooled_c = cols / 2;
+    const int64_t width = 4 * ((pooled_r + 1) / 2) * ((pooled_c + 1) / 2);
+    for (NodeDef& n : *g.mutable_node()) {
+      if (n.name() != "w") continue;
+      Tensor w(DT_FLOAT, TensorShape({width, 5}));
+      for (int64_t i = 0; i < w.NumElements(); ++i) w.flat<float>()[i] = std::sin(0.3f * i);
+      w.AsProtoTensorContent((*n.mutable_attr())["value"].mutable_tensor());
+    }
+    Tensor x(DT_FLOAT, TensorShape({2, 9, 9, 3}));
+    for (int64_t i = 0; i < x.NumElements(); ++i) x.flat<float>()[i] = std::cos(0.61f * i) * 2;
+    auto run = [&](const SessionOptions& options, RunMetadata* metadata) {
+      auto session = NewSession(options);
+      EXPECT_OK(session);
+      EXPECT_OK((*session)->Create(g));
+      RunOptions run_options;
+      run_options.set_output_partition_graphs(true);
+      std::vector<Tensor> out;
+      EXPECT_OK((*session)->Run(run_options, {{"x", x}}, {"logits"}, {}, &out, metadata));
+      return out.size() == 1 ? out[0] : Tensor();
+    };
+    RunMetadata fused_metadata, plain_metadata;
+    const Tensor got = run(SessionOptions(), &fused_metadata), want = run(Plain(), &plain_metadata);
+    std::map<std::string, int> ops;
+    std::vector<std::string> activations;
+    for (const GraphDef& part : fused_metadata.partition_graphs()) {
+      for (const NodeDef& n : part.node()) {
+        ++ops[n.op()];
+        if (n.op() == "Onnx>Conv") activations.push_back(n.attr().at("activation").s());
+      }
+    }
+    EXPECT_EQ(ops["Onnx>Conv"], 2);
+    EXPECT_THAT(activations, ::testing::UnorderedElementsAre("Relu", "Clip"));
+    for (const char* gone : {"Conv2D", "BiasAdd", "FusedBatchNormV3", "Relu", "Relu6", "MatMul"}) {
+      EXPECT_EQ(ops[gone], 0) << gone;
+    }
+    EXPECT_EQ(ops["Onnx>Gemm"], 1);
+    ASSERT_EQ(got.shape(), want.shape());
+    ASSERT_EQ(got.NumElements(), 10);
+    for (int64_t i = 0; i < want.NumElements(); ++i) {
+      EXPECT_NEAR(got.flat<float>()[i], want.flat<float>()[i], 1e-4f * (1 + std::fabs(want.flat<float>()[i]))) << i;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace sluice
