@@ -34,75 +34,194 @@ bool IsFloatConv2D(const NodeDef& n, const absl::flat_hash_map<std::string, Node
   return it->second->attr().at("value").tensor().tensor_shape().dim_size() == 4;
 }
 
-}  // namespace
-
-absl::StatusOr<int> UseNhwcBetweenConvs(GraphItem* graph) {
-  int rewritten = 0;
-  GraphDef& def = graph->graph;
-  absl::flat_hash_map<std::string, NodeDef*> by_name;
-  for (NodeDef& n : *def.mutable_node()) by_name[n.name()] = &n;
-  // Tensor -> (consumer, input index) for data inputs.
-  absl::flat_hash_map<std::string, std::vector<std::pair<NodeDef*, int>>> consumers;
-  for (NodeDef& n : *def.mutable_node()) {
-    for (int i = 0; i < n.input_size(); ++i) {
-      auto id = ParseTensorName(n.input(i));
-      if (id.ok() && id->index != kControlSlot) consumers[TensorId{id->node, id->index}.ToString()].push_back({&n, i});
+// The NHWC layout pass's state: the graph indexed, the candidates (nodes that can read and
+// write NHWC) and what the rewrites add.
+class NhwcLayout {
+ public:
+  explicit NhwcLayout(GraphItem* graph) : graph_(graph), def_(graph->graph) {
+    for (NodeDef& n : *def_.mutable_node()) by_name_[n.name()] = &n;
+    for (NodeDef& n : *def_.mutable_node()) {
+      for (int i = 0; i < n.input_size(); ++i) {
+        auto id = ParseTensorName(n.input(i));
+        if (id.ok() && id->index != kControlSlot) consumers_[TensorId{id->node, id->index}.ToString()].push_back({&n, i});
+      }
+    }
+    for (const auto& out : graph->outputs) protected_.insert(Canonical(out));
+    for (const NodeDef& n : def_.node()) {
+      if (auto scale = FindChannelScale(n)) channel_scales_.emplace(n.name(), *std::move(scale));
     }
   }
-  absl::flat_hash_set<std::string> protected_tensors;
-  for (const auto& out : graph->outputs) protected_tensors.insert(Canonical(out));
-  auto read = [&](const std::string& tensor) {
-    auto it = consumers.find(tensor);
-    return it != consumers.end() && !it->second.empty();
-  };
+
+  // Every node that could take NHWC, then (to a fixpoint) only those with NHWC on every side
+  // that carries the layout; each Conv's sides are decided before anything is rewritten.
+  void ChooseCandidates() {
+    for (const NodeDef& n : def_.node()) {
+      // A layout for oneDNN's CPU kernels: nodes placed on other device kinds keep theirs.
+      if (!OnCpu(n)) continue;
+      if (IsFloatConv2D(n, by_name_) || IsPool(n) || IsConcat(n) || IsBinary(n) || IsGlobalPool(n) ||
+          IsUnary(n) || BatchNormAffine(n) || IsResize(n) || IsShuffle(n) || ChannelSlice(n) || IsSink(n) ||
+          IsSource(n)) {
+        candidates_.insert(n.name());
+      }
+    }
+    for (bool changed = true; changed;) {
+      changed = false;
+      for (const NodeDef& n : def_.node()) {
+        if (!candidates_.contains(n.name()) || n.op() == "Onnx>Conv") continue;
+        // A global pool's output is the same in either order, so any node may read it; a sink's
+        // is channels-last, in plain order.
+        bool ok = n.op() == "Onnx>GlobalAveragePool" || IsSink(n) || NhwcOk(TensorId{n.name(), 0}.ToString());
+        for (int i = 0; ok && i < n.input_size(); ++i) ok = !Carries(n, i) || NhwcOk(n.input(i));
+        if (!ok) {
+          candidates_.erase(n.name());
+          changed = true;
+        }
+      }
+    }
+    // Each Conv's sides, decided before any reader is rewritten.
+    for (const NodeDef& n : def_.node()) {
+      if (candidates_.contains(n.name()) && n.op() == "Onnx>Conv") {
+        conv_sides_[n.name()] = {NhwcOk(n.input(0)), NhwcOk(TensorId{n.name(), 0}.ToString())};
+      }
+    }
+  }
+
+  // Rewrites the candidates into their NHWC ops; returns how many it rewrote.
+  int Rewrite() {
+    int rewritten = 0;
+    for (NodeDef& n : *def_.mutable_node()) {
+      if (!candidates_.contains(n.name())) continue;
+      if (n.op() == "Onnx>Conv") {
+        const auto [in, out] = conv_sides_.at(n.name());
+        if (out) (*n.mutable_attr())["output_layout"].set_s("NHWC");
+        if (in) (*n.mutable_attr())["input_layout"].set_s("NHWC");
+        rewritten += out || in;
+        continue;
+      }
+      ++rewritten;
+      if (IsUnary(n)) continue;  // As it is.
+      if (IsSink(n) || IsSource(n)) {
+        NodeDef view = NhwcNode(n, "NhwcView", n.input(0), {});
+        (*view.mutable_attr())["channels_last"].set_b(IsSink(n));
+        n = std::move(view);
+        continue;
+      }
+      if (const auto* scale = ChannelScale(n)) {  // Mul by a per-channel constant: a channel affine.
+        const int64_t c = scale->second.NumElements();
+        Tensor shift(DT_FLOAT, TensorShape({c}));
+        std::fill_n(shift.flat<float>().data(), c, 0.0f);
+        statistics_.insert(ParseTensorName(n.input(1 - scale->first))->node);
+        n = NhwcNode(n, "ChannelAffineNhwc", n.input(scale->first), {{"/scale", &scale->second}, {"/shift", &shift}});
+        continue;
+      }
+      if (n.op() == "Onnx>MaxPool" || n.op() == "Onnx>AveragePool" || n.op() == "Onnx>Resize" ||
+          n.op() == "ChannelShuffle") {
+        (*n.mutable_attr())["layout"].set_s("NHWC");
+      } else if (n.op() == "Add") {
+        n.set_op("AddNhwc");
+      } else if (n.op() == "Mul") {
+        n.set_op("MulNhwc");
+      } else if (n.op() == "Onnx>GlobalAveragePool") {
+        n.set_op("GlobalAveragePoolNhwc");
+      } else if (n.op() == "Onnx>Slice") {
+        const auto [begin, end] = *ChannelSlice(n);
+        NodeDef slice = NhwcNode(n, "SliceChannelsNhwc", n.input(0), {});
+        (*slice.mutable_attr())["begin"].set_i(begin);
+        (*slice.mutable_attr())["end"].set_i(end);
+        n = std::move(slice);
+      } else if (n.op() == "Onnx>BatchNormalization") {
+        auto [scale, shift] = *BatchNormAffine(n);
+        for (int k = 1; k < 5; ++k) statistics_.insert(ParseTensorName(n.input(k))->node);
+        n = NhwcNode(n, "ChannelAffineNhwc", n.input(0), {{"/scale", &scale}, {"/shift", &shift}});
+      } else {
+        NodeDef cat;
+        cat.set_name(n.name());
+        cat.set_op("ConcatChannelsNhwc");
+        cat.set_device(n.device());
+        *cat.mutable_input() = n.input();
+        (*cat.mutable_attr())["N"].set_i(n.input_size());
+        (*cat.mutable_attr())["T"].set_type(DT_FLOAT);
+        n = cat;
+      }
+    }
+    return rewritten;
+  }
+
+  // A Relu that alone reads a ChannelAffineNhwc (DenseNet's BN -> Relu) runs in the same pass;
+  // then the added constants join the graph and the statistics nothing reads any more go.
+  void Finish() {
+    absl::flat_hash_map<std::string, std::string> renamed;
+    for (NodeDef& n : *def_.mutable_node()) {
+      if (n.op() != "Relu" || n.input_size() != 1 || !candidates_.contains(n.name())) continue;
+      auto id = ParseTensorName(n.input(0));
+      if (!id.ok() || id->index != 0) continue;
+      auto it = by_name_.find(id->node);
+      const std::string in = TensorId{id->node, 0}.ToString(), out = TensorId{n.name(), 0}.ToString();
+      if (it == by_name_.end() || it->second->op() != "ChannelAffineNhwc" || consumers_[in].size() != 1 ||
+          protected_.contains(out)) {
+        continue;
+      }
+      (*it->second->mutable_attr())["relu"].set_b(true);
+      renamed[out] = in;
+    }
+    if (!renamed.empty()) Rewire(&def_, renamed, {});
+    for (NodeDef& n : added_) *def_.add_node() = std::move(n);
+    DropUnreadConsts(graph_, statistics_);
+  }
+
+ private:
+  bool Read(const std::string& tensor) const {
+    auto it = consumers_.find(tensor);
+    return it != consumers_.end() && !it->second.empty();
+  }
 
   // Nodes that can read and write NHWC. 2-D float convolutions convert at their edges; every
-  // other candidate must have NHWC on both sides, so candidates are dropped until every
+  // other candidate must have NHWC on both sides, so candidates_ are dropped until every
   // remaining one does. `LayoutInputs` is how many leading inputs carry the layout (the rest,
   // Clip's bounds or a BatchNormalization's statistics, are per-tensor or per-channel).
-  auto is_float = [](const NodeDef& n) { return n.attr().contains("T") && n.attr().at("T").type() == DT_FLOAT; };
-  auto is_pool = [&](const NodeDef& n) {
-    if ((n.op() != "Onnx>AveragePool" && n.op() != "Onnx>MaxPool") || !is_float(n) ||
+  static bool IsFloat(const NodeDef& n) { return n.attr().contains("T") && n.attr().at("T").type() == DT_FLOAT; }
+  bool IsPool(const NodeDef& n) const {
+    if ((n.op() != "Onnx>AveragePool" && n.op() != "Onnx>MaxPool") || !IsFloat(n) ||
         n.attr().at("kernel_shape").list().i_size() != 2) {
       return false;
     }
     if (n.op() == "Onnx>AveragePool") return true;
     return n.op() == "Onnx>MaxPool" && !n.attr().at("produce_indices").b() && n.attr().at("storage_order").i() == 0;
-  };
-  auto is_concat = [&](const NodeDef& n) {
-    return n.op() == "Onnx>Concat" && is_float(n) && (n.attr().at("axis").i() == 1 || n.attr().at("axis").i() == -3);
-  };
+  }
+  bool IsConcat(const NodeDef& n) const {
+    return n.op() == "Onnx>Concat" && IsFloat(n) && (n.attr().at("axis").i() == 1 || n.attr().at("axis").i() == -3);
+  }
   // Element-wise Add and Mul of two such tensors (residual connections, squeeze-and-excitation
   // scales) and global average pools (whose [N,C,1,1] output is the same in either order).
-  auto is_binary = [&](const NodeDef& n) { return (n.op() == "Add" || n.op() == "Mul") && is_float(n); };
-  auto is_global_pool = [&](const NodeDef& n) { return n.op() == "Onnx>GlobalAveragePool" && is_float(n); };
+  bool IsBinary(const NodeDef& n) const { return (n.op() == "Add" || n.op() == "Mul") && IsFloat(n); }
+  bool IsGlobalPool(const NodeDef& n) const { return n.op() == "Onnx>GlobalAveragePool" && IsFloat(n); }
   // Element-wise functions of one tensor do not care how its values lie.
-  auto is_unary = [&](const NodeDef& n) {
+  bool IsUnary(const NodeDef& n) const {
     static const auto* ops = new absl::flat_hash_set<std::string>{
         "Relu", "Sigmoid", "Tanh", "Elu", "Selu", "Neg", "Abs", "Onnx>HardSwish", "Onnx>HardSigmoid",
         "Onnx>LeakyRelu", "Onnx>Clip", "Onnx>Gelu", "Identity"};
-    return ops->contains(n.op()) && is_float(n) && n.input_size() >= 1;
-  };
+    return ops->contains(n.op()) && IsFloat(n) && n.input_size() >= 1;
+  }
   // An inference BatchNormalization of constant statistics whose extra outputs nobody reads:
   // a per-channel scale and shift (ChannelAffineNhwc).
-  auto batch_norm_affine = [&](const NodeDef& n) -> std::optional<std::pair<Tensor, Tensor>> {
-    if (n.op() != "Onnx>BatchNormalization" || !is_float(n) || n.input_size() != 5 ||
+  std::optional<std::pair<Tensor, Tensor>> BatchNormAffine(const NodeDef& n) const {
+    if (n.op() != "Onnx>BatchNormalization" || !IsFloat(n) || n.input_size() != 5 ||
         n.attr().at("training_mode").b() || n.attr().at("T1").type() != DT_FLOAT ||
         n.attr().at("T2").type() != DT_FLOAT) {
       return std::nullopt;
     }
     for (int k = 1; k < 5; ++k) {
-      if (read(TensorId{n.name(), k}.ToString())) return std::nullopt;
+      if (Read(TensorId{n.name(), k}.ToString())) return std::nullopt;
     }
     std::optional<Tensor> v[4];
     for (int k = 0; k < 4; ++k) {
-      v[k] = ConstValue(by_name, graph->hoisted, n.input(k + 1));
+      v[k] = ConstValue(by_name_, graph_->hoisted, n.input(k + 1));
       if (!v[k] || v[k]->dtype() != DT_FLOAT || v[k]->dims() != 1 ||
           v[k]->NumElements() != v[0]->NumElements()) {
         return std::nullopt;
       }
     }
-    if (by_name.contains(n.name() + "/scale") || by_name.contains(n.name() + "/shift")) return std::nullopt;
+    if (by_name_.contains(n.name() + "/scale") || by_name_.contains(n.name() + "/shift")) return std::nullopt;
     const int64_t c = v[0]->NumElements();
     const float eps = n.attr().at("epsilon").f();
     Tensor scale(DT_FLOAT, TensorShape({c})), shift(DT_FLOAT, TensorShape({c}));
@@ -112,31 +231,31 @@ absl::StatusOr<int> UseNhwcBetweenConvs(GraphItem* graph) {
       shift.flat<float>()[i] = static_cast<float>(v[1]->flat<float>()[i] - s * v[2]->flat<float>()[i]);
     }
     return std::make_pair(std::move(scale), std::move(shift));
-  };
+  }
   // A nearest or linear Resize of H and W only (N and C known and kept), not tf_crop_and_resize.
-  auto is_resize = [&](const NodeDef& n) {
-    if (n.op() != "Onnx>Resize" || !is_float(n) || n.attr().at("antialias").i() != 0 ||
+  bool IsResize(const NodeDef& n) const {
+    if (n.op() != "Onnx>Resize" || !IsFloat(n) || n.attr().at("antialias").i() != 0 ||
         n.attr().at("mode").s() == "cubic" ||  // Cubic taps of a kept dim are not one tap.
         n.attr().at("coordinate_transformation_mode").s() == "tf_crop_and_resize") {
       return false;
     }
-    auto in = graph->shapes.find(Canonical(n.input(0)));
-    auto out = graph->shapes.find(TensorId{n.name(), 0}.ToString());
-    if (in == graph->shapes.end() || out == graph->shapes.end() || in->second.rank() != 4 ||
+    auto in = graph_->shapes.find(Canonical(n.input(0)));
+    auto out = graph_->shapes.find(TensorId{n.name(), 0}.ToString());
+    if (in == graph_->shapes.end() || out == graph_->shapes.end() || in->second.rank() != 4 ||
         out->second.rank() != 4) {
       return false;
     }
     return in->second.dim(0) >= 0 && in->second.dim(0) == out->second.dim(0) && in->second.dim(1) >= 0 &&
            in->second.dim(1) == out->second.dim(1);
-  };
-  auto is_shuffle = [&](const NodeDef& n) { return n.op() == "ChannelShuffle" && is_float(n); };
+  }
+  bool IsShuffle(const NodeDef& n) const { return n.op() == "ChannelShuffle" && IsFloat(n); }
   // A Slice of channels [begin, end) of a 4-D float tensor of known channels, step 1.
-  auto channel_slice = [&](const NodeDef& n) -> std::optional<std::pair<int64_t, int64_t>> {
-    if (n.op() != "Onnx>Slice" || !is_float(n) || n.input_size() < 4 || n.input_size() > 5) return std::nullopt;
-    auto in = graph->shapes.find(Canonical(n.input(0)));
-    if (in == graph->shapes.end() || in->second.rank() != 4 || in->second.dim(1) < 0) return std::nullopt;
+  std::optional<std::pair<int64_t, int64_t>> ChannelSlice(const NodeDef& n) const {
+    if (n.op() != "Onnx>Slice" || !IsFloat(n) || n.input_size() < 4 || n.input_size() > 5) return std::nullopt;
+    auto in = graph_->shapes.find(Canonical(n.input(0)));
+    if (in == graph_->shapes.end() || in->second.rank() != 4 || in->second.dim(1) < 0) return std::nullopt;
     auto int_values = [&](const std::string& tensor) -> std::optional<std::vector<int64_t>> {
-      std::optional<Tensor> v = ConstValue(by_name, graph->hoisted, tensor);
+      std::optional<Tensor> v = ConstValue(by_name_, graph_->hoisted, tensor);
       if (!v || v->dims() != 1) return std::nullopt;
       std::vector<int64_t> out;
       for (int64_t i = 0; i < v->NumElements(); ++i) {
@@ -159,13 +278,13 @@ absl::StatusOr<int> UseNhwcBetweenConvs(GraphItem* graph) {
     auto clamp = [c](int64_t v) { return std::min(std::max(v < 0 ? v + c : v, int64_t{0}), c); };
     const int64_t begin = clamp((*starts)[0]), end = std::max(begin, clamp((*ends)[0]));
     return std::make_pair(begin, end);
-  };
+  }
   // A 4-D float Transpose between channels-last and N,C,H,W order (ConvNeXt's blocks permute to
   // [N,H,W,C] for their LayerNorm and Linears and back): from an NHWC tensor to [N,H,W,C] (a
   // "sink", perm 0,2,3,1) its values already lie that way, and so do those of a [N,H,W,C] tensor
   // made N,C,H,W (a "source", perm 0,3,1,2): both become NhwcView, which moves no value.
-  auto transpose_perm = [&](const NodeDef& n, std::initializer_list<int64_t> want) {
-    if (n.op() != "Onnx>Transpose" || !is_float(n) || n.input_size() != 1) return false;
+  static bool TransposePerm(const NodeDef& n, std::initializer_list<int64_t> want) {
+    if (n.op() != "Onnx>Transpose" || !IsFloat(n) || n.input_size() != 1) return false;
     const auto& perm = n.attr().at("perm").list();
     if (perm.i_size() != static_cast<int>(want.size())) return false;
     int k = 0;
@@ -173,20 +292,20 @@ absl::StatusOr<int> UseNhwcBetweenConvs(GraphItem* graph) {
       if (perm.i(k++) != p) return false;
     }
     return true;
-  };
-  auto is_sink = [&](const NodeDef& n) { return transpose_perm(n, {0, 2, 3, 1}); };
-  auto is_source = [&](const NodeDef& n) { return transpose_perm(n, {0, 3, 1, 2}); };
+  }
+  static bool IsSink(const NodeDef& n) { return TransposePerm(n, {0, 2, 3, 1}); }
+  static bool IsSource(const NodeDef& n) { return TransposePerm(n, {0, 3, 1, 2}); }
   // A float Mul of a 4-D tensor of known channels C and a constant of shape [C,1,1] or
   // [1,C,1,1] (ConvNeXt's layer scale): the tensor's input index and the scale, as [C].
-  auto find_channel_scale = [&](const NodeDef& n) -> std::optional<std::pair<int, Tensor>> {
-    if (n.op() != "Mul" || !is_float(n) || n.input_size() != 2 || by_name.contains(n.name() + "/scale") ||
-        by_name.contains(n.name() + "/shift")) {
+  std::optional<std::pair<int, Tensor>> FindChannelScale(const NodeDef& n) const {
+    if (n.op() != "Mul" || !IsFloat(n) || n.input_size() != 2 || by_name_.contains(n.name() + "/scale") ||
+        by_name_.contains(n.name() + "/shift")) {
       return std::nullopt;
     }
     for (int i = 0; i < 2; ++i) {
-      std::optional<Tensor> v = ConstValue(by_name, graph->hoisted, n.input(1 - i));
-      auto shape = graph->shapes.find(Canonical(n.input(i)));
-      if (!v || v->dtype() != DT_FLOAT || shape == graph->shapes.end() || shape->second.rank() != 4) continue;
+      std::optional<Tensor> v = ConstValue(by_name_, graph_->hoisted, n.input(1 - i));
+      auto shape = graph_->shapes.find(Canonical(n.input(i)));
+      if (!v || v->dtype() != DT_FLOAT || shape == graph_->shapes.end() || shape->second.rank() != 4) continue;
       const int64_t c = shape->second.dim(1);
       const bool per_channel = c > 1 && v->NumElements() == c &&
                                ((v->dims() == 3 && v->dim_size(0) == c) || (v->dims() == 4 && v->dim_size(0) == 1 &&
@@ -197,70 +316,36 @@ absl::StatusOr<int> UseNhwcBetweenConvs(GraphItem* graph) {
       return std::make_pair(i, std::move(scale));
     }
     return std::nullopt;
-  };
-  absl::flat_hash_map<std::string, std::pair<int, Tensor>> channel_scales;  // Looked up once.
-  for (const NodeDef& n : def.node()) {
-    if (auto scale = find_channel_scale(n)) channel_scales.emplace(n.name(), *std::move(scale));
   }
-  auto channel_scale = [&](const NodeDef& n) -> const std::pair<int, Tensor>* {
-    auto it = channel_scales.find(n.name());
-    return it == channel_scales.end() ? nullptr : &it->second;
-  };
+  const std::pair<int, Tensor>* ChannelScale(const NodeDef& n) const {
+    auto it = channel_scales_.find(n.name());
+    return it == channel_scales_.end() ? nullptr : &it->second;
+  }
   // Whether input `i` of candidate `n` carries the layout (the rest, Clip's bounds or a
   // BatchNormalization's statistics, are per-tensor or per-channel).
-  auto carries = [&](const NodeDef& n, int i) {
-    if (is_source(n)) return false;
-    if (const auto* scale = channel_scale(n)) return i == scale->first;
-    return is_concat(n) || is_binary(n) ? i < n.input_size() : i == 0;
-  };
-  absl::flat_hash_set<std::string> candidates;
-  for (const NodeDef& n : def.node()) {
-    // A layout for oneDNN's CPU kernels: nodes placed on other device kinds keep theirs.
-    if (!OnCpu(n)) continue;
-    if (IsFloatConv2D(n, by_name) || is_pool(n) || is_concat(n) || is_binary(n) || is_global_pool(n) ||
-        is_unary(n) || batch_norm_affine(n) || is_resize(n) || is_shuffle(n) || channel_slice(n) || is_sink(n) ||
-        is_source(n)) {
-      candidates.insert(n.name());
-    }
+  bool Carries(const NodeDef& n, int i) const {
+    if (IsSource(n)) return false;
+    if (const auto* scale = ChannelScale(n)) return i == scale->first;
+    return IsConcat(n) || IsBinary(n) ? i < n.input_size() : i == 0;
   }
-  auto nhwc_ok = [&](const std::string& tensor) {
+
+  // Whether `tensor` may stay NHWC: its producer and every reader are candidates that carry it.
+  bool NhwcOk(const std::string& tensor) const {
     auto id = ParseTensorName(tensor);
-    if (!id.ok() || id->index != 0 || !candidates.contains(id->node) || is_sink(*by_name.at(id->node))) return false;
+    if (!id.ok() || id->index != 0 || !candidates_.contains(id->node) || IsSink(*by_name_.at(id->node))) return false;
     const std::string t = TensorId{id->node, 0}.ToString();
-    auto it = consumers.find(t);
-    if (protected_tensors.contains(t) || it == consumers.end() || it->second.empty()) return false;
+    auto it = consumers_.find(t);
+    if (protected_.contains(t) || it == consumers_.end() || it->second.empty()) return false;
     for (const auto& [c, index] : it->second) {
-      if (!candidates.contains(c->name()) || !carries(*c, index)) return false;
+      if (!candidates_.contains(c->name()) || !Carries(*c, index)) return false;
     }
     return true;
-  };
-  for (bool changed = true; changed;) {
-    changed = false;
-    for (const NodeDef& n : def.node()) {
-      if (!candidates.contains(n.name()) || n.op() == "Onnx>Conv") continue;
-      // A global pool's output is the same in either order, so any node may read it; a sink's
-      // is channels-last, in plain order.
-      bool ok = n.op() == "Onnx>GlobalAveragePool" || is_sink(n) || nhwc_ok(TensorId{n.name(), 0}.ToString());
-      for (int i = 0; ok && i < n.input_size(); ++i) ok = !carries(n, i) || nhwc_ok(n.input(i));
-      if (!ok) {
-        candidates.erase(n.name());
-        changed = true;
-      }
-    }
   }
-  // Each Conv's sides, decided before any reader is rewritten.
-  absl::flat_hash_map<std::string, std::pair<bool, bool>> conv_sides;  // (input, output) NHWC.
-  for (const NodeDef& n : def.node()) {
-    if (candidates.contains(n.name()) && n.op() == "Onnx>Conv") {
-      conv_sides[n.name()] = {nhwc_ok(n.input(0)), nhwc_ok(TensorId{n.name(), 0}.ToString())};
-    }
-  }
-  std::vector<NodeDef> added;
-  absl::flat_hash_set<std::string> statistics;  // What the normalizations read before.
+
   // A one-input NHWC node replacing `n` under its name and device: `op` of float `input`, with
   // constant inputs after it named n's name plus their suffix.
-  auto nhwc_node = [&](const NodeDef& n, const char* op, const std::string& input,
-                       std::initializer_list<std::pair<const char*, const Tensor*>> constants) {
+  NodeDef NhwcNode(const NodeDef& n, const char* op, const std::string& input,
+                   std::initializer_list<std::pair<const char*, const Tensor*>> constants) {
     NodeDef r;
     r.set_name(n.name());
     r.set_op(op);
@@ -268,85 +353,33 @@ absl::StatusOr<int> UseNhwcBetweenConvs(GraphItem* graph) {
     r.add_input(input);
     for (const auto& [suffix, value] : constants) {
       const std::string name = n.name() + suffix;
-      added.push_back(ConstNode(name, n.device(), *value));
+      added_.push_back(ConstNode(name, n.device(), *value));
       r.add_input(name);
     }
     (*r.mutable_attr())["T"].set_type(DT_FLOAT);
     return r;
-  };
-  for (NodeDef& n : *def.mutable_node()) {
-    if (!candidates.contains(n.name())) continue;
-    if (n.op() == "Onnx>Conv") {
-      const auto [in, out] = conv_sides.at(n.name());
-      if (out) (*n.mutable_attr())["output_layout"].set_s("NHWC");
-      if (in) (*n.mutable_attr())["input_layout"].set_s("NHWC");
-      rewritten += out || in;
-      continue;
-    }
-    ++rewritten;
-    if (is_unary(n)) continue;  // As it is.
-    if (is_sink(n) || is_source(n)) {
-      NodeDef view = nhwc_node(n, "NhwcView", n.input(0), {});
-      (*view.mutable_attr())["channels_last"].set_b(is_sink(n));
-      n = std::move(view);
-      continue;
-    }
-    if (const auto* scale = channel_scale(n)) {  // Mul by a per-channel constant: a channel affine.
-      const int64_t c = scale->second.NumElements();
-      Tensor shift(DT_FLOAT, TensorShape({c}));
-      std::fill_n(shift.flat<float>().data(), c, 0.0f);
-      statistics.insert(ParseTensorName(n.input(1 - scale->first))->node);
-      n = nhwc_node(n, "ChannelAffineNhwc", n.input(scale->first), {{"/scale", &scale->second}, {"/shift", &shift}});
-      continue;
-    }
-    if (n.op() == "Onnx>MaxPool" || n.op() == "Onnx>AveragePool" || n.op() == "Onnx>Resize" ||
-        n.op() == "ChannelShuffle") {
-      (*n.mutable_attr())["layout"].set_s("NHWC");
-    } else if (n.op() == "Add") {
-      n.set_op("AddNhwc");
-    } else if (n.op() == "Mul") {
-      n.set_op("MulNhwc");
-    } else if (n.op() == "Onnx>GlobalAveragePool") {
-      n.set_op("GlobalAveragePoolNhwc");
-    } else if (n.op() == "Onnx>Slice") {
-      const auto [begin, end] = *channel_slice(n);
-      NodeDef slice = nhwc_node(n, "SliceChannelsNhwc", n.input(0), {});
-      (*slice.mutable_attr())["begin"].set_i(begin);
-      (*slice.mutable_attr())["end"].set_i(end);
-      n = std::move(slice);
-    } else if (n.op() == "Onnx>BatchNormalization") {
-      auto [scale, shift] = *batch_norm_affine(n);
-      for (int k = 1; k < 5; ++k) statistics.insert(ParseTensorName(n.input(k))->node);
-      n = nhwc_node(n, "ChannelAffineNhwc", n.input(0), {{"/scale", &scale}, {"/shift", &shift}});
-    } else {
-      NodeDef cat;
-      cat.set_name(n.name());
-      cat.set_op("ConcatChannelsNhwc");
-      cat.set_device(n.device());
-      *cat.mutable_input() = n.input();
-      (*cat.mutable_attr())["N"].set_i(n.input_size());
-      (*cat.mutable_attr())["T"].set_type(DT_FLOAT);
-      n = cat;
-    }
   }
-  // A Relu that alone reads a ChannelAffineNhwc (DenseNet's BN -> Relu) runs in the same pass.
-  absl::flat_hash_map<std::string, std::string> renamed;
-  for (NodeDef& n : *def.mutable_node()) {
-    if (n.op() != "Relu" || n.input_size() != 1 || !candidates.contains(n.name())) continue;
-    auto id = ParseTensorName(n.input(0));
-    if (!id.ok() || id->index != 0) continue;
-    auto it = by_name.find(id->node);
-    const std::string in = TensorId{id->node, 0}.ToString(), out = TensorId{n.name(), 0}.ToString();
-    if (it == by_name.end() || it->second->op() != "ChannelAffineNhwc" || consumers[in].size() != 1 ||
-        protected_tensors.contains(out)) {
-      continue;
-    }
-    (*it->second->mutable_attr())["relu"].set_b(true);
-    renamed[out] = in;
-  }
-  if (!renamed.empty()) Rewire(&def, renamed, {});
-  for (NodeDef& n : added) *def.add_node() = std::move(n);
-  DropUnreadConsts(graph, statistics);
+
+  GraphItem* graph_;
+  GraphDef& def_;
+  absl::flat_hash_map<std::string, NodeDef*> by_name_;
+  // Tensor -> (consumer, input index) for data inputs.
+  absl::flat_hash_map<std::string, std::vector<std::pair<NodeDef*, int>>> consumers_;
+  absl::flat_hash_set<std::string> protected_;
+  absl::flat_hash_map<std::string, std::pair<int, Tensor>> channel_scales_;  // Looked up once.
+  absl::flat_hash_set<std::string> candidates_;
+  absl::flat_hash_map<std::string, std::pair<bool, bool>> conv_sides_;  // (input, output) NHWC.
+  std::vector<NodeDef> added_;
+  absl::flat_hash_set<std::string> statistics_;  // What the normalizations read before.
+};
+
+}  // namespace
+
+absl::StatusOr<int> UseNhwcBetweenConvs(GraphItem* graph) {
+  NhwcLayout layout(graph);
+  layout.ChooseCandidates();
+  const int rewritten = layout.Rewrite();
+  layout.Finish();
   return rewritten;
 }
 
