@@ -24,6 +24,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
+#include "absl/types/span.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
@@ -289,6 +290,22 @@ bool InGraph(const TF_Graph& graph, const TF_Operation* op);
 
 // `out` names an existing output of an operation of `graph`; errors start with `what`.
 absl::Status CheckOutput(const TF_Graph& graph, const TF_Output& out, absl::string_view what);
+
+// Checks that data input `i` of `node` may take output `index` of `src`: the output exists and
+// has the type the input expects.
+absl::Status CheckInput(const Node& node, int i, const Node& src, int index);
+
+// Adds `node_def` (name, op and attrs; its inputs are replaced by `inputs` and
+// `control_inputs`, which are operations of `graph`) to the graph: defaults filled, checked
+// against its OpDef, type-checked and shape-inferred. On error the graph is unchanged and the
+// error names the node.
+absl::StatusOr<TF_Operation*> AddOperationLocked(TF_Graph* graph, NodeDef node_def,
+                                                 absl::Span<const TF_Output> inputs,
+                                                 absl::Span<TF_Operation* const> control_inputs)
+    ABSL_EXCLUSIVE_LOCKS_REQUIRED(graph->mu);
+
+// Removes the operations added after the first `num_ops`, newest first.
+void TruncateOperationsLocked(TF_Graph* graph, size_t num_ops) ABSL_EXCLUSIVE_LOCKS_REQUIRED(graph->mu);
 
 // Adds `def`'s nodes and functions to `graph` as `options` say (renaming, input mappings,
 // control dependencies, default device), all or nothing, with the checks TF_FinishOperation

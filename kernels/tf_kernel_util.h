@@ -1,5 +1,6 @@
-// Helpers of the TensorFlow-named array kernels (tf_slice_ops.cc, tf_index_ops.cc): integer
-// inputs of any of TensorFlow's index types, read as int64.
+// Helpers of the TensorFlow-named kernels (tf_slice_ops.cc, tf_index_ops.cc, tf_nn_ops.cc,
+// tf_resize_ops.cc): integer inputs of any of TensorFlow's index types, read as int64, and
+// rank checks.
 //
 //   SL_ASSIGN_OR_RETURN(std::vector<int64_t> begin, IntValues(ctx->input(1), "Slice: begin"));
 #ifndef SLUICE_KERNELS_TF_KERNEL_UTIL_H_
@@ -13,6 +14,14 @@
 #include "kernels/array_kernel_util.h"
 
 namespace sluice {
+
+// INVALID_ARGUMENT naming `what` unless `t` is 4-D (an image or a filter of TensorFlow's nn ops).
+inline absl::Status CheckRank4(const Tensor& t, const char* what) {
+  if (t.dims() != 4) {
+    return absl::InvalidArgumentError(absl::StrCat(what, " must be 4-D, got shape ", t.shape().DebugString()));
+  }
+  return absl::OkStatus();
+}
 
 // The values of an int8, uint8, int16, int32 or int64 tensor, as int64.
 inline absl::StatusOr<std::vector<int64_t>> IntValues(const Tensor& t, absl::string_view what) {
