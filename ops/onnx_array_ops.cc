@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "framework/checked_size.h"
 #include "framework/status.h"
+#include "ops/onnx_shape_fns.h"
 #include "ops/op_registry.h"
 
 namespace sluice {
@@ -120,6 +121,7 @@ REGISTER_OP("Onnx>Flatten")
     .Output("output: T")
     .Attr("T: type")
     .Attr("axis: int = 1")
+    .SetShapeFn(onnx_shape_fn::Flatten)
     .Doc("ONNX Flatten: a matrix of dims [0, axis) by [axis, rank).");
 
 REGISTER_OP("Onnx>Squeeze")
@@ -128,6 +130,7 @@ REGISTER_OP("Onnx>Squeeze")
     .Output("squeezed: T")
     .Attr("T: type")
     .Attr("Taxes: list({int64}) >= 0")
+    .SetShapeFn(onnx_shape_fn::Squeeze)
     .Doc("ONNX Squeeze; without axes every dim of size 1 goes.");
 
 REGISTER_OP("Onnx>Unsqueeze")
@@ -135,6 +138,7 @@ REGISTER_OP("Onnx>Unsqueeze")
     .Input("axes: int64")
     .Output("expanded: T")
     .Attr("T: type")
+    .SetShapeFn(onnx_shape_fn::Unsqueeze)
     .Doc("ONNX Unsqueeze: axes index the output.");
 
 // ---- Reordering and copying.
@@ -152,7 +156,8 @@ REGISTER_OP("Onnx>Concat")
     .Output("concat_result: T")
     .Attr("N: int >= 1")
     .Attr("T: type")
-    .Attr("axis: int");
+    .Attr("axis: int")
+    .SetShapeFn(onnx_shape_fn::Concat);
 
 REGISTER_OP("Onnx>Split")
     .Input("input: T")
@@ -175,6 +180,7 @@ REGISTER_OP("Onnx>Slice")
     .Attr("Tind: {int32, int64}")
     .Attr("Taxes: list({int32, int64}) >= 0")
     .Attr("Tsteps: list({int32, int64}) >= 0")
+    .SetShapeFn(onnx_shape_fn::Slice)
     .Doc("ONNX Slice (opset 10+): clamped starts/ends, negative steps.");
 
 REGISTER_OP("Onnx>Expand")
@@ -182,6 +188,7 @@ REGISTER_OP("Onnx>Expand")
     .Input("shape: int64")
     .Output("output: T")
     .Attr("T: type")
+    .SetShapeFn(onnx_shape_fn::Expand)
     .Doc("ONNX Expand: broadcast `input` against `shape`.");
 
 REGISTER_OP("Onnx>Tile")
@@ -200,6 +207,7 @@ REGISTER_OP("Onnx>Pad")
     .Attr("Tvalue: list(type) >= 0")
     .Attr("Taxes: list({int32, int64}) >= 0")
     .Attr("mode: {'constant', 'reflect', 'edge', 'wrap'} = 'constant'")
+    .SetShapeFn(onnx_shape_fn::Pad)
     .Doc("ONNX Pad (opset 11+ inputs; axes as in opset 18).");
 
 REGISTER_OP("Onnx>DepthToSpace")
@@ -249,7 +257,8 @@ REGISTER_OP("Onnx>Gather")
     .Output("output: T")
     .Attr("T: type")
     .Attr("Tind: {int32, int64}")
-    .Attr("axis: int = 0");
+    .Attr("axis: int = 0")
+    .SetShapeFn(onnx_shape_fn::Gather);
 
 REGISTER_OP("Onnx>GatherElements")
     .Input("data: T")
@@ -334,6 +343,7 @@ REGISTER_OP("Onnx>ConstantOfShape")
     .Output("output: dtype")
     .Attr("value: tensor")
     .Attr("dtype: type")
+    .SetShapeFn(onnx_shape_fn::ConstantOfShape)
     .Doc("ONNX ConstantOfShape; `value` is a one-element tensor of `dtype`.");
 
 REGISTER_OP("Onnx>Range")
@@ -341,7 +351,8 @@ REGISTER_OP("Onnx>Range")
     .Input("limit: T")
     .Input("delta: T")
     .Output("output: T")
-    .Attr("T: {float, double, int16, int32, int64}");
+    .Attr("T: {float, double, int16, int32, int64}")
+    .SetShapeFn(onnx_shape_fn::Range);
 
 REGISTER_OP("Onnx>EyeLike")
     .Input("input: T1")

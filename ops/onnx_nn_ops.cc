@@ -2,6 +2,7 @@
 // Names, attrs and defaults are ONNX's; optional inputs are list(type) args of length 0 or 1.
 #include "absl/strings/str_cat.h"
 #include "framework/status.h"
+#include "ops/onnx_shape_fns.h"
 #include "ops/op_registry.h"
 #include "ops/type_lists.h"
 
@@ -18,6 +19,7 @@ REGISTER_OP("Onnx>Gemm")
     .Attr("beta: float = 1.0")
     .Attr("transA: int = 0")
     .Attr("transB: int = 0")
+    .SetShapeFn(onnx_shape_fn::Gemm)
     .Doc("Y = alpha * A' * B' + beta * C, C broadcast to Y.");
 
 // DeformConv-19: Conv whose every kernel tap reads the input at its place moved by `offset`
@@ -141,8 +143,9 @@ REGISTER_OP("Onnx>LpPool")
 REGISTER_OP("Onnx>GlobalAveragePool")
     .Input("x: T")
     .Output("y: T")
-    .Attr(absl::StrCat("T: ", kFloatTypes));
-REGISTER_OP("Onnx>GlobalMaxPool").Input("x: T").Output("y: T").Attr(absl::StrCat("T: ", kFloatTypes));
+    .Attr(absl::StrCat("T: ", kFloatTypes))
+    .SetShapeFn(onnx_shape_fn::GlobalPool);
+REGISTER_OP("Onnx>GlobalMaxPool").Input("x: T").Output("y: T").Attr(absl::StrCat("T: ", kFloatTypes)).SetShapeFn(onnx_shape_fn::GlobalPool);
 REGISTER_OP("Onnx>GlobalLpPool")
     .Input("x: T")
     .Output("y: T")
@@ -202,7 +205,8 @@ REGISTER_OP("Onnx>LayerNormalization")
     .Attr("U: {float, bfloat16} = DT_FLOAT")
     .Attr("axis: int = -1")
     .Attr("epsilon: float = 1e-5")
-    .Attr("stash_type: int = 1");
+    .Attr("stash_type: int = 1")
+    .SetShapeFn(onnx_shape_fn::FirstLikeInput);
 
 REGISTER_OP("Onnx>LRN")
     .Input("x: T")
@@ -225,6 +229,7 @@ REGISTER_OP("Onnx>Dropout")
     .Attr("seed: int = -1")
     .Attr("default_ratio: float = 0.5")
     .SetIsStateful()
+    .SetShapeFn(onnx_shape_fn::AllLikeInput)
     .Doc("Identity with an all-true mask unless training_mode is true; then elements are "
          "dropped with probability ratio and the rest scaled by 1 / (1 - ratio). A seed >= 0 "
          "draws the mask numpy draws after np.random.seed(seed); a negative one is random.");
@@ -242,7 +247,8 @@ REGISTER_OP("BatchMatMulV2")
     .Output("output: T")
     .Attr(absl::StrCat("T: ", kFloatOrWideIntTypes))
     .Attr("adj_x: bool = false")
-    .Attr("adj_y: bool = false");
+    .Attr("adj_y: bool = false")
+    .SetShapeFn(onnx_shape_fn::BatchMatMul);
 
 }  // namespace sluice
 

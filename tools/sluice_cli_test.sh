@@ -70,8 +70,9 @@ json_is "$out/one.json" "$has_nodes" || fail "trace of a single case goes to FIL
 # The graph optimizer: convert reports each pass; --no-optimize writes the graph as imported;
 # --disable-pass skips one; run gives the same answer either way.
 cb=tests/testdata/onnx/conv_bn_relu.onnx
-for p in constant_folding remove_dead_nodes fuse_matmul_add fold_batch_norms; do
-  $sluice convert --help | grep -q "$p" || fail "convert --help lists the pass $p"
+convert_help=$($sluice convert --help)  # Captured: grep -q closing the pipe early is SIGPIPE.
+for p in constant_folding remove_dead_nodes fuse_matmul_add fold_batch_norms fuse_tf_conv; do
+  grep -q "$p" <<< "$convert_help" || fail "convert --help lists the pass $p"
 done
 $sluice convert "$cb" -o "$out/cb.pbtxt" > "$out/convert.txt"
 grep -q "^pass fold_batch_norms: 1 rewrites" "$out/convert.txt" || fail "fold report: $(cat "$out/convert.txt")"
