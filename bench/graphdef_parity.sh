@@ -9,7 +9,8 @@
 #   bench/graphdef_parity.sh -n 7 -i 10 -t 2 -b /tmp/old/sluice out/zoo/*.onnx
 #
 # Prints per model the median (over rounds) of each bench's median_ms, the spread
-# (min..max over rounds), and the ratios graphdef/onnx (and old/new with -b).
+# (min..max over rounds), and the ratios graphdef/onnx (and old/new with -b, of the medians and
+# of the fastest rounds, which a busy neighbour disturbs least).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 rounds=5 iters=10 threads=1 old=""
@@ -34,7 +35,7 @@ spread_of() { sort -g | awk 'NR == 1 { lo = $1 } { hi = $1 } END { printf "%s..%
 bench_ms() { "$@" --threads "$threads" --iters "$iters" --json 2>/dev/null | grep -o '"median_ms": *[0-9.]*' | grep -o '[0-9.]*$'; }
 
 printf "%-24s %10s %10s %7s %16s %16s" model onnx_ms pb_ms pb/onnx onnx_spread pb_spread
-[ -n "$old" ] && printf " %10s %8s" old_ms old/new
+[ -n "$old" ] && printf " %10s %8s %16s %8s" old_ms old/new old_spread min_o/n
 printf "\n"
 for model in "$@"; do
   name=$(basename "$model" .onnx)
@@ -80,7 +81,9 @@ PY
     "$(spread_of < "$work/onnx.ms")" "$(spread_of < "$work/pb.ms")"
   if [ -n "$old" ]; then
     d=$(median_of < "$work/old.ms")
-    printf " %10s %8s" "$d" "$(awk -v a="$d" -v b="$o" 'BEGIN { printf "%.3f", a / b }')"
+    lo_old=$(sort -g "$work/old.ms" | head -1) lo_new=$(sort -g "$work/onnx.ms" | head -1)
+    printf " %10s %8s %16s %8s" "$d" "$(awk -v a="$d" -v b="$o" 'BEGIN { printf "%.3f", a / b }')" \
+      "$(spread_of < "$work/old.ms")" "$(awk -v a="$lo_old" -v b="$lo_new" 'BEGIN { printf "%.3f", a / b }')"
   fi
   printf "\n"
 done

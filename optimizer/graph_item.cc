@@ -1,6 +1,7 @@
 #include "optimizer/graph_item.h"
 
-#include <deque>
+#include <functional>
+#include <queue>
 #include <memory>
 
 #include "absl/container/flat_hash_set.h"
@@ -49,34 +50,31 @@ void SortTopologically(GraphDef* graph) {
       readers[it->second].push_back(i);
     }
   }
-  // Kahn's algorithm, taking the earliest ready node first so independent nodes keep their order.
+  // Kahn's algorithm, taking the ready node that came first in the given order (a min-heap of
+  // indices): a sorted graph keeps its order exactly, and a node that came too early (a feed's
+  // _Recv the master appended) moves up to just before its first reader, the rest in place.
   std::vector<int> order;
   order.reserve(n);
   std::vector<bool> placed(n, false);
-  std::deque<int> ready;
+  std::priority_queue<int, std::vector<int>, std::greater<int>> ready;
+  for (int i = 0; i < n; ++i) {
+    if (pending[i] == 0) ready.push(i);
+  }
   int next_unready = 0;
-  auto fill = [&] {
-    std::vector<int> now;
-    for (int i = 0; i < n; ++i) {
-      if (!placed[i] && pending[i] == 0) now.push_back(i);
-    }
-    return now;
-  };
-  for (int i : fill()) ready.push_back(i);
   while (static_cast<int>(order.size()) < n) {
     if (ready.empty()) {
       // A cycle (a loop's back edge): the first node not yet placed goes next.
       while (placed[next_unready]) ++next_unready;
-      ready.push_back(next_unready);
       pending[next_unready] = 0;
+      ready.push(next_unready);
     }
-    const int i = ready.front();
-    ready.pop_front();
+    const int i = ready.top();
+    ready.pop();
     if (placed[i]) continue;
     placed[i] = true;
     order.push_back(i);
     for (int r : readers[i]) {
-      if (--pending[r] == 0 && !placed[r]) ready.push_back(r);
+      if (--pending[r] == 0 && !placed[r]) ready.push(r);
     }
   }
   bool sorted = true;
