@@ -66,5 +66,25 @@ TEST(InferItemShapesTest, HintsRefineShapeFunctionsAndContradictionsAreDropped) 
   EXPECT_EQ(item.shapes.at("x").DebugString(), "[2,3]");
 }
 
+// A GraphDef's hints are a client's claims: a 2^62 dim that contradicts the shape function goes,
+// a negative dim other than -1 counts as unknown, a list of the wrong length is ignored, and
+// none of it crashes or makes a shape fully known.
+TEST(InferItemShapesTest, HostileHintsAreDroppedNotTrusted) {
+  GraphItem item;
+  item.graph = Parse(R"(
+    node { name: "x" op: "Placeholder" attr { key: "dtype" value { type: DT_FLOAT } }
+           attr { key: "shape" value { shape { dim { size: 2 } dim { size: 3 } } } } }
+    node { name: "huge" op: "Relu" input: "x" attr { key: "T" value { type: DT_FLOAT } }
+           attr { key: "_output_shapes" value { list { shape { dim { size: 4611686018427387904 } dim { size: 3 } } } } } }
+    node { name: "negative" op: "Onnx>Flatten" input: "x" attr { key: "T" value { type: DT_FLOAT } }
+           attr { key: "_output_shapes" value { list { shape { dim { size: -7 } dim { size: -7 } } } } } }
+    node { name: "too_many" op: "Relu" input: "x" attr { key: "T" value { type: DT_FLOAT } }
+           attr { key: "_output_shapes" value { list { shape { dim { size: 9 } } shape { dim { size: 9 } } } } } })");
+  InferItemShapes(&item);
+  EXPECT_FALSE(item.shapes.contains("huge"));                       // Contradicts [2,3]: dropped.
+  EXPECT_EQ(item.shapes.at("negative").DebugString(), "[2,3]");     // The function's, -7 unknown.
+  EXPECT_EQ(item.shapes.at("too_many").DebugString(), "[2,3]");     // Two shapes for one output.
+}
+
 }  // namespace
 }  // namespace sluice
