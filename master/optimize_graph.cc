@@ -23,7 +23,6 @@ absl::StatusOr<OptimizedGraph> OptimizePlacedGraph(const Graph& placed, const Re
   SL_ASSIGN_OR_RETURN(out.report, RunOptimizer(config, &item));
 
   absl::flat_hash_map<std::string, std::string> device_of;
-  bool large_new_const = false;
   for (NodeDef& n : *item.graph.mutable_node()) {
     if (n.device().empty()) {
       std::string device = default_device;
@@ -35,14 +34,15 @@ absl::StatusOr<OptimizedGraph> OptimizePlacedGraph(const Graph& placed, const Re
       n.set_device(device);
     }
     device_of[n.name()] = n.device();
-    large_new_const = large_new_const || (n.op() == "Const" && !IsHoisted(n) && n.ByteSizeLong() > 4 * kMaxInlineConstElements);
   }
-  if (large_new_const) {
-    // Folded weights join a copy of the session's table (whose buffers it shares), so the
-    // GraphDefs registered on the workers stay small.
+  // Large Consts the passes made (folded weights) join a copy of the session's table, whose
+  // buffers it shares, so the GraphDefs registered on the workers stay small.
+  HoistedConstants made;
+  HoistConstants(&item.graph, &made);
+  if (!made.empty()) {
     auto table = constants == nullptr ? std::make_shared<HoistedConstants>()
                                       : std::make_shared<HoistedConstants>(*constants);
-    HoistConstants(&item.graph, table.get());
+    for (auto& [name, value] : made) (*table)[name] = std::move(value);
     constants = std::move(table);
   }
   out.constants = std::move(constants);
