@@ -14,10 +14,10 @@ namespace sluice {
 grpc::Status GrpcMasterService::CreateSession(grpc::ServerContext* context,
                                               const rpc::CreateSessionRequest* request,
                                               rpc::CreateSessionResponse* response) {
-  if (absl::Status s = AuthenticateCaller(*context, cluster_secret_); !s.ok()) {
+  if (absl::Status s = AuthenticateCaller(*context, policy_); !s.ok()) {
     return ToGrpcStatus(s);
   }
-  auto handle = master_->CreateSession(request->graph_def(), request->config(), CallerIdentity(*context));
+  auto handle = master_->CreateSession(request->graph_def(), request->config(), CallerIdentity(*context, policy_));
   if (!handle.ok()) return ToGrpcStatus(handle.status());
   response->set_session_handle(*handle);
   return grpc::Status::OK;
@@ -26,19 +26,19 @@ grpc::Status GrpcMasterService::CreateSession(grpc::ServerContext* context,
 grpc::Status GrpcMasterService::ExtendSession(grpc::ServerContext* context,
                                               const rpc::ExtendSessionRequest* request,
                                               rpc::ExtendSessionResponse* response) {
-  if (absl::Status s = AuthenticateCaller(*context, cluster_secret_); !s.ok()) {
+  if (absl::Status s = AuthenticateCaller(*context, policy_); !s.ok()) {
     return ToGrpcStatus(s);
   }
   // Graph versions are not checked: Extend only adds nodes with new names.
   response->set_new_graph_version(request->current_graph_version() + 1);
   return ToGrpcStatus(
-      master_->ExtendSession(request->session_handle(), request->graph_def(), CallerIdentity(*context)));
+      master_->ExtendSession(request->session_handle(), request->graph_def(), CallerIdentity(*context, policy_)));
 }
 
 grpc::ServerUnaryReactor* GrpcMasterService::RunStep(grpc::CallbackServerContext* context,
                                                      const rpc::RunStepRequest* request,
                                                      rpc::RunStepResponse* response) {
-  if (absl::Status s = AuthenticateCaller(*context, cluster_secret_); !s.ok()) {
+  if (absl::Status s = AuthenticateCaller(*context, policy_); !s.ok()) {
     grpc::ServerUnaryReactor* refused = context->DefaultReactor();
     refused->Finish(ToGrpcStatus(s));
     return refused;
@@ -65,7 +65,7 @@ grpc::ServerUnaryReactor* GrpcMasterService::RunStep(grpc::CallbackServerContext
   // A thread per step rather than a pool: steps block until their workers finish, and a
   // bounded pool would make one client's long steps queue another's.
   std::thread([this, reactor, request, response, cancellation = reactor->cancellation,
-               owner = CallerIdentity(*context)] {
+               owner = CallerIdentity(*context, policy_)] {
     grpc::Status s = RunStepNow(request, response, owner, cancellation.get());
     reactor->Finish(s);  // Last use of the service, the request and the reactor.
   }).detach();
@@ -106,15 +106,15 @@ grpc::Status GrpcMasterService::RunStepNow(const rpc::RunStepRequest* request,
 grpc::Status GrpcMasterService::CloseSession(grpc::ServerContext* context,
                                              const rpc::CloseSessionRequest* request,
                                              rpc::CloseSessionResponse*) {
-  if (absl::Status s = AuthenticateCaller(*context, cluster_secret_); !s.ok()) {
+  if (absl::Status s = AuthenticateCaller(*context, policy_); !s.ok()) {
     return ToGrpcStatus(s);
   }
-  return ToGrpcStatus(master_->CloseSession(request->session_handle(), CallerIdentity(*context)));
+  return ToGrpcStatus(master_->CloseSession(request->session_handle(), CallerIdentity(*context, policy_)));
 }
 
 grpc::Status GrpcMasterService::ListDevices(grpc::ServerContext* context, const rpc::ListDevicesRequest*,
                                             rpc::ListDevicesResponse* response) {
-  if (absl::Status s = AuthenticateCaller(*context, cluster_secret_); !s.ok()) {
+  if (absl::Status s = AuthenticateCaller(*context, policy_); !s.ok()) {
     return ToGrpcStatus(s);
   }
   std::vector<DeviceAttributes> devices;
@@ -130,10 +130,10 @@ grpc::Status GrpcMasterService::ListDevices(grpc::ServerContext* context, const 
 
 grpc::Status GrpcMasterService::Reset(grpc::ServerContext* context, const rpc::ResetRequest*,
                                       rpc::ResetResponse*) {
-  if (absl::Status s = AuthenticateCaller(*context, cluster_secret_); !s.ok()) {
+  if (absl::Status s = AuthenticateCaller(*context, policy_); !s.ok()) {
     return ToGrpcStatus(s);
   }
-  return ToGrpcStatus(master_->Reset(CallerIdentity(*context)));
+  return ToGrpcStatus(master_->Reset(CallerIdentity(*context, policy_)));
 }
 
 }  // namespace sluice

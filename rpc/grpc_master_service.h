@@ -14,6 +14,7 @@
 
 #include "framework/cancellation.h"
 #include "master/master.h"
+#include "rpc/grpc_security.h"
 #include "proto/master_service.grpc.pb.h"
 
 namespace sluice {
@@ -41,8 +42,8 @@ class GrpcMasterService : public GrpcMasterServiceBase {
   grpc::Status Reset(grpc::ServerContext* context, const rpc::ResetRequest* request,
                      rpc::ResetResponse* response) override;
 
-  // Every call must carry this secret (rpc/grpc_security.h); empty: none is asked.
-  void set_cluster_secret(std::string secret) { cluster_secret_ = std::move(secret); }
+  // What callers must present (rpc/grpc_security.h): as the server's own security says.
+  void set_security(const GrpcSecurity& security) { policy_ = CallerPolicy::For(security); }
 
  private:
   // Runs the step on the calling thread for `owner` (CallerIdentity); `cancellation` is the
@@ -51,7 +52,7 @@ class GrpcMasterService : public GrpcMasterServiceBase {
                           const std::string& owner, CancellationManager* cancellation);
 
   Master* const master_;
-  std::string cluster_secret_;
+  CallerPolicy policy_;
   const std::string local_task_;
 };
 

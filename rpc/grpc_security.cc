@@ -10,6 +10,7 @@
 #include "absl/synchronization/mutex.h"
 #include "framework/file_util.h"
 #include "framework/status.h"
+#include "rpc/derived_tls.h"
 
 namespace sluice {
 namespace {
@@ -79,6 +80,17 @@ absl::StatusOr<GrpcSecurity> GrpcSecurityFromEnvironment() {
   return s;
 }
 
+absl::Status UseTlsFromSecret(const std::vector<std::string>& names, GrpcSecurity* security) {
+  if (security->secret.empty() || (security->tls() && !security->derived_tls)) return absl::OkStatus();
+  SL_ASSIGN_OR_RETURN(DerivedTls tls, DeriveTls(security->secret, names));
+  security->tls_ca_pem = std::move(tls.ca_pem);
+  security->tls_cert_pem = std::move(tls.cert_pem);
+  security->tls_key_pem = std::move(tls.key_pem);
+  security->ca_fingerprint = std::move(tls.ca_fingerprint);
+  security->derived_tls = true;
+  return absl::OkStatus();
+}
+
 void SetProcessGrpcSecurity(GrpcSecurity security) {
   ProcessSecurity& p = Process();
   absl::MutexLock lock(&p.mu);
@@ -98,6 +110,13 @@ GrpcSecurity ProcessGrpcSecurity() {
       std::fprintf(stderr, "sluice: %s\n", StatusToString(env.status()).c_str());
     }
     p.set = true;
+  }
+  if (!p.security.secret.empty() && !p.security.tls()) {
+    // A client's certificate: no names (servers do not check clients' names).
+    if (absl::Status s = UseTlsFromSecret({}, &p.security); !s.ok()) {
+      std::fprintf(stderr, "sluice: %s\n", StatusToString(s).c_str());
+      p.security.secret.clear();  // Fails the next call as "no credentials", not each differently.
+    }
   }
   return p.security;
 }
@@ -120,29 +139,39 @@ std::shared_ptr<grpc::ServerCredentials> ServerCredentials(const GrpcSecurity& s
   return grpc::SslServerCredentials(options);
 }
 
-absl::Status AuthenticateCaller(const grpc::ServerContextBase& context, const std::string& secret) {
-  if (secret.empty()) return absl::OkStatus();
-  const auto& metadata = context.client_metadata();
-  auto it = metadata.find(kClusterSecretMetadataKey);
-  if (it == metadata.end()) {
+CallerPolicy CallerPolicy::For(const GrpcSecurity& security) {
+  CallerPolicy policy;
+  policy.require_certificate = security.tls() || !security.secret.empty();
+  policy.shared_identity = policy.require_certificate && (security.derived_tls || !security.tls());
+  return policy;
+}
+
+bool PeerAuthenticated(const grpc::ServerContextBase& context) {
+  const std::shared_ptr<const grpc::AuthContext> auth = context.auth_context();
+  return auth != nullptr && auth->IsPeerAuthenticated();
+}
+
+absl::Status AuthenticateCaller(const grpc::ServerContextBase& context, const CallerPolicy& policy) {
+  if (context.client_metadata().count(kLegacyClusterSecretMetadataKey) > 0) {
     return absl::UnauthenticatedError(
-        "this server requires the cluster secret (set SLUICE_CLUSTER_SECRET or "
-        "SLUICE_CLUSTER_SECRET_FILE where the client runs)");
+        "this client sent the cluster secret itself in the call's metadata, as Sluice clients "
+        "did before TLS derived from the secret; servers refuse it. Upgrade the client: it then "
+        "proves it holds the "
+        "secret with TLS certificates derived from it, and never sends it. The secret has "
+        "crossed the network in clear: make a new one for the cluster");
   }
-  const grpc::string_ref presented = it->second;
-  // Every byte is compared, whatever the first difference.
-  unsigned char diff = presented.size() == secret.size() ? 0 : 1;
-  for (size_t i = 0; i < secret.size(); ++i) {
-    const unsigned char p = i < presented.size() ? static_cast<unsigned char>(presented.data()[i]) : 0;
-    diff |= p ^ static_cast<unsigned char>(secret[i]);
+  if (policy.require_certificate && !PeerAuthenticated(context)) {
+    return absl::UnauthenticatedError(
+        "this server requires a TLS client certificate of the cluster (set SLUICE_CLUSTER_SECRET "
+        "or SLUICE_CLUSTER_SECRET_FILE where the client runs, or SLUICE_TLS_CERT, SLUICE_TLS_KEY "
+        "and SLUICE_TLS_CA)");
   }
-  if (diff != 0) return absl::UnauthenticatedError("wrong cluster secret");
   return absl::OkStatus();
 }
 
-std::string CallerIdentity(const grpc::ServerContextBase& context) {
+std::string CallerIdentity(const grpc::ServerContextBase& context, const CallerPolicy& policy) {
+  if (policy.shared_identity || !PeerAuthenticated(context)) return "";
   const std::shared_ptr<const grpc::AuthContext> auth = context.auth_context();
-  if (auth == nullptr || !auth->IsPeerAuthenticated()) return "";
   std::vector<grpc::string_ref> names = auth->FindPropertyValues("x509_subject");
   if (names.empty()) names = auth->GetPeerIdentity();
   std::string identity;

@@ -1,46 +1,171 @@
-// Authentication: a server with a cluster secret answers UNAUTHENTICATED to every method of
-// both services unless the call carries the secret, and a cluster whose tasks share it runs
-// graphs across tasks (their channels to each other present it).
+// Authentication: servers of a cluster with a secret speak TLS only, with certificates each
+// process derives from the secret; every method of both services refuses callers without
+// such a certificate, and the secret itself never leaves a process (not in metadata, not in
+// the handshake), even to a squatter on a dead task's address.
 #include "rpc/grpc_security.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include <atomic>
 #include <cstdio>
 #include <fstream>
+#include <thread>
 
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
 #include "framework/status_matchers.h"
 #include "gmock/gmock.h"
 #include "google/protobuf/text_format.h"
+#include "grpcpp/generic/async_generic_service.h"
 #include "gtest/gtest.h"
 #include "master/session.h"
 #include "proto/master_service.grpc.pb.h"
 #include "proto/worker_service.grpc.pb.h"
 #include "rpc/cluster_spec.h"
+#include "rpc/derived_tls.h"
 #include "rpc/grpc_server.h"
 #include "rpc/grpc_util.h"
 
 namespace sluice {
 namespace {
 
+using ::testing::AnyOf;
 using ::testing::HasSubstr;
 
 constexpr char kSecret[] = "0123456789abcdef-the-test-secret";
+constexpr char kOtherSecret[] = "0123456789abcdef-another-secret!";
+constexpr char kTask1[] = "/job:worker/replica:0/task:1";
 
-// `c` on task 1, its negation on task 0: the step crosses tasks.
+// x (fed on task 0) is negated on task 1 and again on task 0: the step crosses tasks both ways.
 constexpr char kAcrossTasks[] = R"(
-  node { name: "c" op: "Const" device: "/job:worker/task:1"
-         attr { key: "dtype" value { type: DT_FLOAT } }
-         attr { key: "value" value { tensor { dtype: DT_FLOAT tensor_shape {} float_val: 3 } } } }
-  node { name: "n" op: "Neg" input: "c" device: "/job:worker/task:0"
+  node { name: "x" op: "Placeholder" device: "/job:worker/task:0"
+         attr { key: "dtype" value { type: DT_FLOAT } } }
+  node { name: "n" op: "Neg" input: "x" device: "/job:worker/task:1"
+         attr { key: "T" value { type: DT_FLOAT } } }
+  node { name: "y" op: "Neg" input: "n" device: "/job:worker/task:0"
          attr { key: "T" value { type: DT_FLOAT } } }
 )";
+
+GrpcSecurity FromSecret(const std::string& secret, const std::vector<std::string>& names = {}) {
+  GrpcSecurity s;
+  s.secret = secret;
+  EXPECT_OK(UseTlsFromSecret(names, &s));
+  return s;
+}
+
+// Records every call that reaches it, whatever the method, and answers UNIMPLEMENTED: a
+// process that took a dead task's address, with TLS and a certificate of its own making, which
+// accepts any client certificate.
+class Squatter {
+ public:
+  Squatter(const std::string& address, const GrpcSecurity& own) {
+    grpc::SslServerCredentialsOptions options(GRPC_SSL_REQUEST_CLIENT_CERTIFICATE_BUT_DONT_VERIFY);
+    options.pem_key_cert_pairs.push_back({own.tls_key_pem, own.tls_cert_pem});
+    grpc::ServerBuilder builder;
+    int port = 0;
+    builder.AddListeningPort(address, grpc::SslServerCredentials(options), &port);
+    builder.RegisterCallbackGenericService(&service_);
+    server_ = builder.BuildAndStart();
+    listening_ = server_ != nullptr && port != 0;
+  }
+  ~Squatter() {
+    if (server_ != nullptr) server_->Shutdown();
+  }
+  bool listening() const { return listening_; }
+  std::vector<std::string> Calls() {
+    absl::MutexLock lock(&service_.mu);
+    return service_.calls;
+  }
+
+ private:
+  struct Service : grpc::CallbackGenericService {
+    grpc::ServerGenericBidiReactor* CreateReactor(grpc::GenericCallbackServerContext* context) override {
+      std::string call = context->method();
+      for (const auto& [key, value] : context->client_metadata()) {
+        call += absl::StrCat(" ", std::string(key.data(), key.size()), "=",
+                             std::string(value.data(), value.size()));
+      }
+      {
+        absl::MutexLock lock(&mu);
+        calls.push_back(call);
+      }
+      struct Refuse : grpc::ServerGenericBidiReactor {
+        Refuse() { Finish(grpc::Status(grpc::StatusCode::UNIMPLEMENTED, "squatter")); }
+        void OnDone() override { delete this; }
+      };
+      return new Refuse();
+    }
+    absl::Mutex mu;
+    std::vector<std::string> calls ABSL_GUARDED_BY(mu);
+  };
+  Service service_;
+  std::unique_ptr<grpc::Server> server_;
+  bool listening_ = false;
+};
+
+// Takes a port and keeps every byte any client sends to it (no TLS, no HTTP/2: the raw
+// stream), closing each connection after its first pause.
+class RawRecorder {
+ public:
+  explicit RawRecorder(int port) {
+    fd_ = socket(AF_INET, SOCK_STREAM, 0);
+    int one = 1;
+    setsockopt(fd_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    addr.sin_port = htons(port);
+    listening_ = bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0 && listen(fd_, 16) == 0;
+    if (listening_) thread_ = std::thread([this] { Serve(); });
+  }
+  ~RawRecorder() {
+    stop_ = true;
+    shutdown(fd_, SHUT_RDWR);
+    close(fd_);
+    if (thread_.joinable()) thread_.join();
+  }
+  bool listening() const { return listening_; }
+  int connections() const { return connections_; }
+  std::string bytes() {
+    absl::MutexLock lock(&mu_);
+    return bytes_;
+  }
+
+ private:
+  void Serve() {
+    while (!stop_) {
+      const int conn = accept(fd_, nullptr, nullptr);
+      if (conn < 0) return;
+      ++connections_;
+      timeval timeout{0, 300000};
+      setsockopt(conn, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
+      char buffer[65536];
+      ssize_t n;
+      while ((n = read(conn, buffer, sizeof(buffer))) > 0) {
+        absl::MutexLock lock(&mu_);
+        bytes_.append(buffer, static_cast<size_t>(n));
+      }
+      close(conn);
+    }
+  }
+  int fd_ = -1;
+  bool listening_ = false;
+  std::atomic<bool> stop_{false};
+  std::atomic<int> connections_{0};
+  std::thread thread_;
+  absl::Mutex mu_;
+  std::string bytes_ ABSL_GUARDED_BY(mu_);
+};
 
 class GrpcSecurityTest : public ::testing::Test {
  protected:
   void SetUp() override {
     GrpcSecurity security;
-    security.secret = kSecret;
+    security.secret = kSecret;  // The servers derive their TLS from it.
     for (int task = 0; task < 2; ++task) {
       ServerDef def;
       JobDef* job = def.mutable_cluster()->add_job();
@@ -55,24 +180,26 @@ class GrpcSecurityTest : public ::testing::Test {
       ASSERT_OK(server->Start());
       servers_.push_back(std::move(server));
     }
-    SL_ASSERT_OK_AND_ASSIGN(ClusterDef cluster,
-                            ParseClusterSpec(absl::StrCat("worker=", servers_[0]->address(), ",",
-                                                          servers_[1]->address())));
-    for (auto& server : servers_) ASSERT_OK(server->CompleteCluster(cluster));
-    // A channel that presents nothing.
-    bare_ = grpc::CreateChannel(servers_[0]->address(), grpc::InsecureChannelCredentials());
+    SL_ASSERT_OK_AND_ASSIGN(cluster_, ParseClusterSpec(absl::StrCat(
+                                          "worker=", servers_[0]->address(), ",", servers_[1]->address())));
+    for (auto& server : servers_) ASSERT_OK(server->CompleteCluster(cluster_));
   }
 
-  // Every method of both services, called with `secret` ("" presents none); their codes.
-  std::vector<std::pair<std::string, grpc::StatusCode>> CallEverything(const std::string& secret) {
-    auto master = ::tensorflow::grpc::MasterService::NewStub(bare_);
-    auto worker = ::tensorflow::grpc::WorkerService::NewStub(bare_);
-    std::vector<std::pair<std::string, grpc::StatusCode>> codes;
+  void TearDown() override { SetProcessGrpcSecurity(FromSecret(kSecret)); }
+
+  // Every method of both services, called on task 0 over a channel with `credentials`; their
+  // statuses. `legacy_secret` is sent the old way, in the metadata.
+  std::vector<std::pair<std::string, grpc::Status>> CallEverything(
+      std::shared_ptr<grpc::ChannelCredentials> credentials, const std::string& legacy_secret = "") {
+    auto channel = grpc::CreateChannel(servers_[0]->address(), credentials);
+    auto master = ::tensorflow::grpc::MasterService::NewStub(channel);
+    auto worker = ::tensorflow::grpc::WorkerService::NewStub(channel);
+    std::vector<std::pair<std::string, grpc::Status>> statuses;
     auto call = [&](const char* name, auto&& method) {
       grpc::ClientContext context;
-      if (!secret.empty()) context.AddMetadata(kClusterSecretMetadataKey, secret);
+      if (!legacy_secret.empty()) context.AddMetadata(kLegacyClusterSecretMetadataKey, legacy_secret);
       SetTimeout(&context, absl::Seconds(30));
-      codes.emplace_back(name, method(&context).error_code());
+      statuses.emplace_back(name, method(&context));
     };
 #define SL_CALL(stub, Method)                                             \
   call(#Method, [&](grpc::ClientContext* context) {                       \
@@ -96,31 +223,78 @@ class GrpcSecurityTest : public ::testing::Test {
     SL_CALL(worker, CleanupAll);
     SL_CALL(worker, RecvTensor);
 #undef SL_CALL
-    return codes;
+    return statuses;
+  }
+
+  // A session on task 0 with this process's channels presenting `client`, running kAcrossTasks.
+  absl::Status RunAcrossTasks(const GrpcSecurity& client) {
+    SetProcessGrpcSecurity(client);
+    SessionOptions options;
+    options.target = absl::StrCat("grpc://", servers_[0]->address());
+    SL_ASSIGN_OR_RETURN(std::unique_ptr<Session> session, NewSession(options));
+    GraphDef graph;
+    google::protobuf::TextFormat::ParseFromString(kAcrossTasks, &graph);
+    SL_RETURN_IF_ERROR(session->Create(graph));
+    std::vector<Tensor> out;
+    SL_RETURN_IF_ERROR(session->Run({{"x", Tensor::FromVector<float>({3}, TensorShape({1}))}}, {"y"}, {}, &out));
+    if (out[0].flat<float>()[0] != 3.0f) return absl::InternalError(out[0].DebugString());
+    return absl::OkStatus();
   }
 
   std::vector<std::unique_ptr<GrpcServer>> servers_;
-  std::shared_ptr<grpc::Channel> bare_;
+  ClusterDef cluster_;
 };
 
-TEST_F(GrpcSecurityTest, EveryMethodRefusesCallsWithoutTheSecret) {
-  for (const std::string secret : {"", "0123456789abcdef-a-wrong-secret", "0123456789abcdef"}) {
-    auto codes = CallEverything(secret);
-    ASSERT_EQ(codes.size(), 15u);
-    for (const auto& [method, code] : codes) {
-      EXPECT_EQ(code, grpc::StatusCode::UNAUTHENTICATED)
-          << method << " answered code " << code << " to secret '" << secret << "'";
+TEST_F(GrpcSecurityTest, EveryMethodRefusesCallersWithoutACertificateOfTheCluster) {
+  const GrpcSecurity ours = FromSecret(kSecret), theirs = FromSecret(kOtherSecret);
+  grpc::SslCredentialsOptions no_certificate;  // Trusts the server; presents nothing.
+  no_certificate.pem_root_certs = ours.tls_ca_pem;
+  const std::vector<std::pair<std::string, std::shared_ptr<grpc::ChannelCredentials>>> strangers = {
+      {"plaintext", grpc::InsecureChannelCredentials()},
+      {"another secret's certificate", ChannelCredentials(theirs)},
+      {"no client certificate", grpc::SslCredentials(no_certificate)},
+  };
+  for (const auto& [who, credentials] : strangers) {
+    auto statuses = CallEverything(credentials, /*legacy_secret=*/kSecret);
+    ASSERT_EQ(statuses.size(), 15u);
+    for (const auto& [method, status] : statuses) {
+      // Refused by the transport: no handler ran, so no handler's code comes back.
+      EXPECT_THAT(status.error_code(),
+                  AnyOf(grpc::StatusCode::UNAVAILABLE, grpc::StatusCode::UNAUTHENTICATED))
+          << who << ": " << method << " answered " << status.error_message();
     }
   }
 }
 
-TEST_F(GrpcSecurityTest, CallsWithTheSecretGetThrough) {
-  auto codes = CallEverything(kSecret);
-  for (const auto& [method, code] : codes) {
-    EXPECT_NE(code, grpc::StatusCode::UNAUTHENTICATED) << method;
+TEST_F(GrpcSecurityTest, CallsWithTheClustersCertificateGetThroughAndTheOldSecretHeaderDoesNot) {
+  auto statuses = CallEverything(ChannelCredentials(FromSecret(kSecret)));
+  for (const auto& [method, status] : statuses) {
+    EXPECT_NE(status.error_code(), grpc::StatusCode::UNAUTHENTICATED) << method << ": " << status.error_message();
+    EXPECT_NE(status.error_code(), grpc::StatusCode::UNAVAILABLE) << method << ": " << status.error_message();
   }
-  // Through the Session API: this process's channels present the secret the servers set, and
-  // task 0 fetches `c` from task 1 over its own authenticated channel.
+  // A client of before derived TLS sends the secret itself: refused by every method, with
+  // what to do.
+  statuses = CallEverything(ChannelCredentials(FromSecret(kSecret)), kSecret);
+  for (const auto& [method, status] : statuses) {
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::UNAUTHENTICATED) << method;
+    EXPECT_THAT(status.error_message(), HasSubstr("Upgrade the client")) << method;
+  }
+  // Through the Session API: task 0 fetches `c` from task 1 over its own channel, which
+  // presents task 0's certificate.
+  EXPECT_OK(RunAcrossTasks(FromSecret(kSecret)));
+}
+
+TEST_F(GrpcSecurityTest, ClientsWithAnotherSecretOrNoneGetAClearError) {
+  absl::Status s = RunAcrossTasks(FromSecret(kOtherSecret));
+  EXPECT_EQ(s.code(), absl::StatusCode::kUnauthenticated) << s;
+  EXPECT_THAT(std::string(s.message()), HasSubstr("certificate")) << s;
+  s = RunAcrossTasks(GrpcSecurity());
+  EXPECT_EQ(s.code(), absl::StatusCode::kUnauthenticated) << s;
+  EXPECT_THAT(std::string(s.message()), HasSubstr("SLUICE_CLUSTER_SECRET")) << s;
+}
+
+TEST_F(GrpcSecurityTest, ASquatterOnADeadTasksAddressGetsNoSecretAndNoCall) {
+  SetProcessGrpcSecurity(FromSecret(kSecret));
   SessionOptions options;
   options.target = absl::StrCat("grpc://", servers_[0]->address());
   SL_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> session, NewSession(options));
@@ -128,8 +302,39 @@ TEST_F(GrpcSecurityTest, CallsWithTheSecretGetThrough) {
   ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(kAcrossTasks, &graph));
   ASSERT_OK(session->Create(graph));
   std::vector<Tensor> out;
-  ASSERT_OK(session->Run({}, {"n"}, {}, &out));
-  EXPECT_EQ(out[0].flat<float>()[0], -3.0f);
+  const std::vector<std::pair<std::string, Tensor>> feed = {{"x", Tensor::FromVector<float>({3}, TensorShape({1}))}};
+  ASSERT_OK(session->Run(feed, {"y"}, {}, &out));
+  ASSERT_EQ(out[0].flat<float>()[0], 3.0f);
+
+  // Task 1 dies; a process without the secret takes its address, with a certificate for that
+  // address from a CA of its own, and accepts any client.
+  const std::string address = servers_[1]->address();
+  servers_[1]->Stop();
+  {
+    Squatter squatter(address, FromSecret(kOtherSecret, {"127.0.0.1"}));
+    ASSERT_TRUE(squatter.listening()) << address;
+    absl::Status s = session->Run(feed, {"y"}, {}, &out);
+    EXPECT_EQ(s.code(), absl::StatusCode::kUnauthenticated) << s;
+    EXPECT_THAT(std::string(s.message()), HasSubstr(kTask1)) << s;
+    EXPECT_THAT(std::string(s.message()), HasSubstr("certificate is not one of this cluster")) << s;
+    EXPECT_THAT(squatter.Calls(), ::testing::IsEmpty());
+  }
+  // And one that records the raw bytes of every connection: TLS handshakes, no secret.
+  const int port = std::stoi(address.substr(address.rfind(':') + 1));
+  RawRecorder recorder(port);
+  ASSERT_TRUE(recorder.listening());
+  // The channel waits out its reconnect backoff before it dials again.
+  for (int i = 0; i < 100 && recorder.connections() == 0; ++i) {
+    EXPECT_FALSE(session->Run(feed, {"y"}, {}, &out).ok());
+    absl::SleepFor(absl::Milliseconds(50));
+  }
+  absl::SleepFor(absl::Milliseconds(500));  // Until the recorder has read what came.
+  EXPECT_GT(recorder.connections(), 0);
+  const std::string bytes = recorder.bytes();
+  EXPECT_GT(bytes.size(), 0u);
+  EXPECT_EQ(bytes.find(kSecret), std::string::npos);
+  EXPECT_EQ(bytes.find("sluice-cluster-secret"), std::string::npos);
+  EXPECT_EQ(bytes.find("PRI * HTTP/2.0"), std::string::npos) << "a plaintext HTTP/2 preface";
 }
 
 TEST(GrpcSecurityFilesTest, SecretFilesMustHoldEnoughBytes) {

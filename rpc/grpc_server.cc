@@ -7,6 +7,7 @@
 #include "absl/synchronization/notification.h"
 #include "framework/status.h"
 #include "rpc/cluster_spec.h"
+#include "rpc/derived_tls.h"
 #include "rpc/grpc_util.h"
 #include "worker/remote_rendezvous.h"
 
@@ -57,8 +58,12 @@ absl::StatusOr<std::unique_ptr<GrpcServer>> GrpcServer::Create(const ServerDef& 
       absl::StrCat("/job:", server_def.job_name(), "/replica:0/task:", server_def.task_index());
   server->max_request_bytes_ = options.max_request_bytes;
   server->security_ = options.security;
+  // With a secret, this task's certificate names its address as the cluster gives it: what
+  // every peer and client dials and checks.
+  SL_RETURN_IF_ERROR(UseTlsFromSecret({HostOfAddress(server->address_)}, &server->security_),
+                     task_name);
   // This task's channels to the others present what it asks of its own callers.
-  if (!options.security.insecure()) SetProcessGrpcSecurity(options.security);
+  if (!server->security_.insecure()) SetProcessGrpcSecurity(server->security_);
   GrpcServer* self = server.get();
   WorkerOptions w;
   w.job = server_def.job_name();
@@ -89,8 +94,8 @@ absl::StatusOr<std::unique_ptr<GrpcServer>> GrpcServer::Create(const ServerDef& 
       std::make_unique<GrpcWorkerService>(server->worker_.get(), options.recv_tensor_chunk_bytes,
                                           options.same_host_recv_tensor);
   server->master_service_ = std::make_unique<GrpcMasterService>(server->master_.get(), task_name);
-  server->worker_service_->set_cluster_secret(options.security.secret);
-  server->master_service_->set_cluster_secret(options.security.secret);
+  server->worker_service_->set_security(server->security_);
+  server->master_service_->set_security(server->security_);
   return server;
 }
 

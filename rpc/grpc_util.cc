@@ -1,5 +1,8 @@
 #include "rpc/grpc_util.h"
 
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+
 #include <grpc/grpc.h>
 #include <grpcpp/generic/generic_stub.h>
 #include <grpcpp/support/client_interceptor.h>
@@ -62,40 +65,39 @@ grpc::Status ToGrpcStatus(const absl::Status& status) {
 
 absl::Status FromGrpcStatus(const grpc::Status& status) {
   if (status.ok()) return absl::OkStatus();
-  return absl::Status(static_cast<absl::StatusCode>(status.error_code()), status.error_message());
-}
-
-namespace {
-
-// Adds the cluster secret to every call of a channel.
-class SecretInterceptor : public grpc::experimental::Interceptor {
- public:
-  explicit SecretInterceptor(const std::string* secret) : secret_(secret) {}
-  void Intercept(grpc::experimental::InterceptorBatchMethods* methods) override {
-    if (methods->QueryInterceptionHookPoint(
-            grpc::experimental::InterceptionHookPoints::PRE_SEND_INITIAL_METADATA)) {
-      methods->GetSendInitialMetadata()->insert({kClusterSecretMetadataKey, *secret_});
+  const std::string& message = status.error_message();
+  if (status.error_code() == grpc::StatusCode::UNAVAILABLE) {
+    // gRPC reports a failed TLS handshake like a peer that is down; say what it means.
+    if (absl::StrContains(message, "certificate verify failed")) {
+      return absl::UnauthenticatedError(absl::StrCat(
+          "the peer's TLS certificate is not one of this cluster: not signed by the CA that this "
+          "process's cluster secret (or TLS CA file) gives, or not for the address dialed. A "
+          "process without the cluster's secret, or with another secret, answers there; nothing "
+          "was sent to it (", message, ")"));
     }
-    methods->Proceed();
+    if (absl::StrContains(message, "wrong version number")) {
+      return absl::UnauthenticatedError(absl::StrCat(
+          "the peer does not speak TLS, which this process's cluster secret or TLS files ask "
+          "for: an --insecure server, or not a Sluice server; nothing was sent to it (",
+          message, ")"));
+    }
+    if (absl::StrContains(message, "andshake failed") || absl::StrContains(message, "alert")) {
+      return absl::UnauthenticatedError(absl::StrCat(
+          "the TLS handshake with the peer failed: it did not accept this process's certificate "
+          "(another cluster secret or CA), or presented none (", message, ")"));
+    }
+    // A plaintext client at a TLS port: the server drops the connection at once.
+    if (ProcessGrpcSecurity().insecure() && absl::StrContains(message, "failed to connect") &&
+        (absl::StrContains(message, "Socket closed") ||
+         absl::StrContains(message, "Connection reset"))) {
+      return absl::UnauthenticatedError(absl::StrCat(
+          "the server closed the connection before any call: it requires TLS, and this process "
+          "has no credentials (set SLUICE_CLUSTER_SECRET or SLUICE_CLUSTER_SECRET_FILE to the "
+          "cluster's secret, or SLUICE_TLS_CERT, SLUICE_TLS_KEY and SLUICE_TLS_CA) (", message, ")"));
+    }
   }
-
- private:
-  const std::string* secret_;
-};
-
-class SecretInterceptorFactory : public grpc::experimental::ClientInterceptorFactoryInterface {
- public:
-  explicit SecretInterceptorFactory(std::string secret) : secret_(std::move(secret)) {}
-  grpc::experimental::Interceptor* CreateClientInterceptor(
-      grpc::experimental::ClientRpcInfo*) override {
-    return new SecretInterceptor(&secret_);
-  }
-
- private:
-  const std::string secret_;  // Outlives the channel's interceptors: the channel owns this.
-};
-
-}  // namespace
+  return absl::Status(static_cast<absl::StatusCode>(status.error_code()), message);
+}
 
 std::shared_ptr<grpc::Channel> NewGrpcChannel(const std::string& address) {
   KeepGrpcInitialized();
@@ -112,13 +114,8 @@ std::shared_ptr<grpc::Channel> NewGrpcChannel(const std::string& address) {
   // A long step sends no data for a while; keep pinging all the same.
   args.SetInt(GRPC_ARG_HTTP2_MAX_PINGS_WITHOUT_DATA, 0);
   args.SetInt(GRPC_ARG_HTTP2_MIN_SENT_PING_INTERVAL_WITHOUT_DATA_MS, kKeepaliveIntervalMs);
-  const GrpcSecurity security = ProcessGrpcSecurity();
-  std::vector<std::unique_ptr<grpc::experimental::ClientInterceptorFactoryInterface>> interceptors;
-  if (!security.secret.empty()) {
-    interceptors.push_back(std::make_unique<SecretInterceptorFactory>(security.secret));
-  }
-  return grpc::experimental::CreateCustomChannelWithInterceptors(
-      address, ChannelCredentials(security), args, std::move(interceptors));
+  // The secret itself is never sent: TLS derived from it proves that this process holds it.
+  return grpc::CreateCustomChannel(address, ChannelCredentials(ProcessGrpcSecurity()), args);
 }
 
 void ConfigureGrpcServer(grpc::ServerBuilder* builder, int64_t max_request_bytes) {

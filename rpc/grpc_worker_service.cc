@@ -47,7 +47,7 @@ class OnceReactor : public grpc::ServerUnaryReactor {
 
 grpc::Status GrpcWorkerService::GetStatus(grpc::ServerContext* context, const rpc::GetStatusRequest*,
                                           rpc::GetStatusResponse* response) {
-  if (absl::Status s = AuthenticateCaller(*context, cluster_secret_); !s.ok()) {
+  if (absl::Status s = AuthenticateCaller(*context, policy_); !s.ok()) {
     return ToGrpcStatus(s);
   }
   std::vector<DeviceAttributes> devices;
@@ -60,7 +60,7 @@ grpc::Status GrpcWorkerService::GetStatus(grpc::ServerContext* context, const rp
 grpc::Status GrpcWorkerService::CreateWorkerSession(grpc::ServerContext* context,
                                                     const rpc::CreateWorkerSessionRequest*,
                                                     rpc::CreateWorkerSessionResponse*) {
-  if (absl::Status s = AuthenticateCaller(*context, cluster_secret_); !s.ok()) {
+  if (absl::Status s = AuthenticateCaller(*context, policy_); !s.ok()) {
     return ToGrpcStatus(s);
   }
   return grpc::Status::OK;
@@ -69,7 +69,7 @@ grpc::Status GrpcWorkerService::CreateWorkerSession(grpc::ServerContext* context
 grpc::Status GrpcWorkerService::DeleteWorkerSession(grpc::ServerContext* context,
                                                     const rpc::DeleteWorkerSessionRequest*,
                                                     rpc::DeleteWorkerSessionResponse*) {
-  if (absl::Status s = AuthenticateCaller(*context, cluster_secret_); !s.ok()) {
+  if (absl::Status s = AuthenticateCaller(*context, policy_); !s.ok()) {
     return ToGrpcStatus(s);
   }
   return grpc::Status::OK;
@@ -78,7 +78,7 @@ grpc::Status GrpcWorkerService::DeleteWorkerSession(grpc::ServerContext* context
 grpc::Status GrpcWorkerService::RegisterGraph(grpc::ServerContext* context,
                                               const rpc::RegisterGraphRequest* request,
                                               rpc::RegisterGraphResponse* response) {
-  if (absl::Status s = AuthenticateCaller(*context, cluster_secret_); !s.ok()) {
+  if (absl::Status s = AuthenticateCaller(*context, policy_); !s.ok()) {
     return ToGrpcStatus(s);
   }
   RegisterGraphRequest req;
@@ -104,7 +104,7 @@ grpc::Status GrpcWorkerService::RegisterGraph(grpc::ServerContext* context,
 grpc::Status GrpcWorkerService::DeregisterGraph(grpc::ServerContext* context,
                                                 const rpc::DeregisterGraphRequest* request,
                                                 rpc::DeregisterGraphResponse*) {
-  if (absl::Status s = AuthenticateCaller(*context, cluster_secret_); !s.ok()) {
+  if (absl::Status s = AuthenticateCaller(*context, policy_); !s.ok()) {
     return ToGrpcStatus(s);
   }
   return ToGrpcStatus(worker_->DeregisterGraph(request->graph_handle()));
@@ -113,7 +113,7 @@ grpc::Status GrpcWorkerService::DeregisterGraph(grpc::ServerContext* context,
 grpc::Status GrpcWorkerService::CleanupGraph(grpc::ServerContext* context,
                                              const rpc::CleanupGraphRequest* request,
                                              rpc::CleanupGraphResponse*) {
-  if (absl::Status s = AuthenticateCaller(*context, cluster_secret_); !s.ok()) {
+  if (absl::Status s = AuthenticateCaller(*context, policy_); !s.ok()) {
     return ToGrpcStatus(s);
   }
   worker_->CleanupGraph(request->step_id());
@@ -194,7 +194,7 @@ grpc::Status GrpcWorkerService::EndSameHost(const rpc::RecvTensorRequest& reques
 // Variables are the only state that outlives sessions on a worker.
 grpc::Status GrpcWorkerService::CleanupAll(grpc::ServerContext* context, const rpc::CleanupAllRequest*,
                                            rpc::CleanupAllResponse*) {
-  if (absl::Status s = AuthenticateCaller(*context, cluster_secret_); !s.ok()) {
+  if (absl::Status s = AuthenticateCaller(*context, policy_); !s.ok()) {
     return ToGrpcStatus(s);
   }
   worker_->ClearVariables();
@@ -204,7 +204,7 @@ grpc::Status GrpcWorkerService::CleanupAll(grpc::ServerContext* context, const r
 grpc::ServerUnaryReactor* GrpcWorkerService::RunGraph(grpc::CallbackServerContext* context,
                                                       const rpc::RunGraphRequest* request,
                                                       rpc::RunGraphResponse* response) {
-  if (absl::Status s = AuthenticateCaller(*context, cluster_secret_); !s.ok()) {
+  if (absl::Status s = AuthenticateCaller(*context, policy_); !s.ok()) {
     grpc::ServerUnaryReactor* refused = context->DefaultReactor();
     refused->Finish(ToGrpcStatus(s));
     return refused;
@@ -264,7 +264,7 @@ grpc::ServerUnaryReactor* GrpcWorkerService::RunGraph(grpc::CallbackServerContex
 grpc::ServerUnaryReactor* GrpcWorkerService::RecvTensor(grpc::CallbackServerContext* context,
                                                         const grpc::ByteBuffer* request,
                                                         grpc::ByteBuffer* response) {
-  if (absl::Status s = AuthenticateCaller(*context, cluster_secret_); !s.ok()) {
+  if (absl::Status s = AuthenticateCaller(*context, policy_); !s.ok()) {
     grpc::ServerUnaryReactor* refused = context->DefaultReactor();
     refused->Finish(ToGrpcStatus(s));
     return refused;
@@ -303,7 +303,10 @@ grpc::ServerUnaryReactor* GrpcWorkerService::RecvTensor(grpc::CallbackServerCont
   call->request.step_id = req.step_id();
   call->request.rendezvous_key = req.rendezvous_key();
   call->request.request_id = req.request_id();
-  const bool same_host = same_host_ && !req.same_host_id().empty() && req.same_host_id() == SameHostId();
+  // Where callers must present a certificate, only one whose handshake completed is told
+  // where the tensor lies in this process's memory.
+  const bool same_host = same_host_ && !req.same_host_id().empty() && req.same_host_id() == SameHostId() &&
+                         (!policy_.require_certificate || PeerAuthenticated(*context));
   worker_->RecvTensorAsync(&call->request, &call->response,
                            [this, call, response, same_host, state = reactor->state()](const absl::Status& s) {
     // Only an answer that goes out leaves a transfer behind: a cancelled call leaves nothing.

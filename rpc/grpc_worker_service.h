@@ -17,6 +17,7 @@
 #include <utility>
 
 #include "absl/synchronization/mutex.h"
+#include "rpc/grpc_security.h"
 #include "proto/worker_service.grpc.pb.h"
 #include "rpc/tensor_coding.h"
 #include "worker/worker.h"
@@ -64,11 +65,11 @@ class GrpcWorkerService : public GrpcWorkerServiceBase {
   // receiver), for tests.
   size_t NumTransfersUnderWay();
 
-  // Every call must carry this secret (rpc/grpc_security.h); empty: none is asked.
-  void set_cluster_secret(std::string secret) { cluster_secret_ = std::move(secret); }
+  // What callers must present (rpc/grpc_security.h): as the server's own security says.
+  void set_security(const GrpcSecurity& security) { policy_ = CallerPolicy::For(security); }
 
  private:
-  std::string cluster_secret_;
+  CallerPolicy policy_;
   // A tensor taken from the rendezvous and not yet wholly sent.
   struct Transfer {
     RecvTensorResponse response;

@@ -5,7 +5,7 @@ set -euo pipefail
 
 packages=(
   bazel-bootstrap bazel-platforms g++
-  protobuf-compiler libprotobuf-dev protobuf-compiler-grpc libgrpc++-dev
+  protobuf-compiler libprotobuf-dev protobuf-compiler-grpc libgrpc++-dev libssl-dev
   libabsl-dev libopenblas-dev libgtest-dev libgmock-dev libbenchmark-dev
   libdnnl-dev libre2-dev openssl
   libjpeg62-turbo-dev libpng-dev libtiff-dev libwebp-dev libopenjp2-7-dev

@@ -52,8 +52,8 @@ std::vector<std::string> ErrorHints(const absl::Status& status, const ErrorHintC
                                  " cluster's other tasks)"));
   } else if (status.code() == absl::StatusCode::kUnauthenticated) {
     hints.push_back(
-        "give this client the cluster's secret: SLUICE_CLUSTER_SECRET=VALUE or "
-        "SLUICE_CLUSTER_SECRET_FILE=FILE, as for its `sluice serve` tasks");
+        "every task and client needs the cluster's secret: SLUICE_CLUSTER_SECRET=VALUE or "
+        "SLUICE_CLUSTER_SECRET_FILE=FILE for clients, as for the `sluice serve` tasks");
   }
   return hints;
 }

@@ -58,12 +58,13 @@ that SPEC gives it the address it listens on and prints its ready line; calls th
 task before then wait for it. A task restarted later with --port P (its old port) and the same
 FILE reads FILE at once.
 
-Every call must be authenticated. Give every task and client the same cluster secret (a file
-of 16 bytes or more: --cluster-secret-file FILE here, SLUICE_CLUSTER_SECRET_FILE=FILE or
-SLUICE_CLUSTER_SECRET=VALUE in the environment of tasks and clients), or TLS with client
-certificates signed by one CA (--tls-cert/--tls-key/--tls-ca here, SLUICE_TLS_CERT/KEY/CA in
-the environment), or both. Calls without them get UNAUTHENTICATED. --insecure serves without
-any, and says so.
+Every call must be authenticated, by mutual TLS. Give every task and client the same cluster
+secret (a file of 16 bytes or more: --cluster-secret-file FILE here, SLUICE_CLUSTER_SECRET_FILE=FILE
+or SLUICE_CLUSTER_SECRET=VALUE in the environment of tasks and clients): each derives the
+cluster's CA from it and issues itself a certificate, and the secret is never sent. Or give TLS
+certificates signed by a CA of your own (--tls-cert/--tls-key/--tls-ca here, SLUICE_TLS_CERT/KEY/CA
+in the environment); then the secret is not used. Callers without them fail the handshake.
+--insecure serves without any, and says so.
 
 options:
   --cluster SPEC   every job's tasks: worker=host:port,host:port;ps=host:port, or a file
@@ -82,7 +83,7 @@ options:
                    largest request accepted, in MiB (default 1024); larger RunStep feeds
                    and RunGraph sends are refused with RESOURCE_EXHAUSTED
   --cluster-secret-file FILE
-                   the cluster secret every call must carry
+                   the cluster secret: TLS certificates derived from it (never sent)
   --tls-cert FILE, --tls-key FILE, --tls-ca FILE
                    TLS: this task's certificate and key (PEM), and the CA its peers' and
                    clients' certificates must be signed by

@@ -754,9 +754,9 @@ TF_CAPI_EXPORT extern int TF_GraphGetFunctions(TF_Graph* g, TF_Function** funcs,
  * device_count["CPU"] and inter/intra-op thread counts size the task.
  *
  * Every call must be authenticated, as with `sluice serve`: the cluster secret
- * (SLUICE_CLUSTER_SECRET or SLUICE_CLUSTER_SECRET_FILE) and/or TLS (SLUICE_TLS_CERT,
- * SLUICE_TLS_KEY, SLUICE_TLS_CA) come from the environment, which this process's sessions
- * read too. Without any, TF_NewServer is refused with FAILED_PRECONDITION unless
+ * (SLUICE_CLUSTER_SECRET or SLUICE_CLUSTER_SECRET_FILE: mutual TLS derived from it, the secret
+ * never sent) or TLS files (SLUICE_TLS_CERT, SLUICE_TLS_KEY, SLUICE_TLS_CA) come from the
+ * environment, which this process's sessions read too. Without any, TF_NewServer is refused with FAILED_PRECONDITION unless
  * SLUICE_INSECURE=1 is set (the equivalent of `sluice serve --insecure`: anyone who reaches
  * the port may run graphs). */
 
