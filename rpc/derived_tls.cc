@@ -1,6 +1,8 @@
 #include "rpc/derived_tls.h"
 
 #include <arpa/inet.h>
+#include <netdb.h>
+#include <netinet/in.h>
 #include <openssl/bio.h>
 #include <openssl/bn.h>
 #include <openssl/core_names.h>
@@ -151,6 +153,24 @@ std::vector<std::string> CertificateNames(const std::vector<std::string>& names)
     if (IsWildcard(host)) {
       char hostname[256] = {};
       if (gethostname(hostname, sizeof(hostname) - 1) == 0) add(absl::AsciiStrToLower(hostname));
+    }
+    // A host name's addresses too: clients may dial a task by either.
+    in6_addr ignored;
+    if (!IsWildcard(host) && !IsLoopback(host) && inet_pton(AF_INET, host.c_str(), &ignored) != 1 &&
+        inet_pton(AF_INET6, host.c_str(), &ignored) != 1) {
+      addrinfo hints{};
+      hints.ai_socktype = SOCK_STREAM;
+      addrinfo* found = nullptr;
+      if (getaddrinfo(host.c_str(), nullptr, &hints, &found) == 0) {
+        for (addrinfo* a = found; a != nullptr; a = a->ai_next) {
+          char text[INET6_ADDRSTRLEN] = {};
+          const void* raw = a->ai_family == AF_INET
+                                ? static_cast<const void*>(&reinterpret_cast<sockaddr_in*>(a->ai_addr)->sin_addr)
+                                : static_cast<const void*>(&reinterpret_cast<sockaddr_in6*>(a->ai_addr)->sin6_addr);
+          if (inet_ntop(a->ai_family, raw, text, sizeof(text)) != nullptr) add(text);
+        }
+        freeaddrinfo(found);
+      }
     }
   }
   return out;

@@ -39,8 +39,8 @@ struct DerivedTls {
 };
 
 // `names`: host names or IP addresses for the certificate's subjectAltName (a server's
-// address as clients dial it; a loopback name brings the other loopback names along). Empty
-// for a client-only certificate.
+// address as clients dial it; a loopback name brings the other loopback names along, a host
+// name its addresses). Empty for a client-only certificate.
 absl::StatusOr<DerivedTls> DeriveTls(absl::string_view secret, const std::vector<std::string>& names,
                                      absl::Time now = absl::Now());
 

@@ -27,6 +27,7 @@
 #include "rpc/cluster_spec.h"
 #include "rpc/grpc_util.h"
 #include "rpc/grpc_worker.h"
+#include "rpc/test_cluster.h"
 
 namespace sluice {
 namespace {
@@ -94,26 +95,16 @@ class GrpcClusterTest : public ::testing::Test {
 
   // Both tasks on port 0; each learns the other's address once both listen.
   void SetUp() override {
-    for (int task = 0; task < 2; ++task) {
-      ServerDef def;
-      JobDef* job = def.mutable_cluster()->add_job();
-      job->set_name("worker");
-      (*job->mutable_tasks())[task] = "127.0.0.1:0";
-      def.set_job_name("worker");
-      def.set_task_index(task);
-      GrpcServerOptions options;
-      options.num_cpu_devices = 2;
-      options.inter_op_threads = 2;
-      options.intra_op_threads = 1;
-      options.recv_tensor_chunk_bytes = ChunkBytes();
-      options.max_request_bytes = MaxRequestBytes();
-      options.same_host_recv_tensor = SameHost();
-      options.complete_cluster_later = true;
-      auto server = GrpcServer::Create(def, options);
-      ASSERT_OK(server);
-      ASSERT_OK((*server)->Start());
-      servers_.push_back(*std::move(server));
-    }
+    GrpcServerOptions options;
+    options.num_cpu_devices = 2;
+    options.inter_op_threads = 2;
+    options.intra_op_threads = 1;
+    options.recv_tensor_chunk_bytes = ChunkBytes();
+    options.max_request_bytes = MaxRequestBytes();
+    options.same_host_recv_tensor = SameHost();
+    auto servers = StartLoopbackTasks(2, options);
+    ASSERT_OK(servers);
+    servers_ = *std::move(servers);
     auto cluster = ParseClusterSpec(absl::StrCat("worker=", servers_[0]->address(), ",", servers_[1]->address()));
     ASSERT_OK(cluster);
     for (auto& server : servers_) ASSERT_OK(server->CompleteCluster(*cluster));

@@ -29,6 +29,7 @@
 #include "rpc/derived_tls.h"
 #include "rpc/grpc_server.h"
 #include "rpc/grpc_util.h"
+#include "rpc/test_cluster.h"
 
 namespace sluice {
 namespace {
@@ -39,16 +40,6 @@ using ::testing::HasSubstr;
 constexpr char kSecret[] = "0123456789abcdef-the-test-secret";
 constexpr char kOtherSecret[] = "0123456789abcdef-another-secret!";
 constexpr char kTask1[] = "/job:worker/replica:0/task:1";
-
-// x (fed on task 0) is negated on task 1 and again on task 0: the step crosses tasks both ways.
-constexpr char kAcrossTasks[] = R"(
-  node { name: "x" op: "Placeholder" device: "/job:worker/task:0"
-         attr { key: "dtype" value { type: DT_FLOAT } } }
-  node { name: "n" op: "Neg" input: "x" device: "/job:worker/task:1"
-         attr { key: "T" value { type: DT_FLOAT } } }
-  node { name: "y" op: "Neg" input: "n" device: "/job:worker/task:0"
-         attr { key: "T" value { type: DT_FLOAT } } }
-)";
 
 GrpcSecurity FromSecret(const std::string& secret, const std::vector<std::string>& names = {}) {
   GrpcSecurity s;
@@ -164,22 +155,9 @@ class RawRecorder {
 class GrpcSecurityTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    GrpcSecurity security;
-    security.secret = kSecret;  // The servers derive their TLS from it.
-    for (int task = 0; task < 2; ++task) {
-      ServerDef def;
-      JobDef* job = def.mutable_cluster()->add_job();
-      job->set_name("worker");
-      (*job->mutable_tasks())[task] = "127.0.0.1:0";
-      def.set_job_name("worker");
-      def.set_task_index(task);
-      GrpcServerOptions options;
-      options.complete_cluster_later = true;
-      options.security = security;
-      SL_ASSERT_OK_AND_ASSIGN(std::unique_ptr<GrpcServer> server, GrpcServer::Create(def, options));
-      ASSERT_OK(server->Start());
-      servers_.push_back(std::move(server));
-    }
+    GrpcServerOptions options;
+    options.security.secret = kSecret;  // The servers derive their TLS from it.
+    SL_ASSERT_OK_AND_ASSIGN(servers_, StartLoopbackTasks(2, options));
     SL_ASSERT_OK_AND_ASSIGN(cluster_, ParseClusterSpec(absl::StrCat(
                                           "worker=", servers_[0]->address(), ",", servers_[1]->address())));
     for (auto& server : servers_) ASSERT_OK(server->CompleteCluster(cluster_));
@@ -226,14 +204,14 @@ class GrpcSecurityTest : public ::testing::Test {
     return statuses;
   }
 
-  // A session on task 0 with this process's channels presenting `client`, running kAcrossTasks.
+  // A session on task 0 with this process's channels presenting `client`, running kNegatedOnTask1.
   absl::Status RunAcrossTasks(const GrpcSecurity& client) {
     SetProcessGrpcSecurity(client);
     SessionOptions options;
     options.target = absl::StrCat("grpc://", servers_[0]->address());
     SL_ASSIGN_OR_RETURN(std::unique_ptr<Session> session, NewSession(options));
     GraphDef graph;
-    google::protobuf::TextFormat::ParseFromString(kAcrossTasks, &graph);
+    google::protobuf::TextFormat::ParseFromString(kNegatedOnTask1, &graph);
     SL_RETURN_IF_ERROR(session->Create(graph));
     std::vector<Tensor> out;
     SL_RETURN_IF_ERROR(session->Run({{"x", Tensor::FromVector<float>({3}, TensorShape({1}))}}, {"y"}, {}, &out));
@@ -299,7 +277,7 @@ TEST_F(GrpcSecurityTest, ASquatterOnADeadTasksAddressGetsNoSecretAndNoCall) {
   options.target = absl::StrCat("grpc://", servers_[0]->address());
   SL_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> session, NewSession(options));
   GraphDef graph;
-  ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(kAcrossTasks, &graph));
+  ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(kNegatedOnTask1, &graph));
   ASSERT_OK(session->Create(graph));
   std::vector<Tensor> out;
   const std::vector<std::pair<std::string, Tensor>> feed = {{"x", Tensor::FromVector<float>({3}, TensorShape({1}))}};

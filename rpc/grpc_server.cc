@@ -1,5 +1,6 @@
 #include "rpc/grpc_server.h"
 
+#include <cstdio>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
@@ -102,6 +103,14 @@ absl::StatusOr<std::unique_ptr<GrpcServer>> GrpcServer::Create(const ServerDef& 
 GrpcServer::~GrpcServer() { Stop(); }
 
 absl::Status GrpcServer::Start() {
+  if (security_.tls() && worker_rpc_.sealed_stream) {
+    // Big tensors to TLS peers go on sealed streams from a port of this host; without one
+    // (it cannot be bound), they go in gRPC's TLS frames, slower but as safe.
+    if (absl::Status s = worker_service_->StartSealedStreams(HostOfAddress(address_)); !s.ok()) {
+      std::fprintf(stderr, "sluice: %s: no sealed streams: %s\n", task_name().c_str(),
+                   StatusToString(s).c_str());
+    }
+  }
   grpc::ServerBuilder builder;
   int port = 0;
   builder.AddListeningPort(address_, ServerCredentials(security_), &port);

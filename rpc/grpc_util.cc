@@ -75,6 +75,12 @@ absl::Status FromGrpcStatus(const grpc::Status& status) {
           "process without the cluster's secret, or with another secret, answers there; nothing "
           "was sent to it (", message, ")"));
     }
+    if (absl::StrContains(message, "not in peer certificate")) {
+      return absl::UnauthenticatedError(absl::StrCat(
+          "the server's TLS certificate does not name the address dialed: dial a task by the "
+          "address its cluster spec gives it (its certificate names that host, its addresses and, "
+          "for a loopback host, every loopback name) (", message, ")"));
+    }
     if (absl::StrContains(message, "wrong version number")) {
       return absl::UnauthenticatedError(absl::StrCat(
           "the peer does not speak TLS, which this process's cluster secret or TLS files ask "
@@ -100,6 +106,10 @@ absl::Status FromGrpcStatus(const grpc::Status& status) {
 }
 
 std::shared_ptr<grpc::Channel> NewGrpcChannel(const std::string& address) {
+  return NewGrpcChannel(address, ProcessGrpcSecurity());
+}
+
+std::shared_ptr<grpc::Channel> NewGrpcChannel(const std::string& address, const GrpcSecurity& security) {
   KeepGrpcInitialized();
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(-1);
@@ -115,7 +125,7 @@ std::shared_ptr<grpc::Channel> NewGrpcChannel(const std::string& address) {
   args.SetInt(GRPC_ARG_HTTP2_MAX_PINGS_WITHOUT_DATA, 0);
   args.SetInt(GRPC_ARG_HTTP2_MIN_SENT_PING_INTERVAL_WITHOUT_DATA_MS, kKeepaliveIntervalMs);
   // The secret itself is never sent: TLS derived from it proves that this process holds it.
-  return grpc::CreateCustomChannel(address, ChannelCredentials(ProcessGrpcSecurity()), args);
+  return grpc::CreateCustomChannel(address, ChannelCredentials(security), args);
 }
 
 void ConfigureGrpcServer(grpc::ServerBuilder* builder, int64_t max_request_bytes) {

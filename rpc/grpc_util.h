@@ -35,7 +35,10 @@ inline constexpr int kMaxReconnectBackoffMs = 1000;
 
 // A channel to "host:port" with no message size limit either way (tensors travel in
 // messages) and keepalive pings.
+// It presents this process's security (ProcessGrpcSecurity), or `security`.
 std::shared_ptr<grpc::Channel> NewGrpcChannel(const std::string& address);
+struct GrpcSecurity;
+std::shared_ptr<grpc::Channel> NewGrpcChannel(const std::string& address, const GrpcSecurity& security);
 
 // Requests a server accepts by default: big enough for feeds of a GiB, small enough that a
 // garbage or hostile message is refused (RESOURCE_EXHAUSTED) before it is parsed. Tensors

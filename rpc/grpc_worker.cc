@@ -1,6 +1,12 @@
 #include "rpc/grpc_worker.h"
 
+#include <sys/socket.h>
+
+#include <thread>
+
 #include "absl/strings/str_cat.h"
+#include "rpc/derived_tls.h"
+#include "rpc/sealed_stream.h"
 #include "framework/status.h"
 #include "rpc/grpc_util.h"
 #include "worker/recent_request_ids.h"
@@ -26,8 +32,10 @@ GrpcWorker::~GrpcWorker() {
   absl::MutexLock lock(&mu_);
   shutting_down_ = true;
   for (auto& [context, step] : in_flight_) context->TryCancel();
+  for (auto& [fd, step] : stream_sockets_) shutdown(fd, SHUT_RDWR);
   mu_.Await(absl::Condition(
       +[](std::map<grpc::ClientContext*, int64_t>* m) { return m->empty(); }, &in_flight_));
+  mu_.Await(absl::Condition(+[](int* n) { return *n == 0; }, &stream_threads_));
 }
 
 absl::Status GrpcWorker::Annotate(const grpc::Status& status, absl::string_view method) const {
@@ -149,6 +157,9 @@ void GrpcWorker::AbortStep(int64_t step_id, const absl::Status& status) {
   for (auto& [context, step] : in_flight_) {
     if (step == step_id) context->TryCancel();
   }
+  for (auto& [fd, step] : stream_sockets_) {
+    if (step == step_id) shutdown(fd, SHUT_RDWR);
+  }
   aborted_steps_.Insert(step_id);
 }
 
@@ -169,6 +180,10 @@ void GrpcWorker::RecvTensorAsync(const RecvTensorRequest* request, RecvTensorRes
   if (options_.same_host_recv_tensor && !options_.peer_address.empty() &&
       !same_host_refused_.load(std::memory_order_relaxed)) {
     transfer->request.set_same_host_id(SameHostId());
+  }
+  if (options_.sealed_stream && !options_.peer_address.empty() &&
+      !sealed_refused_.load(std::memory_order_relaxed)) {
+    transfer->request.set_sealed_stream_ok(true);
   }
   transfer->response = response;
   transfer->done = std::move(done);
@@ -215,6 +230,9 @@ void GrpcWorker::OnRecvTensorAnswer(std::shared_ptr<Transfer> transfer, absl::St
   }
   if (!status.ok()) {
     Finish(transfer, status);
+  } else if (transfer->decoder.same_host_source() != nullptr &&
+             transfer->decoder.same_host_source()->has_sealed_stream()) {
+    ReadSealedStream(std::move(transfer));
   } else if (transfer->decoder.same_host_source() != nullptr) {
     ReadFromSender(std::move(transfer));
   } else if (!transfer->decoder.done()) {
@@ -248,13 +266,70 @@ void GrpcWorker::ReadFromSender(std::shared_ptr<Transfer> transfer) {
   if (read.code() == absl::StatusCode::kPermissionDenied || read.code() == absl::StatusCode::kUnimplemented) {
     same_host_refused_.store(true, std::memory_order_relaxed);
   }
+  AskForBytes(std::move(transfer));
+}
+
+void GrpcWorker::AskForBytes(std::shared_ptr<Transfer> transfer) {
+  rpc::RecvTensorRequest request = transfer->request;
+  request.set_same_host_lease(transfer->decoder.same_host_source()->lease());
   transfer->decoder = RecvTensorDecoder();  // Frees the buffer meant for the copy.
   transfer->request.clear_same_host_id();
+  transfer->request.clear_sealed_stream_ok();
   request.clear_same_host_id();
+  request.clear_sealed_stream_ok();
   request.set_same_host_action(rpc::RecvTensorRequest::SAME_HOST_SEND_BYTES);
   CallRecvTensor(request, [this, transfer](absl::Status s, const grpc::ByteBuffer& answer) {
     OnRecvTensorAnswer(transfer, std::move(s), answer);
   });
+}
+
+void GrpcWorker::ReadSealedStream(std::shared_ptr<Transfer> transfer) {
+  bool shutting_down;
+  {
+    absl::MutexLock lock(&mu_);
+    shutting_down = shutting_down_;
+    if (!shutting_down) ++stream_threads_;
+  }
+  if (shutting_down) {
+    Finish(transfer, absl::CancelledError(absl::StrCat("the client of ", task_, " is shutting down")));
+    return;
+  }
+  // A thread of its own: the stream takes as long as the bytes take to cross, and gRPC's
+  // callback threads must not wait for that.
+  std::thread([this, transfer = std::move(transfer)]() mutable {
+    const rpc::SealedStream& stream = transfer->decoder.same_host_source()->sealed_stream();
+    Tensor& tensor = transfer->decoder.response().tensor;
+    const int64_t step = transfer->request.step_id();
+    bool connected = false;
+    std::pair<std::string, uint32_t> to{HostOfAddress(options_.peer_address), stream.port()};
+    if (options_.sealed_stream_route) to = options_.sealed_stream_route(to.first, to.second);
+    absl::Status s = ReceiveSealed(
+        to.first, to.second, SealedStreamKeys{stream.token(), stream.key()},
+        static_cast<char*>(tensor.raw_data()), tensor.AllocatedBytes(), options_.sealed_stream_timeout,
+        [&](int fd, bool open) {
+          absl::MutexLock lock(&mu_);
+          if (!open) {
+            stream_sockets_.erase(fd);
+            return;
+          }
+          connected = true;
+          stream_sockets_[fd] = step;
+          if (shutting_down_ || aborted_steps_.Contains(step)) shutdown(fd, SHUT_RDWR);
+        });
+    if (s.ok()) {
+      transfer->decoder.SetReceivedFromStream();
+      Finish(transfer, s);
+    } else if (!connected) {
+      // Only the task's port may be open to this machine: gRPC carries the bytes instead.
+      sealed_refused_.store(true, std::memory_order_relaxed);
+      AskForBytes(std::move(transfer));
+    } else {
+      Finish(transfer, AddContext(s, absl::StrCat(task_, " (RecvTensor, sealed stream)")));
+    }
+    transfer.reset();
+    absl::MutexLock lock(&mu_);
+    --stream_threads_;  // Last: the destructor may be waiting for it.
+  }).detach();
 }
 
 void GrpcWorker::Finish(const std::shared_ptr<Transfer>& transfer, const absl::Status& status) {

@@ -21,6 +21,7 @@
 #include "absl/time/time.h"
 #include "proto/worker_service.grpc.pb.h"
 #include "rpc/same_host_transfer.h"
+#include "rpc/sealed_stream.h"
 #include "worker/recent_request_ids.h"
 #include "worker/worker_interface.h"
 
@@ -46,6 +47,16 @@ struct GrpcWorkerOptions {
   // The task's "host:port". Same-host answers are read only from the process the kernel says
   // listens there (VerifySameHostListener); without it, same-host transfers are not offered.
   std::string peer_address;
+  // Offer to take big tensors on a sealed stream from the task's host (rpc/sealed_stream.h).
+  // Senders answer so only over TLS (the stream's key comes in the answer); GrpcWorkerCache
+  // turns it off for plaintext channels. Off where SLUICE_SEALED_STREAMS=0 (to measure gRPC's
+  // own TLS path).
+  bool sealed_stream = SealedStreamsEnabledByDefault();
+  // How long a sealed stream may take to connect, and to send more bytes.
+  absl::Duration sealed_stream_timeout = absl::Seconds(60);
+  // Where to connect for the sealed stream at the task's host and `port`; tests put a recording
+  // proxy there. Unset: the task's host and `port`.
+  std::function<std::pair<std::string, uint32_t>(const std::string& host, uint32_t port)> sealed_stream_route;
 };
 
 class GrpcWorker : public WorkerInterface {
@@ -91,6 +102,11 @@ class GrpcWorker : public WorkerInterface {
   // After a same-host answer: copies the tensor from the sender's memory and releases it, or
   // asks for the bytes over gRPC when the copy fails.
   void ReadFromSender(std::shared_ptr<Transfer> transfer);
+  // After a sealed-stream answer: reads the stream on a thread of its own, or asks for the
+  // bytes over gRPC when the stream's port cannot be reached.
+  void ReadSealedStream(std::shared_ptr<Transfer> transfer);
+  // Asks the sender for the bytes of an out-of-band answer over gRPC after all.
+  void AskForBytes(std::shared_ptr<Transfer> transfer);
   void Finish(const std::shared_ptr<Transfer>& transfer, const absl::Status& status);
 
   const std::string task_;
@@ -101,6 +117,10 @@ class GrpcWorker : public WorkerInterface {
   absl::Mutex mu_;
   std::map<grpc::ClientContext*, int64_t> in_flight_ ABSL_GUARDED_BY(mu_);  // -> step id
   bool shutting_down_ ABSL_GUARDED_BY(mu_) = false;
+  // Sealed streams being read: their sockets, by step (AbortStep shuts them down), and how many
+  // threads read them (the destructor waits for none).
+  std::map<int, int64_t> stream_sockets_ ABSL_GUARDED_BY(mu_);
+  int stream_threads_ ABSL_GUARDED_BY(mu_) = 0;
   // Steps aborted lately, oldest first: a step's abort can come before its RunGraph starts
   // (a deadline or a client gone at that moment), and then the RunGraph must not run.
   static constexpr size_t kRememberedAbortedSteps = 4096;
@@ -108,6 +128,9 @@ class GrpcWorker : public WorkerInterface {
   // Set once this process may not read the server's memory (ptrace rules, seccomp): later
   // transfers go over gRPC without trying again.
   std::atomic<bool> same_host_refused_{false};
+  // Set once the sender's sealed stream port could not be reached (a firewall that lets only
+  // the task's port through): later transfers go over gRPC's TLS.
+  std::atomic<bool> sealed_refused_{false};
 };
 
 }  // namespace sluice

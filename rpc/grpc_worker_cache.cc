@@ -1,6 +1,7 @@
 #include "rpc/grpc_worker_cache.h"
 
 #include "rpc/cluster_spec.h"
+#include "rpc/grpc_security.h"
 #include "rpc/grpc_util.h"
 
 namespace sluice {
@@ -12,7 +13,10 @@ GrpcWorkerCache::GrpcWorkerCache(const ClusterDef& cluster, std::string local_ta
     if (task == local_task_ && local_ != nullptr) continue;
     GrpcWorkerOptions task_options = options;
     task_options.peer_address = address;
-    remote_[task] = std::make_unique<GrpcWorker>(task, NewGrpcChannel(address), task_options);
+    const GrpcSecurity security = ProcessGrpcSecurity();
+    // Big tensors come on sealed streams where the channel is TLS (their keys ride in its answers).
+    task_options.sealed_stream = options.sealed_stream && security.tls();
+    remote_[task] = std::make_unique<GrpcWorker>(task, NewGrpcChannel(address, security), task_options);
   }
 }
 

@@ -126,7 +126,10 @@ void GrpcWorkerService::DropTransfers(int64_t step_id) {
   absl::MutexLock lock(&mu_);
   auto first = transfers_.lower_bound({step_id, ""});
   auto last = transfers_.lower_bound({step_id + 1, ""});
-  for (auto it = first; it != last; ++it) dropped.push_back(std::move(it->second));
+  for (auto it = first; it != last; ++it) {
+    ForgetToken(it->second);
+    dropped.push_back(std::move(it->second));
+  }
   transfers_.erase(first, last);
 }
 
@@ -135,10 +138,69 @@ size_t GrpcWorkerService::NumTransfersUnderWay() {
   return transfers_.size();
 }
 
+absl::Status GrpcWorkerService::StartSealedStreams(const std::string& host) {
+  SL_ASSIGN_OR_RETURN(
+      sealed_server_,
+      SealedStreamServer::Start(
+          host, [this](const std::string& token, SealedSource* source) { return FindSealed(token, source); },
+          [this](const std::string& token) { SentSealed(token); }));
+  return absl::OkStatus();
+}
+
+void GrpcWorkerService::ForgetToken(const Transfer& transfer) {
+  if (!transfer.sealed_token.empty()) sealed_tokens_.erase(transfer.sealed_token);
+}
+
+bool GrpcWorkerService::FindSealed(const std::string& token, SealedSource* source) {
+  absl::MutexLock lock(&mu_);
+  auto key = sealed_tokens_.find(token);
+  if (key == sealed_tokens_.end()) return false;
+  auto it = transfers_.find(key->second);
+  if (it == transfers_.end() || it->second.sealed_token != token || it->second.streaming) return false;
+  it->second.streaming = true;  // One connection per transfer.
+  // A reference of its own: the step may be cleaned up while the stream is sent.
+  auto tensor = std::make_shared<Tensor>(it->second.response.tensor);
+  source->key = it->second.sealed_key;
+  source->data = static_cast<const char*>(tensor->raw_data());
+  source->bytes = tensor->AllocatedBytes();
+  source->hold = std::move(tensor);
+  return true;
+}
+
+void GrpcWorkerService::SentSealed(const std::string& token) {
+  Transfer sent;  // Freed outside the lock.
+  absl::MutexLock lock(&mu_);
+  auto key = sealed_tokens_.find(token);
+  if (key == sealed_tokens_.end()) return;
+  auto it = transfers_.find(key->second);
+  sealed_tokens_.erase(key);
+  if (it == transfers_.end() || it->second.sealed_token != token) return;
+  sent = std::move(it->second);
+  transfers_.erase(it);
+}
+
 grpc::ByteBuffer GrpcWorkerService::FirstAnswer(const TransferKey& key, RecvTensorResponse value,
-                                                bool same_host) {
+                                                bool same_host, bool sealed) {
   const Tensor& t = value.tensor;
   const bool flat = t.IsInitialized() && t.dtype() != DT_STRING && t.dtype() != DT_VARIANT;
+  if (!same_host && sealed && flat && t.AllocatedBytes() >= kSealedStreamMinBytes) {
+    absl::StatusOr<SealedStreamKeys> keys = NewSealedStreamKeys();
+    if (keys.ok()) {
+      const uint64_t lease = ++last_lease_;
+      rpc::SealedStream stream;
+      stream.set_port(sealed_server_->port());
+      stream.set_token(keys->token);
+      stream.set_key(keys->key);
+      grpc::ByteBuffer answer = EncodeSealedStreamAnswer(value, lease, stream);
+      Transfer transfer{std::move(value), lease};
+      transfer.sealed_token = keys->token;
+      transfer.sealed_key = std::move(keys->key);
+      ForgetToken(transfers_[key]);  // A retried request replaces the transfer it started.
+      sealed_tokens_[keys->token] = key;
+      transfers_[key] = std::move(transfer);
+      return answer;
+    }
+  }
   if (same_host && flat && t.AllocatedBytes() >= kSameHostMinBytes) {
     const uint64_t lease = ++last_lease_;
     grpc::ByteBuffer answer = EncodeSameHostAnswer(value, lease);
@@ -180,6 +242,13 @@ grpc::Status GrpcWorkerService::EndSameHost(const rpc::RecvTensorRequest& reques
                                      request.step_id(), " is under way on ", worker_->task_name(),
                                      " (was the step cleaned up?)"));
   }
+  if (it->second.streaming && request.same_host_action() == rpc::RecvTensorRequest::SAME_HOST_SEND_BYTES) {
+    // Its stream is going out now: a second copy would hide a stream the receiver gave up.
+    return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
+                        absl::StrCat("the sealed stream of '", request.rendezvous_key(), "' in step ",
+                                     request.step_id(), " is being sent already"));
+  }
+  ForgetToken(it->second);
   ended = std::move(it->second);
   transfers_.erase(it);
   if (request.same_host_action() == rpc::RecvTensorRequest::SAME_HOST_SEND_BYTES) {
@@ -307,13 +376,15 @@ grpc::ServerUnaryReactor* GrpcWorkerService::RecvTensor(grpc::CallbackServerCont
   // where the tensor lies in this process's memory.
   const bool same_host = same_host_ && !req.same_host_id().empty() && req.same_host_id() == SameHostId() &&
                          (!policy_.require_certificate || PeerAuthenticated(*context));
+  // The stream's key goes in the answer: only over TLS, to a caller whose certificate was checked.
+  const bool sealed = sealed_server_ != nullptr && req.sealed_stream_ok() && PeerAuthenticated(*context);
   worker_->RecvTensorAsync(&call->request, &call->response,
-                           [this, call, response, same_host, state = reactor->state()](const absl::Status& s) {
+                           [this, call, response, same_host, sealed, state = reactor->state()](const absl::Status& s) {
     // Only an answer that goes out leaves a transfer behind: a cancelled call leaves nothing.
     OnceReactor::FinishOnce(state, ToGrpcStatus(s), [&] {
       absl::MutexLock lock(&mu_);
       *response = FirstAnswer({call->request.step_id, call->request.rendezvous_key},
-                              std::move(call->response), same_host);
+                              std::move(call->response), same_host, sealed);
     });
   });
   return reactor;

@@ -19,6 +19,7 @@
 #include "absl/synchronization/mutex.h"
 #include "rpc/grpc_security.h"
 #include "proto/worker_service.grpc.pb.h"
+#include "rpc/sealed_stream.h"
 #include "rpc/tensor_coding.h"
 #include "worker/worker.h"
 
@@ -68,6 +69,10 @@ class GrpcWorkerService : public GrpcWorkerServiceBase {
   // What callers must present (rpc/grpc_security.h): as the server's own security says.
   void set_security(const GrpcSecurity& security) { policy_ = CallerPolicy::For(security); }
 
+  // Listens on `host` for sealed streams (rpc/sealed_stream.h) and from then on answers big
+  // tensors with one to receivers that offer to take it over TLS. Call once, before serving.
+  absl::Status StartSealedStreams(const std::string& host);
+
  private:
   CallerPolicy policy_;
   // A tensor taken from the rendezvous and not yet wholly sent.
@@ -76,13 +81,22 @@ class GrpcWorkerService : public GrpcWorkerServiceBase {
     // Non-zero while a same-host receiver may be reading the tensor's buffer: the buffer
     // stays referenced (here) until the receiver releases this lease or the step is cleaned up.
     uint64_t lease = 0;
+    // For a sealed-stream answer: its token and key, and whether a connection is sending it.
+    std::string sealed_token;
+    std::string sealed_key;
+    bool streaming = false;
   };
   using TransferKey = std::pair<int64_t, std::string>;  // (step id, rendezvous key)
 
-  // The first answer for `value`: a same-host answer, the whole tensor, or its first chunk.
-  // Keeps what later requests need in transfers_.
-  grpc::ByteBuffer FirstAnswer(const TransferKey& key, RecvTensorResponse value, bool same_host)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The first answer for `value`: a same-host answer, a sealed-stream answer, the whole tensor,
+  // or its first chunk. Keeps what later requests need in transfers_.
+  grpc::ByteBuffer FirstAnswer(const TransferKey& key, RecvTensorResponse value, bool same_host,
+                               bool sealed = false) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The sealed stream server's lookup (marks the transfer as streaming) and its end (drops it).
+  bool FindSealed(const std::string& token, SealedSource* source);
+  void SentSealed(const std::string& token);
+  // Forgets a transfer's token; call before erasing the transfer.
+  void ForgetToken(const Transfer& transfer) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Answers the chunk at `offset` of a tensor being sent in chunks.
   grpc::Status NextChunk(const rpc::RecvTensorRequest& request, grpc::ByteBuffer* response);
   // SAME_HOST_RELEASE and SAME_HOST_SEND_BYTES.
@@ -98,7 +112,10 @@ class GrpcWorkerService : public GrpcWorkerServiceBase {
   // clean up; and with the service.
   absl::Mutex mu_;
   std::map<TransferKey, Transfer> transfers_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, TransferKey> sealed_tokens_ ABSL_GUARDED_BY(mu_);
   uint64_t last_lease_ ABSL_GUARDED_BY(mu_) = 0;
+  // Last: its threads call back into the above, so it goes first.
+  std::unique_ptr<SealedStreamServer> sealed_server_;
 };
 
 }  // namespace sluice

@@ -273,12 +273,11 @@ grpc::ByteBuffer EncodeRecvTensorResponse(const RecvTensorResponse& response, ui
   return grpc::ByteBuffer(slices.data(), slices.size());
 }
 
-grpc::ByteBuffer EncodeSameHostAnswer(const RecvTensorResponse& response, uint64_t lease) {
+namespace {
+
+// An answer whose bytes come another way than in it: `source` says how.
+grpc::ByteBuffer EncodeOutOfBandAnswer(const RecvTensorResponse& response, const rpc::SameHostSource& source) {
   const Tensor& t = response.tensor;
-  rpc::SameHostSource source;
-  source.set_pid(getpid());
-  source.set_address(reinterpret_cast<uint64_t>(t.raw_data()));
-  source.set_lease(lease);
   const std::string source_bytes = source.SerializeAsString();
   TensorProto meta;
   meta.set_dtype(t.dtype());
@@ -306,8 +305,34 @@ grpc::ByteBuffer EncodeSameHostAnswer(const RecvTensorResponse& response, uint64
   return grpc::ByteBuffer(&slice, 1);
 }
 
+}  // namespace
+
+grpc::ByteBuffer EncodeSameHostAnswer(const RecvTensorResponse& response, uint64_t lease) {
+  rpc::SameHostSource source;
+  source.set_pid(getpid());
+  source.set_address(reinterpret_cast<uint64_t>(response.tensor.raw_data()));
+  source.set_lease(lease);
+  return EncodeOutOfBandAnswer(response, source);
+}
+
+grpc::ByteBuffer EncodeSealedStreamAnswer(const RecvTensorResponse& response, uint64_t lease,
+                                          const rpc::SealedStream& stream) {
+  rpc::SameHostSource source;
+  source.set_lease(lease);
+  *source.mutable_sealed_stream() = stream;
+  return EncodeOutOfBandAnswer(response, source);
+}
+
 void RecvTensorDecoder::SetReceivedFromSameHost() {
   if (same_host_ && started_) received_ = total_;
+}
+
+void RecvTensorDecoder::SetReceivedFromStream() {
+  if (!same_host_ || !started_) return;
+  received_ = total_;
+  if (response_.tensor.dtype() == DT_BOOL) {
+    CanonicalizeBoolBytes(response_.tensor.raw_data(), response_.tensor.AllocatedBytes());
+  }
 }
 
 absl::Status RecvTensorDecoder::Add(const grpc::ByteBuffer& buffer) {

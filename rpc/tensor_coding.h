@@ -46,6 +46,9 @@ grpc::ByteBuffer EncodeRecvTensorResponse(const RecvTensorResponse& response, ui
 // where its bytes lie in this process's memory. `response.tensor` must stay where it is until
 // the lease is released.
 grpc::ByteBuffer EncodeSameHostAnswer(const RecvTensorResponse& response, uint64_t lease);
+// The same for a receiver that takes the bytes on a sealed stream (rpc/sealed_stream.h).
+grpc::ByteBuffer EncodeSealedStreamAnswer(const RecvTensorResponse& response, uint64_t lease,
+                                          const rpc::SealedStream& stream);
 
 // Assembles a tensor from one answer, or from the chunks of one, or from a same-host answer
 // and the caller's copy of the bytes.
@@ -67,6 +70,9 @@ class RecvTensorDecoder {
     return same_host_ ? &same_host_source_ : nullptr;
   }
   void SetReceivedFromSameHost();
+  // The same after reading the bytes from a sealed stream: bools are made 0 or 1, as for
+  // bytes from the network.
+  void SetReceivedFromStream();
 
  private:
   bool started_ = false;
