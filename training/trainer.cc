@@ -7,6 +7,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/random/random.h"
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -92,6 +93,12 @@ absl::StatusOr<std::unique_ptr<OnnxTrainer>> OnnxTrainer::Load(const std::string
     SL_RETURN_IF_ERROR(t.status(), "initializer '", init.name(), "'");
     trainer->initial_[init.name()] = *t;
   }
+  int k = 0;
+  for (const auto& [name, value] : trainer->initial_) {
+    std::string escaped;
+    for (char ch : name) escaped.push_back(absl::ascii_isalnum(static_cast<unsigned char>(ch)) || ch == '.' ? ch : '_');
+    trainer->var_nodes_[name] = absl::StrCat("variables/", k++, "_", escaped);
+  }
   SL_RETURN_IF_ERROR(trainer->Build());
   SL_RETURN_IF_ERROR(trainer->PushVariables(trainer->initial_));
   return trainer;
@@ -99,11 +106,11 @@ absl::StatusOr<std::unique_ptr<OnnxTrainer>> OnnxTrainer::Load(const std::string
 
 namespace {
 
-// Variable nodes of initializer `name`.
-std::string VarInit(const std::string& name) { return absl::StrCat("variables/", name, "/init"); }
-std::string VarAssign(const std::string& name) { return absl::StrCat("variables/", name, "/assign"); }
-std::string VarRead(const std::string& name) { return absl::StrCat("variables/", name, "/read"); }
-std::string VarDestroy(const std::string& name) { return absl::StrCat("variables/", name, "/destroy"); }
+// The variable nodes under `base` (OnnxTrainer::var_nodes_).
+std::string VarInit(const std::string& base) { return absl::StrCat(base, "/init"); }
+std::string VarAssign(const std::string& base) { return absl::StrCat(base, "/assign"); }
+std::string VarRead(const std::string& base) { return absl::StrCat(base, "/read"); }
+std::string VarDestroy(const std::string& base) { return absl::StrCat(base, "/destroy"); }
 
 }  // namespace
 
@@ -133,16 +140,17 @@ absl::Status OnnxTrainer::Build() {
 
   GraphDef graph;
   for (const auto& [name, value] : initial_) {
+    const std::string& base = var_nodes_.at(name);
     NodeDef init, assign, read, destroy;
-    init.set_name(VarInit(name));
+    init.set_name(VarInit(base));
     init.set_op("Placeholder");
     AddNodeAttr("dtype", value.dtype(), &init);
-    assign.set_name(VarAssign(name));
+    assign.set_name(VarAssign(base));
     assign.set_op("AssignVariable");
     assign.add_input(init.name());
-    read.set_name(VarRead(name));
+    read.set_name(VarRead(base));
     read.set_op("ReadVariable");
-    destroy.set_name(VarDestroy(name));
+    destroy.set_name(VarDestroy(base));
     destroy.set_op("DestroyVariable");
     AddNodeAttr("shared_name", var_prefix + name, &destroy);
     for (NodeDef* n : {&init, &assign, &read, &destroy}) n->set_device(variable_device_);
@@ -290,7 +298,7 @@ absl::Status OnnxTrainer::Build() {
       }
       SL_ASSIGN_OR_RETURN(std::string value, fetchable(*produced));
       NodeDef assign;
-      assign.set_name(absl::StrCat(prefix, "update/", b.key()));
+      assign.set_name(absl::StrCat(prefix, "update/", var_nodes_.at(b.key())));
       assign.set_op("AssignVariable");
       assign.set_device(variable_device_);
       assign.add_input(value);
@@ -321,7 +329,7 @@ absl::Status OnnxTrainer::Build() {
 OnnxTrainer::~OnnxTrainer() {
   if (session_ == nullptr) return;
   std::vector<std::string> targets;
-  for (const auto& [name, value] : initial_) targets.push_back(VarDestroy(name));
+  for (const auto& [name, base] : var_nodes_) targets.push_back(VarDestroy(base));
   std::vector<Tensor> out;
   // Best effort: a cluster that went away has nothing left to free.
   session_->Run({}, {}, targets, &out).IgnoreError();
@@ -332,8 +340,10 @@ absl::Status OnnxTrainer::PushVariables(const std::map<std::string, Tensor>& val
   std::vector<std::pair<std::string, Tensor>> feeds;
   std::vector<std::string> targets;
   for (const auto& [name, value] : values) {
-    feeds.emplace_back(VarInit(name), value);
-    targets.push_back(VarAssign(name));
+    auto base = var_nodes_.find(name);
+    if (base == var_nodes_.end()) return absl::InvalidArgumentError(absl::StrCat("'", name, "' is not an initializer"));
+    feeds.emplace_back(VarInit(base->second), value);
+    targets.push_back(VarAssign(base->second));
   }
   std::vector<Tensor> out;
   return session_->Run(feeds, {}, targets, &out);
@@ -341,7 +351,7 @@ absl::Status OnnxTrainer::PushVariables(const std::map<std::string, Tensor>& val
 
 absl::StatusOr<std::map<std::string, Tensor>> OnnxTrainer::Initializers() {
   std::vector<std::string> fetches;
-  for (const auto& [name, value] : initial_) fetches.push_back(VarRead(name));
+  for (const auto& [name, value] : initial_) fetches.push_back(VarRead(var_nodes_.at(name)));
   std::vector<Tensor> out;
   SL_RETURN_IF_ERROR(session_->Run({}, fetches, {}, &out));
   std::map<std::string, Tensor> values;

@@ -72,6 +72,10 @@ class OnnxTrainer {
   SessionOptions options_;
   std::unique_ptr<Session> session_;
   std::map<std::string, Tensor> initial_;  // The initializers as the model has them.
+  // Each initializer's variable nodes are named "<this>/init", "/assign", "/read" and
+  // "/destroy": a valid node name whatever the ONNX name holds ("onnx::Conv_193", "a:0",
+  // "^x", "x/"), and unique even where two names escape alike.
+  std::map<std::string, std::string> var_nodes_;
   std::string variable_device_;            // Empty: the session's default device.
   std::vector<std::string> replica_devices_;
   std::vector<Algorithm> algorithms_;
