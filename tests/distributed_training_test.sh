@@ -36,6 +36,19 @@ check "loss curve and trained weights equal the single-process ones to 1e-5" \
   "$python" "$root/tests/distributed_training.py" compare "$work/local.json" "$work/local.onnx" \
   "$work/cluster.json" "$work/cluster.onnx"
 
+# All-reduce: each worker holds its own weights; small buckets, so several ring all-reduces.
+timeout 120 "$sluice" train "$work/mlp.onnx" --steps "$steps" "${feeds[@]}" --strategy allreduce \
+  --bucket-mb 0.001 --target "$ps0" --save "$work/allreduce.onnx" --json > "$work/allreduce.json"
+check "all-reduce run" test "$?" = 0
+check "the all-reduce run is data-parallel over both workers" \
+  json_is "$work/allreduce.json" "d['replicas'] == 2 and len(d['steps']) == $steps"
+check "all-reduce: loss curve and trained weights equal the single-process ones to 1e-5" \
+  "$python" "$root/tests/distributed_training.py" compare "$work/local.json" "$work/local.onnx" \
+  "$work/allreduce.json" "$work/allreduce.onnx"
+timeout 60 "$sluice" train "$work/mlp.onnx" --steps 1 "${feeds[@]}" --strategy ring > "$work/bad_strategy.txt" 2>&1
+check "an unknown strategy is refused, naming the choices" \
+  bash -c "grep -q \"unknown strategy 'ring' (auto, allreduce or ps)\" '$work/bad_strategy.txt'"
+
 # The same through the C API, from Python's sluice.Trainer(target=...): the first losses agree.
 SLUICE_C_LIBRARY="$root/c_api/libsluice_c.so" PYTHONPATH="$root/c_api/python" PYTHONDONTWRITEBYTECODE=1 \
   timeout 120 "$python" - "$work" "$ps0" > "$work/python.txt" 2>&1 <<'PY'

@@ -29,16 +29,21 @@ options:
   --feed NAME=FILE.pb    a value for an input of the model or the algorithm; repeatable
   --save OUT.onnx        write the trained model (initializers updated, training_info kept)
   --threads N            intra-op and inter-op threads (default: all cores)
+  --strategy S           with --target on a cluster: auto (default), allreduce or ps
+  --bucket-mb N          all-reduce: gradients fused into buckets of about N MiB (default 25)
   --json                 print one JSON object instead of the lines:
                            {"replicas": N, "steps": [{"step": 1, "outputs": {"loss": X}}, ...],
                             "saved": "OUT.onnx"}
                          (scalar outputs as numbers, at full precision; others as strings)
   --help                 this text
 
-With --target on a cluster that has a "ps" job, the weights live in variables on
-/job:ps/task:0 and the algorithm runs data-parallel, one replica per task of job "worker",
-each on an equal share of every fed input of rank >= 1; the replicas' gradients and losses
-are averaged (the single-process result when the loss is a mean over the batch).
+With --target on a cluster of two or more "worker" tasks, the algorithm runs data-parallel,
+one replica per worker task, each on an equal share of every fed input of rank >= 1; the
+replicas' gradients and losses are averaged (the single-process result when the loss is a
+mean over the batch). Without a "ps" job (or with --strategy allreduce) every worker holds
+its own copy of the weights and the gradients are averaged by a ring all-reduce, bucket by
+bucket while the backward pass goes on. With a "ps" job (or --strategy ps) the weights live
+in variables on /job:ps/task:0, which applies the updates.
 )";
 
 std::string Scalar(const Tensor& t) {
@@ -84,6 +89,15 @@ int TrainVerb(Args& args) {
     std::fprintf(stderr, "sluice train: bad --threads '%s'\n", t.c_str());
     return 2;
   }
+  TrainOptions train;
+  train.strategy = args.Take("--strategy", "auto");
+  const std::string bucket = args.Take("--bucket-mb");
+  double bucket_mb = 0;
+  if (!bucket.empty() && (!absl::SimpleAtod(bucket, &bucket_mb) || !(bucket_mb > 0) || bucket_mb > 1e6)) {
+    std::fprintf(stderr, "sluice train: bad --bucket-mb '%s'\n", bucket.c_str());
+    return 2;
+  }
+  if (bucket_mb > 0) train.bucket_bytes = static_cast<int64_t>(bucket_mb * (1 << 20));
   auto positional = args.Positional(1);
   if (!positional.ok() || positional->size() != 1) {
     std::fprintf(stderr, "sluice train: %s\n%s",
@@ -108,11 +122,15 @@ int TrainVerb(Args& args) {
     options.config.set_intra_op_parallelism_threads(threads);
     options.config.set_inter_op_parallelism_threads(threads);
   }
-  auto trainer = OnnxTrainer::Load((*positional)[0], options);
+  auto trainer = OnnxTrainer::Load((*positional)[0], options, train);
   if (!trainer.ok()) return fail(trainer.status());
   if ((*trainer)->replicas() > 1 && !json) {
-    std::printf("data-parallel: %d replicas on job worker, variables on /job:ps/task:0\n",
-                (*trainer)->replicas());
+    if ((*trainer)->strategy() == "allreduce") {
+      std::printf("data-parallel: %d replicas on job worker, gradients all-reduced\n", (*trainer)->replicas());
+    } else {
+      std::printf("data-parallel: %d replicas on job worker, variables on /job:ps/task:0\n",
+                  (*trainer)->replicas());
+    }
   }
   absl::Status s = (*trainer)->Initialize();
   if (!s.ok()) return fail(s);

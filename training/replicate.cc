@@ -24,6 +24,43 @@ NodeDef ScalarConst(const std::string& name, DataType dt, double value) {
   return n;
 }
 
+// Builds the nodes of the all-reduce: `Add` appends one, named `name` on `device`.
+class GraphBuilder {
+ public:
+  explicit GraphBuilder(GraphDef* out) : out_(out) {}
+  NodeDef* Add(const std::string& name, const std::string& op, const std::string& device,
+               std::vector<std::string> inputs) {
+    NodeDef* n = out_->add_node();
+    n->set_name(name);
+    n->set_op(op);
+    n->set_device(device);
+    for (std::string& in : inputs) n->add_input(std::move(in));
+    return n;
+  }
+  std::string Int64s(const std::string& name, const std::string& device, std::vector<int64_t> values) {
+    NodeDef* n = Add(name, "Const", device, {});
+    AddNodeAttr("dtype", DT_INT64, n);
+    const int64_t size = static_cast<int64_t>(values.size());
+    AddNodeAttr("value", Tensor::FromVector<int64_t>(values, TensorShape({size})), n);
+    return name;
+  }
+  std::string Int32(const std::string& name, const std::string& device, int32_t value) {
+    NodeDef* n = Add(name, "Const", device, {});
+    AddNodeAttr("dtype", DT_INT32, n);
+    AddNodeAttr("value", Tensor::FromVector<int32_t>({value}, TensorShape({})), n);
+    return name;
+  }
+
+ private:
+  GraphDef* out_;
+};
+
+bool NamesAVariable(const NodeDef& n) {
+  return n.attr().contains("shared_name") &&
+         (n.op() == "ReadVariable" || n.op() == "AssignVariable" || n.op() == "DestroyVariable" ||
+          n.op() == "VarHandleOp");
+}
+
 }  // namespace
 
 absl::Status Replicate(const ReplicaPlan& plan, GraphDef* def,
@@ -150,6 +187,245 @@ absl::Status Replicate(const ReplicaPlan& plan, GraphDef* def,
     if (it != averages.end()) return it->second;
     const std::string node = NodeOf(tensor);
     return batch.contains(node) && !update.contains(node) ? std::string() : tensor;
+  };
+  return absl::OkStatus();
+}
+
+namespace {
+
+// The names of the nodes downstream of `roots` (roots included).
+absl::flat_hash_set<std::string> Downstream(const Graph& graph, const std::vector<const Node*>& roots) {
+  absl::flat_hash_set<std::string> seen;
+  std::vector<const Node*> stack;
+  for (const Node* n : roots) {
+    if (n != nullptr && seen.insert(n->name()).second) stack.push_back(n);
+  }
+  while (!stack.empty()) {
+    const Node* n = stack.back();
+    stack.pop_back();
+    for (const Edge* e : n->out_edges()) {
+      if (seen.insert(e->dst->name()).second) stack.push_back(e->dst);
+    }
+  }
+  return seen;
+}
+
+}  // namespace
+
+absl::Status ReplicateAllReduce(const AllReducePlan& plan, GraphDef* def,
+                                std::function<std::string(const std::string&)>* tensor_of,
+                                std::function<std::string(const std::string&, int)>* replica_tensor) {
+  const int replicas = static_cast<int>(plan.replica_devices.size());
+  if (replicas < 2) return absl::InvalidArgumentError("an all-reduce needs two replicas or more");
+  SL_ASSIGN_OR_RETURN(std::unique_ptr<Graph> graph, Graph::FromGraphDef(*def, *OpRegistry::Global()));
+  // What the batch feeds, and what the gradients feed: written tensors of the first but not
+  // the second differ between replicas and are averaged too.
+  std::vector<const Node*> roots;
+  for (const std::string& name : plan.split_inputs) roots.push_back(graph->FindNode(name));
+  const absl::flat_hash_set<std::string> batch = Downstream(*graph, roots);
+  roots.clear();
+  for (const auto& [tensor, elements] : plan.gradients) roots.push_back(graph->FindNode(NodeOf(tensor)));
+  const absl::flat_hash_set<std::string> from_gradients = Downstream(*graph, roots);
+  std::vector<std::pair<std::string, int64_t>> averaged = plan.gradients;
+  for (const auto& [tensor, elements] : plan.written) {
+    const std::string node = NodeOf(tensor);
+    if (batch.contains(node) && !from_gradients.contains(node)) averaged.emplace_back(tensor, elements);
+  }
+  auto replica_prefix = [](int i) { return absl::StrCat("replica_", i, "/"); };
+  auto device = [&](int i) { return plan.replica_devices[i]; };
+
+  GraphDef out;
+  *out.mutable_library() = def->library();
+  *out.mutable_versions() = def->versions();
+  GraphBuilder b(&out);
+
+  // The buckets: gradients of one dtype, in the order they are made, about bucket_bytes each.
+  struct Bucket {
+    DataType dtype;
+    std::vector<std::pair<std::string, int64_t>> tensors;
+    int64_t elements = 0;
+  };
+  std::vector<Bucket> buckets;
+  for (const auto& [tensor, elements] : averaged) {
+    SL_ASSIGN_OR_RETURN(TensorId id, ParseTensorName(tensor));
+    const Node* src = graph->FindNode(id.node);
+    if (src == nullptr || id.index >= static_cast<int>(src->output_types().size())) {
+      return absl::InvalidArgumentError(absl::StrCat("gradient '", tensor, "' is not in the graph"));
+    }
+    const DataType dt = src->output_types()[id.index];
+    if (dt != DT_FLOAT && dt != DT_DOUBLE) {
+      return absl::UnimplementedError(absl::StrCat("all-reduce of gradient '", tensor, "', a ",
+                                                   DataTypeString(dt), " (only float and double)"));
+    }
+    if (elements <= 0) continue;  // Nothing to sum; it is read as it is.
+    const int64_t bytes_per = dt == DT_DOUBLE ? 8 : 4;
+    if (buckets.empty() || buckets.back().dtype != dt ||
+        buckets.back().elements * bytes_per >= plan.bucket_bytes) {
+      buckets.push_back(Bucket{dt, {}, 0});
+    }
+    buckets.back().tensors.emplace_back(ShortTensorName(tensor), elements);
+    buckets.back().elements += elements;
+  }
+
+  // reduced[gradient][i]: the gradient's mean, on replica i.
+  absl::flat_hash_map<std::string, std::vector<std::string>> reduced;
+  for (size_t k = 0; k < buckets.size(); ++k) {
+    const Bucket& bucket = buckets[k];
+    const std::string base = absl::StrCat("allreduce/bucket_", k);
+    const int chunks = static_cast<int>(std::min<int64_t>(replicas, bucket.elements));
+    std::vector<int64_t> chunk_sizes(chunks, bucket.elements / chunks);
+    for (int j = 0; j < bucket.elements % chunks; ++j) ++chunk_sizes[j];
+    std::vector<int64_t> tensor_sizes;
+    for (const auto& [tensor, elements] : bucket.tensors) tensor_sizes.push_back(elements);
+    const int m = static_cast<int>(bucket.tensors.size());
+    // Each replica: its gradients flattened, concatenated and cut into chunks.
+    std::vector<std::string> split(replicas);
+    for (int i = 0; i < replicas; ++i) {
+      const std::string at = absl::StrCat(base, "/replica_", i);
+      const std::string flat_shape = b.Int64s(at + "/flat_shape", device(i), {-1});
+      std::vector<std::string> flats;
+      for (int t = 0; t < m; ++t) {
+        NodeDef* flat = b.Add(absl::StrCat(at, "/flat_", t), "Reshape", device(i),
+                              {Prefixed(replica_prefix(i), bucket.tensors[t].first), flat_shape});
+        AddNodeAttr("T", bucket.dtype, flat);
+        AddNodeAttr("Tshape", DT_INT64, flat);
+        flats.push_back(flat->name());
+      }
+      std::string joined = flats[0];
+      const std::string axis = b.Int32(at + "/axis", device(i), 0);
+      if (m > 1) {
+        std::vector<std::string> inputs = flats;
+        inputs.push_back(axis);
+        NodeDef* concat = b.Add(at + "/concat", "ConcatV2", device(i), inputs);
+        AddNodeAttr("N", m, concat);
+        AddNodeAttr("T", bucket.dtype, concat);
+        AddNodeAttr("Tidx", DT_INT32, concat);
+        joined = concat->name();
+      }
+      NodeDef* cut = b.Add(at + "/chunks", "SplitV", device(i),
+                           {joined, b.Int64s(at + "/chunk_sizes", device(i), chunk_sizes), axis});
+      AddNodeAttr("num_split", chunks, cut);
+      AddNodeAttr("T", bucket.dtype, cut);
+      AddNodeAttr("Tlen", DT_INT64, cut);
+      split[i] = cut->name();
+    }
+    // Chunk j: summed from replica j+1 around the ring to replica j, and scaled there.
+    std::vector<std::string> mean(chunks);
+    for (int j = 0; j < chunks; ++j) {
+      std::string acc = absl::StrCat(split[(j + 1) % replicas], ":", j);
+      for (int s = 2; s <= replicas; ++s) {
+        const int r = (j + s) % replicas;
+        NodeDef* add = b.Add(absl::StrCat(base, "/chunk_", j, "/sum_", s), "AddV2", device(r),
+                             {acc, absl::StrCat(split[r], ":", j)});
+        AddNodeAttr("T", bucket.dtype, add);
+        acc = add->name();
+      }
+      NodeDef* scale = b.Add(absl::StrCat(base, "/chunk_", j, "/scale"), "Const", device(j), {});
+      AddNodeAttr("dtype", bucket.dtype, scale);
+      AddNodeAttr("value",
+                  bucket.dtype == DT_DOUBLE ? Tensor::FromVector<double>({1.0 / replicas}, TensorShape({}))
+                                            : Tensor::FromVector<float>({1.0f / replicas}, TensorShape({})),
+                  scale);
+      NodeDef* avg = b.Add(absl::StrCat(base, "/chunk_", j, "/mean"), "Mul", device(j), {acc, scale->name()});
+      AddNodeAttr("T", bucket.dtype, avg);
+      mean[j] = avg->name();
+    }
+    // Every replica gathers the chunks and cuts them back into its gradients' shapes.
+    for (int i = 0; i < replicas; ++i) {
+      const std::string at = absl::StrCat(base, "/replica_", i);
+      std::string gathered = mean[0];
+      if (chunks > 1) {
+        std::vector<std::string> inputs = mean;
+        inputs.push_back(at + "/axis");
+        NodeDef* concat = b.Add(at + "/gathered", "ConcatV2", device(i), inputs);
+        AddNodeAttr("N", chunks, concat);
+        AddNodeAttr("T", bucket.dtype, concat);
+        AddNodeAttr("Tidx", DT_INT32, concat);
+        gathered = concat->name();
+      }
+      std::string pieces = gathered;
+      if (m > 1) {
+        NodeDef* cut = b.Add(at + "/pieces", "SplitV", device(i),
+                             {gathered, b.Int64s(at + "/piece_sizes", device(i), tensor_sizes), at + "/axis"});
+        AddNodeAttr("num_split", m, cut);
+        AddNodeAttr("T", bucket.dtype, cut);
+        AddNodeAttr("Tlen", DT_INT64, cut);
+        pieces = cut->name();
+      }
+      for (int t = 0; t < m; ++t) {
+        const std::string& tensor = bucket.tensors[t].first;
+        NodeDef* shape = b.Add(absl::StrCat(at, "/shape_", t), "Shape", device(i),
+                               {Prefixed(replica_prefix(i), tensor)});
+        AddNodeAttr("T", bucket.dtype, shape);
+        AddNodeAttr("out_type", DT_INT64, shape);
+        NodeDef* back = b.Add(absl::StrCat(at, "/mean_", t), "Reshape", device(i),
+                              {m > 1 ? absl::StrCat(pieces, ":", t) : pieces, shape->name()});
+        AddNodeAttr("T", bucket.dtype, back);
+        AddNodeAttr("Tshape", DT_INT64, back);
+        reduced[tensor].resize(replicas);
+        reduced[tensor][i] = back->name();
+      }
+    }
+  }
+
+  // Every node, once per replica; gradient reads go to the means.
+  for (const NodeDef& n : def->node()) {
+    for (int i = 0; i < replicas; ++i) {
+      NodeDef copy = n;
+      copy.set_name(replica_prefix(i) + n.name());
+      copy.set_device(device(i));
+      if (plan.split_inputs.contains(n.name()) && copy.attr().contains("shape")) {
+        AttrValue& shape = (*copy.mutable_attr())["shape"];
+        if (shape.shape().dim_size() > 0) shape.mutable_shape()->mutable_dim(0)->set_size(-1);
+      }
+      if (NamesAVariable(copy)) {
+        AttrValue& name = (*copy.mutable_attr())["shared_name"];
+        name.set_s(absl::StrCat(name.s(), "/replica_", i));
+      }
+      for (std::string& in : *copy.mutable_input()) {
+        auto it = absl::StartsWith(in, "^") ? reduced.end() : reduced.find(ShortTensorName(in));
+        in = it != reduced.end() ? it->second[i] : Prefixed(replica_prefix(i), in);
+      }
+      *out.add_node() = std::move(copy);
+    }
+  }
+  // The reported outputs: their mean over the replicas, on replica 0.
+  absl::flat_hash_map<std::string, std::string> averages;
+  for (const std::string& t : plan.reported) {
+    const std::string key = ShortTensorName(t);
+    if (averages.contains(key)) continue;
+    SL_ASSIGN_OR_RETURN(TensorId id, ParseTensorName(key));
+    const Node* src = graph->FindNode(id.node);
+    if (src == nullptr) return absl::InvalidArgumentError(absl::StrCat("reported output '", t, "' is not in the graph"));
+    const DataType dt = src->output_types()[id.index];
+    if (dt != DT_FLOAT && dt != DT_DOUBLE) {
+      averages[key] = replica_prefix(0) + key;  // Not averaged: replica 0's.
+      continue;
+    }
+    const std::string base = absl::StrCat("average/", id.node, "_", id.index);
+    std::vector<std::string> inputs;
+    for (int i = 0; i < replicas; ++i) inputs.push_back(replica_prefix(i) + key);
+    NodeDef* sum = b.Add(base + "/sum", "AddN", device(0), inputs);
+    AddNodeAttr("N", replicas, sum);
+    AddNodeAttr("T", dt, sum);
+    NodeDef* scale = b.Add(base + "/scale", "Const", device(0), {});
+    AddNodeAttr("dtype", dt, scale);
+    AddNodeAttr("value",
+                dt == DT_DOUBLE ? Tensor::FromVector<double>({1.0 / replicas}, TensorShape({}))
+                                : Tensor::FromVector<float>({1.0f / replicas}, TensorShape({})),
+                scale);
+    NodeDef* avg = b.Add(base, "Mul", device(0), {sum->name(), scale->name()});
+    AddNodeAttr("T", dt, avg);
+    averages[key] = base;
+  }
+  *def = std::move(out);
+  *tensor_of = [averages, replica_prefix](const std::string& tensor) {
+    auto it = averages.find(ShortTensorName(tensor));
+    return it != averages.end() ? it->second : Prefixed(replica_prefix(0), tensor);
+  };
+  *replica_tensor = [reduced, replica_prefix](const std::string& tensor, int i) {
+    auto it = reduced.find(ShortTensorName(tensor));
+    return it != reduced.end() ? it->second[i] : Prefixed(replica_prefix(i), tensor);
   };
   return absl::OkStatus();
 }

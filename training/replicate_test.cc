@@ -3,6 +3,8 @@
 #include "training/replicate.h"
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "master/session.h"
 #include "framework/status_matchers.h"
 #include "framework/tensor.h"
 #include "gmock/gmock.h"
@@ -126,6 +128,92 @@ TEST(ReplicateTest, WithoutSplitInputsNothingIsReplicated) {
   EXPECT_EQ(nodes.size(), 9u);
   for (const auto& [name, n] : nodes) EXPECT_EQ(n.device(), kPs) << name;
   EXPECT_EQ(tensor_of("loss"), "loss");
+}
+
+// Two gradients per replica (4 elements and 1: fewer elements than replicas), each read by an
+// update: g1 = 2x, g2 = 3z, u1 = g1, u2 = g2, and loss = Sum(x).
+constexpr char kTwoGradients[] = R"(
+  node { name: "x" op: "Placeholder" attr { key: "dtype" value { type: DT_FLOAT } } }
+  node { name: "z" op: "Placeholder" attr { key: "dtype" value { type: DT_FLOAT } } }
+  node { name: "two" op: "Const" attr { key: "dtype" value { type: DT_FLOAT } }
+         attr { key: "value" value { tensor { dtype: DT_FLOAT tensor_shape {} float_val: 2 } } } }
+  node { name: "three" op: "Const" attr { key: "dtype" value { type: DT_FLOAT } }
+         attr { key: "value" value { tensor { dtype: DT_FLOAT tensor_shape {} float_val: 3 } } } }
+  node { name: "g1" op: "Mul" input: "x" input: "two" attr { key: "T" value { type: DT_FLOAT } } }
+  node { name: "g2" op: "Mul" input: "z" input: "three" attr { key: "T" value { type: DT_FLOAT } } }
+  node { name: "u1" op: "Identity" input: "g1" attr { key: "T" value { type: DT_FLOAT } } }
+  node { name: "u2" op: "Identity" input: "g2" attr { key: "T" value { type: DT_FLOAT } } }
+  node { name: "loss" op: "AddN" input: "x" attr { key: "T" value { type: DT_FLOAT } }
+         attr { key: "N" value { i: 1 } } }
+)";
+
+// The rewritten graph run on three devices of one process: every replica's update reads the
+// mean of the replicas' gradients, bitwise the same on each, whether the gradients share a
+// bucket or not.
+TEST(ReplicateAllReduceTest, EveryReplicaReadsTheSameMeanOfTheGradients) {
+  for (int64_t bucket_bytes : {int64_t{4}, int64_t{1} << 20}) {
+    AllReducePlan plan;
+    plan.split_inputs = {"x", "z"};
+    plan.gradients = {{"g2", 1}, {"g1:0", 4}};
+    plan.reported = {"loss"};
+    for (int d = 0; d < 3; ++d) plan.replica_devices.push_back(absl::StrCat("/job:localhost/replica:0/task:0/device:CPU:", d));
+    plan.bucket_bytes = bucket_bytes;
+    GraphDef def = Parse(kTwoGradients);
+    std::function<std::string(const std::string&)> tensor_of;
+    std::function<std::string(const std::string&, int)> replica_tensor;
+    ASSERT_OK(ReplicateAllReduce(plan, &def, &tensor_of, &replica_tensor));
+    EXPECT_EQ(tensor_of("loss"), "average/loss_0");
+    EXPECT_EQ(tensor_of("u1"), "replica_0/u1");
+    EXPECT_EQ(replica_tensor("x", 2), "replica_2/x");
+
+    SessionOptions options;
+    (*options.config.mutable_device_count())["CPU"] = 3;
+    SL_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> session, NewSession(options));
+    ASSERT_OK(session->Create(def));
+    const float xs[3][4] = {{1, 2, 3, 4}, {0.1f, -5, 7, 1e-3f}, {100, 0, -1, 2.5f}};
+    const float zs[3] = {1, 10, -4};
+    std::vector<std::pair<std::string, Tensor>> feeds;
+    for (int r = 0; r < 3; ++r) {
+      feeds.emplace_back(absl::StrCat("replica_", r, "/x"),
+                         Tensor::FromVector<float>({xs[r][0], xs[r][1], xs[r][2], xs[r][3]}, TensorShape({2, 2})));
+      feeds.emplace_back(absl::StrCat("replica_", r, "/z"), Tensor::FromVector<float>({zs[r]}, TensorShape({1})));
+    }
+    std::vector<std::string> fetches;
+    for (int r = 0; r < 3; ++r) {
+      fetches.push_back(absl::StrCat("replica_", r, "/u1"));
+      fetches.push_back(absl::StrCat("replica_", r, "/u2"));
+    }
+    fetches.push_back(tensor_of("loss"));
+    std::vector<Tensor> out;
+    ASSERT_OK(session->Run(feeds, fetches, {}, &out));
+    for (int r = 0; r < 3; ++r) {
+      const Tensor& u1 = out[2 * r];
+      ASSERT_EQ(u1.shape(), TensorShape({2, 2}));
+      for (int k = 0; k < 4; ++k) {
+        const float mean = (2 * xs[0][k] + 2 * xs[1][k] + 2 * xs[2][k]) / 3;
+        EXPECT_NEAR(u1.flat<float>()[k], mean, 1e-5f * std::max(1.0f, std::abs(mean))) << "replica " << r;
+        EXPECT_EQ(u1.flat<float>()[k], out[0].flat<float>()[k]) << "replica " << r << " differs from replica 0";
+      }
+      EXPECT_NEAR(out[2 * r + 1].flat<float>()[0], (3.0f + 30 - 12) / 3, 1e-5f);
+      EXPECT_EQ(out[2 * r + 1].flat<float>()[0], out[1].flat<float>()[0]);
+    }
+    // The reported loss is the replicas' mean.
+    EXPECT_NEAR(out[6].flat<float>()[0], (xs[0][0] + xs[1][0] + xs[2][0]) / 3, 1e-4f);
+  }
+}
+
+TEST(ReplicateAllReduceTest, RefusesOneReplicaAndIntegerGradients) {
+  AllReducePlan plan;
+  plan.gradients = {{"count", 16}};
+  plan.replica_devices = {kWorker0};
+  GraphDef def = Parse(kStep);
+  std::function<std::string(const std::string&)> tensor_of;
+  std::function<std::string(const std::string&, int)> replica_tensor;
+  EXPECT_EQ(ReplicateAllReduce(plan, &def, &tensor_of, &replica_tensor).code(), absl::StatusCode::kInvalidArgument);
+  plan.replica_devices = {kWorker0, kWorker1};
+  absl::Status s = ReplicateAllReduce(plan, &def, &tensor_of, &replica_tensor);
+  EXPECT_EQ(s.code(), absl::StatusCode::kUnimplemented);
+  EXPECT_THAT(std::string(s.message()), HasSubstr("only float and double"));
 }
 
 }  // namespace

@@ -81,10 +81,16 @@ absl::StatusOr<std::vector<Tensor>> SplitBatch(const std::string& name, const Te
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<OnnxTrainer>> OnnxTrainer::Load(const std::string& path,
-                                                               const SessionOptions& options) {
+                                                               const SessionOptions& options,
+                                                               const TrainOptions& train) {
+  if (train.strategy != "auto" && train.strategy != "allreduce" && train.strategy != "ps") {
+    return absl::InvalidArgumentError(
+        absl::StrCat("unknown strategy '", train.strategy, "' (auto, allreduce or ps)"));
+  }
   auto trainer = std::unique_ptr<OnnxTrainer>(new OnnxTrainer());
   SL_ASSIGN_OR_RETURN(trainer->model_, LoadOnnxModel(path));
   trainer->options_ = options;
+  trainer->train_ = train;
   if (trainer->model_.training_info_size() == 0) {
     return absl::InvalidArgumentError(absl::StrCat("'", path, "' has no training_info to train with"));
   }
@@ -114,6 +120,14 @@ std::string VarDestroy(const std::string& base) { return absl::StrCat(base, "/de
 
 }  // namespace
 
+std::vector<std::string> OnnxTrainer::VarCopies(const std::string& name) const {
+  const std::string& base = var_nodes_.at(name);
+  if (strategy_ != "allreduce") return {base};
+  std::vector<std::string> copies;
+  for (size_t r = 0; r < replica_devices_.size(); ++r) copies.push_back(absl::StrCat(base, "/replica_", r));
+  return copies;
+}
+
 absl::Status OnnxTrainer::Build() {
   SL_ASSIGN_OR_RETURN(session_, NewSession(options_));
   // Where variables and replicas go: a "ps" job makes the run data-parallel.
@@ -127,12 +141,22 @@ absl::Status OnnxTrainer::Build() {
     has_ps |= dn->job == "ps";
     if (dn->job == "worker") worker_tasks[dn->task] = absl::StrCat("/job:worker/task:", dn->task);
   }
-  if (has_ps && !worker_tasks.empty()) {
+  const std::string& asked = train_.strategy;
+  if (asked == "ps" && !(has_ps && !worker_tasks.empty())) {
+    return absl::FailedPreconditionError(
+        "--strategy ps needs a cluster with a \"ps\" job and a \"worker\" job (--target)");
+  }
+  if (has_ps && !worker_tasks.empty() && asked != "allreduce") {
+    strategy_ = "ps";
     variable_device_ = "/job:ps/task:0";
+    for (const auto& [task, device] : worker_tasks) replica_devices_.push_back(device);
+  } else if (worker_tasks.size() >= 2) {
+    strategy_ = "allreduce";
     for (const auto& [task, device] : worker_tasks) replica_devices_.push_back(device);
   } else {
     replica_devices_.push_back("");
   }
+  const bool allreduce = strategy_ == "allreduce";
   const bool parallel = replica_devices_.size() > 1 || has_ps;
   // Names unique to this trainer, so that two trainers on one cluster keep apart.
   const std::string var_prefix =
@@ -141,25 +165,33 @@ absl::Status OnnxTrainer::Build() {
   GraphDef graph;
   for (const auto& [name, value] : initial_) {
     const std::string& base = var_nodes_.at(name);
-    NodeDef init, assign, read, destroy;
+    NodeDef init;
     init.set_name(VarInit(base));
     init.set_op("Placeholder");
     AddNodeAttr("dtype", value.dtype(), &init);
-    assign.set_name(VarAssign(base));
-    assign.set_op("AssignVariable");
-    assign.add_input(init.name());
-    read.set_name(VarRead(base));
-    read.set_op("ReadVariable");
-    destroy.set_name(VarDestroy(base));
-    destroy.set_op("DestroyVariable");
-    AddNodeAttr("shared_name", var_prefix + name, &destroy);
-    for (NodeDef* n : {&init, &assign, &read, &destroy}) n->set_device(variable_device_);
-    for (NodeDef* n : {&assign, &read}) {
-      AddNodeAttr("shared_name", var_prefix + name, n);
-      AddNodeAttr("dtype", value.dtype(), n);
+    init.set_device(allreduce ? replica_devices_[0] : variable_device_);
+    const std::vector<std::string> copies = VarCopies(name);
+    for (size_t r = 0; r < copies.size(); ++r) {
+      // All-reduce: a copy per replica, named as ReplicateAllReduce names the algorithm's.
+      const std::string shared = allreduce ? absl::StrCat(var_prefix, name, "/replica_", r) : var_prefix + name;
+      NodeDef assign, read, destroy;
+      assign.set_name(VarAssign(copies[r]));
+      assign.set_op("AssignVariable");
+      assign.add_input(init.name());
+      read.set_name(VarRead(copies[r]));
+      read.set_op("ReadVariable");
+      destroy.set_name(VarDestroy(copies[r]));
+      destroy.set_op("DestroyVariable");
+      AddNodeAttr("shared_name", shared, &destroy);
+      for (NodeDef* n : {&assign, &read, &destroy}) n->set_device(allreduce ? replica_devices_[r] : variable_device_);
+      for (NodeDef* n : {&assign, &read}) {
+        AddNodeAttr("shared_name", shared, n);
+        AddNodeAttr("dtype", value.dtype(), n);
+      }
+      AddNodeAttr("shape", PartialShape(value.shape()), &read);
+      for (NodeDef* n : {&assign, &read, &destroy}) *graph.add_node() = std::move(*n);
     }
-    AddNodeAttr("shape", PartialShape(value.shape()), &read);
-    for (NodeDef* n : {&init, &assign, &read, &destroy}) *graph.add_node() = std::move(*n);
+    *graph.add_node() = std::move(init);
   }
 
   const onnx::ModelProto& model = model_;
@@ -185,13 +217,23 @@ absl::Status OnnxTrainer::Build() {
     }
     // Gradients are where the replicas' work ends: make them visible as outputs.
     absl::flat_hash_set<std::string> outputs, gradients;
+    // Each gradient's element count (its weight's, or 0 when the weight is not an
+    // initializer), in the order of the Gradient nodes' outputs (the forward order).
+    std::vector<std::pair<std::string, int64_t>> gradient_sizes;
     for (const auto& out : g.output()) outputs.insert(out.name());
     const int declared_outputs = g.output_size();
     for (const auto& node : g.node()) {
       if (node.op_type() != "Gradient" || node.domain() != kGradientDomain) continue;
-      for (const std::string& out : node.output()) {
+      std::vector<std::string> xs;
+      for (const auto& attr : node.attribute()) {
+        if (attr.name() == "xs") xs.assign(attr.strings().begin(), attr.strings().end());
+      }
+      for (int k = 0; k < node.output_size(); ++k) {
+        const std::string& out = node.output(k);
         if (out.empty()) continue;
         gradients.insert(out);
+        auto weight = k < static_cast<int>(xs.size()) ? initial_.find(xs[k]) : initial_.end();
+        gradient_sizes.emplace_back(out, weight == initial_.end() ? 0 : weight->second.NumElements());
         if (outputs.insert(out).second) g.add_output()->set_name(out);
       }
     }
@@ -235,6 +277,8 @@ absl::Status OnnxTrainer::Build() {
     }
 
     Algorithm algo;
+    absl::flat_hash_map<std::string, std::string> tensor_of_output;  // ONNX output -> imported tensor.
+    for (const OnnxValue& out : a.outputs) tensor_of_output[out.name] = out.tensor;
     // Fed inputs: split over the replicas unless they are scalars.
     std::vector<std::pair<const OnnxValue*, bool>> fed;
     for (const OnnxValue& in : a.inputs) {
@@ -246,7 +290,30 @@ absl::Status OnnxTrainer::Build() {
     absl::flat_hash_set<std::string> bound;  // Outputs that update_binding assigns.
     for (const auto& b : info.update_binding()) bound.insert(b.value());
     std::function<std::string(const std::string&)> tensor_of = [](const std::string& t) { return t; };
-    if (parallel) {
+    std::function<std::string(const std::string&, int)> replica_tensor;  // All-reduce only.
+    if (allreduce) {
+      AllReducePlan plan;
+      plan.split_inputs = split_inputs;
+      for (int k = 0; k < declared_outputs; ++k) {
+        if (!bound.contains(a.outputs[k].name)) plan.reported.push_back(prefix + a.outputs[k].tensor);
+      }
+      // The backward pass makes the last layer's gradients first.
+      for (auto it = gradient_sizes.rbegin(); it != gradient_sizes.rend(); ++it) {
+        auto t = tensor_of_output.find(it->first);
+        if (t != tensor_of_output.end()) plan.gradients.emplace_back(prefix + t->second, it->second);
+      }
+      for (const auto& binding : info.update_binding()) {
+        auto t = tensor_of_output.find(binding.value());
+        auto weight = initial_.find(binding.key());
+        if (t != tensor_of_output.end() && weight != initial_.end()) {
+          plan.written.emplace_back(prefix + t->second, weight->second.NumElements());
+        }
+      }
+      plan.replica_devices = replica_devices_;
+      plan.bucket_bytes = train_.bucket_bytes;
+      SL_RETURN_IF_ERROR(ReplicateAllReduce(plan, &a.graph, &tensor_of, &replica_tensor), "training_info ", i,
+                         " algorithm, made data-parallel with all-reduce");
+    } else if (parallel) {
       ReplicaPlan plan;
       plan.split_inputs = split_inputs;
       for (int k = 0; k < declared_outputs; ++k) {
@@ -264,10 +331,11 @@ absl::Status OnnxTrainer::Build() {
       Input input;
       input.name = in->name;
       input.has_default = in->has_default;
-      if (split) {
+      if (split || allreduce) {
         for (size_t r = 0; r < replica_devices_.size(); ++r) {
           input.tensors.push_back(absl::StrCat("replica_", r, "/", prefix, in->tensor));
         }
+        input.broadcast = !split;  // All-reduce replicas each have their own copy.
       } else {
         input.tensors.push_back(prefix + in->tensor);
       }
@@ -295,6 +363,24 @@ absl::Status OnnxTrainer::Build() {
       if (produced == nullptr) {
         return absl::InvalidArgumentError(absl::StrCat("update_binding reads '", b.value(),
                                                        "', which the algorithm does not output"));
+      }
+      if (allreduce) {
+        // Each replica writes its own copy, from its own (identical) update.
+        auto read = read_of.find(b.key());
+        for (size_t r = 0; r < replica_devices_.size(); ++r) {
+          const std::string at = absl::StrCat("replica_", r, "/");
+          NodeDef assign;
+          assign.set_name(absl::StrCat(at, prefix, "update/", var_nodes_.at(b.key())));
+          assign.set_op("AssignVariable");
+          assign.set_device(replica_devices_[r]);
+          assign.add_input(replica_tensor(prefix + produced->tensor, static_cast<int>(r)));
+          if (read != read_of.end()) assign.add_input("^" + at + read->second);
+          AddNodeAttr("shared_name", absl::StrCat(var_prefix, b.key(), "/replica_", r), &assign);
+          AddNodeAttr("dtype", initial_[b.key()].dtype(), &assign);
+          algo.assign_nodes.push_back(assign.name());
+          *a.graph.add_node() = std::move(assign);
+        }
+        continue;
       }
       SL_ASSIGN_OR_RETURN(std::string value, fetchable(*produced));
       NodeDef assign;
@@ -329,7 +415,9 @@ absl::Status OnnxTrainer::Build() {
 OnnxTrainer::~OnnxTrainer() {
   if (session_ == nullptr) return;
   std::vector<std::string> targets;
-  for (const auto& [name, base] : var_nodes_) targets.push_back(VarDestroy(base));
+  for (const auto& [name, base] : var_nodes_) {
+    for (const std::string& copy : VarCopies(name)) targets.push_back(VarDestroy(copy));
+  }
   std::vector<Tensor> out;
   // Best effort: a cluster that went away has nothing left to free.
   session_->Run({}, {}, targets, &out).IgnoreError();
@@ -343,7 +431,7 @@ absl::Status OnnxTrainer::PushVariables(const std::map<std::string, Tensor>& val
     auto base = var_nodes_.find(name);
     if (base == var_nodes_.end()) return absl::InvalidArgumentError(absl::StrCat("'", name, "' is not an initializer"));
     feeds.emplace_back(VarInit(base->second), value);
-    targets.push_back(VarAssign(base->second));
+    for (const std::string& copy : VarCopies(name)) targets.push_back(VarAssign(copy));
   }
   std::vector<Tensor> out;
   return session_->Run(feeds, {}, targets, &out);
@@ -351,7 +439,7 @@ absl::Status OnnxTrainer::PushVariables(const std::map<std::string, Tensor>& val
 
 absl::StatusOr<std::map<std::string, Tensor>> OnnxTrainer::Initializers() {
   std::vector<std::string> fetches;
-  for (const auto& [name, value] : initial_) fetches.push_back(VarRead(var_nodes_.at(name)));
+  for (const auto& [name, value] : initial_) fetches.push_back(VarRead(VarCopies(name)[0]));
   std::vector<Tensor> out;
   SL_RETURN_IF_ERROR(session_->Run({}, fetches, {}, &out));
   std::map<std::string, Tensor> values;
@@ -408,8 +496,8 @@ absl::StatusOr<std::vector<std::pair<std::string, Tensor>>> OnnxTrainer::Step(
         if (in.has_default) continue;
         return absl::InvalidArgumentError(absl::StrCat("no value for input '", in.name, "'"));
       }
-      if (in.tensors.size() == 1) {
-        run_feeds.emplace_back(in.tensors[0], *value);
+      if (in.tensors.size() == 1 || in.broadcast) {
+        for (const std::string& t : in.tensors) run_feeds.emplace_back(t, *value);
         continue;
       }
       SL_ASSIGN_OR_RETURN(std::vector<Tensor> parts,

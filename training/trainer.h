@@ -15,6 +15,10 @@
 // of every fed input of rank >= 1 (split along dimension 0; scalars go to all). The replicas'
 // gradients and reported outputs are averaged, which gives the single-process result when the
 // loss is a mean over the batch (BatchNormalization's statistics stay per replica).
+// On a cluster without a "ps" job (or with TrainOptions::strategy "allreduce"), every worker
+// task holds its own copy of every variable, runs the whole algorithm on its share, and the
+// gradients are averaged by a ring all-reduce (training/replicate.h) that starts on each
+// bucket as soon as the backward pass has made it; the copies stay bitwise identical.
 #ifndef SLUICE_TRAINING_TRAINER_H_
 #define SLUICE_TRAINING_TRAINER_H_
 
@@ -29,10 +33,20 @@
 
 namespace sluice {
 
+// How a cluster's workers share a step.
+struct TrainOptions {
+  // "auto": all-reduce across the worker tasks of a cluster without a "ps" job, the ps path
+  // with one; "allreduce" or "ps" to choose.
+  std::string strategy = "auto";
+  // All-reduce: gradients fused into buckets of about this many bytes.
+  int64_t bucket_bytes = int64_t{25} << 20;
+};
+
 class OnnxTrainer {
  public:
   static absl::StatusOr<std::unique_ptr<OnnxTrainer>> Load(const std::string& path,
-                                                           const SessionOptions& options);
+                                                           const SessionOptions& options,
+                                                           const TrainOptions& train = TrainOptions());
   // Frees the variables (on a cluster, the ps task would otherwise keep them).
   ~OnnxTrainer();
 
@@ -50,12 +64,15 @@ class OnnxTrainer {
 
   // Replicas the algorithm runs on (1 unless data-parallel on a cluster).
   int replicas() const { return static_cast<int>(replica_devices_.size()); }
+  // "allreduce", "ps" or "" (one replica).
+  const std::string& strategy() const { return strategy_; }
 
  private:
   struct Input {
     std::string name;                  // ONNX name.
     std::vector<std::string> tensors;  // One per replica, or one shared by all.
     bool has_default = false;
+    bool broadcast = false;  // Each of `tensors` gets the whole value (not a share of it).
   };
   struct Algorithm {
     std::vector<Input> inputs;                 // Fed per step (variables excluded).
@@ -68,8 +85,13 @@ class OnnxTrainer {
   // Assigns `values` (by initializer name) to their variables.
   absl::Status PushVariables(const std::map<std::string, Tensor>& values);
 
+  // The variable node bases of initializer `name`: one, or one per replica (all-reduce).
+  std::vector<std::string> VarCopies(const std::string& name) const;
+
   onnx::ModelProto model_;
   SessionOptions options_;
+  TrainOptions train_;
+  std::string strategy_;
   std::unique_ptr<Session> session_;
   std::map<std::string, Tensor> initial_;  // The initializers as the model has them.
   // Each initializer's variable nodes are named "<this>/init", "/assign", "/read" and
