@@ -176,6 +176,13 @@ check "two clients at once" test "$r0$r1" = "00"
 check "client on task 0: 200 timed runs" json_is "$work/bench0.json" "d['iters'] == 200 and d['min_ms'] > 0"
 check "client on task 1: 200 timed runs" json_is "$work/bench1.json" "d['iters'] == 200 and d['min_ms'] > 0"
 
+# One client with four threads at once, pipelining over both tasks: latency percentiles in
+# order and a throughput.
+run bench "$mlp" --target "$t0" --placement pipeline --iters 200 --warmup 1 --concurrency 4 --json \
+  > "$work/bench_concurrent.json"
+check "bench --concurrency 4: 200 runs, runs_per_s and p50 <= p90 <= p99" json_is "$work/bench_concurrent.json" \
+  "d['concurrency'] == 4 and d['iters'] == 200 and d['runs_per_s'] > 0 and 0 < d['p50_ms'] <= d['p90_ms'] <= d['p99_ms']"
+
 # A slow worker: task 1 pauses for a second (SIGSTOP, then SIGCONT: a long GC or swap pause)
 # while a bench pipelines over both tasks; task 0's partitions wait for it and every run
 # succeeds (a pause shorter than the keepalive timeout is slowness, not a failure).

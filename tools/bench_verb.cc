@@ -1,6 +1,9 @@
 // `sluice bench`: times whole runs of an ONNX model (or GraphDef) in an embedded session.
 #include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <cmath>
+#include <thread>
 #include <cstdio>
 #include <filesystem>
 #include <map>
@@ -9,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
+#include "absl/synchronization/mutex.h"
 #include "framework/status.h"
 #include "frontend/onnx/importer.h"
 #include "frontend/onnx/onnx_tensor.h"
@@ -26,9 +30,11 @@ namespace {
 
 constexpr char kHelp[] = R"(usage: sluice bench MODEL.onnx|GRAPH.pb|GRAPH.pbtxt [options]
 
-Runs the model (or GraphDef) repeatedly in an embedded session and reports the time of whole runs (feeds
-in, fetches out). The last line is JSON:
-  {"model": ..., "threads": N, "iters": N, "median_ms": X, "min_ms": Y}
+Runs the model (or GraphDef) repeatedly in an embedded session (or on --target's cluster) and
+reports the time of whole runs (feeds in, fetches out). The last line is JSON:
+  {"model": ..., "threads": N, "iters": N, "median_ms": X, "min_ms": Y, "concurrency": C,
+   "runs_per_s": R, "p50_ms": X, "p90_ms": X, "p99_ms": X}
+(latencies of single runs; runs_per_s counts every timed run over the time they all took).
 When stderr is a terminal, a progress line there ("bench: 14/50 iterations") is rewritten as
 runs end and erased before the results.
 
@@ -38,6 +44,9 @@ options:
   --output NAME  (GraphDef only) fetch NAME; repeatable (default as in `sluice run`)
   --iters N      timed runs (default 20)
   --warmup N     untimed runs first (default 3)
+  --concurrency N
+                 N client threads run at once, sharing the --iters runs (default 1): the
+                 throughput of a pipeline whose stages are on several devices or tasks
   --threads N    intra-op threads (oneDNN's OpenMP team, the compute pool, OpenBLAS; default 1)
   --inter-op N   threads running ready nodes (default 1: nodes run one after another, each
                  with all intra-op threads, as ONNX Runtime's default sequential executor)
@@ -59,9 +68,10 @@ int BenchVerb(Args& args) {
   }
   std::vector<std::string> inputs = args.TakeAll("--input");
   std::vector<std::string> outputs = args.TakeAll("--output");
-  int iters = 20, warmup = 3, threads = 1, inter_op = 1;
+  int iters = 20, warmup = 3, threads = 1, inter_op = 1, concurrency = 1;
   for (auto [flag, value] : {std::pair<const char*, int*>{"--iters", &iters}, {"--warmup", &warmup},
-                             {"--threads", &threads}, {"--inter-op", &inter_op}}) {
+                             {"--threads", &threads}, {"--inter-op", &inter_op},
+                             {"--concurrency", &concurrency}}) {
     std::string v = args.Take(flag);
     if (!v.empty() && (!absl::SimpleAtoi(v, value) || *value < (std::string(flag) == "--warmup" ? 0 : 1))) {
       std::fprintf(stderr, "sluice bench: bad %s '%s'\n", flag, v.c_str());
@@ -114,15 +124,47 @@ int BenchVerb(Args& args) {
     s = (*session)->Run(feeds, fetches, {}, &out);
     if (!s.ok()) return fail(s);
   }
-  std::vector<double> ms;
-  for (int i = 0; i < iters; ++i) {
-    progress.Update(absl::StrCat("bench: ", i, "/", iters, " iterations"));
-    auto start = std::chrono::steady_clock::now();
-    s = (*session)->Run(feeds, fetches, {}, &out);
-    auto end = std::chrono::steady_clock::now();
-    if (!s.ok()) return fail(s);
-    ms.push_back(std::chrono::duration<double, std::milli>(end - start).count());
+  // `concurrency` threads take runs until `iters` have started; each times its own.
+  std::vector<double> ms(iters, 0.0);
+  std::atomic<int> next{0}, finished{0};
+  absl::Mutex error_mu;
+  absl::Status error;
+  auto client = [&] {
+    std::vector<Tensor> fetched;
+    for (int i = next++; i < iters; i = next++) {
+      auto start = std::chrono::steady_clock::now();
+      absl::Status r = (*session)->Run(feeds, fetches, {}, &fetched);
+      auto end = std::chrono::steady_clock::now();
+      if (!r.ok()) {
+        absl::MutexLock lock(&error_mu);
+        if (error.ok()) error = r;
+        next = iters;  // The others stop after their current run.
+        return;
+      }
+      ms[i] = std::chrono::duration<double, std::milli>(end - start).count();
+      ++finished;
+    }
+  };
+  const auto all_start = std::chrono::steady_clock::now();
+  std::vector<std::thread> clients;
+  for (int c = 1; c < concurrency; ++c) clients.emplace_back(client);
+  if (concurrency == 1) {
+    for (int i = 0; i < iters && error.ok(); ++i) {
+      progress.Update(absl::StrCat("bench: ", i, "/", iters, " iterations"));
+      std::vector<Tensor> fetched;
+      auto start = std::chrono::steady_clock::now();
+      s = (*session)->Run(feeds, fetches, {}, &fetched);
+      auto end = std::chrono::steady_clock::now();
+      if (!s.ok()) error = s;
+      ms[i] = std::chrono::duration<double, std::milli>(end - start).count();
+    }
+  } else {
+    client();
   }
+  for (std::thread& t : clients) t.join();
+  const double all_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - all_start).count();
+  if (!error.ok()) return fail(error);
   progress.Done();
   RunMetadata metadata;
   if (profile || !trace_file.empty()) {
@@ -135,12 +177,22 @@ int BenchVerb(Args& args) {
   std::sort(sorted.begin(), sorted.end());
   const double median = sorted.size() % 2 ? sorted[sorted.size() / 2]
                                           : (sorted[sorted.size() / 2 - 1] + sorted[sorted.size() / 2]) / 2;
+  // Nearest rank: the smallest latency that `q` of the runs do not exceed.
+  auto percentile = [&](double q) {
+    const size_t rank = static_cast<size_t>(std::ceil(q * static_cast<double>(sorted.size())));
+    return sorted[std::clamp<size_t>(rank, 1, sorted.size()) - 1];
+  };
   JsonObject doc;
   doc.AddString("model", std::filesystem::path(path).filename().string())
       .AddInt("threads", threads)
       .AddInt("iters", iters)
       .AddRaw("median_ms", absl::StrFormat("%.3f", median))
-      .AddRaw("min_ms", absl::StrFormat("%.3f", sorted.front()));
+      .AddRaw("min_ms", absl::StrFormat("%.3f", sorted.front()))
+      .AddInt("concurrency", concurrency)
+      .AddRaw("runs_per_s", absl::StrFormat("%.3f", iters * 1000.0 / all_ms))
+      .AddRaw("p50_ms", absl::StrFormat("%.3f", percentile(0.5)))
+      .AddRaw("p90_ms", absl::StrFormat("%.3f", percentile(0.9)))
+      .AddRaw("p99_ms", absl::StrFormat("%.3f", percentile(0.99)));
   if (!trace_file.empty()) {
     auto events = WriteChromeTrace(trace_file, metadata.step_stats());
     if (!events.ok()) return fail(events.status());
@@ -174,8 +226,10 @@ int BenchVerb(Args& args) {
   if (json) {
     std::printf("%s\n", doc.ToString().c_str());
   } else {
-    std::printf("{\"model\": \"%s\", \"threads\": %d, \"iters\": %d, \"median_ms\": %.3f, \"min_ms\": %.3f}\n",
-                std::filesystem::path(path).filename().string().c_str(), threads, iters, median, sorted.front());
+    std::printf("{\"model\": \"%s\", \"threads\": %d, \"iters\": %d, \"median_ms\": %.3f, \"min_ms\": %.3f, "
+                "\"concurrency\": %d, \"runs_per_s\": %.3f, \"p50_ms\": %.3f, \"p90_ms\": %.3f, \"p99_ms\": %.3f}\n",
+                std::filesystem::path(path).filename().string().c_str(), threads, iters, median, sorted.front(),
+                concurrency, iters * 1000.0 / all_ms, percentile(0.5), percentile(0.9), percentile(0.99));
   }
   return 0;
 }

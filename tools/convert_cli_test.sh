@@ -123,6 +123,13 @@ check "bench of a GraphDef: random Placeholder values, a median" \
   json_is "$out/bench_pb.json" "d['model'] == 'plain.pb' and d['median_ms'] > 0"
 $sluice bench examples/mlp.pbtxt --input x=examples/mlp_x.pb --output y --iters 2 --json > "$out/bench_pbtxt.json"
 check "bench of a GraphDef: --input and --output" json_is "$out/bench_pbtxt.json" "d['iters'] == 2"
+$sluice bench examples/mlp.pbtxt --input x=examples/mlp_x.pb --output y --iters 30 --concurrency 3 --inter-op 2 \
+  --json > "$out/bench_concurrent.json"
+check "bench --concurrency 3: every run timed once, percentiles in order" json_is "$out/bench_concurrent.json" \
+  "d['concurrency'] == 3 and d['iters'] == 30 and d['runs_per_s'] > 0 and 0 < d['min_ms'] <= d['p50_ms'] <= d['p90_ms'] <= d['p99_ms']"
+if $sluice bench examples/mlp.pbtxt --concurrency 0 > /dev/null 2>&1; then
+  check "bench --concurrency 0 is refused" false
+fi
 if $sluice bench examples/mlp.pbtxt --output nowhere --iters 1 > /dev/null 2>&1; then
   check "bench of a GraphDef: an unknown --output fails" false
 fi

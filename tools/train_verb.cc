@@ -5,6 +5,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "framework/status.h"
 #include "frontend/onnx/onnx_tensor.h"
 #include "training/trainer.h"
@@ -32,7 +34,8 @@ options:
   --strategy S           with --target on a cluster: auto (default), allreduce or ps
   --bucket-mb N          all-reduce: gradients fused into buckets of about N MiB (default 25)
   --json                 print one JSON object instead of the lines:
-                           {"replicas": N, "steps": [{"step": 1, "outputs": {"loss": X}}, ...],
+                           {"replicas": N, "strategy": "allreduce"|"ps"|"",
+                            "steps": [{"step": 1, "ms": T, "outputs": {"loss": X}}, ...],
                             "saved": "OUT.onnx"}
                          (scalar outputs as numbers, at full precision; others as strings)
   --help                 this text
@@ -138,7 +141,9 @@ int TrainVerb(Args& args) {
   ProgressLine progress(stdout);
   std::vector<std::string> steps_json;
   for (int step = 1; step <= steps; ++step) {
+    const absl::Time started = absl::Now();
     auto out = (*trainer)->Step(feeds);
+    const double step_ms = absl::ToDoubleMilliseconds(absl::Now() - started);
     if (!out.ok()) {
       progress.Clear();
       return fail(AddContext(out.status(), absl::StrCat("step ", step)));
@@ -146,7 +151,11 @@ int TrainVerb(Args& args) {
     if (json) {
       JsonObject outputs;
       for (const auto& [name, value] : *out) outputs.AddRaw(name, ScalarJson(value));
-      steps_json.push_back(JsonObject().AddInt("step", step).AddRaw("outputs", outputs.ToString()).ToString());
+      steps_json.push_back(JsonObject()
+                               .AddInt("step", step)
+                               .AddDouble("ms", step_ms, 4)
+                               .AddRaw("outputs", outputs.ToString())
+                               .ToString());
       continue;
     }
     std::string line = absl::StrCat("step ", step);
@@ -173,7 +182,9 @@ int TrainVerb(Args& args) {
   }
   if (json) {
     JsonObject doc;
-    doc.AddInt("replicas", (*trainer)->replicas()).AddRaw("steps", JsonArray(steps_json));
+    doc.AddInt("replicas", (*trainer)->replicas())
+        .AddString("strategy", (*trainer)->strategy())
+        .AddRaw("steps", JsonArray(steps_json));
     if (!save.empty()) doc.AddString("saved", save);
     std::printf("%s\n", doc.ToString().c_str());
   }
