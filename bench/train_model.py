@@ -53,14 +53,17 @@ def main():
         copy.output.extend(t(o) for o in n.output)
         forward.append(copy)
     batch = args.batch
+    # A mean over the batch (not a sum over a fixed 1/batch): data-parallel replicas then
+    # average to the single-process loss and gradients.
     loss = [
         helper.make_node("LogSoftmax", ["t_logits"], ["t_logp"], axis=1),
         helper.make_node("Mul", ["t_logp", "target"], ["t_picked"]),
-        helper.make_node("ReduceSum", ["t_picked"], ["t_total"], keepdims=0),
-        helper.make_node("Constant", [], ["t_neg_inv_n"],
-                         value=numpy_helper.from_array(np.array(-1.0 / batch, np.float32))),
-        helper.make_node("Mul", ["t_total", "t_neg_inv_n"], ["loss"]),
+        helper.make_node("ReduceSum", ["t_picked", "t_class_axis"], ["t_per_sample"], keepdims=0),
+        helper.make_node("ReduceMean", ["t_per_sample"], ["t_mean"], keepdims=0),
+        helper.make_node("Neg", ["t_mean"], ["loss"]),
     ]
+    loss.insert(0, helper.make_node("Constant", [], ["t_class_axis"],
+                                    value=numpy_helper.from_array(np.array([1], np.int64))))
     grads = ["grad_%d" % k for k in range(len(weights))]
     news = ["new_%d" % k for k in range(len(weights))]
     sgd = [helper.make_node("Gradient", weights, grads, domain=TRAINING, xs=weights, y="loss"),
@@ -79,6 +82,7 @@ def main():
         e = training.update_binding.add()
         e.key, e.value = w, new
     model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13), helper.make_opsetid(TRAINING, 1)])
+    onnx.checker.check_model(model)
     model.training_info.append(training)
     os.makedirs(args.outdir, exist_ok=True)
     onnx.save(model, os.path.join(args.outdir, args.model + ".onnx"))

@@ -1,5 +1,8 @@
 // `sluice train`: trains an ONNX model through its TrainingInfoProto.
+#include <algorithm>
 #include <cstdio>
+#include <cstdlib>
+#include <optional>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -9,6 +12,7 @@
 #include "absl/time/time.h"
 #include "framework/status.h"
 #include "frontend/onnx/onnx_tensor.h"
+#include "training/checkpoint.h"
 #include "training/trainer.h"
 #include "tools/error_hints.h"
 #include "tools/json.h"
@@ -33,6 +37,16 @@ options:
   --threads N            intra-op and inter-op threads (default: all cores)
   --strategy S           with --target on a cluster: auto (default), allreduce or ps
   --bucket-mb N          all-reduce: gradients fused into buckets of about N MiB (default 25)
+  --checkpoint-dir DIR   resume from DIR's last complete checkpoint (weights and optimizer
+                         state; a damaged one is named and passed over for the one before)
+                         and write checkpoints there (ckpt-<step>.onnx and .json manifests,
+                         written then renamed; the two most recent kept)
+  --checkpoint-every K   a checkpoint after every K steps (default with a DIR: 10; and one
+                         after the last step)
+  --restart-on-failure   when a step fails (a task lost), wait for the cluster to be whole
+                         again and resume from the last checkpoint: a lost machine costs at
+                         most K steps
+  --restart-wait S       how long to wait for the cluster each time (default 600 seconds)
   --json                 print one JSON object instead of the lines:
                            {"replicas": N, "strategy": "allreduce"|"ps"|"",
                             "steps": [{"step": 1, "ms": T, "outputs": {"loss": X}}, ...],
@@ -92,6 +106,21 @@ int TrainVerb(Args& args) {
     std::fprintf(stderr, "sluice train: bad --threads '%s'\n", t.c_str());
     return 2;
   }
+  const std::string checkpoint_dir = args.Take("--checkpoint-dir");
+  const bool restart = args.Has("--restart-on-failure");
+  int checkpoint_every = checkpoint_dir.empty() ? 0 : 10, restart_wait = 600;
+  for (auto [flag, value] : {std::pair<const char*, int*>{"--checkpoint-every", &checkpoint_every},
+                             {"--restart-wait", &restart_wait}}) {
+    std::string v = args.Take(flag);
+    if (!v.empty() && (!absl::SimpleAtoi(v, value) || *value <= 0)) {
+      std::fprintf(stderr, "sluice train: bad %s '%s'\n", flag, v.c_str());
+      return 2;
+    }
+  }
+  if (checkpoint_dir.empty() && (checkpoint_every > 0 || restart)) {
+    std::fprintf(stderr, "sluice train: --checkpoint-every and --restart-on-failure need --checkpoint-dir DIR\n");
+    return 2;
+  }
   TrainOptions train;
   train.strategy = args.Take("--strategy", "auto");
   const std::string bucket = args.Take("--bucket-mb");
@@ -135,18 +164,89 @@ int TrainVerb(Args& args) {
                   (*trainer)->replicas());
     }
   }
-  absl::Status s = (*trainer)->Initialize();
-  if (!s.ok()) return fail(s);
+  // The step to go on from: after the last complete checkpoint, or 1 after initialization.
+  int resumed_from = 0, restarts = 0;
+  auto resume = [&](OnnxTrainer* t) -> absl::StatusOr<int> {
+    if (!checkpoint_dir.empty()) {
+      std::vector<std::string> skipped;
+      SL_ASSIGN_OR_RETURN(std::optional<Checkpoint> found, FindCheckpoint(checkpoint_dir, &skipped));
+      for (const std::string& why : skipped) std::fprintf(stderr, "sluice train: checkpoint passed over: %s\n", why.c_str());
+      if (found.has_value()) {
+        SL_RETURN_IF_ERROR(t->Restore(found->path));
+        if (!json) std::printf("resumed from %s (step %d)\n", found->path.c_str(), static_cast<int>(found->step));
+        resumed_from = static_cast<int>(found->step);
+        return resumed_from + 1;
+      }
+    }
+    SL_RETURN_IF_ERROR(t->Initialize());
+    resumed_from = 0;
+    return 1;
+  };
+  auto first = resume(trainer->get());
+  if (!first.ok()) return fail(first.status());
+  const int replicas = (*trainer)->replicas();
+  const std::string strategy = (*trainer)->strategy();
+  absl::Status s;
   // On a terminal the step lines rewrite one line, with a bar; the last one stays.
   ProgressLine progress(stdout);
   std::vector<std::string> steps_json;
-  for (int step = 1; step <= steps; ++step) {
+  for (int step = *first; step <= steps; ++step) {
     const absl::Time started = absl::Now();
     auto out = (*trainer)->Step(feeds);
     const double step_ms = absl::ToDoubleMilliseconds(absl::Now() - started);
+    const absl::StatusCode code = out.status().code();
+    if (!out.ok() && restart && code != absl::StatusCode::kInvalidArgument &&
+        code != absl::StatusCode::kUnimplemented && code != absl::StatusCode::kOutOfRange) {
+      progress.Clear();
+      std::fprintf(stderr,
+                   "sluice train: step %d failed: %s\nsluice train: waiting up to %d s for the cluster, "
+                   "then resuming from the last checkpoint\n",
+                   step, StatusToString(out.status()).c_str(), restart_wait);
+      trainer->reset();  // Best effort: a lost task keeps nothing to free.
+      const absl::Time deadline = absl::Now() + absl::Seconds(restart_wait);
+      absl::Status last = out.status();
+      int next = 0;
+      while (next == 0 && absl::Now() < deadline) {
+        auto again = OnnxTrainer::Load((*positional)[0], options, train);
+        // The same replicas as before, or the run would not be the one it was.
+        if (again.ok() && ((*again)->replicas() != replicas || (*again)->strategy() != strategy)) {
+          again = absl::UnavailableError(absl::StrCat("the cluster offers ", (*again)->replicas(),
+                                                      " replicas, not ", replicas, " yet"));
+        }
+        if (again.ok()) {
+          auto from = resume(again->get());
+          if (from.ok()) {
+            trainer = std::move(again);
+            next = *from;
+            break;
+          }
+          last = from.status();
+        } else {
+          last = again.status();
+        }
+        absl::SleepFor(absl::Seconds(1));
+      }
+      if (next == 0) return fail(AddContext(last, absl::StrCat("restarting after step ", step, " failed")));
+      ++restarts;
+      // Steps after the checkpoint run again; their earlier lines go.
+      steps_json.erase(std::remove_if(steps_json.begin(), steps_json.end(),
+                                      [&](const std::string& line) {
+                                        const size_t at = line.find("\"step\": ");
+                                        return at != std::string::npos &&
+                                               std::atoi(line.c_str() + at + 8) >= next;
+                                      }),
+                       steps_json.end());
+      step = next - 1;
+      continue;
+    }
     if (!out.ok()) {
       progress.Clear();
       return fail(AddContext(out.status(), absl::StrCat("step ", step)));
+    }
+    if (checkpoint_every > 0 && (step % checkpoint_every == 0 || step == steps)) {
+      auto bytes = (*trainer)->SerializeState();
+      s = bytes.ok() ? WriteCheckpoint(checkpoint_dir, step, *bytes) : bytes.status();
+      if (!s.ok()) return fail(AddContext(s, absl::StrCat("checkpoint after step ", step)));
     }
     if (json) {
       JsonObject outputs;
@@ -184,6 +284,8 @@ int TrainVerb(Args& args) {
     JsonObject doc;
     doc.AddInt("replicas", (*trainer)->replicas())
         .AddString("strategy", (*trainer)->strategy())
+        .AddInt("resumed_from", resumed_from)
+        .AddInt("restarts", restarts)
         .AddRaw("steps", JsonArray(steps_json));
     if (!save.empty()) doc.AddString("saved", save);
     std::printf("%s\n", doc.ToString().c_str());

@@ -511,7 +511,7 @@ absl::StatusOr<std::vector<std::pair<std::string, Tensor>>> OnnxTrainer::Step(
   return reported;
 }
 
-absl::Status OnnxTrainer::Save(const std::string& path) {
+absl::StatusOr<std::string> OnnxTrainer::SerializeState() {
   SL_ASSIGN_OR_RETURN(auto state, Initializers());
   onnx::ModelProto m = model_;
   for (auto& init : *m.mutable_graph()->mutable_initializer()) {
@@ -520,9 +520,40 @@ absl::Status OnnxTrainer::Save(const std::string& path) {
     const std::string name = init.name();
     SL_RETURN_IF_ERROR(TensorToOnnx(it->second, name, &init));
   }
+  std::string bytes;
+  if (!m.SerializeToString(&bytes)) return absl::InternalError("the trained model does not serialize (over 2 GiB?)");
+  return bytes;
+}
+
+absl::Status OnnxTrainer::Save(const std::string& path) {
+  SL_ASSIGN_OR_RETURN(std::string bytes, SerializeState());
   std::ofstream out(path, std::ios::binary);
-  if (!out || !m.SerializeToOstream(&out)) return absl::PermissionDeniedError(absl::StrCat("cannot write '", path, "'"));
+  if (!out || !out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()))) {
+    return absl::PermissionDeniedError(absl::StrCat("cannot write '", path, "'"));
+  }
   return absl::OkStatus();
+}
+
+absl::Status OnnxTrainer::Restore(const std::string& path) {
+  SL_ASSIGN_OR_RETURN(onnx::ModelProto saved, LoadOnnxModel(path));
+  std::map<std::string, Tensor> values;
+  for (const auto& init : saved.graph().initializer()) {
+    auto expected = initial_.find(init.name());
+    if (expected == initial_.end()) continue;
+    SL_ASSIGN_OR_RETURN(Tensor t, TensorFromOnnx(init), "'", path, "' initializer '", init.name(), "'");
+    if (t.dtype() != expected->second.dtype() || t.shape() != expected->second.shape()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "'", path, "' has initializer '", init.name(), "' as ", DataTypeString(t.dtype()), t.shape().DebugString(),
+          " where the model has ", DataTypeString(expected->second.dtype()), expected->second.shape().DebugString()));
+    }
+    values[init.name()] = std::move(t);
+  }
+  for (const auto& [name, value] : initial_) {
+    if (values.count(name) == 0) {
+      return absl::InvalidArgumentError(absl::StrCat("'", path, "' has no initializer '", name, "'"));
+    }
+  }
+  return PushVariables(values);
 }
 
 }  // namespace sluice

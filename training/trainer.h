@@ -61,6 +61,11 @@ class OnnxTrainer {
   absl::StatusOr<std::map<std::string, Tensor>> Initializers();
   // The model with its initializers set to their current values (training_info kept).
   absl::Status Save(const std::string& path);
+  // The same model, serialized (a checkpoint's content, training/checkpoint.h).
+  absl::StatusOr<std::string> SerializeState();
+  // Sets every initializer's variable to its value in the model at `path` (a checkpoint or a
+  // saved model): INVALID_ARGUMENT when that model lacks one or has another dtype or shape.
+  absl::Status Restore(const std::string& path);
 
   // Replicas the algorithm runs on (1 unless data-parallel on a cluster).
   int replicas() const { return static_cast<int>(replica_devices_.size()); }
