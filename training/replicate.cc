@@ -55,6 +55,9 @@ class GraphBuilder {
   GraphDef* out_;
 };
 
+// About this much of a bucket per chunk of the ring.
+constexpr int64_t kChunkBytes = int64_t{2} << 20;
+
 bool NamesAVariable(const NodeDef& n) {
   return n.attr().contains("shared_name") &&
          (n.op() == "ReadVariable" || n.op() == "AssignVariable" || n.op() == "DestroyVariable" ||
@@ -272,7 +275,12 @@ absl::Status ReplicateAllReduce(const AllReducePlan& plan, GraphDef* def,
   for (size_t k = 0; k < buckets.size(); ++k) {
     const Bucket& bucket = buckets[k];
     const std::string base = absl::StrCat("allreduce/bucket_", k);
-    const int chunks = static_cast<int>(std::min<int64_t>(replicas, bucket.elements));
+    // A few MiB per chunk, a multiple of the replicas: each link then carries the next chunk
+    // while the one before is added and passed on (the ring is pipelined).
+    const int64_t bytes_per = bucket.dtype == DT_DOUBLE ? 8 : 4;
+    const int64_t rounds = std::max<int64_t>(
+        1, (bucket.elements * bytes_per + replicas * kChunkBytes - 1) / (replicas * kChunkBytes));
+    const int chunks = static_cast<int>(std::min<int64_t>(replicas * rounds, bucket.elements));
     std::vector<int64_t> chunk_sizes(chunks, bucket.elements / chunks);
     for (int j = 0; j < bucket.elements % chunks; ++j) ++chunk_sizes[j];
     std::vector<int64_t> tensor_sizes;
@@ -309,24 +317,26 @@ absl::Status ReplicateAllReduce(const AllReducePlan& plan, GraphDef* def,
       AddNodeAttr("Tlen", DT_INT64, cut);
       split[i] = cut->name();
     }
-    // Chunk j: summed from replica j+1 around the ring to replica j, and scaled there.
+    // Chunk j, owned by replica o = j mod replicas: summed from replica o+1 around the ring
+    // to replica o, and scaled there.
     std::vector<std::string> mean(chunks);
     for (int j = 0; j < chunks; ++j) {
-      std::string acc = absl::StrCat(split[(j + 1) % replicas], ":", j);
+      const int owner = j % replicas;
+      std::string acc = absl::StrCat(split[(owner + 1) % replicas], ":", j);
       for (int s = 2; s <= replicas; ++s) {
-        const int r = (j + s) % replicas;
+        const int r = (owner + s) % replicas;
         NodeDef* add = b.Add(absl::StrCat(base, "/chunk_", j, "/sum_", s), "AddV2", device(r),
                              {acc, absl::StrCat(split[r], ":", j)});
         AddNodeAttr("T", bucket.dtype, add);
         acc = add->name();
       }
-      NodeDef* scale = b.Add(absl::StrCat(base, "/chunk_", j, "/scale"), "Const", device(j), {});
+      NodeDef* scale = b.Add(absl::StrCat(base, "/chunk_", j, "/scale"), "Const", device(owner), {});
       AddNodeAttr("dtype", bucket.dtype, scale);
       AddNodeAttr("value",
                   bucket.dtype == DT_DOUBLE ? Tensor::FromVector<double>({1.0 / replicas}, TensorShape({}))
                                             : Tensor::FromVector<float>({1.0f / replicas}, TensorShape({})),
                   scale);
-      NodeDef* avg = b.Add(absl::StrCat(base, "/chunk_", j, "/mean"), "Mul", device(j), {acc, scale->name()});
+      NodeDef* avg = b.Add(absl::StrCat(base, "/chunk_", j, "/mean"), "Mul", device(owner), {acc, scale->name()});
       AddNodeAttr("T", bucket.dtype, avg);
       mean[j] = avg->name();
     }

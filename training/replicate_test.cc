@@ -3,6 +3,7 @@
 #include "training/replicate.h"
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "master/session.h"
 #include "framework/status_matchers.h"
@@ -200,6 +201,45 @@ TEST(ReplicateAllReduceTest, EveryReplicaReadsTheSameMeanOfTheGradients) {
     // The reported loss is the replicas' mean.
     EXPECT_NEAR(out[6].flat<float>()[0], (xs[0][0] + xs[1][0] + xs[2][0]) / 3, 1e-4f);
   }
+}
+
+// A gradient of 8 MB over three replicas: several chunks per replica (the ring pipelined).
+TEST(ReplicateAllReduceTest, BigGradientsTakeSeveralRoundsOfChunks) {
+  constexpr int64_t kElements = 2000000;
+  AllReducePlan plan;
+  plan.split_inputs = {"x", "z"};
+  plan.gradients = {{"g1", kElements}, {"g2", 1}};
+  for (int d = 0; d < 3; ++d) plan.replica_devices.push_back(absl::StrCat("/job:localhost/replica:0/task:0/device:CPU:", d));
+  GraphDef def = Parse(kTwoGradients);
+  std::function<std::string(const std::string&)> tensor_of;
+  std::function<std::string(const std::string&, int)> replica_tensor;
+  ASSERT_OK(ReplicateAllReduce(plan, &def, &tensor_of, &replica_tensor));
+  int chunks = 0;
+  for (const NodeDef& n : def.node()) chunks += absl::EndsWith(n.name(), "/mean") && absl::StartsWith(n.name(), "allreduce/");
+  EXPECT_GT(chunks, 3 + 1);
+  SessionOptions options;
+  (*options.config.mutable_device_count())["CPU"] = 3;
+  SL_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> session, NewSession(options));
+  ASSERT_OK(session->Create(def));
+  std::vector<std::pair<std::string, Tensor>> feeds;
+  for (int r = 0; r < 3; ++r) {
+    std::vector<float> x(kElements);
+    for (int64_t k = 0; k < kElements; ++k) x[k] = static_cast<float>((k * (r + 1)) % 1000) / 7;
+    feeds.emplace_back(absl::StrCat("replica_", r, "/x"), Tensor::FromVector<float>(x, TensorShape({1000, 2000})));
+    feeds.emplace_back(absl::StrCat("replica_", r, "/z"), Tensor::FromVector<float>({1.0f * r}, TensorShape({1})));
+  }
+  std::vector<Tensor> out;
+  ASSERT_OK(session->Run(feeds, {"replica_0/u1", "replica_2/u1"}, {}, &out));
+  ASSERT_EQ(out[0].NumElements(), kElements);
+  int wrong = 0;
+  for (int64_t k = 0; k < kElements; ++k) {
+    float mean = 0;
+    for (int r = 0; r < 3; ++r) mean += 2 * (static_cast<float>((k * (r + 1)) % 1000) / 7);
+    mean /= 3;
+    wrong += std::abs(out[0].flat<float>()[k] - mean) > 1e-4f * std::max(1.0f, std::abs(mean)) ||
+             out[0].flat<float>()[k] != out[1].flat<float>()[k];
+  }
+  EXPECT_EQ(wrong, 0);
 }
 
 TEST(ReplicateAllReduceTest, RefusesOneReplicaAndIntegerGradients) {
