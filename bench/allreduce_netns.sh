@@ -8,13 +8,15 @@
 #
 #   bench/allreduce_netns.sh                   # 4 tasks, 64 MiB, 1gbit, 6 steps
 #   bench/allreduce_netns.sh -n 2 -m 16 -r 10gbit
+#   bench/allreduce_netns.sh -p                # --insecure tasks: no TLS, no sealed streams
 set -uo pipefail
 cd "$(dirname "$0")/.."
-tasks=4 mb=64 rate=1gbit steps=6 bucket=25
-while getopts "n:m:r:s:b:h" opt; do
+tasks=4 mb=64 rate=1gbit steps=6 bucket=25 plaintext=0
+while getopts "n:m:r:s:b:ph" opt; do
   case $opt in
     n) tasks=$OPTARG ;; m) mb=$OPTARG ;; r) rate=$OPTARG ;; s) steps=$OPTARG ;; b) bucket=$OPTARG ;;
-    *) sed -n '2,11p' "$0"; exit 2 ;;
+    p) plaintext=1 ;;
+    *) sed -n '2,12p' "$0"; exit 2 ;;
   esac
 done
 sluice=$(realpath "${SLUICE:-bazel-bin/tools/sluice}")
@@ -49,11 +51,15 @@ for ((i = 0; i < tasks; i++)); do
   [ "$i" -gt 0 ] && spec+=","
   spec+="$net.$((i + 1)):2222"
 done
-head -c 32 /dev/urandom | base64 > "$work/secret"
-export SLUICE_CLUSTER_SECRET_FILE=$work/secret
+security=(--insecure)
+if [ "$plaintext" = 0 ]; then
+  head -c 32 /dev/urandom | base64 > "$work/secret"
+  export SLUICE_CLUSTER_SECRET_FILE=$work/secret
+  security=()
+fi
 export SLUICE_SAME_HOST_RECV_TENSOR=0  # Separate machines: the bytes cross the links.
 for ((i = 0; i < tasks; i++)); do
-  ip netns exec "sa$id$i" "$sluice" serve --cluster "$spec" --job worker --task "$i" --threads 1 \
+  ip netns exec "sa$id$i" "$sluice" serve --cluster "$spec" --job worker --task "$i" --threads 1 "${security[@]}" \
     > "$work/task$i.log" 2>&1 &
   pids+=($!)
 done
