@@ -251,19 +251,17 @@ TEST(GridSampleTest, VolumetricAndOneDimensional) {
   }
   {
     // 1-D [0, 10, 20, 30], border padding, align_corners, grid 2 -> pixel 4.5 (past the end).
-    // cubic (20) clamps the point to 3 first: exactly 30. bicubic (16, PyTorch) keeps 4.5 and
-    // clamps each tap (3..6 all read 30) but tap 3 = floor(4.5) - 1 sits at distance 1.5:
-    // taps 3, 4, 5, 6 weigh -0.09375, 0.59375, 0.59375, -0.09375 and all read 30: 30 too.
-    // At pixel 3.5 they differ: cubic reads 30; bicubic reads taps 2..5 (20, 30, 30, 30):
-    // the weights sum to 1, so 30 + (-0.09375) * (20 - 30) = 30.9375.
+    // Both cubic (20) and bicubic (16) keep the point where it is and clamp each tap, as
+    // PyTorch's grid_sample and ONNX Runtime do: taps 3..6 all read 30, so 30. At pixel 3.5 the
+    // taps 2..5 read (20, 30, 30, 30); the weights sum to 1 and tap 2 weighs -0.09375:
+    // 30 + (-0.09375) * (20 - 30) = 30.9375 (clamping the point first would give 30).
     for (const char* mode : {"cubic", "bicubic"}) {
       KernelTester t("Onnx>GridSample");
       t.Attr("mode", mode).Attr("padding_mode", "border").Attr("align_corners", int64_t{1});
       // x = (g + 1) / 2 * 3: g = 2 -> 4.5, g = 4 / 3 -> 3.5.
       t.Input<float>({1, 1, 1, 4}, {0, 10, 20, 30}).Input<float>({1, 1, 2, 2}, {2, 0, 4.0f / 3, 0});
       ASSERT_OK(t.Run());
-      const float want = std::string(mode) == "cubic" ? 30.0f : 30.9375f;
-      t.ExpectOutput<float>(0, {1, 1, 1, 2}, {30, want});
+      t.ExpectOutput<float>(0, {1, 1, 1, 2}, {30, 30.9375f});
     }
   }
   {
