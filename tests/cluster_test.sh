@@ -164,6 +164,32 @@ PY
 cat "$work/python.txt"
 check "C API TF_SetTarget (Python Session(target=...)) runs across tasks" grep -q "python ok" "$work/python.txt"
 
+# ONNX Runtime's API on the cluster: one InferenceSession pipelined over both tasks, run from
+# four threads at once; every result equals the in-process session's.
+SLUICE_C_LIBRARY="$root/c_api/libsluice_c.so" PYTHONPATH="$root/c_api/python" PYTHONDONTWRITEBYTECODE=1 \
+  timeout "$CLIENT_TIMEOUT" /usr/bin/python3 - "$t0" "$mlp" > "$work/python_threads.txt" 2>&1 <<'PY'
+import concurrent.futures
+import sys
+import numpy as np
+import sluice
+target, model = sys.argv[1], sys.argv[2]
+local = sluice.InferenceSession(model)
+remote = sluice.InferenceSession(model, target=target, config={"placement": {"policy": "pipeline"}})
+arg = remote.get_inputs()[0]
+shape = [d if isinstance(d, int) else 2 for d in arg.shape]
+rng = np.random.default_rng(0)
+batches = [rng.standard_normal(shape).astype(np.float32) for _ in range(40)]
+with concurrent.futures.ThreadPoolExecutor(4) as pool:
+    got = list(pool.map(lambda b: remote.run(None, {arg.name: b})[0], batches))
+for b, r in zip(batches, got):
+    want = local.run(None, {arg.name: b})[0]
+    assert np.allclose(r, want, rtol=1e-5, atol=1e-6), (r, want)
+print("python threads ok")
+PY
+cat "$work/python_threads.txt"
+check "Python InferenceSession(target=..., pipeline placement) from four threads at once" \
+  grep -q "python threads ok" "$work/python_threads.txt"
+
 # Two clients at once, one on each task's master, each pipelining over both tasks.
 run bench "$mlp" --target "$t0" --placement pipeline --iters 200 --warmup 1 --json > "$work/bench0.json" &
 b0=$!

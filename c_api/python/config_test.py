@@ -38,9 +38,9 @@ def _generate_config_pb2():
 
 config_pb2 = _generate_config_pb2()
 
-# ConfigProto fields the encoder does not write (Sluice's placement options and the graph
-# optimizer's rewrite_options are set from C++).
-NOT_ENCODED = {"placement", "graph_options"}
+# ConfigProto fields the encoder does not write (the graph optimizer's rewrite_options are set
+# from C++).
+NOT_ENCODED = {"graph_options"}
 
 # A value per field, each different from the others, so a value landing in the wrong field
 # cannot pass for the right one.
@@ -55,6 +55,9 @@ VALUES = {
     "use_per_session_threads": True,
     "operation_timeout_in_ms": 2**40 + 17,  # Beyond 32 bits: the field is an int64.
     "resource_limits": {"memory_limit_bytes": 2**33 + 19, "max_graph_nodes": 23},
+    "placement": {"policy": "pipeline",
+                  "device_map": [{"pattern": "conv*", "device": "/job:worker/task:1"},
+                                 {"pattern": "fc?", "device": "/device:CPU:0"}]},
 }
 
 
@@ -66,6 +69,9 @@ def _decoded_value(message, name):
         return list(value)
     if name == "resource_limits":
         return {f.name: v for f, v in value.ListFields()}
+    if name == "placement":
+        return {"policy": value.policy,
+                "device_map": [{"pattern": r.pattern, "device": r.device} for r in value.device_map]}
     return value
 
 

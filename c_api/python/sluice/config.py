@@ -18,6 +18,9 @@ FIELDS = {
     "operation_timeout_in_ms": (11, "int"),
     # A nested ResourceLimits: {"memory_limit_bytes": 1 << 30, "max_graph_nodes": 100000}.
     "resource_limits": (1002, "message"),
+    # Sluice's PlacementOptions: {"policy": "pipeline"} cuts the graph into stages, one per
+    # worker device; "device_map": [{"pattern": "conv*", "device": "/job:worker/task:1"}].
+    "placement": (1001, "placement"),
 }
 
 # Fields of the nested messages, by the ConfigProto field that holds them.
@@ -64,6 +67,22 @@ def encode_config(config):
                     raise ValueError("unknown %s field %r (known: %s)"
                                      % (name, sub_name, ", ".join(sorted(SUBFIELDS[name]))))
                 payload += _field(SUBFIELDS[name][sub_name], 0) + _varint(int(sub_value))
+            out += _length_delimited(number, payload)
+        elif kind == "placement":
+            payload = b""
+            for sub_name, sub_value in value.items():
+                if sub_name == "policy":
+                    payload += _length_delimited(1, str(sub_value).encode())
+                elif sub_name == "device_map":
+                    for rule in sub_value:
+                        unknown = set(rule) - {"pattern", "device"}
+                        if unknown:
+                            raise ValueError("unknown device_map field %r (known: device, pattern)"
+                                             % sorted(unknown)[0])
+                        payload += _length_delimited(2, _length_delimited(1, rule.get("pattern", "").encode())
+                                                     + _length_delimited(2, rule.get("device", "").encode()))
+                else:
+                    raise ValueError("unknown placement field %r (known: device_map, policy)" % sub_name)
             out += _length_delimited(number, payload)
         elif kind == "repeated string":
             for s in value:
