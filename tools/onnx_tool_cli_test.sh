@@ -17,9 +17,9 @@ expect_rc() {
 }
 
 # Help everywhere; usage errors exit 2.
-$sluice --help | grep -q "onnx" || fail "top-level help lists onnx"
+grep -q "onnx" <<< "$($sluice --help)" || fail "top-level help lists onnx"
 for sub in "" check convert-version extract set-dims externalize internalize; do
-  $sluice onnx $sub --help | grep -q "usage: sluice onnx" || fail "onnx $sub --help"
+  grep -q "usage: sluice onnx" <<< "$($sluice onnx $sub --help)" || fail "onnx $sub --help"
 done
 expect_rc 2 $sluice onnx
 expect_rc 2 $sluice onnx frobnicate

@@ -10,8 +10,8 @@ trap 'rm -rf "$out"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
 
 # Every verb has --help.
-$sluice --help | grep -q "run" || fail "top-level help lists run"
-$sluice run --help | grep -q -- "--output-dir" || fail "run --help"
+grep -q "run" <<< "$($sluice --help)" || fail "top-level help lists run"
+grep -q -- "--output-dir" <<< "$($sluice run --help)" || fail "run --help"
 
 # x = [[1,2],[3,-1],[0,10]] through relu(x*w+b): rows [5.5,0], [1.5,0], [20.5,0] (by hand).
 mlp_y="d['outputs'][0]['name'] == 'y:0' and d['outputs'][0]['dtype'] == 'float' and
@@ -38,7 +38,7 @@ if msg=$($sluice run "$x" 2>&1); then fail "garbage graph accepted"; fi
 if msg=$($sluice frobnicate 2>&1); then fail "unknown verb accepted"; fi
 # Training through a TrainingInfoProto: the losses are numpy's (tests/testdata/onnx/make_models.py).
 m=tests/testdata/onnx
-$sluice train --help | grep -q -- "--steps" || fail "train --help"
+grep -q -- "--steps" <<< "$($sluice train --help)" || fail "train --help"
 $sluice train $m/train_linear.onnx --steps 5 --feed x=$m/train_linear_x.pb --feed t=$m/train_linear_t.pb \
   --save "$out/trained.onnx" --json > "$out/train.json"
 cat "$out/train.json"
@@ -47,6 +47,14 @@ json_is "$out/train.json" "repr(d['steps'][0]['outputs']['loss']).startswith('29
 json_is "$out/train.json" "repr(d['steps'][3]['outputs']['loss']).startswith('0.6025')" || fail "fourth loss"
 json_is "$out/train.json" "d['saved'] == '$out/trained.onnx'" || fail "saved reported"
 [ -s "$out/trained.onnx" ] || fail "trained model saved"
+# --profile: one more (traced) step, its node times by phase and op.
+$sluice train $m/train_linear.onnx --steps 2 --feed x=$m/train_linear_x.pb --feed t=$m/train_linear_t.pb \
+  --profile --json > "$out/train_profile.json"
+json_is "$out/train_profile.json" \
+  "{'forward', 'backward', 'update'} <= {p['phase'] for p in d['profile']} and all(p['ms'] >= 0 and p['nodes'] > 0 for p in d['profile']) and any(p['phase'] == 'update' and p['op'] == 'Onnx>Momentum' for p in d['profile']) and len(d['steps']) == 2" \
+  || fail "train --profile: phases and ops"
+$sluice train $m/train_linear.onnx --steps 1 --feed x=$m/train_linear_x.pb --feed t=$m/train_linear_t.pb \
+  --profile | grep -qE "^forward +" || fail "train --profile table"
 if msg=$($sluice train $m/train_linear.onnx --steps 1 2>&1); then fail "missing feed accepted"; fi
 echo "$msg" | grep -q "no value for input 't'" || fail "missing feed message: $msg"
 if msg=$($sluice train $m/mlp.onnx --steps 1 2>&1); then fail "model without training_info accepted"; fi

@@ -2,7 +2,9 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <map>
 #include <optional>
+#include <tuple>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -47,6 +49,10 @@ options:
                          again and resume from the last checkpoint: a lost machine costs at
                          most K steps
   --restart-wait S       how long to wait for the cluster each time (default 600 seconds)
+  --profile              after the steps, one more step traced (it trains too): time per op
+                         type in each phase (forward, backward, update, all-reduce, other),
+                         most expensive first; with --json as "profile": [{"phase", "op",
+                         "ms", "nodes"}]
   --json                 print one JSON object instead of the lines:
                            {"replicas": N, "strategy": "allreduce"|"ps"|"",
                             "steps": [{"step": 1, "ms": T, "outputs": {"loss": X}}, ...],
@@ -106,6 +112,7 @@ int TrainVerb(Args& args) {
     std::fprintf(stderr, "sluice train: bad --threads '%s'\n", t.c_str());
     return 2;
   }
+  const bool profile = args.Has("--profile");
   const std::string checkpoint_dir = args.Take("--checkpoint-dir");
   const bool restart = args.Has("--restart-on-failure");
   int checkpoint_every = checkpoint_dir.empty() ? 0 : 10, restart_wait = 600;
@@ -275,6 +282,48 @@ int TrainVerb(Args& args) {
       std::fflush(stdout);
     }
   }
+  std::vector<std::string> profile_json;
+  if (profile) {
+    RunMetadata metadata;
+    auto traced = (*trainer)->TracedStep(feeds, &metadata);
+    if (!traced.ok()) return fail(AddContext(traced.status(), "the traced step of --profile"));
+    std::map<std::pair<std::string, std::string>, std::pair<double, int>> by_op;  // (phase, op)
+    std::map<std::string, double> by_phase;
+    double total = 0;
+    for (const auto& dev : metadata.step_stats().dev_stats()) {
+      for (const auto& n : dev.node_stats()) {
+        const std::string phase = (*trainer)->PhaseOf(n.node_name());
+        const double ms = n.all_end_rel_nanos() / 1e6;
+        auto& e = by_op[{phase, n.timeline_label()}];
+        e.first += ms;
+        e.second += 1;
+        by_phase[phase] += ms;
+        total += ms;
+      }
+    }
+    std::vector<std::tuple<double, std::string, std::string, int>> rows;
+    for (const auto& [key, e] : by_op) rows.emplace_back(e.first, key.first, key.second, e.second);
+    std::sort(rows.rbegin(), rows.rend());
+    if (!json) {
+      std::printf("profile of one step (node time summed over devices: %.1f ms)\n", total);
+      for (const auto& [phase, ms] : by_phase) {
+        std::printf("  %-10s %10.1f ms %5.1f%%\n", phase.c_str(), ms, total > 0 ? 100 * ms / total : 0.0);
+      }
+      std::printf("%-10s %-24s %10s %6s %6s\n", "phase", "op", "ms", "nodes", "share");
+    }
+    for (const auto& [ms, phase, op, nodes] : rows) {
+      if (!json) {
+        std::printf("%-10s %-24s %10.3f %6d %5.1f%%\n", phase.c_str(), op.c_str(), ms, nodes,
+                    total > 0 ? 100 * ms / total : 0.0);
+      }
+      profile_json.push_back(JsonObject()
+                                 .AddString("phase", phase)
+                                 .AddString("op", op)
+                                 .AddDouble("ms", ms, 6)
+                                 .AddInt("nodes", nodes)
+                                 .ToString());
+    }
+  }
   if (!save.empty()) {
     s = (*trainer)->Save(save);
     if (!s.ok()) return fail(s);
@@ -288,6 +337,7 @@ int TrainVerb(Args& args) {
         .AddInt("restarts", restarts)
         .AddRaw("steps", JsonArray(steps_json));
     if (!save.empty()) doc.AddString("saved", save);
+    if (profile) doc.AddRaw("profile", JsonArray(profile_json));
     std::printf("%s\n", doc.ToString().c_str());
   }
   return 0;

@@ -11,6 +11,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/strip.h"
 #include "framework/device_name.h"
 #include "framework/graph.h"
 #include "framework/node_attr.h"
@@ -227,6 +228,10 @@ absl::Status OnnxTrainer::Build() {
       std::vector<std::string> xs;
       for (const auto& attr : node.attribute()) {
         if (attr.name() == "xs") xs.assign(attr.strings().begin(), attr.strings().end());
+        // The differentiated value, visible too: --profile's phases start from it.
+        if (attr.name() == "y" && !attr.s().empty() && outputs.insert(attr.s()).second) {
+          g.add_output()->set_name(attr.s());
+        }
       }
       for (int k = 0; k < node.output_size(); ++k) {
         const std::string& out = node.output(k);
@@ -245,6 +250,45 @@ absl::Status OnnxTrainer::Build() {
     OnnxGraph a = *std::move(imported);
     const std::string prefix = absl::StrCat("algorithm_", i, "/");
     PrefixNodes(prefix, &a.graph);
+    algorithm_prefixes_.push_back(prefix);
+    {
+      // Phases for --profile: the loss's ancestors are the forward pass, what the gradients
+      // feed is the update, and the rest (the expanded Gradient nodes) the backward pass.
+      absl::flat_hash_map<std::string, const NodeDef*> by_name;
+      for (const NodeDef& n : a.graph.node()) by_name[n.name()] = &n;
+      std::vector<std::string> stack;
+      for (const auto& node : g.node()) {
+        if (node.op_type() != "Gradient" || node.domain() != kGradientDomain) continue;
+        for (const auto& attr : node.attribute()) {
+          if (attr.name() != "y") continue;
+          for (const OnnxValue& out : a.outputs) {
+            if (out.name == attr.s()) stack.push_back(NodeOf(prefix + out.tensor));
+          }
+        }
+      }
+      while (!stack.empty()) {
+        const std::string name = stack.back();
+        stack.pop_back();
+        auto it = by_name.find(name);
+        if (it == by_name.end() || !phases_.emplace(name, "forward").second) continue;
+        for (const std::string& in : it->second->input()) stack.push_back(NodeOf(in));
+      }
+      absl::flat_hash_map<std::string, std::vector<std::string>> consumers;
+      for (const NodeDef& n : a.graph.node()) {
+        for (const std::string& in : n.input()) consumers[NodeOf(in)].push_back(n.name());
+      }
+      for (const OnnxValue& out : a.outputs) {
+        if (!gradients.contains(out.name)) continue;
+        for (const std::string& c : consumers[NodeOf(prefix + out.tensor)]) stack.push_back(c);
+      }
+      while (!stack.empty()) {
+        const std::string name = stack.back();
+        stack.pop_back();
+        auto [it, added] = phases_.emplace(name, "update");
+        if (!added) continue;
+        for (const std::string& c : consumers[name]) stack.push_back(c);
+      }
+    }
 
     // Initializers become reads of their variables; the defaults they carried go.
     absl::flat_hash_map<std::string, std::string> read_of;  // Initializer -> read node.
@@ -482,8 +526,32 @@ absl::Status OnnxTrainer::Initialize() {
   return PushVariables(state);
 }
 
+std::string OnnxTrainer::PhaseOf(const std::string& node) const {
+  absl::string_view name = node;
+  if (absl::StartsWith(name, "allreduce/")) return "all-reduce";
+  if (absl::StartsWith(name, "average/")) return "update";
+  if (absl::ConsumePrefix(&name, "replica_")) {
+    const size_t slash = name.find('/');
+    if (slash == absl::string_view::npos) return "other";
+    name.remove_prefix(slash + 1);
+  }
+  auto it = phases_.find(std::string(name));
+  if (it != phases_.end()) return it->second;
+  for (const std::string& prefix : algorithm_prefixes_) {
+    if (absl::StartsWith(name, prefix)) {
+      return absl::StartsWith(name.substr(prefix.size()), "update/") ? "update" : "backward";
+    }
+  }
+  return "other";
+}
+
 absl::StatusOr<std::vector<std::pair<std::string, Tensor>>> OnnxTrainer::Step(
     const std::vector<std::pair<std::string, Tensor>>& feeds) {
+  return TracedStep(feeds, nullptr);
+}
+
+absl::StatusOr<std::vector<std::pair<std::string, Tensor>>> OnnxTrainer::TracedStep(
+    const std::vector<std::pair<std::string, Tensor>>& feeds, RunMetadata* metadata) {
   std::vector<std::pair<std::string, Tensor>> reported;
   for (const Algorithm& a : algorithms_) {
     std::vector<std::pair<std::string, Tensor>> run_feeds;
@@ -505,7 +573,17 @@ absl::StatusOr<std::vector<std::pair<std::string, Tensor>>> OnnxTrainer::Step(
       for (size_t r = 0; r < parts.size(); ++r) run_feeds.emplace_back(in.tensors[r], parts[r]);
     }
     std::vector<Tensor> out;
-    SL_RETURN_IF_ERROR(session_->Run(run_feeds, a.report_tensors, a.assign_nodes, &out));
+    if (metadata == nullptr) {
+      SL_RETURN_IF_ERROR(session_->Run(run_feeds, a.report_tensors, a.assign_nodes, &out));
+    } else {
+      RunOptions trace;
+      trace.set_trace_level(RunOptions::FULL_TRACE);
+      RunMetadata one;
+      SL_RETURN_IF_ERROR(session_->Run(trace, run_feeds, a.report_tensors, a.assign_nodes, &out, &one));
+      for (auto& dev : *one.mutable_step_stats()->mutable_dev_stats()) {
+        *metadata->mutable_step_stats()->add_dev_stats() = std::move(dev);
+      }
+    }
     for (size_t k = 0; k < out.size(); ++k) reported.emplace_back(a.report_names[k], out[k]);
   }
   return reported;

@@ -57,6 +57,13 @@ class OnnxTrainer {
   // loss, typically), by name.
   absl::StatusOr<std::vector<std::pair<std::string, Tensor>>> Step(
       const std::vector<std::pair<std::string, Tensor>>& feeds);
+  // The same, traced: every node's time, in `metadata`'s step_stats.
+  absl::StatusOr<std::vector<std::pair<std::string, Tensor>>> TracedStep(
+      const std::vector<std::pair<std::string, Tensor>>& feeds, RunMetadata* metadata);
+  // What part of a step a node of the step's graph belongs to: "forward" (what the loss is
+  // computed from), "backward" (the gradients), "update" (what the gradients feed: the
+  // optimizer, the assigns), "all-reduce", or "other" (variables, transfers, the rest).
+  std::string PhaseOf(const std::string& node) const;
   // The initializers' current values, read from their variables.
   absl::StatusOr<std::map<std::string, Tensor>> Initializers();
   // The model with its initializers set to their current values (training_info kept).
@@ -103,6 +110,10 @@ class OnnxTrainer {
   // "/destroy": a valid node name whatever the ONNX name holds ("onnx::Conv_193", "a:0",
   // "^x", "x/"), and unique even where two names escape alike.
   std::map<std::string, std::string> var_nodes_;
+  // Nodes of the algorithms (before replication) by phase: "forward" or "update"; the other
+  // nodes of an algorithm are "backward".
+  std::map<std::string, std::string> phases_;
+  std::vector<std::string> algorithm_prefixes_;
   std::string variable_device_;            // Empty: the session's default device.
   std::vector<std::string> replica_devices_;
   std::vector<Algorithm> algorithms_;
