@@ -101,6 +101,25 @@ void ForEachPoolWindow(const std::vector<int64_t>& in, const WindowGeometry& g, 
   }
 }
 
+// Every window of ForEachPoolWindow at once: window oi's cells are
+// cells[start[oi] .. start[oi + 1]), and padded[oi] counts its positions inside the padding.
+struct PoolWindows {
+  std::vector<int64_t> start, cells, padded;
+};
+inline PoolWindows ListPoolWindows(const std::vector<int64_t>& in, const WindowGeometry& g) {
+  PoolWindows w;
+  const int64_t out_size = Product(g.out);
+  w.start.reserve(out_size + 1);
+  w.padded.reserve(out_size);
+  ForEachPoolWindow(in, g, [&](int64_t, const std::vector<int64_t>& cells, int64_t padded) {
+    w.start.push_back(static_cast<int64_t>(w.cells.size()));
+    w.cells.insert(w.cells.end(), cells.begin(), cells.end());
+    w.padded.push_back(padded);
+  });
+  w.start.push_back(static_cast<int64_t>(w.cells.size()));
+  return w;
+}
+
 }  // namespace sluice
 
 #endif  // SLUICE_KERNELS_CONV_UTIL_H_

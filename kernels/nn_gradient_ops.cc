@@ -170,18 +170,23 @@ class MaxPoolGradOp : public OpKernel {
     const int64_t planes = x.dim_size(0) * x.dim_size(1);
     const std::vector<int64_t> in = SpatialDims(x.shape());
     const int64_t in_size = Product(in), out_size = Product(g.out);
+    // Every plane has the same windows: list their cells once (walking the geometry for each
+    // plane took ResNet-18's one MaxPoolGrad 150 ms of a 2 s training step).
+    const PoolWindows w = ListPoolWindows(in, g);
     for (int64_t p = 0; p < planes; ++p) {
       const T* xp = x.data<T>() + p * in_size;
       const T* dyp = dy.data<T>() + p * out_size;
       T* dxp = dx->data<T>() + p * in_size;
-      ForEachPoolWindow(in, g, [&](int64_t oi, const std::vector<int64_t>& cells, int64_t) {
-        if (cells.empty()) return;
-        int64_t arg = cells[0];
-        for (int64_t c : cells) {
-          if (xp[c] > xp[arg]) arg = c;
+      for (int64_t oi = 0; oi < out_size; ++oi) {
+        const int64_t* c = w.cells.data() + w.start[oi];
+        const int64_t n = w.start[oi + 1] - w.start[oi];
+        if (n == 0) continue;
+        int64_t arg = c[0];
+        for (int64_t j = 1; j < n; ++j) {
+          if (xp[c[j]] > xp[arg]) arg = c[j];
         }
         dxp[arg] += dyp[oi];
-      });
+      }
     }
     return absl::OkStatus();
   }
@@ -209,15 +214,17 @@ class AveragePoolGradOp : public OpKernel {
     const int64_t planes = x_shape.dim_size(0) * x_shape.dim_size(1);
     const std::vector<int64_t> in = SpatialDims(x_shape);
     const int64_t in_size = Product(in), out_size = Product(g.out);
+    const PoolWindows w = ListPoolWindows(in, g);  // The same for every plane.
     for (int64_t p = 0; p < planes; ++p) {
       const T* dyp = dy.data<T>() + p * out_size;
       T* dxp = dx->data<T>() + p * in_size;
-      ForEachPoolWindow(in, g, [&](int64_t oi, const std::vector<int64_t>& cells, int64_t padded) {
-        const int64_t count = count_include_pad_ ? padded : static_cast<int64_t>(cells.size());
-        if (count == 0) return;
+      for (int64_t oi = 0; oi < out_size; ++oi) {
+        const int64_t n = w.start[oi + 1] - w.start[oi];
+        const int64_t count = count_include_pad_ ? w.padded[oi] : n;
+        if (count == 0) continue;
         const T share = dyp[oi] / static_cast<T>(count);
-        for (int64_t c : cells) dxp[c] += share;
-      });
+        for (int64_t j = w.start[oi]; j < w.start[oi + 1]; ++j) dxp[w.cells[j]] += share;
+      }
     }
     return absl::OkStatus();
   }
