@@ -37,8 +37,32 @@ class SumToShapeOp : public OpKernel {
       stride[i] = t == 1 ? 0 : s;
       s *= t;
     }
-    std::vector<int64_t> idx(rank, 0);
     const T* src = in.data<T>();
+    // Trailing dims that all sum into one output element (a bias gradient's H and W) make
+    // contiguous blocks: each is summed in one pass, and the index walk moves block by block.
+    int lead = rank;
+    int64_t block = 1;
+    while (lead > 0 && stride[lead - 1] == 0) block *= in.dim_size(--lead);
+    if (block > 1 && in.NumElements() > 0) {
+      std::vector<int64_t> idx(lead, 0);
+      int64_t at = 0;
+      for (int64_t k = 0; k < in.NumElements(); k += block) {
+        double sum = 0;
+        const T* b = src + k;
+        for (int64_t j = 0; j < block; ++j) sum += static_cast<double>(b[j]);
+        acc[at] += sum;
+        for (int d = lead - 1; d >= 0; --d) {
+          at += stride[d];
+          if (++idx[d] < in.dim_size(d)) break;
+          at -= stride[d] * in.dim_size(d);
+          idx[d] = 0;
+        }
+      }
+      T* dst = out->data<T>();
+      for (int64_t i = 0; i < out->NumElements(); ++i) dst[i] = static_cast<T>(acc[i]);
+      return absl::OkStatus();
+    }
+    std::vector<int64_t> idx(rank, 0);
     int64_t at = 0;
     for (int64_t k = 0; k < in.NumElements(); ++k) {
       if constexpr (std::is_same_v<T, double> || std::is_integral_v<T>) {
@@ -67,9 +91,12 @@ class ReluGradOp : public OpKernel {
     if (dy.shape() != x.shape()) return absl::InvalidArgumentError("ReluGrad inputs differ in shape");
     Tensor* out;
     SL_RETURN_IF_ERROR(ctx->allocate_output(0, x.shape(), &out));
-    for (int64_t i = 0; i < x.NumElements(); ++i) {
-      out->data<T>()[i] = static_cast<float>(x.data<T>()[i]) > 0 ? dy.data<T>()[i] : T(0);
-    }
+    // Pointers hoisted, no branch: the loop vectorizes.
+    const T* xp = x.data<T>();
+    const T* dyp = dy.data<T>();
+    T* op = out->data<T>();
+    const int64_t n = x.NumElements();
+    for (int64_t i = 0; i < n; ++i) op[i] = xp[i] > T(0) ? dyp[i] : T(0);
     return absl::OkStatus();
   }
 };

@@ -930,3 +930,55 @@ TEST(TopKTest, LargestSmallestAndTies) {
 
 }  // namespace
 }  // namespace sluice
+
+namespace sluice {
+namespace {
+
+// SumToShape, the backward of broadcasting: trailing summed dims go block by block (a bias
+// gradient [N, C, H, W] -> [C, 1, 1]), others element by element; both against sums written
+// out here.
+TEST(SumToShapeTest, BlocksAndElements) {
+  std::vector<float> x(2 * 3 * 2 * 2);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(i) * 0.5f - 3;
+  auto at = [&](int n, int c, int h, int w) { return x[((n * 3 + c) * 2 + h) * 2 + w]; };
+  {
+    KernelTester t("SumToShape");
+    t.Input<float>({2, 3, 2, 2}, x).Input<int64_t>({3}, {3, 1, 1});
+    ASSERT_OK(t.Run());
+    std::vector<float> want(3, 0);
+    for (int n = 0; n < 2; ++n)
+      for (int c = 0; c < 3; ++c)
+        for (int h = 0; h < 2; ++h)
+          for (int w = 0; w < 2; ++w) want[c] += at(n, c, h, w);
+    t.ExpectOutput<float>(0, {3, 1, 1}, want);
+  }
+  {
+    KernelTester t("SumToShape");  // Everything into one element: one block.
+    t.Input<float>({2, 3, 2, 2}, x).Input<int64_t>({1}, {1});
+    ASSERT_OK(t.Run());
+    float total = 0;
+    for (float v : x) total += v;
+    t.ExpectOutput<float>(0, {1}, {total});
+  }
+  {
+    KernelTester t("SumToShape");  // The leading dims summed, the last kept: element by element.
+    t.Input<float>({2, 3, 2, 2}, x).Input<int64_t>({2}, {2, 2});
+    ASSERT_OK(t.Run());
+    std::vector<float> want(4, 0);
+    for (int n = 0; n < 2; ++n)
+      for (int c = 0; c < 3; ++c)
+        for (int h = 0; h < 2; ++h)
+          for (int w = 0; w < 2; ++w) want[h * 2 + w] += at(n, c, h, w);
+    t.ExpectOutput<float>(0, {2, 2}, want);
+  }
+}
+
+TEST(ReluGradTest, PassesTheGradientWhereTheInputIsPositive) {
+  KernelTester t("ReluGrad");
+  t.Input<float>({5}, {1, 2, 3, 4, 5}).Input<float>({5}, {-1, 0, 0.5f, -0.0f, 7});
+  ASSERT_OK(t.Run());
+  t.ExpectOutput<float>(0, {5}, {0, 0, 3, 0, 5});
+}
+
+}  // namespace
+}  // namespace sluice
