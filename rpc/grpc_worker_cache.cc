@@ -9,11 +9,11 @@ namespace sluice {
 GrpcWorkerCache::GrpcWorkerCache(const ClusterDef& cluster, std::string local_task,
                                  WorkerInterface* local, GrpcWorkerOptions options)
     : local_task_(std::move(local_task)), local_(local) {
+  const GrpcSecurity security = ProcessGrpcSecurity();
   for (const auto& [task, address] : TaskAddresses(cluster)) {
     if (task == local_task_ && local_ != nullptr) continue;
     GrpcWorkerOptions task_options = options;
     task_options.peer_address = address;
-    const GrpcSecurity security = ProcessGrpcSecurity();
     // Big tensors come on sealed streams where the channel is TLS (their keys ride in its answers).
     task_options.sealed_stream = options.sealed_stream && security.tls();
     remote_[task] = std::make_unique<GrpcWorker>(task, NewGrpcChannel(address, security), task_options);

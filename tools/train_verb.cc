@@ -1,7 +1,6 @@
 // `sluice train`: trains an ONNX model through its TrainingInfoProto.
 #include <algorithm>
 #include <cstdio>
-#include <cstdlib>
 #include <map>
 #include <optional>
 #include <tuple>
@@ -196,7 +195,7 @@ int TrainVerb(Args& args) {
   absl::Status s;
   // On a terminal the step lines rewrite one line, with a bar; the last one stays.
   ProgressLine progress(stdout);
-  std::vector<std::string> steps_json;
+  std::vector<std::pair<int, std::string>> steps_json;  // (step, its JSON object)
   for (int step = *first; step <= steps; ++step) {
     const absl::Time started = absl::Now();
     auto out = (*trainer)->Step(feeds);
@@ -237,11 +236,7 @@ int TrainVerb(Args& args) {
       ++restarts;
       // Steps after the checkpoint run again; their earlier lines go.
       steps_json.erase(std::remove_if(steps_json.begin(), steps_json.end(),
-                                      [&](const std::string& line) {
-                                        const size_t at = line.find("\"step\": ");
-                                        return at != std::string::npos &&
-                                               std::atoi(line.c_str() + at + 8) >= next;
-                                      }),
+                                      [&](const auto& entry) { return entry.first >= next; }),
                        steps_json.end());
       step = next - 1;
       continue;
@@ -258,7 +253,7 @@ int TrainVerb(Args& args) {
     if (json) {
       JsonObject outputs;
       for (const auto& [name, value] : *out) outputs.AddRaw(name, ScalarJson(value));
-      steps_json.push_back(JsonObject()
+      steps_json.emplace_back(step, JsonObject()
                                .AddInt("step", step)
                                .AddDouble("ms", step_ms, 4)
                                .AddRaw("outputs", outputs.ToString())
@@ -330,12 +325,14 @@ int TrainVerb(Args& args) {
     if (!json) std::printf("saved %s\n", save.c_str());
   }
   if (json) {
+    std::vector<std::string> step_objects;
+    for (const auto& [step, object] : steps_json) step_objects.push_back(object);
     JsonObject doc;
     doc.AddInt("replicas", (*trainer)->replicas())
         .AddString("strategy", (*trainer)->strategy())
         .AddInt("resumed_from", resumed_from)
         .AddInt("restarts", restarts)
-        .AddRaw("steps", JsonArray(steps_json));
+        .AddRaw("steps", JsonArray(step_objects));
     if (!save.empty()) doc.AddString("saved", save);
     if (profile) doc.AddRaw("profile", JsonArray(profile_json));
     std::printf("%s\n", doc.ToString().c_str());

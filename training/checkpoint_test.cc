@@ -67,5 +67,23 @@ TEST(CheckpointTest, DamagedCheckpointsArePassedOverNamingTheirFiles) {
   }
 }
 
+// A manifest claiming 2^62 bytes, a negative size, or a file outside the folder is passed over.
+TEST(CheckpointTest, HostileManifestsArePassedOver) {
+  const std::string dir = Fresh("hostile");
+  ASSERT_OK(WriteCheckpoint(dir, 1, std::string(100, 'x')));
+  ASSERT_OK(WriteCheckpoint(dir, 2, std::string(100, 'y')));
+  const std::string sha(64, 'a');
+  for (const std::string& manifest : std::vector<std::string>
+       {"{\"step\": 2, \"file\": \"ckpt-00000002.onnx\", \"bytes\": 4611686018427387904, \"sha256\": \"" + sha + "\"}",
+        "{\"step\": 2, \"file\": \"ckpt-00000002.onnx\", \"bytes\": -5, \"sha256\": \"" + sha + "\"}",
+        "{\"step\": 2, \"file\": \"../../etc/passwd\", \"bytes\": 100, \"sha256\": \"" + sha + "\"}"}) {
+    std::ofstream(dir + "/ckpt-00000002.json") << manifest;
+    std::vector<std::string> skipped;
+    SL_ASSERT_OK_AND_ASSIGN(auto found, FindCheckpoint(dir, &skipped));
+    EXPECT_EQ(found.value_or(Checkpoint{}).step, 1) << manifest;
+    EXPECT_EQ(skipped.size(), 1u) << manifest;
+  }
+}
+
 }  // namespace
 }  // namespace sluice
