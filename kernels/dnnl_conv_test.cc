@@ -367,6 +367,42 @@ TEST(DnnlConvTest, WinogradMatchesTheDefinition) {
   }
 }
 
+// Weights that change between runs (a training step's) leave Winograd, whose weight transform
+// would run on every change, for the direct kernel; each run computes with its own weights,
+// also when new weights come in the buffer of the previous ones' entry.
+TEST(DnnlConvTest, ChangingWeightsLeaveWinograd) {
+  const int64_t c = 64, m = 64, h = 40, wd = 40;
+  WindowAttrs attrs;
+  attrs.pads = {1, 1, 1, 1};
+  auto g = ComputeWindowGeometry({h, wd}, {3, 3}, attrs, false);
+  ASSERT_OK(g);
+  Tensor x(DT_FLOAT, TensorShape({1, c, h, wd}));
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<float> value(-1, 1);
+  for (float& f : x.flat<float>()) f = value(rng);
+  DnnlConv dnnl_conv;
+  for (int step = 0; step < 3; ++step) {
+    SCOPED_TRACE(::testing::Message() << "step " << step);
+    Tensor w(DT_FLOAT, TensorShape({m, c, 3, 3}));
+    for (float& f : w.flat<float>()) f = value(rng);
+    const std::vector<float> want = ReferenceConv(x, w, nullptr, *g, 1);
+    for (int repeat = 0; repeat < 2; ++repeat) {
+      Tensor y(DT_FLOAT, TensorShape({1, m, h, wd}));
+      auto done = dnnl_conv.Run(x, w, nullptr, *g, 1, ConvPostOp::kNone, 0, 0, 1, &y);
+      ASSERT_OK(done);
+      ASSERT_TRUE(*done);
+      for (int64_t i = 0; i < y.NumElements(); i += 97) ASSERT_NEAR(y.flat<float>()[i], want[i], 1e-4) << i;
+    }
+    ASSERT_FALSE(dnnl_conv.ImplementationNames().empty());
+    if (step > 0) {
+      EXPECT_FALSE(absl::StrContains(dnnl_conv.ImplementationNames()[0], "wino"))
+          << dnnl_conv.ImplementationNames()[0];
+    } else if (HasAvx512()) {
+      EXPECT_TRUE(absl::StrContains(dnnl_conv.ImplementationNames()[0], "wino"));
+    }
+  }
+}
+
 // Too few channels for the transform to pay: the direct kernel runs.
 TEST(DnnlConvTest, NarrowConvolutionsStayDirect) {
   WindowAttrs attrs;

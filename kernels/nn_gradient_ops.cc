@@ -3,6 +3,7 @@
 // gradient sees exactly the windows its forward op saw.
 #include <cmath>
 #include <limits>
+#include <type_traits>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -10,6 +11,7 @@
 #include "kernels/array_kernel_util.h"
 #include "kernels/blas.h"
 #include "kernels/conv_util.h"
+#include "kernels/dnnl_conv_backward.h"
 #include "kernels/kernel_registry.h"
 #include "kernels/typed_registration.h"
 
@@ -83,6 +85,12 @@ class ConvBackpropInputOp : public ConvBackpropOp {
     Tensor* dx;
     SL_RETURN_IF_ERROR(ctx->allocate_output(0, x_shape, &dx));
     T* dxd = dx->data<T>();
+    if (dy.NumElements() > 0 && dx->NumElements() > 0) {
+      if constexpr (std::is_same_v<T, float>) {
+        SL_ASSIGN_OR_RETURN(bool done, dnnl_.Data(dy, w, p.g, group_, ctx->intra_op_threads(), dx));
+        if (done) return absl::OkStatus();
+      }
+    }
     std::fill(dxd, dxd + dx->NumElements(), T(0));
     if (dy.NumElements() == 0) return absl::OkStatus();
     std::vector<T> columns(p.cg * p.k_size * p.out_size);
@@ -98,6 +106,9 @@ class ConvBackpropInputOp : public ConvBackpropOp {
     }
     return absl::OkStatus();
   }
+
+ private:
+  DnnlConvBackward dnnl_{DnnlConvBackward::kData};
 };
 
 template <typename T>
@@ -112,6 +123,12 @@ class ConvBackpropFilterOp : public ConvBackpropOp {
     Tensor* dw;
     SL_RETURN_IF_ERROR(ctx->allocate_output(0, w_shape, &dw));
     T* dwd = dw->data<T>();
+    if (dy.NumElements() > 0 && dw->NumElements() > 0) {
+      if constexpr (std::is_same_v<T, float>) {
+        SL_ASSIGN_OR_RETURN(bool done, dnnl_.Weights(x, dy, p.g, group_, ctx->intra_op_threads(), dw));
+        if (done) return absl::OkStatus();
+      }
+    }
     std::fill(dwd, dwd + dw->NumElements(), T(0));
     if (dy.NumElements() == 0) return absl::OkStatus();
     std::vector<T> columns(p.cg * p.k_size * p.out_size);
@@ -127,6 +144,9 @@ class ConvBackpropFilterOp : public ConvBackpropOp {
     }
     return absl::OkStatus();
   }
+
+ private:
+  DnnlConvBackward dnnl_{DnnlConvBackward::kWeights};
 };
 
 // The pooled geometry of X's shape, checked against dY's shape.

@@ -1,0 +1,194 @@
+#!/usr/bin/python3
+"""Training speed against PyTorch: each model exported by torch (eval mode, BatchNormalization
+folded into the convolutions) and wrapped in a TrainingInfoProto (bench/train_model.py: softmax
+cross-entropy, Gradient over every weight, SGD), then `sluice train` and PyTorch's eager step
+(the same module, BatchNormalization folded the same way, torch.optim.SGD) on the same batch,
+alternating, at each thread count. Each side runs in its own process; its peak RSS is the
+process's (the torch import included, as a user sees it). Prints per model and thread count
+the median step time of each side (the first step left out), their ratio, the peak RSS of
+each and the largest relative difference of the losses over the steps; then the geometric
+mean of the ratios per thread count.
+
+  bench/train_zoo.sh                                  # README-named wrapper
+  /usr/bin/python3 bench/train_zoo.py [--models resnet18,mobilenet_v2] [--threads 1,2]
+      [--steps 6] [--rounds 1] [--batch 8] [--json OUT.json]
+
+Models: resnet18 resnet50 mobilenet_v2 efficientnet_b0 bert_encoder (the zoo's encoder with a
+16-class head on its pooled output, sequences of 128 tokens). Written once under
+$SLUICE_BENCH_DIR (default /tmp/sluice-train-zoo). Build first: bazel build -c opt //tools:sluice
+"""
+import argparse
+import json
+import math
+import os
+import statistics
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+MODELS = ["resnet18", "resnet50", "mobilenet_v2", "efficientnet_b0", "bert_encoder"]
+LR = 1e-3  # Small enough that 6 steps on random data do not diverge (losses stay comparable).
+
+
+def build(name, batch):
+    """The torch module (parameters as the ONNX export has them), its example input, the
+    input's name and the number of classes; deterministic for a name and batch."""
+    import torch
+    import torchvision
+    from torch.fx.experimental.optimization import fuse
+    torch.manual_seed(0)
+    if name == "bert_encoder":
+        from zoo_models import Encoder
+
+        class Classifier(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.encoder = Encoder()
+                self.head = torch.nn.Linear(256, 16)
+
+            def forward(self, ids):
+                return self.head(self.encoder(ids)[1])
+        module = Classifier().eval()
+        return module, torch.randint(0, 8192, (batch, 128)), "ids", 16
+    module = fuse(getattr(torchvision.models, name)(num_classes=1000).eval())
+    return module, torch.randn(batch, 3, 224, 224), "x", 1000
+
+
+def export(name, batch, d):
+    import numpy as np
+    import onnx
+    from onnx import numpy_helper
+    from train_model import one_hot_target, training_model
+    path = os.path.join(d, "%s_b%d.onnx" % (name, batch))
+    if os.path.exists(path):
+        return path
+    module, x, input_name, classes = build(name, batch)
+    model = training_model(module, x, input_name, batch, classes, LR, opset=17)
+    target = one_hot_target(batch, classes)
+    base = path[:-len(".onnx")]
+    onnx.save_tensor(numpy_helper.from_array(x.numpy(), input_name), base + "_input.pb")
+    onnx.save_tensor(numpy_helper.from_array(target, "target"), base + "_target.pb")
+    np.save(base + "_input.npy", x.numpy())
+    np.save(base + "_target.npy", target)
+    onnx.save(model, path + ".tmp")
+    os.rename(path + ".tmp", path)
+    return path
+
+
+def torch_worker(args):
+    """Runs in its own process: PyTorch's steps, printed as JSON."""
+    import time
+    import numpy as np
+    import torch
+    torch.set_num_threads(args.threads)
+    module, _, _, _ = build(args.model, args.batch)
+    base = os.path.join(args.dir, "%s_b%d" % (args.model, args.batch))
+    x = torch.from_numpy(np.load(base + "_input.npy"))
+    target = torch.from_numpy(np.load(base + "_target.npy"))
+    opt = torch.optim.SGD(module.parameters(), lr=LR)
+    ms, losses = [], []
+    for _ in range(args.steps):
+        start = time.perf_counter()
+        opt.zero_grad(set_to_none=True)
+        loss = -(torch.log_softmax(module(x), 1) * target).sum(1).mean()
+        loss.backward()
+        opt.step()
+        ms.append((time.perf_counter() - start) * 1e3)
+        losses.append(loss.item())
+    print(json.dumps({"ms": ms, "loss": losses}))
+
+
+def run_measured(cmd, err_path):
+    """Runs cmd (stderr to err_path); returns (stdout, peak RSS in MB from wait4's rusage)."""
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(r)
+        os.dup2(w, 1)
+        os.dup2(os.open(err_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC), 2)
+        os.execvp(cmd[0], cmd)
+    os.close(w)
+    chunks = []
+    while True:
+        b = os.read(r, 65536)
+        if not b:
+            break
+        chunks.append(b)
+    os.close(r)
+    _, status, usage = os.wait4(pid, 0)
+    if os.waitstatus_to_exitcode(status) != 0:
+        with open(err_path) as f:
+            raise RuntimeError("%s failed:\n%s" % (" ".join(cmd[:4]), f.read().strip()[-3000:]))
+    return b"".join(chunks).decode(), usage.ru_maxrss / 1024.0
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--models", default=",".join(MODELS))
+    ap.add_argument("--threads", default="1,2")
+    ap.add_argument("--steps", type=int, default=6)
+    ap.add_argument("--rounds", type=int, default=1)
+    ap.add_argument("--batch", type=int, default=8)
+    ap.add_argument("--json", default="")
+    ap.add_argument("--sluice", default=os.environ.get("SLUICE", os.path.join(HERE, "..", "bazel-bin/tools/sluice")))
+    ap.add_argument("--torch-worker", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--model", help=argparse.SUPPRESS)
+    ap.add_argument("--dir", default=os.environ.get("SLUICE_BENCH_DIR", "/tmp/sluice-train-zoo"))
+    args = ap.parse_args()
+    if args.torch_worker:
+        args.threads = int(args.threads)
+        return torch_worker(args)
+    os.makedirs(args.dir, exist_ok=True)
+    err_path = os.path.join(args.dir, "last_run.err")
+    rows = []
+    print("%-16s %3s %10s %10s %7s %9s %9s %10s" % ("model", "thr", "sluice ms", "torch ms", "ratio",
+                                                   "sluice MB", "torch MB", "loss diff"), flush=True)
+    for name in args.models.split(","):
+        try:
+            path = export(name, args.batch, args.dir)
+        except Exception as e:  # noqa: BLE001 (report and go on with the next model)
+            print("%-16s export failed: %s" % (name, str(e).splitlines()[-1][:200]), flush=True)
+            continue
+        base = path[:-len(".onnx")]
+        input_name = "ids" if name == "bert_encoder" else "x"
+        for threads in [int(t) for t in args.threads.split(",")]:
+            s_ms, t_ms, s_rss, t_rss, diff = [], [], 0.0, 0.0, 0.0
+            try:
+                for _ in range(args.rounds):
+                    out, rss = run_measured([args.sluice, "train", path, "--steps", str(args.steps), "--threads",
+                                             str(threads), "--feed", "%s=%s_input.pb" % (input_name, base),
+                                             "--feed", "target=%s_target.pb" % base, "--json"], err_path)
+                    s = json.loads(out)
+                    s_ms += [st["ms"] for st in s["steps"][1:]]
+                    s_loss = [float(st["outputs"]["loss"]) for st in s["steps"]]
+                    s_rss = max(s_rss, rss)
+                    out, rss = run_measured([sys.executable, os.path.abspath(__file__), "--torch-worker", "--model",
+                                             name, "--threads", str(threads), "--steps", str(args.steps),
+                                             "--batch", str(args.batch), "--dir", args.dir], err_path)
+                    t = json.loads(out)
+                    t_ms += t["ms"][1:]
+                    t_rss = max(t_rss, rss)
+                    diff = max([diff] + [abs(a - b) / max(abs(b), 1e-12) for a, b in zip(s_loss, t["loss"])])
+            except RuntimeError as e:
+                print("%-16s %3d failed: %s" % (name, threads, str(e)[-400:]), flush=True)
+                continue
+            row = {"model": name, "threads": threads, "sluice_ms": statistics.median(s_ms),
+                   "torch_ms": statistics.median(t_ms), "sluice_ms_all": s_ms, "torch_ms_all": t_ms,
+                   "sluice_rss_mb": s_rss, "torch_rss_mb": t_rss, "loss_rel_diff": diff}
+            row["ratio"] = row["sluice_ms"] / row["torch_ms"]
+            rows.append(row)
+            print("%-16s %3d %10.1f %10.1f %7.2f %9.0f %9.0f %10.2e" % (
+                name, threads, row["sluice_ms"], row["torch_ms"], row["ratio"], s_rss, t_rss, diff), flush=True)
+    for threads in sorted({r["threads"] for r in rows}):
+        ratios = [r["ratio"] for r in rows if r["threads"] == threads]
+        print("geometric mean of sluice/torch at %d thread(s): %.3f over %d models (max %.2f)" % (
+            threads, math.exp(sum(map(math.log, ratios)) / len(ratios)), len(ratios), max(ratios)))
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(rows, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
