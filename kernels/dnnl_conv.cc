@@ -124,7 +124,8 @@ struct DnnlConv::Impl {
     memory::desc user_x_md, user_y_md;
     // The memory objects and argument maps of one call, made once and pointed at each call's
     // buffers (creating them cost as much as a small convolution's arithmetic). A call takes an
-    // idle set or makes one; sets hold the blocked copies of X and Y when there are reorders.
+    // idle set or makes one; the blocked copies of X and Y, when there are reorders, are the
+    // calling thread's buffers (DnnlThreadBuffer), pointed at per call.
     struct Bound {
       memory x, y, bias, src, dst;
       std::unordered_map<int, memory> conv_args, to_src_args, from_dst_args, to_dst_args;
@@ -279,8 +280,9 @@ std::unique_ptr<DnnlConv::Impl::Entry::Bound> DnnlConv::Impl::MakeBound(const En
   auto b = std::make_unique<Entry::Bound>();
   b->x = memory(e.user_x_md, eng, nullptr);
   b->y = memory(e.user_y_md, eng, nullptr);
-  b->src = e.to_src || e.interleave_src ? memory(e.pd.src_desc(), eng) : b->x;
-  b->dst = e.from_dst ? memory(e.pd.dst_desc(), eng) : b->y;
+  // Blocked copies point at this thread's buffers when a call runs (DnnlThreadBuffer).
+  b->src = e.to_src || e.interleave_src ? memory(e.pd.src_desc(), eng, nullptr) : b->x;
+  b->dst = e.from_dst ? memory(e.pd.dst_desc(), eng, nullptr) : b->y;
   auto scratchpad = [&](const memory::desc& md, std::unordered_map<int, memory>* args) {
     if (md.get_size() > 0) args->insert({DNNL_ARG_SCRATCHPAD, memory(md, eng, nullptr)});
   };
@@ -515,6 +517,10 @@ absl::StatusOr<bool> DnnlConv::Run(const Tensor& x, const Tensor& w, const Tenso
       if (bound == nullptr) bound = Impl::MakeBound(*entry, eng, bias != nullptr, w_dims[0]);
       bound->x.set_data_handle(const_cast<float*>(p.x));
       bound->y.set_data_handle(p.y);
+      if (entry->to_src || entry->interleave_src) {
+        bound->src.set_data_handle(DnnlThreadBuffer(1, entry->pd.src_desc().get_size()));
+      }
+      if (entry->from_dst) bound->dst.set_data_handle(DnnlThreadBuffer(2, entry->pd.dst_desc().get_size()));
       if (bias) bound->bias.set_data_handle(const_cast<void*>(bias->raw_data()));
       if (entry->to_src) ExecuteWithScratchpad(*entry->to_src, stream, bound->to_src_args);
       if (entry->interleave_src) {

@@ -205,10 +205,14 @@ absl::StatusOr<bool> DnnlConvBackward::Impl::Run(const Tensor& a, const Tensor& 
       bound->a_user = memory(entry->a.user, eng, nullptr);
       bound->b_user = memory(entry->b.user, eng, nullptr);
       bound->out_user = memory(entry->out.user, eng, nullptr);
-      bound->a = entry->a.reorder ? memory(entry->a.prim, eng) : bound->a_user;
-      bound->b = entry->b.reorder ? memory(entry->b.prim, eng) : bound->b_user;
-      bound->out = entry->out.reorder ? memory(entry->out.prim, eng) : bound->out_user;
+      bound->a = entry->a.reorder ? memory(entry->a.prim, eng, nullptr) : bound->a_user;
+      bound->b = entry->b.reorder ? memory(entry->b.prim, eng, nullptr) : bound->b_user;
+      bound->out = entry->out.reorder ? memory(entry->out.prim, eng, nullptr) : bound->out_user;
     }
+    // The blocked copies live in this thread's buffers for the call.
+    if (entry->a.reorder) bound->a.set_data_handle(DnnlThreadBuffer(1, entry->a.prim.get_size()));
+    if (entry->b.reorder) bound->b.set_data_handle(DnnlThreadBuffer(2, entry->b.prim.get_size()));
+    if (entry->out.reorder) bound->out.set_data_handle(DnnlThreadBuffer(3, entry->out.prim.get_size()));
     bound->a_user.set_data_handle(const_cast<void*>(a.raw_data()));
     bound->b_user.set_data_handle(const_cast<void*>(b.raw_data()));
     bound->out_user.set_data_handle(out->raw_data());

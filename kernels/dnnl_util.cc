@@ -16,24 +16,28 @@ dnnl::primitive_attr DnnlUserScratchpad() {
   return attr;
 }
 
-void* DnnlThreadScratchpadData(size_t bytes) {
+void* DnnlThreadBuffer(int slot, size_t bytes) {
   struct Buffer {
     void* data = nullptr;
     size_t bytes = 0;
     ~Buffer() { std::free(data); }
   };
-  thread_local Buffer buffer;
+  thread_local Buffer buffers[kDnnlThreadBuffers];
+  if (slot < 0 || slot >= kDnnlThreadBuffers) throw dnnl::error(dnnl_invalid_arguments, "no such thread buffer");
+  Buffer& buffer = buffers[slot];
   if (bytes > buffer.bytes) {
     std::free(buffer.data);
     buffer.bytes = (bytes + 4095) / 4096 * 4096;
     buffer.data = std::aligned_alloc(64, buffer.bytes);
     if (buffer.data == nullptr) {
       buffer.bytes = 0;
-      throw dnnl::error(dnnl_out_of_memory, "no memory for a oneDNN scratchpad");
+      throw dnnl::error(dnnl_out_of_memory, "no memory for a oneDNN buffer");
     }
   }
   return buffer.data;
 }
+
+void* DnnlThreadScratchpadData(size_t bytes) { return DnnlThreadBuffer(0, bytes); }
 
 dnnl::memory DnnlThreadScratchpad(const dnnl::memory::desc& md, const dnnl::engine& eng) {
   return dnnl::memory(md, eng, DnnlThreadScratchpadData(md.get_size()));

@@ -31,6 +31,13 @@ dnnl::memory DnnlThreadScratchpad(const dnnl::memory::desc& md, const dnnl::engi
 // pointed at it per call).
 void* DnnlThreadScratchpadData(size_t bytes);
 
+// This thread's buffer number `slot` (1 to kDnnlThreadBuffers - 1; 0 is the scratchpad's),
+// grown to at least `bytes`: where kernels put the copies of their operands in oneDNN's blocked
+// layouts for the length of one call. Kept per thread, not per prepared primitive: a training
+// graph's 50 convolutions each holding blocked copies of their activations doubled its memory.
+constexpr int kDnnlThreadBuffers = 4;
+void* DnnlThreadBuffer(int slot, size_t bytes);
+
 // Runs `prim` with `args` plus this thread's scratchpad, when `scratchpad` (the primitive_desc's
 // scratchpad_desc()) needs one.
 void DnnlExecute(const dnnl::primitive& prim, const dnnl::memory::desc& scratchpad, dnnl::stream& stream,

@@ -62,6 +62,29 @@ class SumToShapeOp : public OpKernel {
       for (int64_t i = 0; i < out->NumElements(); ++i) dst[i] = static_cast<T>(acc[i]);
       return absl::OkStatus();
     }
+    // Trailing dims kept whole (a MatMul bias's gradient summed over batch and rows): rows of
+    // the input add into contiguous runs of the output, row by row.
+    int keep = rank;
+    int64_t row = 1;
+    while (keep > offset && stride[keep - 1] != 0) row *= in.dim_size(--keep);
+    if (row > 1 && in.NumElements() > 0) {
+      std::vector<int64_t> idx(keep, 0);
+      int64_t at = 0;
+      for (int64_t k = 0; k < in.NumElements(); k += row) {
+        const T* r = src + k;
+        double* a = acc.data() + at;
+        for (int64_t j = 0; j < row; ++j) a[j] += static_cast<double>(r[j]);
+        for (int d = keep - 1; d >= 0; --d) {
+          at += stride[d];
+          if (++idx[d] < in.dim_size(d)) break;
+          at -= stride[d] * in.dim_size(d);
+          idx[d] = 0;
+        }
+      }
+      T* dst = out->data<T>();
+      for (int64_t i = 0; i < out->NumElements(); ++i) dst[i] = static_cast<T>(acc[i]);
+      return absl::OkStatus();
+    }
     std::vector<int64_t> idx(rank, 0);
     int64_t at = 0;
     for (int64_t k = 0; k < in.NumElements(); ++k) {

@@ -961,7 +961,7 @@ TEST(SumToShapeTest, BlocksAndElements) {
     t.ExpectOutput<float>(0, {1}, {total});
   }
   {
-    KernelTester t("SumToShape");  // The leading dims summed, the last kept: element by element.
+    KernelTester t("SumToShape");  // The leading dims summed, the last kept: row by row.
     t.Input<float>({2, 3, 2, 2}, x).Input<int64_t>({2}, {2, 2});
     ASSERT_OK(t.Run());
     std::vector<float> want(4, 0);
@@ -970,6 +970,28 @@ TEST(SumToShapeTest, BlocksAndElements) {
         for (int h = 0; h < 2; ++h)
           for (int w = 0; w < 2; ++w) want[h * 2 + w] += at(n, c, h, w);
     t.ExpectOutput<float>(0, {2, 2}, want);
+  }
+  {
+    KernelTester t("SumToShape");  // A summed dim between kept ones: rows, then the walk.
+    t.Input<float>({2, 3, 2, 2}, x).Input<int64_t>({4}, {2, 1, 2, 2});
+    ASSERT_OK(t.Run());
+    std::vector<float> want(8, 0);
+    for (int n = 0; n < 2; ++n)
+      for (int c = 0; c < 3; ++c)
+        for (int h = 0; h < 2; ++h)
+          for (int w = 0; w < 2; ++w) want[(n * 2 + h) * 2 + w] += at(n, c, h, w);
+    t.ExpectOutput<float>(0, {2, 1, 2, 2}, want);
+  }
+  {
+    KernelTester t("SumToShape");  // The last dim summed, the ones before kept: blocks, then the walk.
+    t.Input<float>({2, 3, 2, 2}, x).Input<int64_t>({3}, {3, 2, 1});
+    ASSERT_OK(t.Run());
+    std::vector<float> want(6, 0);
+    for (int n = 0; n < 2; ++n)
+      for (int c = 0; c < 3; ++c)
+        for (int h = 0; h < 2; ++h)
+          for (int w = 0; w < 2; ++w) want[c * 2 + h] += at(n, c, h, w);
+    t.ExpectOutput<float>(0, {3, 2, 1}, want);
   }
 }
 
