@@ -1,4 +1,9 @@
-// Kernels of the ops backward graphs use: SumToShape and ReluGrad.
+// Kernels of the ops backward graphs use: SumToShape, ReluGrad and ClipGrad.
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <type_traits>
+
 #include "absl/strings/str_cat.h"
 #include "kernels/kernel_registry.h"
 #include "kernels/typed_registration.h"
@@ -105,6 +110,30 @@ class SumToShapeOp : public OpKernel {
   }
 };
 
+// out[i] = lo <= x[i] <= hi (or lo < x[i] with `open_low`) ? dy[i] : 0. out may be dy (the
+// kernels write in place): GCC's vectorized loop checked for overlap and ran its scalar
+// fallback, a branch per element, whenever it did (4x PyTorch's time on MobileNetV2's ReLU6),
+// so floats go through vectors of 8 explicitly, each loaded before it is stored.
+template <typename T>
+void KeepGradientInside(const T* x, const T* dy, T* out, int64_t n, T lo, T hi, bool open_low) {
+  int64_t i = 0;
+  if constexpr (std::is_same_v<T, float>) {
+    typedef float V __attribute__((vector_size(32)));
+    typedef int32_t M __attribute__((vector_size(32)));
+    const V vlo = V{} + lo, vhi = V{} + hi;
+    for (; i + 8 <= n; i += 8) {
+      V xv;
+      M dv;  // dY's bits.
+      std::memcpy(&xv, x + i, sizeof(V));
+      std::memcpy(&dv, dy + i, sizeof(M));
+      const M keep = (open_low ? M(xv > vlo) : M(xv >= vlo)) & M(xv <= vhi);
+      const M kept = dv & keep;
+      std::memcpy(out + i, &kept, sizeof(V));
+    }
+  }
+  for (; i < n; ++i) out[i] = (open_low ? x[i] > lo : x[i] >= lo) && x[i] <= hi ? dy[i] : T(0);
+}
+
 template <typename T>
 class ReluGradOp : public OpKernel {
  public:
@@ -116,17 +145,47 @@ class ReluGradOp : public OpKernel {
     // Into dY's buffer when nothing else reads it (the usual case in a backward pass): no new
     // buffer to fault in, one stream fewer through memory.
     SL_RETURN_IF_ERROR(ctx->forward_input_or_allocate_output(0, 0, x.shape(), &out));
-    // Pointers hoisted, no branch: the loop vectorizes.
     const T* xp = x.data<T>();
     const T* dyp = dy.data<T>();
     T* op = out->data<T>();
     const int64_t n = x.NumElements();
-    for (int64_t i = 0; i < n; ++i) op[i] = xp[i] > T(0) ? dyp[i] : T(0);
+    KeepGradientInside<T>(xp, dyp, op, n, T(0), std::numeric_limits<T>::infinity(), /*open_low=*/true);
+    return absl::OkStatus();
+  }
+};
+
+// dY where min <= X <= max, else 0: Clip's gradient, one pass instead of two compares, an And
+// and a broadcasting Where (MobileNetV2's 35 ReLU6 took 145 ms of a 540 ms training step).
+template <typename T>
+class ClipGradOp : public OpKernel {
+ public:
+  absl::Status Compute(OpKernelContext* ctx) const override {
+    const Tensor& dy = ctx->input(0);
+    const Tensor& x = ctx->input(1);
+    if (dy.shape() != x.shape()) {
+      return absl::InvalidArgumentError(absl::StrCat("ClipGrad: gradients ", dy.shape().DebugString(),
+                                                     " and features ", x.shape().DebugString(), " differ"));
+    }
+    for (int i : {2, 3}) {
+      if (ctx->input(i).NumElements() != 1) {
+        return absl::InvalidArgumentError(absl::StrCat("ClipGrad: ", i == 2 ? "min" : "max", " must be a scalar, got ",
+                                                       ctx->input(i).shape().DebugString()));
+      }
+    }
+    const T lo = ctx->input(2).data<T>()[0], hi = ctx->input(3).data<T>()[0];
+    Tensor* out;
+    SL_RETURN_IF_ERROR(ctx->forward_input_or_allocate_output(0, 0, x.shape(), &out));
+    const T* xp = x.data<T>();
+    const T* dyp = dy.data<T>();
+    T* op = out->data<T>();
+    const int64_t n = x.NumElements();
+    KeepGradientInside<T>(xp, dyp, op, n, lo, hi, /*open_low=*/false);
     return absl::OkStatus();
   }
 };
 
 [[maybe_unused]] const bool kRegistered = [] {
+  RegisterCpuKernelTemplate<ClipGradOp>("ClipGrad", TypeList<float, double>{});
   RegisterCpuKernelTemplate<SumToShapeOp>("SumToShape", TypeList<float, double, int32_t, int64_t>{});
   RegisterCpuKernelTemplate<ReluGradOp>("ReluGrad", TypeList<float, double>{});
   return true;

@@ -995,6 +995,39 @@ TEST(SumToShapeTest, BlocksAndElements) {
   }
 }
 
+// Clip's gradient: dY where min <= X <= max (bounds included), 0 elsewhere; scalar bounds.
+TEST(ClipGradTest, PassesTheGradientInsideTheBounds) {
+  KernelTester t("ClipGrad");
+  t.Input<float>({6}, {1, 2, 3, 4, 5, 6})
+      .Input<float>({6}, {-1, 0, 3, 6, 6.5f, 2})
+      .Input<float>({}, {0})
+      .Input<float>({}, {6});
+  ASSERT_OK(t.Run());
+  t.ExpectOutput<float>(0, {6}, {0, 2, 3, 4, 0, 6});
+  KernelTester bad("ClipGrad");
+  bad.Input<float>({2}, {1, 2}).Input<float>({2}, {0, 1}).Input<float>({2}, {0, 0}).Input<float>({}, {6});
+  EXPECT_FALSE(bad.Run().ok());
+}
+
+// Lengths past one vector of 8, with a tail, values on both bounds, NaN and infinities.
+TEST(ClipGradTest, VectorsAndTailMatchTheDefinition) {
+  const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+  std::vector<float> x = {-1, 0, 0.5f, 6, 6.01f, nan, inf, -inf, 3, 2, -0.0f, 5.99f, 7, 1, 0, 6, 4, -3, 2.5f};
+  std::vector<float> dy(x.size());
+  for (size_t i = 0; i < dy.size(); ++i) dy[i] = static_cast<float>(i) + 1;
+  for (const char* op : {"ClipGrad", "ReluGrad"}) {
+    SCOPED_TRACE(op);
+    const bool clip = std::string(op) == "ClipGrad";
+    KernelTester t(op);
+    t.Input<float>({static_cast<int64_t>(x.size())}, dy).Input<float>({static_cast<int64_t>(x.size())}, x);
+    if (clip) t.Input<float>({}, {0}).Input<float>({}, {6});
+    ASSERT_OK(t.Run());
+    std::vector<float> want(x.size());
+    for (size_t i = 0; i < x.size(); ++i) want[i] = (clip ? x[i] >= 0 && x[i] <= 6 : x[i] > 0) ? dy[i] : 0;
+    t.ExpectOutput<float>(0, {static_cast<int64_t>(x.size())}, want);
+  }
+}
+
 TEST(ReluGradTest, PassesTheGradientWhereTheInputIsPositive) {
   KernelTester t("ReluGrad");
   t.Input<float>({5}, {1, 2, 3, 4, 5}).Input<float>({5}, {-1, 0, 0.5f, -0.0f, 7});

@@ -21,4 +21,14 @@ REGISTER_OP("ReluGrad")
     .Attr(absl::StrCat("T: ", kFloatTypes))
     .Doc("gradients where features > 0, else 0 (TensorFlow's ReluGrad).");
 
+REGISTER_OP("ClipGrad")
+    .Input("gradients: T")
+    .Input("features: T")
+    .Input("min: T")
+    .Input("max: T")
+    .Output("backprops: T")
+    .Attr("T: {float, double}")
+    .Doc("gradients where min <= features <= max, else 0: Clip's gradient (TensorFlow's "
+         "Relu6Grad with other bounds) in one pass. min and max are scalars.");
+
 }  // namespace sluice

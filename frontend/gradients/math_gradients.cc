@@ -3,6 +3,7 @@
 // gradient of a gradient works). Broadcast operands get their gradient summed back to their
 // own shape (SumLike).
 #include <cmath>
+#include <limits>
 
 #include "frontend/gradients/gradient_util.h"
 
@@ -147,6 +148,21 @@ absl::Status ClipGrad(GradientBuilder* b, const GradientNode& n, const Dxs& dys,
   }
   if (inside.empty()) {
     (*dxs)[0] = dy;
+  } else if (b->Dtype(x) == DT_FLOAT || b->Dtype(x) == DT_DOUBLE) {
+    // One pass (the compares above serve only the bounds' own gradients, pruned when unused).
+    std::string lo, hi;
+    if (ListSize(n, "Tmin") > 0) {
+      lo = n.inputs[1];
+    } else {
+      SL_ASSIGN_OR_RETURN(lo, ScalarConst(b, b->Dtype(x), -std::numeric_limits<double>::infinity()));
+    }
+    if (ListSize(n, "Tmax") > 0) {
+      hi = n.inputs[ListSize(n, "Tmin") > 0 ? 2 : 1];
+    } else {
+      SL_ASSIGN_OR_RETURN(hi, ScalarConst(b, b->Dtype(x), std::numeric_limits<double>::infinity()));
+    }
+    SL_ASSIGN_OR_RETURN(auto out, b->Add("ClipGrad", {{dy}, {x}, {lo}, {hi}}));
+    (*dxs)[0] = out[0];
   } else {
     SL_ASSIGN_OR_RETURN((*dxs)[0], where(inside, dy, zero));
   }
