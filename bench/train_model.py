@@ -80,6 +80,18 @@ def training_model(module, example, input_name, batch, classes, lr, opset=13):
     return model
 
 
+def distinct_parameters(module, scale=1e-3):
+    """Adds small noise to every parameter so no two are equal: torch.onnx's export of an eval
+    module merges initializers of equal values (a TransformerEncoder's copies of one layer, the
+    zero biases BatchNormalization folding leaves), and the exported model would then train
+    those weights tied, a different model from the torch module."""
+    gen = torch.Generator().manual_seed(1)
+    with torch.no_grad():
+        for p in module.parameters():
+            p.add_(torch.randn(p.shape, generator=gen) * scale)
+    return module
+
+
 def one_hot_target(batch, classes, seed=0):
     rng = np.random.default_rng(seed)
     target = np.zeros((batch, classes), np.float32)
@@ -96,7 +108,7 @@ def main():
     ap.add_argument("--lr", type=float, default=0.01)
     args = ap.parse_args()
     torch.manual_seed(0)
-    module = getattr(torchvision.models, args.model)(num_classes=1000).eval()
+    module = distinct_parameters(getattr(torchvision.models, args.model)(num_classes=1000).eval())
     x = torch.randn(args.batch, 3, args.size, args.size)
     model = training_model(module, x, "x", args.batch, 1000, args.lr)
     os.makedirs(args.outdir, exist_ok=True)
