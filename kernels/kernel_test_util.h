@@ -37,6 +37,10 @@ class KernelTester {
   }
   template <typename T>
   KernelTester& Input(std::initializer_list<int64_t> shape, std::vector<T> values) {
+    return Input<T>(std::vector<int64_t>(shape), std::move(values));
+  }
+  template <typename T>
+  KernelTester& Input(const std::vector<int64_t>& shape, std::vector<T> values) {
     Tensor t(DataTypeToEnum<T>::value, TensorShape(shape));
     auto f = t.flat<T>();
     EXPECT_EQ(f.size(), values.size()) << "input " << inputs_.size() << " of " << node_.op();

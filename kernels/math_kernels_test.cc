@@ -1037,3 +1037,91 @@ TEST(ReluGradTest, PassesTheGradientWhereTheInputIsPositive) {
 
 }  // namespace
 }  // namespace sluice
+
+namespace sluice {
+namespace {
+
+// BatchMatMulSum = SumToShape(BatchMatMulV2(a, b)): its one-product paths (every batch summed to
+// one matrix; B shared and nothing summed) and its general path (a target that keeps some batch
+// dims, operands broadcast against each other), against products and sums written out.
+TEST(BatchMatMulSumTest, MatchesProductsSummedWrittenOut) {
+  struct Case {
+    std::vector<int64_t> a, b, target;
+    bool adj_x, adj_y;
+  };
+  const std::vector<Case> cases = {
+      {{2, 3, 4, 5}, {2, 3, 4, 6}, {5, 6}, true, false},    // Weight gradient: one product.
+      {{2, 3, 4, 5}, {6, 5}, {2, 3, 4, 6}, false, true},    // Input gradient, B shared.
+      {{3, 4, 5}, {2, 1, 5, 6}, {2, 1, 4, 6}, false, false},  // Broadcast both ways, partly summed.
+      {{2, 3, 5, 4}, {3, 6, 5}, {1, 3, 4, 6}, true, true},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(::testing::Message() << TensorShape(c.a).DebugString() << " x " << TensorShape(c.b).DebugString());
+    auto fill = [](const std::vector<int64_t>& dims, float scale) {
+      int64_t n = 1;
+      for (int64_t d : dims) n *= d;
+      std::vector<float> v(n);
+      for (int64_t i = 0; i < n; ++i) v[i] = std::sin(static_cast<float>(i) * scale) * 0.5f;
+      return v;
+    };
+    const std::vector<float> a = fill(c.a, 0.37f), b = fill(c.b, 0.91f);
+    const int ar = static_cast<int>(c.a.size()), br = static_cast<int>(c.b.size());
+    const int64_t m = c.adj_x ? c.a[ar - 1] : c.a[ar - 2], k = c.adj_x ? c.a[ar - 2] : c.a[ar - 1];
+    const int64_t n = c.adj_y ? c.b[br - 2] : c.b[br - 1];
+    // The product's batch: a's and b's batch dims broadcast, right-aligned.
+    const int rank = std::max(ar, br) - 2;
+    std::vector<int64_t> batch(rank, 1);
+    for (int d = 0; d < rank; ++d) {
+      const int da = d - (rank - (ar - 2)), db = d - (rank - (br - 2));
+      batch[d] = std::max(da >= 0 ? c.a[da] : 1, db >= 0 ? c.b[db] : 1);
+    }
+    const int tr = static_cast<int>(c.target.size()) - 2;
+    std::vector<double> want(m * n * [&] {
+      int64_t t = 1;
+      for (int d = 0; d < tr; ++d) t *= c.target[d];
+      return t;
+    }(), 0.0);
+    int64_t batches = 1;
+    for (int64_t d : batch) batches *= d;
+    for (int64_t o = 0; o < batches; ++o) {
+      std::vector<int64_t> idx(rank);
+      for (int64_t rest = o, d = rank - 1; d >= 0; --d) {
+        idx[d] = rest % batch[d];
+        rest /= batch[d];
+      }
+      auto offset = [&](const std::vector<int64_t>& dims, int own) {
+        int64_t off = 0;
+        for (int d = 0; d < rank; ++d) {
+          const int dd = d - (rank - own);
+          if (dd >= 0) off = off * dims[dd] + (dims[dd] == 1 ? 0 : idx[d]);
+        }
+        return off;
+      };
+      const int64_t ao = offset(c.a, ar - 2) * m * k, bo = offset(c.b, br - 2) * k * n;
+      const int64_t to = offset(c.target, tr) * m * n;
+      for (int64_t i = 0; i < m; ++i) {
+        for (int64_t j = 0; j < n; ++j) {
+          for (int64_t p = 0; p < k; ++p) {
+            const float av = c.adj_x ? a[ao + p * m + i] : a[ao + i * k + p];
+            const float bv = c.adj_y ? b[bo + j * k + p] : b[bo + p * n + j];
+            want[to + i * n + j] += static_cast<double>(av) * bv;
+          }
+        }
+      }
+    }
+    KernelTester t("BatchMatMulSum");
+    t.Attr("adj_x", c.adj_x).Attr("adj_y", c.adj_y);
+    t.Input<float>(c.a, a).Input<float>(c.b, b).Input<int64_t>({static_cast<int64_t>(c.target.size())}, c.target);
+    ASSERT_OK(t.Run());
+    ASSERT_EQ(t.output(0).shape(), TensorShape(c.target));
+    for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(t.output(0).flat<float>()[i], want[i], 1e-4) << i;
+  }
+  KernelTester bad("BatchMatMulSum");  // A target the product's batch does not sum to.
+  bad.Attr("adj_x", false).Attr("adj_y", false);
+  bad.Input<float>({2, 2, 3}, std::vector<float>(12, 1)).Input<float>({3, 2}, std::vector<float>(6, 1));
+  bad.Input<int64_t>({3}, {3, 2, 2});
+  EXPECT_FALSE(bad.Run().ok());
+}
+
+}  // namespace
+}  // namespace sluice

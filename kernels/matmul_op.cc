@@ -1,8 +1,10 @@
 // MatMul: float through oneDNN and double through OpenBLAS (see GemmRowMajor); half and
 // bfloat16 widened to float for the product; integers with a cache-friendly loop (no BLAS for them).
+#include <algorithm>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "kernels/array_kernel_util.h"
 #include "kernels/blas.h"
 #include "kernels/cwise_ops.h"
 #include "kernels/kernel_registry.h"
@@ -157,10 +159,117 @@ class BatchMatMulOp : public OpKernel {
   bool adj_y_ = false;
 };
 
+// SumToShape(BatchMatMulV2(a, b), shape) in one kernel: the gradient of a batched product
+// with respect to an operand that was broadcast over the batch (a weight [K, N] against
+// activations [B, S, K]). Each batch's product is added into the output batch it sums to, so
+// the [B, K, N] intermediate is never made; when everything sums to one matrix and the
+// operands' batches line up, it is one product over the flattened batch (A_flat^T B_flat).
+template <typename T>
+class BatchMatMulSumOp : public OpKernel {
+ public:
+  absl::Status Init(OpKernelConstruction* ctx) override {
+    SL_RETURN_IF_ERROR(ctx->GetAttr("adj_x", &adj_x_));
+    return ctx->GetAttr("adj_y", &adj_y_);
+  }
+
+  absl::Status Compute(OpKernelContext* ctx) const override {
+    const Tensor& a = ctx->input(0);
+    const Tensor& b = ctx->input(1);
+    SL_ASSIGN_OR_RETURN(TensorShape target, ShapeInput(ctx->input(2), "BatchMatMulSum: shape"));
+    if (a.dims() < 2 || b.dims() < 2 || target.dims() < 2) {
+      return absl::InvalidArgumentError(absl::StrCat("BatchMatMulSum needs matrices: ", a.shape().DebugString(),
+                                                     ", ", b.shape().DebugString(), " to ", target.DebugString()));
+    }
+    const int ar = a.dims(), br = b.dims();
+    const int64_t m = adj_x_ ? a.dim_size(ar - 1) : a.dim_size(ar - 2);
+    const int64_t k = adj_x_ ? a.dim_size(ar - 2) : a.dim_size(ar - 1);
+    const int64_t kb = adj_y_ ? b.dim_size(br - 1) : b.dim_size(br - 2);
+    const int64_t n = adj_y_ ? b.dim_size(br - 2) : b.dim_size(br - 1);
+    const TensorShape a_batch(absl::Span<const int64_t>(a.shape().dim_sizes().data(), ar - 2));
+    const TensorShape b_batch(absl::Span<const int64_t>(b.shape().dim_sizes().data(), br - 2));
+    auto plan = MakeBroadcastPlan(a_batch, b_batch);
+    if (k != kb || !plan.ok() || target.dim_size(target.dims() - 2) != m || target.dim_size(target.dims() - 1) != n) {
+      return absl::InvalidArgumentError(absl::StrCat("BatchMatMulSum: ", a.shape().DebugString(), " times ",
+                                                     b.shape().DebugString(), " does not sum to ",
+                                                     target.DebugString()));
+    }
+    const TensorShape& out_batch = plan->out_shape;
+    const int rank = out_batch.dims(), t_rank = target.dims() - 2;
+    if (t_rank > rank) {
+      return absl::InvalidArgumentError(absl::StrCat("BatchMatMulSum: ", target.DebugString(),
+                                                     " has more batch dims than the product's ",
+                                                     out_batch.DebugString()));
+    }
+    // Element strides (in matrices) of a, b and the target over the product's batch dims; 0
+    // where a side is broadcast or the target sums the dim away.
+    std::vector<int64_t> as(rank, 0), bs(rank, 0), ts(rank, 0);
+    for (int d = rank - 1, sa = 1, sb = 1, st = 1; d >= 0; --d) {
+      const int da = d - (rank - (ar - 2)), db = d - (rank - (br - 2)), dt = d - (rank - t_rank);
+      if (da >= 0 && a.dim_size(da) != 1) as[d] = sa;
+      if (da >= 0) sa *= a.dim_size(da);
+      if (db >= 0 && b.dim_size(db) != 1) bs[d] = sb;
+      if (db >= 0) sb *= b.dim_size(db);
+      if (dt >= 0) {
+        const int64_t t = target.dim_size(dt);
+        if (t != 1 && t != out_batch.dim_size(d)) {
+          return absl::InvalidArgumentError(absl::StrCat("BatchMatMulSum: ", target.DebugString(),
+                                                         " does not broadcast to the product's batch ",
+                                                         out_batch.DebugString()));
+        }
+        if (t != 1) ts[d] = st;
+        st *= t;
+      }
+    }
+    Tensor* out;
+    SL_RETURN_IF_ERROR(ctx->allocate_output(0, target, &out));
+    T* po = out->data<T>();
+    std::fill(po, po + out->NumElements(), T(0));
+    if (out->NumElements() == 0 || k == 0 || out_batch.num_elements() == 0) return absl::OkStatus();
+    const T* pa = a.data<T>();
+    const T* pb = b.data<T>();
+    const int threads = ctx->intra_op_threads();
+    const int64_t batches = out_batch.num_elements();
+    const bool one_target = target.num_elements() == m * n;
+    if (one_target && adj_x_ && !adj_y_ && a_batch == b_batch) {
+      // sum_i A_i^T B_i over rows of k: one product of the stacked rows.
+      GemmRowMajor<T>(true, false, m, n, k * batches, T(1), pa, m, pb, n, T(0), po, n, threads);
+      return absl::OkStatus();
+    }
+    if (!adj_x_ && b_batch.num_elements() == 1 && target.num_elements() == batches * m * n && a_batch == out_batch) {
+      // Nothing summed and B shared: one product of all of A's rows.
+      GemmRowMajor<T>(false, adj_y_, batches * m, n, k, T(1), pa, k, pb, adj_y_ ? k : n, T(0), po, n, threads);
+      return absl::OkStatus();
+    }
+    std::vector<int64_t> idx(rank, 0);
+    int64_t ao = 0, bo = 0, to = 0;
+    for (int64_t o = 0; o < batches; ++o) {
+      SL_RETURN_IF_ERROR(ctx->CheckCancelled());
+      GemmRowMajor<T>(adj_x_, adj_y_, m, n, k, T(1), pa + ao * m * k, adj_x_ ? m : k, pb + bo * k * n,
+                      adj_y_ ? k : n, T(1), po + to * m * n, n, threads);
+      for (int d = rank - 1; d >= 0; --d) {
+        ao += as[d];
+        bo += bs[d];
+        to += ts[d];
+        if (++idx[d] < out_batch.dim_size(d)) break;
+        ao -= as[d] * out_batch.dim_size(d);
+        bo -= bs[d] * out_batch.dim_size(d);
+        to -= ts[d] * out_batch.dim_size(d);
+        idx[d] = 0;
+      }
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  bool adj_x_ = false;
+  bool adj_y_ = false;
+};
+
 [[maybe_unused]] const bool kRegistered = [] {
   using MatMulTypes = TypeList<float, double, half, bfloat16, int32_t, int64_t>;
   RegisterCpuKernelTemplate<BatchMatMulOp>("BatchMatMulV2", MatMulTypes{} + TypeList<uint32_t, uint64_t>{});
   RegisterCpuKernelTemplate<MatMulOp>("MatMul", MatMulTypes{});
+  RegisterCpuKernelTemplate<BatchMatMulSumOp>("BatchMatMulSum", TypeList<float, double>{});
   return true;
 }();
 

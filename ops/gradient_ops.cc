@@ -21,6 +21,17 @@ REGISTER_OP("ReluGrad")
     .Attr(absl::StrCat("T: ", kFloatTypes))
     .Doc("gradients where features > 0, else 0 (TensorFlow's ReluGrad).");
 
+REGISTER_OP("BatchMatMulSum")
+    .Input("x: T")
+    .Input("y: T")
+    .Input("shape: int64")
+    .Output("output: T")
+    .Attr("T: {float, double}")
+    .Attr("adj_x: bool = false")
+    .Attr("adj_y: bool = false")
+    .Doc("SumToShape(BatchMatMulV2(x, y), shape) without the batched intermediate: the gradient "
+         "of a batched product for an operand broadcast over the batch (a weight).");
+
 REGISTER_OP("ClipGrad")
     .Input("gradients: T")
     .Input("features: T")

@@ -138,12 +138,42 @@ absl::Status BatchMatMulGrad(GradientBuilder* b, const GradientNode& n, const Dx
   SL_ASSIGN_OR_RETURN(std::string x2, b->Binary("Onnx>Reshape", x, shapes[0]));
   SL_ASSIGN_OR_RETURN(std::string y2, b->Binary("Onnx>Reshape", y, shapes[1]));
   SL_ASSIGN_OR_RETURN(std::string g2, b->Binary("Onnx>Reshape", g, shapes[2]));
-  SL_ASSIGN_OR_RETURN(auto da, b->Add("BatchMatMulV2", {{g2}, {y2}}, Adj(false, true)));
-  SL_ASSIGN_OR_RETURN(auto db, b->Add("BatchMatMulV2", {{x2}, {g2}}, Adj(true, false)));
-  SL_ASSIGN_OR_RETURN(std::string da2, b->Binary("SumToShape", da[0], shapes[0]));
-  SL_ASSIGN_OR_RETURN(std::string db2, b->Binary("SumToShape", db[0], shapes[1]));
+  std::string da2, db2;
+  if (b->Dtype(x) == DT_FLOAT || b->Dtype(x) == DT_DOUBLE) {
+    // Each product summed as it is made: a weight's gradient against a batch of activations
+    // is one product over the flattened batch, not one per batch then summed.
+    SL_ASSIGN_OR_RETURN(auto da, b->Add("BatchMatMulSum", {{g2}, {y2}, {shapes[0]}}, Adj(false, true)));
+    SL_ASSIGN_OR_RETURN(auto db, b->Add("BatchMatMulSum", {{x2}, {g2}, {shapes[1]}}, Adj(true, false)));
+    da2 = da[0];
+    db2 = db[0];
+  } else {
+    SL_ASSIGN_OR_RETURN(auto da, b->Add("BatchMatMulV2", {{g2}, {y2}}, Adj(false, true)));
+    SL_ASSIGN_OR_RETURN(auto db, b->Add("BatchMatMulV2", {{x2}, {g2}}, Adj(true, false)));
+    SL_ASSIGN_OR_RETURN(da2, b->Binary("SumToShape", da[0], shapes[0]));
+    SL_ASSIGN_OR_RETURN(db2, b->Binary("SumToShape", db[0], shapes[1]));
+  }
   SL_ASSIGN_OR_RETURN((*dxs)[0], b->Binary("Onnx>Reshape", da2, sx));
   SL_ASSIGN_OR_RETURN((*dxs)[1], b->Binary("Onnx>Reshape", db2, sy));
+  return absl::OkStatus();
+}
+
+// BatchMatMulSum = SumToShape(BatchMatMulV2(x, y), shape) (what BatchMatMulGrad emits; its own
+// gradient is needed for second order): the incoming gradient spread back over the product's
+// shape (recomputed, for its shape), then BatchMatMulV2's gradient.
+absl::Status BatchMatMulSumGrad(GradientBuilder* b, const GradientNode& n, const Dxs& dys, Dxs* dxs) {
+  if (dys[0].empty()) return absl::OkStatus();
+  bool adj_x = false, adj_y = false;
+  SL_RETURN_IF_ERROR(GetNodeAttrOr(AttrSlice(*n.def), "adj_x", false, &adj_x));
+  SL_RETURN_IF_ERROR(GetNodeAttrOr(AttrSlice(*n.def), "adj_y", false, &adj_y));
+  const std::string &x = n.inputs[0], &y = n.inputs[1];
+  SL_ASSIGN_OR_RETURN(auto product, b->Add("BatchMatMulV2", {{x}, {y}}, Adj(adj_x, adj_y)));
+  SL_ASSIGN_OR_RETURN(std::string shape, b->Unary("Onnx>Shape", product[0]));
+  SL_ASSIGN_OR_RETURN(std::string spread, b->Binary("Onnx>Expand", dys[0], shape));
+  GradientNode inner{n.def, {x, y}, {product[0]}};
+  Dxs inner_dxs(2);
+  SL_RETURN_IF_ERROR(BatchMatMulGrad(b, inner, {spread}, &inner_dxs));
+  (*dxs)[0] = inner_dxs[0];
+  (*dxs)[1] = inner_dxs[1];
   return absl::OkStatus();
 }
 
@@ -164,6 +194,7 @@ REGISTER_GRADIENT("Sqrt", SqrtGrad);
 REGISTER_GRADIENT("Square", SquareGrad);
 REGISTER_GRADIENT("StopGradient", StopGradientGrad);
 REGISTER_GRADIENT("BatchMatMulV2", BatchMatMulGrad);
+REGISTER_GRADIENT("BatchMatMulSum", BatchMatMulSumGrad);
 
 }  // namespace
 }  // namespace sluice
