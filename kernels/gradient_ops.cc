@@ -134,6 +134,56 @@ void KeepGradientInside(const T* x, const T* dy, T* out, int64_t n, T lo, T hi, 
   for (; i < n; ++i) out[i] = (open_low ? x[i] > lo : x[i] >= lo) && x[i] <= hi ? dy[i] : T(0);
 }
 
+// out[i] = f(y[i], dy[i]), out possibly dy: floats in explicit vectors (see above) of 4, the
+// SSE width the build targets (f returns one; a wider return would change the ABI).
+template <typename T, typename F>
+void MapPairs(const T* y, const T* dy, T* out, int64_t n, F f) {
+  int64_t i = 0;
+  if constexpr (std::is_same_v<T, float>) {
+    typedef float V __attribute__((vector_size(16)));
+    for (; i + 4 <= n; i += 4) {
+      V a, b;
+      std::memcpy(&a, y + i, sizeof(V));
+      std::memcpy(&b, dy + i, sizeof(V));
+      const V r = f(a, b);
+      std::memcpy(out + i, &r, sizeof(V));
+    }
+  }
+  for (; i < n; ++i) out[i] = f(y[i], dy[i]);
+}
+
+// TensorFlow's SigmoidGrad and TanhGrad: (y, dy) -> the gradient at the activation's input, in
+// one pass into dY's buffer (the spelled-out form filled a tensor of ones, then Sub, Mul, Mul:
+// EfficientNet-B0's 49 Swish activations spent ~200 ms of a 0.9 s step there).
+struct SigmoidGradFn {
+  template <typename V>
+  V operator()(V y, V dy) const { return dy * y * (1.0f - y); }
+};
+struct TanhGradFn {
+  template <typename V>
+  V operator()(V y, V dy) const { return dy * (1.0f - y * y); }
+};
+
+template <typename Fn>
+struct ActivationGrad {
+  template <typename T>
+  class Op : public OpKernel {
+   public:
+    absl::Status Compute(OpKernelContext* ctx) const override {
+      const Tensor& y = ctx->input(0);
+      const Tensor& dy = ctx->input(1);
+      if (dy.shape() != y.shape()) {
+        return absl::InvalidArgumentError(absl::StrCat("y ", y.shape().DebugString(), " and dy ",
+                                                       dy.shape().DebugString(), " differ"));
+      }
+      Tensor* out;
+      SL_RETURN_IF_ERROR(ctx->forward_input_or_allocate_output(1, 0, y.shape(), &out));
+      MapPairs<T>(y.data<T>(), dy.data<T>(), out->data<T>(), y.NumElements(), Fn());
+      return absl::OkStatus();
+    }
+  };
+};
+
 template <typename T>
 class ReluGradOp : public OpKernel {
  public:
@@ -186,6 +236,8 @@ class ClipGradOp : public OpKernel {
 
 [[maybe_unused]] const bool kRegistered = [] {
   RegisterCpuKernelTemplate<ClipGradOp>("ClipGrad", TypeList<float, double>{});
+  RegisterCpuKernelTemplate<ActivationGrad<SigmoidGradFn>::Op>("SigmoidGrad", TypeList<float, double>{});
+  RegisterCpuKernelTemplate<ActivationGrad<TanhGradFn>::Op>("TanhGrad", TypeList<float, double>{});
   RegisterCpuKernelTemplate<SumToShapeOp>("SumToShape", TypeList<float, double, int32_t, int64_t>{});
   RegisterCpuKernelTemplate<ReluGradOp>("ReluGrad", TypeList<float, double>{});
   return true;

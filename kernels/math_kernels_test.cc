@@ -1028,6 +1028,28 @@ TEST(ClipGradTest, VectorsAndTailMatchTheDefinition) {
   }
 }
 
+// TensorFlow's SigmoidGrad and TanhGrad from the activation's output y: vectors and a tail.
+TEST(ActivationGradTest, SigmoidAndTanhFromTheirOutputs) {
+  std::vector<float> y, dy;
+  for (int i = 0; i < 11; ++i) {
+    y.push_back(std::tanh(static_cast<float>(i) * 0.3f - 1.5f));
+    dy.push_back(static_cast<float>(i) * 0.25f - 1);
+  }
+  for (const char* op : {"SigmoidGrad", "TanhGrad"}) {
+    SCOPED_TRACE(op);
+    const bool sigmoid = std::string(op) == "SigmoidGrad";
+    KernelTester t(op);
+    t.Input<float>({11}, y).Input<float>({11}, dy);
+    ASSERT_OK(t.Run());
+    std::vector<float> want;
+    for (int i = 0; i < 11; ++i) want.push_back(sigmoid ? dy[i] * y[i] * (1 - y[i]) : dy[i] * (1 - y[i] * y[i]));
+    for (int i = 0; i < 11; ++i) EXPECT_FLOAT_EQ(t.output(0).flat<float>()[i], want[i]) << i;
+  }
+  KernelTester bad("SigmoidGrad");
+  bad.Input<float>({2}, {0.5f, 0.5f}).Input<float>({3}, {1, 1, 1});
+  EXPECT_FALSE(bad.Run().ok());
+}
+
 TEST(ReluGradTest, PassesTheGradientWhereTheInputIsPositive) {
   KernelTester t("ReluGrad");
   t.Input<float>({5}, {1, 2, 3, 4, 5}).Input<float>({5}, {-1, 0, 0.5f, -0.0f, 7});

@@ -32,6 +32,20 @@ REGISTER_OP("BatchMatMulSum")
     .Doc("SumToShape(BatchMatMulV2(x, y), shape) without the batched intermediate: the gradient "
          "of a batched product for an operand broadcast over the batch (a weight).");
 
+REGISTER_OP("SigmoidGrad")
+    .Input("y: T")
+    .Input("dy: T")
+    .Output("z: T")
+    .Attr("T: {float, double}")
+    .Doc("dy * y * (1 - y), y = Sigmoid(x): Sigmoid's gradient from its output (TensorFlow's).");
+
+REGISTER_OP("TanhGrad")
+    .Input("y: T")
+    .Input("dy: T")
+    .Output("z: T")
+    .Attr("T: {float, double}")
+    .Doc("dy * (1 - y * y), y = Tanh(x): Tanh's gradient from its output (TensorFlow's).");
+
 REGISTER_OP("ClipGrad")
     .Input("gradients: T")
     .Input("features: T")

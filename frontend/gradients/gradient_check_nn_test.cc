@@ -247,6 +247,11 @@ TEST(GradientCheckNnTest, SecondOrderThroughBackwardOps) {
          {Node("MatMul", {"a", "b"}, "h"), Node("Tanh", {"h"}, "t"), Node("Mul", {"t", "c"}, "o"),
           GradientOp({"a"}, {"b", "c"}, "o", {"y"})},
          {{2, 3}, {3, 4}, {2, 4}}});
+  // Sigmoid's backward op (SigmoidGrad) under Tanh's (TanhGrad).
+  Check({"second_order_sigmoid_tanh",
+         {Node("Sigmoid", {"a"}, "s"), Node("Mul", {"s", "b"}, "p"), Node("Tanh", {"p"}, "t"),
+          Node("Mul", {"t", "c"}, "o"), GradientOp({"a"}, {"b", "c"}, "o", {"y"})},
+         {{2, 3}, {2, 3}, {2, 3}}});
   // Relu's backward op (ReluGrad), and broadcasting (SumToShape).
   Check({"second_order_relu",
          {Node("Mul", {"a", "b"}, "p"), Node("Relu", {"p"}, "r"), Node("Mul", {"r", "c"}, "o"),

@@ -1,6 +1,7 @@
 // Gradient functions of the elementwise, activation and matrix ops. Broadcast operands get
 // their gradient summed back to their own shape (SumLike).
 #include "framework/status.h"
+#include "frontend/gradients/gradient_util.h"
 #include "frontend/gradients/gradients.h"
 
 namespace sluice {
@@ -57,6 +58,10 @@ absl::Status ReluGrad(GradientBuilder* b, const GradientNode& n, const Dxs& dys,
 
 // dy * y * (1 - y)
 absl::Status SigmoidGrad(GradientBuilder* b, const GradientNode& n, const Dxs& dys, Dxs* dxs) {
+  if (b->Dtype(n.outputs[0]) == DT_FLOAT || b->Dtype(n.outputs[0]) == DT_DOUBLE) {  // One pass.
+    SL_ASSIGN_OR_RETURN((*dxs)[0], b->Binary("SigmoidGrad", n.outputs[0], dys[0]));
+    return absl::OkStatus();
+  }
   SL_ASSIGN_OR_RETURN(std::string one, b->Fill(n.outputs[0], 1.0));
   SL_ASSIGN_OR_RETURN(std::string rest, b->Binary("Sub", one, n.outputs[0]));
   SL_ASSIGN_OR_RETURN(std::string local, b->Binary("Mul", n.outputs[0], rest));
@@ -66,6 +71,10 @@ absl::Status SigmoidGrad(GradientBuilder* b, const GradientNode& n, const Dxs& d
 
 // dy * (1 - y^2)
 absl::Status TanhGrad(GradientBuilder* b, const GradientNode& n, const Dxs& dys, Dxs* dxs) {
+  if (b->Dtype(n.outputs[0]) == DT_FLOAT || b->Dtype(n.outputs[0]) == DT_DOUBLE) {  // One pass.
+    SL_ASSIGN_OR_RETURN((*dxs)[0], b->Binary("TanhGrad", n.outputs[0], dys[0]));
+    return absl::OkStatus();
+  }
   SL_ASSIGN_OR_RETURN(std::string one, b->Fill(n.outputs[0], 1.0));
   SL_ASSIGN_OR_RETURN(std::string sq, b->Binary("Mul", n.outputs[0], n.outputs[0]));
   SL_ASSIGN_OR_RETURN(std::string local, b->Binary("Sub", one, sq));
@@ -157,6 +166,32 @@ absl::Status BatchMatMulGrad(GradientBuilder* b, const GradientNode& n, const Dx
   return absl::OkStatus();
 }
 
+// z = SigmoidGrad(y, dy) = dy * y * (1 - y): dz/d(dy) is SigmoidGrad again, dz/dy = dy (1 - 2y).
+absl::Status SigmoidGradGrad(GradientBuilder* b, const GradientNode& n, const Dxs& dys, Dxs* dxs) {
+  if (dys[0].empty()) return absl::OkStatus();
+  const std::string &y = n.inputs[0], &dy = n.inputs[1], &g = dys[0];
+  SL_ASSIGN_OR_RETURN((*dxs)[1], b->Binary("SigmoidGrad", y, g));
+  SL_ASSIGN_OR_RETURN(std::string one, gradient_util::ScalarConst(b, b->Dtype(y), 1.0));
+  SL_ASSIGN_OR_RETURN(std::string two, gradient_util::ScalarConst(b, b->Dtype(y), 2.0));
+  SL_ASSIGN_OR_RETURN(std::string two_y, b->Binary("Mul", y, two));
+  SL_ASSIGN_OR_RETURN(std::string slope, b->Binary("Sub", one, two_y));
+  SL_ASSIGN_OR_RETURN(std::string gdy, b->Binary("Mul", g, dy));
+  SL_ASSIGN_OR_RETURN((*dxs)[0], b->Binary("Mul", gdy, slope));
+  return absl::OkStatus();
+}
+
+// z = TanhGrad(y, dy) = dy * (1 - y^2): dz/d(dy) is TanhGrad again, dz/dy = -2 dy y.
+absl::Status TanhGradGrad(GradientBuilder* b, const GradientNode& n, const Dxs& dys, Dxs* dxs) {
+  if (dys[0].empty()) return absl::OkStatus();
+  const std::string &y = n.inputs[0], &dy = n.inputs[1], &g = dys[0];
+  SL_ASSIGN_OR_RETURN((*dxs)[1], b->Binary("TanhGrad", y, g));
+  SL_ASSIGN_OR_RETURN(std::string minus_two, gradient_util::ScalarConst(b, b->Dtype(y), -2.0));
+  SL_ASSIGN_OR_RETURN(std::string gdy, b->Binary("Mul", g, dy));
+  SL_ASSIGN_OR_RETURN(std::string gdy_y, b->Binary("Mul", gdy, y));
+  SL_ASSIGN_OR_RETURN((*dxs)[0], b->Binary("Mul", gdy_y, minus_two));
+  return absl::OkStatus();
+}
+
 // BatchMatMulSum = SumToShape(BatchMatMulV2(x, y), shape) (what BatchMatMulGrad emits; its own
 // gradient is needed for second order): the incoming gradient spread back over the product's
 // shape (recomputed, for its shape), then BatchMatMulV2's gradient.
@@ -195,6 +230,8 @@ REGISTER_GRADIENT("Square", SquareGrad);
 REGISTER_GRADIENT("StopGradient", StopGradientGrad);
 REGISTER_GRADIENT("BatchMatMulV2", BatchMatMulGrad);
 REGISTER_GRADIENT("BatchMatMulSum", BatchMatMulSumGrad);
+REGISTER_GRADIENT("SigmoidGrad", SigmoidGradGrad);
+REGISTER_GRADIENT("TanhGrad", TanhGradGrad);
 
 }  // namespace
 }  // namespace sluice
