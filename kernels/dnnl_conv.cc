@@ -466,6 +466,24 @@ absl::StatusOr<bool> DnnlConv::Run(const Tensor& x, const Tensor& w, const Tenso
           // with a few channels per group: its reference loop ran RegNet 20x slower than ONNX
           // Runtime); in its blocked layouts it does, and the reorders cost far less.
           e->pd = dnnl::convolution_forward::primitive_desc(make_desc(false), attr, eng);
+        } else if (!winograd && !x_nhwc && !y_nhwc && spatial == 2 && p.x_dims[1] >= 16 &&
+                   e->pd.src_desc() == memory::desc(p.x_dims, memory::data_type::f32, tag::nhwc)) {
+          // NCHW tensors (training graphs keep NCHW) and a kernel that reads NHWC (oneDNN's
+          // batch-reduce ones, its first choice for 1x1 and depthwise convolutions): its
+          // reorders between NCHW and NHWC are the slow generic ones (14 ms each way for
+          // 8x144x56x56, against 4 ms into 16-channel blocks), and EfficientNet-B0's training
+          // step spent 250 ms in them. A kernel on 16-channel blocks runs instead where there
+          // is one (asked for by layout: oneDNN 2.6's next_impl() crashed on some of these).
+          try {
+            auto blocked = [](const memory::dims& d) { return memory::desc(d, memory::data_type::f32, tag::nChw16c); };
+            dnnl::convolution_forward::primitive_desc on_blocks(
+                dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
+                                                blocked(p.x_dims), any(wd), bias_md, blocked(p.y_dims), strides,
+                                                dilates, p.pad_l, p.pad_r),
+                attr, eng);
+            if (!absl::StartsWith(on_blocks.impl_info_str(), "ref")) e->pd = on_blocks;
+          } catch (const dnnl::error&) {
+          }
         } else if (!winograd && x_nhwc && PreferDirectDepthwise(wd, group, p.y_dims, e->pd.impl_info_str())) {
           // oneDNN 2.6 ranks its batch-reduce depthwise kernel first on NHWC, but its direct
           // one is 1.1-2x faster wherever rows are at least 14 wide (MobileNet, EfficientNet,
