@@ -189,8 +189,12 @@ absl::StatusOr<bool> DnnlConvBackward::Impl::Run(const Tensor& a, const Tensor& 
     entries.push_front(entry);
     if (entries.size() > kMaxEntries) entries.pop_back();
   }
-  // oneDNN's reference loops are slower than the GEMM path (kept, so it is not asked again).
+  // oneDNN's reference loops are slower than the GEMM path (kept, so it is not asked again);
+  // for depthwise weight gradients its GEMM-based kernel is slower than the caller's direct one.
   if (absl::StartsWith(entry->impl, "ref")) return false;
+  if (kind == kWeights && group > 1 && group == x[1] && group == w[0] && absl::StartsWith(entry->impl, "x64:gemm")) {
+    return false;
+  }
   try {
     std::unique_ptr<Entry::Bound> bound;
     {

@@ -1147,3 +1147,48 @@ TEST(BatchMatMulSumTest, MatchesProductsSummedWrittenOut) {
 
 }  // namespace
 }  // namespace sluice
+
+namespace sluice {
+namespace {
+
+// ConvBackpropFilter of depthwise convolutions (its direct per-channel path where oneDNN has
+// only a GEMM-based kernel, and oneDNN's own elsewhere), against the sums written out: 5x5 taps
+// with stride 2 and padding, and 3x3 dilated taps, over two images.
+TEST(ConvBackpropFilterTest, DepthwiseMatchesTheSumsWrittenOut) {
+  struct Case {
+    int64_t k, stride, dilation, pad;
+  };
+  for (const Case& c : {Case{5, 2, 1, 2}, Case{5, 1, 1, 2}, Case{3, 1, 2, 1}, Case{3, 3, 1, 0}}) {
+    SCOPED_TRACE(::testing::Message() << "kernel " << c.k << " stride " << c.stride << " dilation " << c.dilation);
+    const int64_t n = 2, ch = 6, h = 9, w = 10;
+    const int64_t span = (c.k - 1) * c.dilation + 1;
+    const int64_t oh = (h + 2 * c.pad - span) / c.stride + 1, ow = (w + 2 * c.pad - span) / c.stride + 1;
+    std::vector<float> x(n * ch * h * w), dy(n * ch * oh * ow);
+    for (size_t i = 0; i < x.size(); ++i) x[i] = std::sin(static_cast<float>(i) * 0.7f);
+    for (size_t i = 0; i < dy.size(); ++i) dy[i] = std::cos(static_cast<float>(i) * 0.3f);
+    std::vector<double> want(ch * c.k * c.k, 0.0);
+    for (int64_t b = 0; b < n; ++b)
+      for (int64_t q = 0; q < ch; ++q)
+        for (int64_t r = 0; r < oh; ++r)
+          for (int64_t o = 0; o < ow; ++o)
+            for (int64_t i = 0; i < c.k; ++i)
+              for (int64_t j = 0; j < c.k; ++j) {
+                const int64_t ih = r * c.stride - c.pad + i * c.dilation, iw = o * c.stride - c.pad + j * c.dilation;
+                if (ih < 0 || ih >= h || iw < 0 || iw >= w) continue;
+                want[(q * c.k + i) * c.k + j] += static_cast<double>(dy[((b * ch + q) * oh + r) * ow + o]) *
+                                                 x[((b * ch + q) * h + ih) * w + iw];
+              }
+    KernelTester t("Onnx>ConvBackpropFilter");
+    t.Attr("group", int64_t{ch})
+        .Attr("strides", std::vector<int64_t>{c.stride, c.stride})
+        .Attr("dilations", std::vector<int64_t>{c.dilation, c.dilation})
+        .Attr("pads", std::vector<int64_t>{c.pad, c.pad, c.pad, c.pad});
+    t.Input<float>({n, ch, h, w}, x).Input<float>({n, ch, oh, ow}, dy).Input<int64_t>({4}, {ch, 1, c.k, c.k});
+    ASSERT_OK(t.Run());
+    ASSERT_EQ(t.output(0).NumElements(), static_cast<int64_t>(want.size()));
+    for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(t.output(0).flat<float>()[i], want[i], 1e-3) << i;
+  }
+}
+
+}  // namespace
+}  // namespace sluice
