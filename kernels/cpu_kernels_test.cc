@@ -172,6 +172,32 @@ TEST(AddNTest, SumsAListInput) {
   t.ExpectOutput<float>(0, {2}, {111, 222});
 }
 
+// Past one vector, with a tail, for floats and doubles; one input alone; and in order: each
+// element sums as ((x0 + x1) + x2) + x3, so float rounding is the running sum's.
+TEST(AddNTest, VectorsTailsAndOrder) {
+  std::vector<float> a, b, c, d;
+  for (int i = 0; i < 11; ++i) {
+    a.push_back(1e8f);
+    b.push_back(static_cast<float>(i) + 0.25f);
+    c.push_back(-1e8f);
+    d.push_back(static_cast<float>(i) * -0.5f);
+  }
+  KernelTester t("AddN");
+  t.Input<float>({11}, a).Input<float>({11}, b).Input<float>({11}, c).Input<float>({11}, d);
+  ASSERT_OK(t.Run());
+  std::vector<float> want;
+  for (int i = 0; i < 11; ++i) want.push_back(((a[i] + b[i]) + c[i]) + d[i]);
+  t.ExpectOutput<float>(0, {11}, want);
+  KernelTester twice("AddN");
+  twice.Input<double>({3}, {1, 2, 3}).Input<double>({3}, {0.5, 0.25, 0.125});
+  ASSERT_OK(twice.Run());
+  twice.ExpectOutput<double>(0, {3}, {1.5, 2.25, 3.125});
+  KernelTester one("AddN");
+  one.Input<float>({2}, {4, 5});
+  ASSERT_OK(one.Run());
+  one.ExpectOutput<float>(0, {2}, {4, 5});
+}
+
 TEST(PlaceholderTest, UnfedPlaceholderNamesItself) {
   KernelTester t("Placeholder");
   t.Attr("dtype", DT_FLOAT);
