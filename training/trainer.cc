@@ -95,10 +95,12 @@ absl::StatusOr<std::unique_ptr<OnnxTrainer>> OnnxTrainer::Load(const std::string
   if (trainer->model_.training_info_size() == 0) {
     return absl::InvalidArgumentError(absl::StrCat("'", path, "' has no training_info to train with"));
   }
+  std::map<std::string, Tensor> values;
   for (const auto& init : trainer->model_.graph().initializer()) {
     auto t = TensorFromOnnx(init);
     SL_RETURN_IF_ERROR(t.status(), "initializer '", init.name(), "'");
-    trainer->initial_[init.name()] = *t;
+    trainer->initial_[init.name()] = VarSpec{t->dtype(), t->shape()};
+    values[init.name()] = *std::move(t);
   }
   int k = 0;
   for (const auto& [name, value] : trainer->initial_) {
@@ -107,7 +109,17 @@ absl::StatusOr<std::unique_ptr<OnnxTrainer>> OnnxTrainer::Load(const std::string
     trainer->var_nodes_[name] = absl::StrCat("variables/", k++, "_", escaped);
   }
   SL_RETURN_IF_ERROR(trainer->Build());
-  SL_RETURN_IF_ERROR(trainer->PushVariables(trainer->initial_));
+  SL_RETURN_IF_ERROR(trainer->PushVariables(values));
+  // From here the variables hold the values: SerializeState writes each initializer back from
+  // them, so the model keeps only what describes its initializers.
+  for (auto& init : *trainer->model_.mutable_graph()->mutable_initializer()) {
+    onnx::TensorProto described;
+    described.set_name(init.name());
+    described.set_data_type(init.data_type());
+    *described.mutable_dims() = init.dims();
+    described.set_doc_string(init.doc_string());
+    init = std::move(described);
+  }
   return trainer;
 }
 
