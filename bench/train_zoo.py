@@ -107,15 +107,20 @@ def torch_worker(args):
     print(json.dumps({"ms": ms, "loss": losses}))
 
 
-def run_measured(cmd, err_path):
-    """Runs cmd (stderr to err_path); returns (stdout, peak RSS in MB from wait4's rusage)."""
+def run_measured(cmd, err_path, threads):
+    """Runs cmd (stderr to err_path) with the BLAS and OpenMP pools of `threads` threads (torch's
+    set_num_threads leaves OpenBLAS's own pool at every core: at "1 thread" its matrix products
+    ran on two); returns (stdout, peak RSS in MB from wait4's rusage)."""
     r, w = os.pipe()
     pid = os.fork()
     if pid == 0:
         os.close(r)
         os.dup2(w, 1)
         os.dup2(os.open(err_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC), 2)
-        os.execvp(cmd[0], cmd)
+        env = dict(os.environ)
+        for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+            env[var] = str(threads)
+        os.execvpe(cmd[0], cmd, env)
     os.close(w)
     chunks = []
     while True:
@@ -166,14 +171,14 @@ def main():
                 for _ in range(args.rounds):
                     out, rss = run_measured([args.sluice, "train", path, "--steps", str(args.steps), "--threads",
                                              str(threads), "--feed", "%s=%s_input.pb" % (input_name, base),
-                                             "--feed", "target=%s_target.pb" % base, "--json"], err_path)
+                                             "--feed", "target=%s_target.pb" % base, "--json"], err_path, threads)
                     s = json.loads(out)
                     s_ms += [st["ms"] for st in s["steps"][1:]]
                     s_loss = [float(st["outputs"]["loss"]) for st in s["steps"]]
                     s_rss = max(s_rss, rss)
                     out, rss = run_measured([sys.executable, os.path.abspath(__file__), "--torch-worker", "--model",
                                              name, "--threads", str(threads), "--steps", str(args.steps),
-                                             "--batch", str(args.batch), "--dir", args.dir], err_path)
+                                             "--batch", str(args.batch), "--dir", args.dir], err_path, threads)
                     t = json.loads(out)
                     t_ms += t["ms"][1:]
                     t_rss = max(t_rss, rss)
