@@ -93,20 +93,28 @@ class ConvOp : public OpKernel {
     if ((x_nhwc_ || y_nhwc_) && x.dims() != 4) {
       return absl::InvalidArgumentError("NHWC layouts apply to 2-D convolutions only");
     }
+    bool direct = k_size == 1;  // A 1x1 window with unit stride and no padding reads X as is.
+    for (size_t i = 0; i < in.size(); ++i) {
+      direct = direct && g.strides[i] == 1 && g.pad_begin[i] == 0 && g.pad_end[i] == 0;
+    }
+    // A plain 1x1 convolution of NCHW tensors is one matrix product per image on the tensors as
+    // they are; oneDNN's would reorder X into its channel blocks and Y back, memory-bound passes
+    // that cost as much as the product (ResNet-50's training step spent a quarter of its time in
+    // them).
+    const bool plain_product =
+        direct && group_ == 1 && !x_nhwc_ && !y_nhwc_ && residual == nullptr && post_ == ConvPostOp::kNone;
     if constexpr (std::is_same_v<T, float>) {
-      const int threads = ctx->intra_op_threads();
-      SL_ASSIGN_OR_RETURN(bool done, dnnl_.Run(x, w, bias, g, group_, post_, post_alpha_, post_beta_, threads, y,
-                                               x_nhwc_, y_nhwc_, ctx->cancellation(), residual != nullptr));
-      if (done) return absl::OkStatus();
+      if (!plain_product) {
+        const int threads = ctx->intra_op_threads();
+        SL_ASSIGN_OR_RETURN(bool done, dnnl_.Run(x, w, bias, g, group_, post_, post_alpha_, post_beta_, threads, y,
+                                                 x_nhwc_, y_nhwc_, ctx->cancellation(), residual != nullptr));
+        if (done) return absl::OkStatus();
+      }
     }
     // The GEMM path works in NCHW: convert NHWC operands on the way in and out. With a
     // residual, Y holds it (in Y's layout) until the end.
     Tensor x_nchw = x_nhwc_ ? ToNchw(x) : x;
     Tensor y_nchw = y_nhwc_ || residual != nullptr ? Tensor(y->dtype(), y->shape()) : *y;
-    bool direct = k_size == 1;  // A 1x1 window with unit stride and no padding reads X as is.
-    for (size_t i = 0; i < in.size(); ++i) {
-      direct = direct && g.strides[i] == 1 && g.pad_begin[i] == 0 && g.pad_end[i] == 0;
-    }
     SL_ASSIGN_OR_RETURN(int64_t column_elements, ScratchElements({cg, k_size, out_size}, "Conv columns"));
     std::vector<T> columns(direct ? 0 : column_elements);
     const T* xd = x_nchw.data<T>();

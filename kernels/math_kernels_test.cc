@@ -1192,3 +1192,51 @@ TEST(ConvBackpropFilterTest, DepthwiseMatchesTheSumsWrittenOut) {
 
 }  // namespace
 }  // namespace sluice
+
+namespace sluice {
+namespace {
+
+// 1x1 convolutions of NCHW tensors (plain matrix products per image, no oneDNN): Conv,
+// ConvBackpropInput and ConvBackpropFilter, grouped and not, against sums written out.
+TEST(ConvTest, OneByOneProductsMatchTheSumsWrittenOut) {
+  for (int64_t group : {1, 2}) {
+    SCOPED_TRACE(::testing::Message() << "group " << group);
+    const int64_t n = 2, c = 4, m = 6, hw = 15, cg = c / group, mg = m / group;
+    std::vector<float> x(n * c * hw), w(m * cg), dy(n * m * hw);
+    for (size_t i = 0; i < x.size(); ++i) x[i] = std::sin(static_cast<float>(i) * 0.9f);
+    for (size_t i = 0; i < w.size(); ++i) w[i] = std::cos(static_cast<float>(i) * 0.4f);
+    for (size_t i = 0; i < dy.size(); ++i) dy[i] = std::sin(static_cast<float>(i) * 0.2f + 1);
+    std::vector<double> y(n * m * hw, 0.0), dx(n * c * hw, 0.0), dw(m * cg, 0.0);
+    for (int64_t b = 0; b < n; ++b)
+      for (int64_t o = 0; o < m; ++o)
+        for (int64_t k = 0; k < cg; ++k)
+          for (int64_t q = 0; q < hw; ++q) {
+            const int64_t xi = (b * c + (o / mg) * cg + k) * hw + q, yi = (b * m + o) * hw + q;
+            y[yi] += static_cast<double>(w[o * cg + k]) * x[xi];
+            dx[xi] += static_cast<double>(w[o * cg + k]) * dy[yi];
+            dw[o * cg + k] += static_cast<double>(dy[yi]) * x[xi];
+          }
+    auto expect = [](const Tensor& got, const std::vector<double>& want) {
+      ASSERT_EQ(got.NumElements(), static_cast<int64_t>(want.size()));
+      for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(got.flat<float>()[i], want[i], 1e-4) << i;
+    };
+    KernelTester conv("Onnx>Conv");
+    conv.Attr("group", group);  // Without a bias (the tester gives optional inputs no list types).
+    conv.Input<float>({n, c, 3, 5}, x).Input<float>({m, cg, 1, 1}, w);
+    ASSERT_OK(conv.Run());
+    expect(conv.output(0), y);
+    KernelTester input("Onnx>ConvBackpropInput");
+    input.Attr("group", group);
+    input.Input<float>({n, m, 3, 5}, dy).Input<float>({m, cg, 1, 1}, w).Input<int64_t>({4}, {n, c, 3, 5});
+    ASSERT_OK(input.Run());
+    expect(input.output(0), dx);
+    KernelTester filter("Onnx>ConvBackpropFilter");
+    filter.Attr("group", group);
+    filter.Input<float>({n, c, 3, 5}, x).Input<float>({n, m, 3, 5}, dy).Input<int64_t>({4}, {m, cg, 1, 1});
+    ASSERT_OK(filter.Run());
+    expect(filter.output(0), dw);
+  }
+}
+
+}  // namespace
+}  // namespace sluice
