@@ -995,7 +995,8 @@ TEST(SumToShapeTest, BlocksAndElements) {
   }
 }
 
-// Clip's gradient: dY where min <= X <= max (bounds included), 0 elsewhere; scalar bounds.
+// Clip's gradient from its output Y: dY where min < Y < max (an output on a bound came from an
+// input on or past it: none, as PyTorch's), 0 elsewhere; scalar bounds.
 TEST(ClipGradTest, PassesTheGradientInsideTheBounds) {
   KernelTester t("ClipGrad");
   t.Input<float>({6}, {1, 2, 3, 4, 5, 6})
@@ -1003,7 +1004,7 @@ TEST(ClipGradTest, PassesTheGradientInsideTheBounds) {
       .Input<float>({}, {0})
       .Input<float>({}, {6});
   ASSERT_OK(t.Run());
-  t.ExpectOutput<float>(0, {6}, {0, 2, 3, 4, 0, 6});
+  t.ExpectOutput<float>(0, {6}, {0, 0, 3, 0, 0, 6});
   KernelTester bad("ClipGrad");
   bad.Input<float>({2}, {1, 2}).Input<float>({2}, {0, 1}).Input<float>({2}, {0, 0}).Input<float>({}, {6});
   EXPECT_FALSE(bad.Run().ok());
@@ -1023,7 +1024,7 @@ TEST(ClipGradTest, VectorsAndTailMatchTheDefinition) {
     if (clip) t.Input<float>({}, {0}).Input<float>({}, {6});
     ASSERT_OK(t.Run());
     std::vector<float> want(x.size());
-    for (size_t i = 0; i < x.size(); ++i) want[i] = (clip ? x[i] >= 0 && x[i] <= 6 : x[i] > 0) ? dy[i] : 0;
+    for (size_t i = 0; i < x.size(); ++i) want[i] = (clip ? x[i] > 0 && x[i] < 6 : x[i] > 0) ? dy[i] : 0;
     t.ExpectOutput<float>(0, {static_cast<int64_t>(x.size())}, want);
   }
 }

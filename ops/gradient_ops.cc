@@ -53,7 +53,7 @@ REGISTER_OP("ClipGrad")
     .Input("max: T")
     .Output("backprops: T")
     .Attr("T: {float, double}")
-    .Doc("gradients where min <= features <= max, else 0: Clip's gradient (TensorFlow's "
+    .Doc("gradients where min < features < max, else 0: Clip's gradient from its output (TensorFlow's "
          "Relu6Grad with other bounds) in one pass. min and max are scalars.");
 
 }  // namespace sluice

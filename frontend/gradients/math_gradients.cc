@@ -149,7 +149,10 @@ absl::Status ClipGrad(GradientBuilder* b, const GradientNode& n, const Dxs& dys,
   if (inside.empty()) {
     (*dxs)[0] = dy;
   } else if (b->Dtype(x) == DT_FLOAT || b->Dtype(x) == DT_DOUBLE) {
-    // One pass (the compares above serve only the bounds' own gradients, pruned when unused).
+    // One pass from Clip's output, strictly inside the bounds (as PyTorch's hardtanh_backward
+    // from the input: an input on a bound gets none), so the input is dead once Clip ran and
+    // Clip writes into its buffer. The compares above serve only the bounds' own gradients,
+    // pruned when unused.
     std::string lo, hi;
     if (ListSize(n, "Tmin") > 0) {
       lo = n.inputs[1];
@@ -161,7 +164,7 @@ absl::Status ClipGrad(GradientBuilder* b, const GradientNode& n, const Dxs& dys,
     } else {
       SL_ASSIGN_OR_RETURN(hi, ScalarConst(b, b->Dtype(x), std::numeric_limits<double>::infinity()));
     }
-    SL_ASSIGN_OR_RETURN(auto out, b->Add("ClipGrad", {{dy}, {x}, {lo}, {hi}}));
+    SL_ASSIGN_OR_RETURN(auto out, b->Add("ClipGrad", {{dy}, {n.outputs[0]}, {lo}, {hi}}));
     (*dxs)[0] = out[0];
   } else {
     SL_ASSIGN_OR_RETURN((*dxs)[0], where(inside, dy, zero));

