@@ -19,6 +19,10 @@ class ConvOp : public OpKernel {
   absl::Status Init(OpKernelConstruction* ctx) override {
     SL_RETURN_IF_ERROR(window_.Parse(ctx));
     SL_RETURN_IF_ERROR(ctx->GetAttr("group", &group_));
+    // Set by the trainer on its graphs' convolutions: the weights change every step.
+    bool weights_vary = false;
+    SL_RETURN_IF_ERROR(GetNodeAttrOr(ctx->attrs(), kConvWeightsVaryAttr, false, &weights_vary));
+    if (weights_vary) dnnl_.AssumeWeightsVary();
     std::string activation;
     std::vector<float> params;
     SL_RETURN_IF_ERROR(GetNodeAttrOr(ctx->attrs(), "activation", std::string(), &activation));

@@ -311,6 +311,8 @@ DnnlConv::DnnlConv(int64_t slice_multiply_adds)
     : impl_(std::make_unique<Impl>()), slice_multiply_adds_(std::max<int64_t>(1, slice_multiply_adds)) {}
 DnnlConv::~DnnlConv() = default;
 
+void DnnlConv::AssumeWeightsVary() { impl_->weights_vary.store(true, std::memory_order_relaxed); }
+
 std::vector<std::string> DnnlConv::ImplementationNames() const {
   absl::MutexLock lock(&impl_->mu);
   std::vector<std::string> names;

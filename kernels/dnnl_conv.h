@@ -36,6 +36,9 @@ bool ParseConvPostOp(const std::string& name, ConvPostOp* post);
 // `post` applied to one value, for paths oneDNN does not run.
 float ApplyConvPostOp(ConvPostOp post, float alpha, float beta, float v);
 
+// The internal attr (on Onnx>Conv nodes) that makes the kernel call AssumeWeightsVary.
+inline constexpr char kConvWeightsVaryAttr[] = "_weights_vary";
+
 class DnnlConv {
  public:
   // `slice_multiply_adds`: the most work between two cancellation checks (smaller in tests).
@@ -48,6 +51,10 @@ class DnnlConv {
                            float beta, int threads, Tensor* y, bool x_nhwc = false,
                            bool y_nhwc = false, const CancellationManager* cancellation = nullptr,
                            bool accumulate = false) const;
+  // Weights will change from call to call (training): no Winograd from the first call on (its
+  // weight transform would run on every change; without this, the kernel learns it at the
+  // second call, after a first one that ran Winograd, with its larger rounding error).
+  void AssumeWeightsVary();
   // oneDNN's name for the implementation of each prepared convolution, most recent first
   // ("jit_wino_4x3:avx512_core", "brgconv:avx512_core", ...), for tests and profiles.
   std::vector<std::string> ImplementationNames() const;

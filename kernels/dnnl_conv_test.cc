@@ -403,6 +403,26 @@ TEST(DnnlConvTest, ChangingWeightsLeaveWinograd) {
   }
 }
 
+// Told up front that weights vary (the trainer's convolutions), the kernel never runs Winograd.
+TEST(DnnlConvTest, AssumedVaryingWeightsNeverRunWinograd) {
+  WindowAttrs attrs;
+  attrs.pads = {1, 1, 1, 1};
+  auto g = ComputeWindowGeometry({40, 40}, {3, 3}, attrs, false);
+  ASSERT_OK(g);
+  Tensor x(DT_FLOAT, TensorShape({1, 64, 40, 40})), w(DT_FLOAT, TensorShape({64, 64, 3, 3}));
+  for (float& f : x.flat<float>()) f = 0.5f;
+  for (float& f : w.flat<float>()) f = 0.25f;
+  DnnlConv conv;
+  conv.AssumeWeightsVary();
+  Tensor y(DT_FLOAT, TensorShape({1, 64, 40, 40}));
+  auto done = conv.Run(x, w, nullptr, *g, 1, ConvPostOp::kNone, 0, 0, 1, &y);
+  ASSERT_OK(done);
+  ASSERT_TRUE(*done);
+  EXPECT_FLOAT_EQ(y.flat<float>()[41], 64 * 9 * 0.125f);  // An inner pixel: all 9 taps.
+  ASSERT_EQ(conv.ImplementationNames().size(), 1u);
+  EXPECT_FALSE(absl::StrContains(conv.ImplementationNames()[0], "wino")) << conv.ImplementationNames()[0];
+}
+
 // Too few channels for the transform to pay: the direct kernel runs.
 TEST(DnnlConvTest, NarrowConvolutionsStayDirect) {
   WindowAttrs attrs;

@@ -325,7 +325,11 @@ absl::Status OnnxTrainer::Build() {
     {
       GraphDef kept;
       for (NodeDef& n : *a.graph.mutable_node()) {
-        if (!dropped.contains(n.name())) *kept.add_node() = std::move(n);
+        if (dropped.contains(n.name())) continue;
+        // The convolutions' weights change every step: their kernels skip Winograd from the
+        // first step on (kConvWeightsVaryAttr in kernels/dnnl_conv.h).
+        if (n.op() == "Onnx>Conv") AddNodeAttr("_weights_vary", true, &n);
+        *kept.add_node() = std::move(n);
       }
       *kept.mutable_library() = a.graph.library();
       *kept.mutable_versions() = a.graph.versions();
