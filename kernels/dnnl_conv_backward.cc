@@ -102,20 +102,15 @@ std::shared_ptr<DnnlConvBackward::Impl::Entry> DnnlConvBackward::Impl::Prepare(c
   const dnnl::primitive_attr attr = DnnlUserScratchpad();
   auto e = std::make_shared<Entry>();
   e->key = key;
-  auto input = [&](Operand* op, const memory::desc& user, const memory::desc& prim) {
+  // An operand in the user's layout and the primitive's, with the reorder between them where
+  // they differ: into the primitive's for inputs, out of it for the output.
+  auto operand = [&](Operand* op, const memory::desc& user, const memory::desc& prim, bool is_output) {
     op->user = user;
     op->prim = prim;
     if (prim != user) {
-      dnnl::reorder::primitive_desc rpd(eng, user, eng, prim, DnnlUserScratchpad());
-      op->reorder = dnnl::reorder(rpd);
-      op->reorder_scratchpad = rpd.scratchpad_desc();
-    }
-  };
-  auto output = [&](Operand* op, const memory::desc& prim, const memory::desc& user) {
-    op->user = user;
-    op->prim = prim;
-    if (prim != user) {
-      dnnl::reorder::primitive_desc rpd(eng, prim, eng, user, DnnlUserScratchpad());
+      dnnl::reorder::primitive_desc rpd = is_output
+                                              ? dnnl::reorder::primitive_desc(eng, prim, eng, user, DnnlUserScratchpad())
+                                              : dnnl::reorder::primitive_desc(eng, user, eng, prim, DnnlUserScratchpad());
       op->reorder = dnnl::reorder(rpd);
       op->reorder_scratchpad = rpd.scratchpad_desc();
     }
@@ -127,9 +122,9 @@ std::shared_ptr<DnnlConvBackward::Impl::Entry> DnnlConvBackward::Impl::Prepare(c
     e->impl = pd.impl_info_str();
     e->prim = dnnl::convolution_backward_data(pd);
     e->scratchpad = pd.scratchpad_desc();
-    input(&e->a, Plain(y), pd.diff_dst_desc());
-    input(&e->b, Plain(wd), pd.weights_desc());
-    output(&e->out, pd.diff_src_desc(), Plain(x));
+    operand(&e->a, Plain(y), pd.diff_dst_desc(), false);
+    operand(&e->b, Plain(wd), pd.weights_desc(), false);
+    operand(&e->out, Plain(x), pd.diff_src_desc(), true);
     e->a_arg = DNNL_ARG_DIFF_DST;
     e->b_arg = DNNL_ARG_WEIGHTS;
     e->out_arg = DNNL_ARG_DIFF_SRC;
@@ -140,9 +135,9 @@ std::shared_ptr<DnnlConvBackward::Impl::Entry> DnnlConvBackward::Impl::Prepare(c
     e->impl = pd.impl_info_str();
     e->prim = dnnl::convolution_backward_weights(pd);
     e->scratchpad = pd.scratchpad_desc();
-    input(&e->a, Plain(x), pd.src_desc());
-    input(&e->b, Plain(y), pd.diff_dst_desc());
-    output(&e->out, pd.diff_weights_desc(), Plain(wd));
+    operand(&e->a, Plain(x), pd.src_desc(), false);
+    operand(&e->b, Plain(y), pd.diff_dst_desc(), false);
+    operand(&e->out, Plain(wd), pd.diff_weights_desc(), true);
     e->a_arg = DNNL_ARG_SRC;
     e->b_arg = DNNL_ARG_DIFF_DST;
     e->out_arg = DNNL_ARG_DIFF_WEIGHTS;

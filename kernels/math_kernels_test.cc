@@ -1144,6 +1144,16 @@ TEST(BatchMatMulSumTest, MatchesProductsSummedWrittenOut) {
   bad.Input<float>({2, 2, 3}, std::vector<float>(12, 1)).Input<float>({3, 2}, std::vector<float>(6, 1));
   bad.Input<int64_t>({3}, {3, 2, 2});
   EXPECT_FALSE(bad.Run().ok());
+  KernelTester huge("BatchMatMulSum");  // A hostile target: refused, nothing allocated for it.
+  huge.Attr("adj_x", false).Attr("adj_y", false);
+  huge.Input<float>({2, 2, 3}, std::vector<float>(12, 1)).Input<float>({3, 2}, std::vector<float>(6, 1));
+  huge.Input<int64_t>({3}, {int64_t{1} << 62, 2, 2});
+  EXPECT_FALSE(huge.Run().ok());
+  KernelTester negative("BatchMatMulSum");
+  negative.Attr("adj_x", false).Attr("adj_y", false);
+  negative.Input<float>({2, 2, 3}, std::vector<float>(12, 1)).Input<float>({3, 2}, std::vector<float>(6, 1));
+  negative.Input<int64_t>({3}, {-2, 2, 2});
+  EXPECT_FALSE(negative.Run().ok());
 }
 
 }  // namespace

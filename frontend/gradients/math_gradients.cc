@@ -121,54 +121,57 @@ absl::Status LeakyReluGrad(GradientBuilder* b, const GradientNode& n, const Dxs&
   return absl::OkStatus();
 }
 
-// dy where min <= x <= max; a bound gets the dy of the elements it clipped.
+// dy where x is inside the bounds; a bound gets the dy of the elements it clipped. Floats take
+// one ClipGrad pass from Clip's output, strictly inside the bounds (as PyTorch's
+// hardtanh_backward from the input: an input on a bound gets none), so the input is dead once
+// Clip ran and Clip writes into its buffer; other types compare the input, bounds included.
 absl::Status ClipGrad(GradientBuilder* b, const GradientNode& n, const Dxs& dys, Dxs* dxs) {
   const std::string &x = n.inputs[0], &dy = dys[0];
-  SL_ASSIGN_OR_RETURN(std::string zero, ScalarConst(b, b->Dtype(x), 0.0));
-  std::string inside;
-  size_t next = 1;
+  const DataType dt = b->Dtype(x);
+  SL_ASSIGN_OR_RETURN(std::string zero, ScalarConst(b, dt, 0.0));
   auto where = [&](const std::string& cond, const std::string& t, const std::string& f) -> absl::StatusOr<std::string> {
     SL_ASSIGN_OR_RETURN(auto out, b->Add("Onnx>Where", {{cond}, {t}, {f}}));
     return out[0];
   };
-  for (const char* bound : {"Tmin", "Tmax"}) {
-    if (ListSize(n, bound) == 0) continue;
+  std::string bound_of[2];  // min and max; empty when absent.
+  size_t next = 1;
+  for (int k = 0; k < 2; ++k) {
+    const bool is_min = k == 0;
+    if (ListSize(n, is_min ? "Tmin" : "Tmax") == 0) continue;
     const size_t slot = next++;
-    const bool is_min = std::string(bound) == "Tmin";
     const std::string& v = n.inputs[slot];
-    SL_ASSIGN_OR_RETURN(std::string keep, b->Binary(is_min ? "Onnx>GreaterOrEqual" : "Onnx>LessOrEqual", x, v));
+    bound_of[k] = v;
+    SL_ASSIGN_OR_RETURN(std::string clipped, b->Binary(is_min ? "Onnx>Less" : "Onnx>Greater", x, v));
+    SL_ASSIGN_OR_RETURN(std::string dv, where(clipped, dy, zero));
+    SL_ASSIGN_OR_RETURN((*dxs)[slot], b->SumLike(dv, v));
+  }
+  if (bound_of[0].empty() && bound_of[1].empty()) {
+    (*dxs)[0] = dy;
+    return absl::OkStatus();
+  }
+  if (dt == DT_FLOAT || dt == DT_DOUBLE) {
+    const double unbounded[2] = {-std::numeric_limits<double>::infinity(), std::numeric_limits<double>::infinity()};
+    for (int k = 0; k < 2; ++k) {
+      if (bound_of[k].empty()) {
+        SL_ASSIGN_OR_RETURN(bound_of[k], ScalarConst(b, dt, unbounded[k]));
+      }
+    }
+    SL_ASSIGN_OR_RETURN(auto out, b->Add("ClipGrad", {{dy}, {n.outputs[0]}, {bound_of[0]}, {bound_of[1]}}));
+    (*dxs)[0] = out[0];
+    return absl::OkStatus();
+  }
+  std::string inside;
+  for (int k = 0; k < 2; ++k) {
+    if (bound_of[k].empty()) continue;
+    SL_ASSIGN_OR_RETURN(std::string keep,
+                        b->Binary(k == 0 ? "Onnx>GreaterOrEqual" : "Onnx>LessOrEqual", x, bound_of[k]));
     if (inside.empty()) {
       inside = keep;
     } else {
       SL_ASSIGN_OR_RETURN(inside, b->Binary("Onnx>And", inside, keep));
     }
-    SL_ASSIGN_OR_RETURN(std::string clipped, b->Binary(is_min ? "Onnx>Less" : "Onnx>Greater", x, v));
-    SL_ASSIGN_OR_RETURN(std::string dv, where(clipped, dy, zero));
-    SL_ASSIGN_OR_RETURN((*dxs)[slot], b->SumLike(dv, v));
   }
-  if (inside.empty()) {
-    (*dxs)[0] = dy;
-  } else if (b->Dtype(x) == DT_FLOAT || b->Dtype(x) == DT_DOUBLE) {
-    // One pass from Clip's output, strictly inside the bounds (as PyTorch's hardtanh_backward
-    // from the input: an input on a bound gets none), so the input is dead once Clip ran and
-    // Clip writes into its buffer. The compares above serve only the bounds' own gradients,
-    // pruned when unused.
-    std::string lo, hi;
-    if (ListSize(n, "Tmin") > 0) {
-      lo = n.inputs[1];
-    } else {
-      SL_ASSIGN_OR_RETURN(lo, ScalarConst(b, b->Dtype(x), -std::numeric_limits<double>::infinity()));
-    }
-    if (ListSize(n, "Tmax") > 0) {
-      hi = n.inputs[ListSize(n, "Tmin") > 0 ? 2 : 1];
-    } else {
-      SL_ASSIGN_OR_RETURN(hi, ScalarConst(b, b->Dtype(x), std::numeric_limits<double>::infinity()));
-    }
-    SL_ASSIGN_OR_RETURN(auto out, b->Add("ClipGrad", {{dy}, {n.outputs[0]}, {lo}, {hi}}));
-    (*dxs)[0] = out[0];
-  } else {
-    SL_ASSIGN_OR_RETURN((*dxs)[0], where(inside, dy, zero));
-  }
+  SL_ASSIGN_OR_RETURN((*dxs)[0], where(inside, dy, zero));
   return absl::OkStatus();
 }
 
