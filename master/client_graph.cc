@@ -347,6 +347,7 @@ absl::Status ClientGraph::CollectFetches(StepCalls& calls, bool collect_stats,
   }
   if (partition_graphs) {
     for (const Part& p : parts_) *metadata->add_partition_graphs() = p.graph_def;
+    for (const OptimizerPassSummary& p : optimizer_passes_) *metadata->add_optimizer_passes() = p;
   }
   return absl::OkStatus();
 }

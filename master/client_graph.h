@@ -92,11 +92,17 @@ class ClientGraph {
   const std::vector<Feed>& feeds() const { return feeds_; }
   const std::vector<Fetch>& fetches() const { return fetches_; }
   const std::vector<Part>& parts() const { return parts_; }
+  // What the master's optimizer did to this graph before it was partitioned; reported with
+  // the partition graphs. Set once, before the graph is shared.
+  void set_optimizer_passes(std::vector<OptimizerPassSummary> passes) {
+    optimizer_passes_ = std::move(passes);
+  }
 
  private:
   const std::string session_handle_;
   const ConfigProto config_;
   const std::vector<Part> parts_;
+  std::vector<OptimizerPassSummary> optimizer_passes_;
   const std::vector<Feed> feeds_;
   const std::vector<Fetch> fetches_;
   // Per part: the indices into feeds_ and fetches_ of the tensors it receives and sends.

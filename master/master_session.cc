@@ -273,6 +273,7 @@ absl::StatusOr<std::shared_ptr<ClientGraph>> MasterSession::BuildClientGraph(
 
   // Optimize the placed graph (optimizer/), then find the feeds and fetches in the result.
   std::shared_ptr<const HoistedConstants> constants = constants_;
+  std::vector<OptimizerPassSummary> passes;
   const RewriterConfig& rewrite = config_.graph_options().rewrite_options();
   if (!rewrite.disable_meta_optimizer()) {
     GraphEnds ends;
@@ -291,6 +292,12 @@ absl::StatusOr<std::shared_ptr<ClientGraph>> MasterSession::BuildClientGraph(
                         OptimizePlacedGraph(*graph, rewrite, ends, constants_, devices_.front().name()));
     graph = std::move(optimized.graph);
     constants = std::move(optimized.constants);
+    for (const OptimizerPassReport& r : optimized.report) {
+      OptimizerPassSummary& p = passes.emplace_back();
+      p.set_pass(r.pass);
+      p.set_rewrites(r.rewrites);
+      p.set_nodes_after(r.nodes_after);
+    }
     for (size_t i = 0; i < rw.feed_nodes.size(); ++i) {
       const Node* r = feed_names[i].empty() ? nullptr : graph->FindNode(feed_names[i]);
       rw.feed_nodes[i].second = r == nullptr ? -1 : r->id();
@@ -362,8 +369,10 @@ absl::StatusOr<std::shared_ptr<ClientGraph>> MasterSession::BuildClientGraph(
         Rendezvous::CreateKey(device, incarnation_of(device), kClientDevice, name, FrameAndIter{}),
         part_of(device)});
   }
-  return std::make_shared<ClientGraph>(handle_, config_, std::move(parts), std::move(feeds),
-                                       std::move(fetches));
+  auto client_graph = std::make_shared<ClientGraph>(handle_, config_, std::move(parts),
+                                                    std::move(feeds), std::move(fetches));
+  client_graph->set_optimizer_passes(std::move(passes));
+  return client_graph;
 }
 
 void MasterSession::Forget(const std::string& key, const std::shared_ptr<ClientGraph>& graph,

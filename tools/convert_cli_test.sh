@@ -76,6 +76,20 @@ if [ -x /usr/bin/dot ]; then
 else
   echo "FAIL: /usr/bin/dot missing; run scripts/setup.sh (it installs graphviz)"; fail=1
 fi
+check "--dot --json: the passes are the master's, on its placed graph" json_is "$out/dot.json" \
+  "d['passes_of'].startswith(\"the master's placed graph (2 devices)\") and len(d['passes']) > 0"
+# --devices without --dot: the master places and optimizes a step (its BatchNormalization
+# folded into the convolution on the placed graph), and -o still writes the one-CPU graph.
+$sluice convert $m/conv_bn_relu.onnx --devices 2 -o "$out/placed.pb" --json > "$out/placed.json"
+check "--devices 2: the master's passes folded the BatchNormalization" json_is "$out/placed.json" \
+  "d['passes_of'].startswith(\"the master's placed graph\") and
+   any(p['pass'] == 'fold_batch_norms' and p['rewrites'] == 1 for p in d['passes']) and d['file'] == '$out/placed.pb'"
+$sluice convert $m/conv_bn_relu.onnx -o "$out/local.pb" --json > "$out/local.json"
+check "without placement flags: the passes as the master runs them on one CPU" json_is "$out/local.json" \
+  "d['passes_of'] == 'the master on one CPU device' and
+   any(p['pass'] == 'fold_batch_norms' and p['rewrites'] == 1 for p in d['passes'])"
+$sluice convert --no-optimize $m/conv_bn_relu.onnx --devices 2 -o "$out/plain2.pb" --json > "$out/plain2.json"
+check "--no-optimize --devices 2: the master ran no pass" json_is "$out/plain2.json" "d['passes'] == []"
 # One device (the default, as `sluice run`): one cluster, no transfers between devices.
 $sluice convert $m/mlp.onnx --dot "$out/one.dot" -o "$out/one.pb" > "$out/one.txt"
 check "one device by default" test "$(grep -c '^  subgraph cluster_' "$out/one.dot")" = 1
@@ -90,7 +104,7 @@ $sluice convert $m/mlp.onnx --dot "$out/bad.dot" --input "nope=examples/mlp_x.pb
 check "--dot --input with an unknown name: the model's inputs listed" bash -c "[ $? = 1 ] &&
   grep -qx \"hint: the model's inputs are: x\" '$out/bad_input.txt'"
 $sluice convert $m/mlp.onnx -o "$out/noinput.pb" --input "x=examples/mlp_x.pb" > /dev/null 2>&1
-check "--input without --dot is a usage error" test $? = 2
+check "--input without --dot or --devices is a usage error" test $? = 2
 $sluice convert $m/mlp.onnx --devices 0 --dot "$out/zero.dot" > /dev/null 2>&1
 check "--devices 0 is a usage error" test $? = 2
 $sluice convert $m/mlp.onnx > /dev/null 2>&1

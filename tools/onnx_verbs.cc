@@ -65,8 +65,12 @@ versions.producer set), so TensorFlow's graph viewers (TensorBoard, Netron) open
 graph's inputs and outputs are listed on stdout as "input NAME -> TENSOR" / "output NAME ->
 TENSOR".
 
-The graph optimizer runs on the way (--optimize, the default) and what each pass rewrote is
-printed as "pass NAME: N rewrites, M nodes after"; --no-optimize writes the graph as imported.
+The graph optimizer runs on the way (--optimize, the default): the master's passes, as it
+runs them on a graph placed on one CPU device, and what each pass rewrote is printed as "pass
+NAME: N rewrites, M nodes after"; --no-optimize writes the graph as imported. With --dot, or
+with --devices N, --placement or --target, the master places and optimizes one step of the
+model itself (see --dot) and the passes printed are those it ran on that placed graph (the file
+written with -o stays the one-CPU graph).
 
 options:
   -o, --output GRAPH   where the GraphDef goes
@@ -79,18 +83,18 @@ options:
                        model runs once, as `sluice run` runs it (random inputs of the declared
                        shapes unless --input is given), to obtain the master's partitions
   --input [NAME=]FILE.pb
-                       for --dot, an input instead of random values, as in `sluice run`;
-                       repeatable
-  --devices N          CPU devices to place on for --dot (default 1, as `sluice run`); with
-                       --target, the cluster's devices instead
+                       for the master's step, an input instead of random values, as in
+                       `sluice run`; repeatable
+  --devices N          CPU devices the master places the step on (default 1, as `sluice
+                       run`); with --target, the cluster's devices instead
   --placement, --device-map, --target
-                       for --dot, as in `sluice run` (e.g. --devices 2 --placement pipeline
-                       splits the model over two devices)
+                       as in `sluice run` (e.g. --devices 2 --placement pipeline splits the
+                       model over two devices); the master's step runs as for --dot
   --json   print one JSON object instead of the lines:
              {"file": GRAPH, "format": "pbtxt"|"pb", "nodes": N,
               "inputs": [{"name", "tensor", "dtype", "shape", "has_default"}],
               "outputs": [{"name", "tensor", "dtype"}],
-              "passes": [{"pass", "rewrites", "nodes_after"}],
+              "passes": [{"pass", "rewrites", "nodes_after"}], "passes_of": WHOSE,
               "dot": {"file", "devices": [{"device", "nodes", "sends", "recvs"}]}}
            (shape as a string: "[N,3]", "[?,3]" or "<unknown>"; file and format with -o,
            dot with --dot)
@@ -272,10 +276,12 @@ int TestOnnxVerb(Args& args) {
   return failed == 0 ? 0 : 1;
 }
 
-// What the master's optimizer makes of an imported graph (on a CPU, feeds of the declared
-// shapes), for `convert` to write and report; nothing with disable_meta_optimizer.
-absl::StatusOr<std::vector<OptimizerPassReport>> OptimizeImported(const RewriterConfig& config, OnnxGraph* g) {
-  if (config.disable_meta_optimizer()) return std::vector<OptimizerPassReport>();
+// What the master's optimizer makes of an imported graph on one CPU device (feeds of the
+// declared shapes), for `convert` to write; nothing with disable_meta_optimizer.
+absl::StatusOr<std::vector<OptimizerPassSummary>> OptimizeImported(const RewriterConfig& config,
+                                                                   OnnxGraph* g) {
+  std::vector<OptimizerPassSummary> passes;
+  if (config.disable_meta_optimizer()) return passes;
   GraphItem item;
   item.graph = std::move(g->graph);
   for (const auto& in : g->inputs) {
@@ -286,7 +292,123 @@ absl::StatusOr<std::vector<OptimizerPassReport>> OptimizeImported(const Rewriter
   InferItemShapes(&item);
   auto report = RunOptimizer(config, &item);
   g->graph = std::move(item.graph);
-  return report;
+  if (!report.ok()) return report.status();
+  for (const OptimizerPassReport& r : *report) {
+    OptimizerPassSummary& p = passes.emplace_back();
+    p.set_pass(r.pass);
+    p.set_rewrites(r.rewrites);
+    p.set_nodes_after(r.nodes_after);
+  }
+  return passes;
+}
+
+// What the master did with one step of the imported graph: its optimizer's passes over the
+// placed graph and the partitions it made.
+struct MasterStep {
+  std::vector<OptimizerPassSummary> passes;
+  std::map<std::string, GraphDef> partitions;  // Device -> its partition.
+};
+
+// Runs one step that feeds the model's inputs (`input_flags`, random values otherwise) and
+// fetches each of its outputs once, in the session `options` makes, as `sluice run` runs it.
+absl::StatusOr<MasterStep> RunMasterStep(const OnnxGraph& g, const GraphDef& imported,
+                                         const std::vector<std::string>& input_flags,
+                                         const SessionOptions& options) {
+  SL_ASSIGN_OR_RETURN(auto step, OnnxInputs(g, input_flags));
+  std::vector<std::string> fetches;
+  for (const auto& o : g.outputs) {
+    if (std::find(fetches.begin(), fetches.end(), o.tensor) == fetches.end()) fetches.push_back(o.tensor);
+  }
+  SL_ASSIGN_OR_RETURN(auto session, NewSession(options));
+  SL_RETURN_IF_ERROR(session->Create(imported));
+  RunOptions run_options;
+  run_options.set_output_partition_graphs(true);
+  RunMetadata metadata;
+  std::vector<Tensor> results;
+  SL_RETURN_IF_ERROR(session->Run(run_options, step.feeds, fetches, {}, &results, &metadata));
+  MasterStep out;
+  out.passes.assign(metadata.optimizer_passes().begin(), metadata.optimizer_passes().end());
+  out.partitions = PartitionsByDevice(metadata.partition_graphs());
+  return out;
+}
+
+bool WriteGraphDef(const GraphDef& graph, const std::string& path, const std::string& format) {
+  std::ofstream file(path, std::ios::binary);
+  if (format == "pbtxt") {
+    std::string text;
+    return google::protobuf::TextFormat::PrintToString(graph, &text) && static_cast<bool>(file << text);
+  }
+  return graph.SerializeToOstream(&file);
+}
+
+// What convert prints: the lines, or with --json one object.
+void PrintConvertSummary(const OnnxGraph& g, const std::vector<OptimizerPassSummary>& passes,
+                         const std::string& passes_of, const std::vector<PartitionCounts>& dot_counts,
+                         const std::string& out, const std::string& format, const std::string& dot,
+                         bool json) {
+  if (json) {
+    std::vector<std::string> inputs, outputs, pass_docs, devices;
+    for (const auto& in : g.inputs) {
+      inputs.push_back(JsonObject()
+                           .AddString("name", in.name)
+                           .AddString("tensor", in.tensor)
+                           .AddString("dtype", DataTypeString(in.dtype))
+                           .AddString("shape", in.shape.DebugString())
+                           .AddBool("has_default", in.has_default)
+                           .ToString());
+    }
+    for (const auto& o : g.outputs) {
+      outputs.push_back(JsonObject()
+                            .AddString("name", o.name)
+                            .AddString("tensor", o.tensor)
+                            .AddString("dtype", DataTypeString(o.dtype))
+                            .ToString());
+    }
+    for (const auto& r : passes) {
+      pass_docs.push_back(JsonObject()
+                              .AddString("pass", r.pass())
+                              .AddInt("rewrites", r.rewrites())
+                              .AddInt("nodes_after", r.nodes_after())
+                              .ToString());
+    }
+    for (const PartitionCounts& c : dot_counts) {
+      devices.push_back(JsonObject()
+                            .AddString("device", c.device)
+                            .AddInt("nodes", c.nodes)
+                            .AddInt("sends", c.sends)
+                            .AddInt("recvs", c.recvs)
+                            .ToString());
+    }
+    JsonObject doc;
+    if (!out.empty()) doc.AddString("file", out).AddString("format", format);
+    doc.AddInt("nodes", g.graph.node_size())
+        .AddRaw("inputs", JsonArray(inputs))
+        .AddRaw("outputs", JsonArray(outputs))
+        .AddRaw("passes", JsonArray(pass_docs))
+        .AddString("passes_of", passes_of);
+    if (!dot.empty()) {
+      doc.AddRaw("dot", JsonObject().AddString("file", dot).AddRaw("devices", JsonArray(devices)).ToString());
+    }
+    std::printf("%s\n", doc.ToString().c_str());
+    return;
+  }
+  for (const auto& in : g.inputs) {
+    std::printf("input %s -> %s (%s %s%s)\n", in.name.c_str(), in.tensor.c_str(),
+                DataTypeString(in.dtype).c_str(), in.shape.DebugString().c_str(),
+                in.has_default ? ", has default" : "");
+  }
+  for (const auto& o : g.outputs) {
+    std::printf("output %s -> %s (%s)\n", o.name.c_str(), o.tensor.c_str(), DataTypeString(o.dtype).c_str());
+  }
+  if (!passes.empty()) std::printf("passes of %s:\n", passes_of.c_str());
+  for (const auto& r : passes) {
+    std::printf("pass %s: %d rewrites, %d nodes after\n", r.pass().c_str(), r.rewrites(), r.nodes_after());
+  }
+  for (const PartitionCounts& c : dot_counts) {
+    std::printf("dot: %s: %d nodes (%d _Send, %d _Recv)\n", c.device.c_str(), c.nodes, c.sends, c.recvs);
+  }
+  if (!dot.empty()) std::printf("wrote %s (%zu devices)\n", dot.c_str(), dot_counts.size());
+  if (!out.empty()) std::printf("wrote %s (%d nodes)\n", out.c_str(), g.graph.node_size());
 }
 
 int ConvertVerb(Args& args) {
@@ -300,7 +422,7 @@ int ConvertVerb(Args& args) {
     return 2;
   };
   OnnxImportOptions import;
-  SessionOptions options;  // The optimizer's passes; for --dot, the devices and placement too.
+  SessionOptions options;  // The optimizer's passes; for the master's step, devices and placement.
   if (absl::Status flags = TakeOptimizeFlags(args, &options); !flags.ok()) {
     return usage(std::string(flags.message()));
   }
@@ -319,7 +441,6 @@ int ConvertVerb(Args& args) {
   if (positional->size() != 1 || (out.empty() && dot.empty())) {
     return usage("expected MODEL.onnx and -o GRAPH, --dot FILE or both");
   }
-  if (!inputs.empty() && dot.empty()) return usage("--input applies to --dot only");
   if (format.empty()) {
     format = absl::EndsWith(out, ".pbtxt") || absl::EndsWith(out, ".txt") ? "pbtxt" : "pb";
   } else if (format != "pbtxt" && format != "pb") {
@@ -329,124 +450,43 @@ int ConvertVerb(Args& args) {
   if (!devices_flag.empty() && (!absl::SimpleAtoi(devices_flag, &devices) || devices < 1)) {
     return usage(absl::StrCat("--devices '", devices_flag, "': expected a number of devices >= 1"));
   }
+  // The master's own step runs for --dot, and wherever placement is asked for (more devices,
+  // a cluster, a policy): the passes are then reported as the master ran them on its placed graph.
+  const PlacementOptions& placement = options.config.placement();
+  const bool master_step = !dot.empty() || devices > 1 || !options.target.empty() ||
+                           !placement.policy().empty() || placement.device_map_size() > 0;
+  if (!inputs.empty() && !master_step) return usage("--input applies to --dot (or --devices N) only");
   auto g = ImportOnnxFile((*positional)[0], import);
   if (!g.ok()) return ReportFailure("convert", g.status());
-  auto optimizations = OptimizeImported(options.config.graph_options().rewrite_options(), &*g);
-  if (!optimizations.ok()) return ReportFailure("convert", optimizations.status());
-  if (!out.empty()) {
-    std::ofstream file(out, std::ios::binary);
-    bool ok;
-    if (format == "pbtxt") {
-      std::string text;
-      ok = google::protobuf::TextFormat::PrintToString(g->graph, &text) && (file << text);
-    } else {
-      ok = g->graph.SerializeToOstream(&file);
-    }
-    if (!ok) {
-      std::fprintf(stderr, "sluice convert: cannot write '%s'\n", out.c_str());
-      return 1;
-    }
+  GraphDef imported;
+  if (master_step) imported = g->graph;
+  auto passes = OptimizeImported(options.config.graph_options().rewrite_options(), &*g);
+  if (!passes.ok()) return ReportFailure("convert", passes.status());
+  std::string passes_of = "the master on one CPU device";
+  if (!out.empty() && !WriteGraphDef(g->graph, out, format)) {
+    std::fprintf(stderr, "sluice convert: cannot write '%s'\n", out.c_str());
+    return 1;
   }
-  // The master's partitions of a step that feeds the model's inputs and fetches each of its
-  // outputs once, run as `sluice run` runs it, in the session --devices / --target make.
-  std::vector<std::string> dot_devices_json;
-  std::vector<std::string> dot_lines;
-  if (!dot.empty()) {
+  std::vector<PartitionCounts> dot_counts;
+  if (master_step) {
     ErrorHintContext hints;
     hints.target = options.target;
     for (const auto& in : g->inputs) hints.input_names.push_back(in.name);
-    auto fail = [&](const absl::Status& s) {
-      return ReportFailure("convert", AddContext(s, "--dot"), hints);
-    };
-    auto step = OnnxInputs(*g, inputs);
-    if (!step.ok()) return fail(step.status());
-    std::vector<std::string> fetches;
-    for (const auto& o : g->outputs) {
-      if (std::find(fetches.begin(), fetches.end(), o.tensor) == fetches.end()) fetches.push_back(o.tensor);
-    }
     (*options.config.mutable_device_count())["CPU"] = devices;
-    auto session = NewSession(options);
-    if (!session.ok()) return fail(session.status());
-    if (absl::Status s = (*session)->Create(g->graph); !s.ok()) return fail(s);
-    RunOptions run_options;
-    run_options.set_output_partition_graphs(true);
-    RunMetadata metadata;
-    std::vector<Tensor> results;
-    if (absl::Status s = (*session)->Run(run_options, step->feeds, fetches, {}, &results, &metadata);
-        !s.ok()) {
-      return fail(s);
-    }
-    const std::map<std::string, GraphDef> parts = PartitionsByDevice(metadata.partition_graphs());
-    std::ofstream file(dot, std::ios::binary);
-    if (!(file << PartitionsToDot(parts))) {
-      std::fprintf(stderr, "sluice convert: cannot write '%s'\n", dot.c_str());
-      return 1;
-    }
-    for (const PartitionCounts& c : CountPartitions(parts)) {
-      dot_devices_json.push_back(JsonObject()
-                                     .AddString("device", c.device)
-                                     .AddInt("nodes", c.nodes)
-                                     .AddInt("sends", c.sends)
-                                     .AddInt("recvs", c.recvs)
-                                     .ToString());
-      dot_lines.push_back(absl::StrCat("dot: ", c.device, ": ", c.nodes, " nodes (", c.sends,
-                                       " _Send, ", c.recvs, " _Recv)"));
-    }
-  }
-  if (json) {
-    std::vector<std::string> inputs, outputs;
-    for (const auto& in : g->inputs) {
-      inputs.push_back(JsonObject()
-                           .AddString("name", in.name)
-                           .AddString("tensor", in.tensor)
-                           .AddString("dtype", DataTypeString(in.dtype))
-                           .AddString("shape", in.shape.DebugString())
-                           .AddBool("has_default", in.has_default)
-                           .ToString());
-    }
-    for (const auto& o : g->outputs) {
-      outputs.push_back(JsonObject()
-                            .AddString("name", o.name)
-                            .AddString("tensor", o.tensor)
-                            .AddString("dtype", DataTypeString(o.dtype))
-                            .ToString());
-    }
-    std::vector<std::string> passes;
-    for (const auto& r : *optimizations) {
-      passes.push_back(JsonObject()
-                           .AddString("pass", r.pass)
-                           .AddInt("rewrites", r.rewrites)
-                           .AddInt("nodes_after", r.nodes_after)
-                           .ToString());
-    }
-    JsonObject doc;
-    if (!out.empty()) doc.AddString("file", out).AddString("format", format);
-    doc.AddInt("nodes", g->graph.node_size())
-        .AddRaw("inputs", JsonArray(inputs))
-        .AddRaw("outputs", JsonArray(outputs))
-        .AddRaw("passes", JsonArray(passes));
+    auto step = RunMasterStep(*g, imported, inputs, options);
+    if (!step.ok()) return ReportFailure("convert", AddContext(step.status(), dot.empty() ? "placing" : "--dot"), hints);
+    *passes = std::move(step->passes);
+    passes_of = absl::StrCat("the master's placed graph (", step->partitions.size(), " devices)");
     if (!dot.empty()) {
-      doc.AddRaw("dot", JsonObject()
-                            .AddString("file", dot)
-                            .AddRaw("devices", JsonArray(dot_devices_json))
-                            .ToString());
+      std::ofstream file(dot, std::ios::binary);
+      if (!(file << PartitionsToDot(step->partitions))) {
+        std::fprintf(stderr, "sluice convert: cannot write '%s'\n", dot.c_str());
+        return 1;
+      }
+      dot_counts = CountPartitions(step->partitions);
     }
-    std::printf("%s\n", doc.ToString().c_str());
-    return 0;
   }
-  for (const auto& in : g->inputs) {
-    std::printf("input %s -> %s (%s %s%s)\n", in.name.c_str(), in.tensor.c_str(),
-                DataTypeString(in.dtype).c_str(), in.shape.DebugString().c_str(), in.has_default ? ", has default" : "");
-  }
-  for (const auto& o : g->outputs) {
-    std::printf("output %s -> %s (%s)\n", o.name.c_str(), o.tensor.c_str(), DataTypeString(o.dtype).c_str());
-  }
-  for (const auto& r : *optimizations) {
-    std::printf("pass %s: %d rewrites, %d nodes after\n", r.pass.c_str(), r.rewrites, r.nodes_after);
-  }
-  for (const std::string& line : dot_lines) std::printf("%s\n", line.c_str());
-  if (!dot.empty()) std::printf("wrote %s (%zu devices)\n", dot.c_str(), dot_lines.size());
-  if (!out.empty()) std::printf("wrote %s (%d nodes)\n", out.c_str(), g->graph.node_size());
+  PrintConvertSummary(*g, *passes, passes_of, dot_counts, out, format, dot, json);
   return 0;
 }
 
