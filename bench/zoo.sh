@@ -6,7 +6,7 @@
 # ratio sluice/ort (below 1: Sluice is faster) and each process's peak resident memory, then
 # the geometric mean of the ratios per thread count. Rows also go to out/zoo/results.tsv.
 #
-#   bench/zoo.sh                          # the whole zoo, 10 timed runs each (about 40 min)
+#   bench/zoo.sh                          # the whole zoo, 10 timed runs each (about 5 min)
 #   bench/zoo.sh -n 20 -t 1 resnet50 gru  # some models, 20 runs, 1 thread only
 #   bench/zoo.sh -b /tmp/old/sluice       # also an older sluice binary, in the same rounds
 #

@@ -1,6 +1,8 @@
 #include "master/master_session.h"
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <map>
 
 #include "absl/container/flat_hash_set.h"
@@ -158,6 +160,27 @@ void Prune(const std::vector<Node*>& roots, Graph* graph) {
 
 }  // namespace
 
+namespace {
+
+// With SLUICE_LOG_OPTIMIZER set (not "0"), one line on stderr per client graph the master
+// optimizes, naming the passes that rewrote something: what TensorFlow's
+// TF_CPP_VMODULE=meta_optimizer=1 shows, for clients that cannot ask for RunMetadata.
+void LogOptimizerPasses(const std::string& session, const std::vector<OptimizerPassSummary>& passes) {
+  static const bool enabled = [] {
+    const char* v = std::getenv("SLUICE_LOG_OPTIMIZER");
+    return v != nullptr && *v != '\0' && std::string(v) != "0";
+  }();
+  if (!enabled) return;
+  std::string line = absl::StrCat("sluice: optimizer: session ", session, ":");
+  for (const OptimizerPassSummary& p : passes) {
+    if (p.rewrites() > 0) absl::StrAppend(&line, " ", p.pass(), " ", p.rewrites());
+  }
+  absl::StrAppend(&line, passes.empty() ? "" : absl::StrCat("; ", passes.back().nodes_after(), " nodes"), "\n");
+  std::fputs(line.c_str(), stderr);
+}
+
+}  // namespace
+
 MasterSession::MasterSession(std::string handle, const WorkerCache* workers,
                              std::vector<DeviceAttributes> devices, ConfigProto config)
     : handle_(std::move(handle)),
@@ -298,6 +321,7 @@ absl::StatusOr<std::shared_ptr<ClientGraph>> MasterSession::BuildClientGraph(
       p.set_rewrites(r.rewrites);
       p.set_nodes_after(r.nodes_after);
     }
+    LogOptimizerPasses(handle_, passes);
     for (size_t i = 0; i < rw.feed_nodes.size(); ++i) {
       const Node* r = feed_names[i].empty() ? nullptr : graph->FindNode(feed_names[i]);
       rw.feed_nodes[i].second = r == nullptr ? -1 : r->id();

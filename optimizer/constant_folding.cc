@@ -97,6 +97,66 @@ void DropConstValue(NodeDef* node) {
 
 namespace {
 
+// The values of node `n` when it folds: run on the values of its inputs (each a Const, or a
+// node aliased to one; their names into *sources), or, for a shape-like node of one input
+// whose shape is static, from that shape. Nothing when it does not fold.
+std::optional<std::vector<Tensor>> FoldedOutputs(const GraphItem& graph,
+                                                 const absl::flat_hash_map<std::string, NodeDef*>& by_name,
+                                                 const absl::flat_hash_map<std::string, std::string>& aliases,
+                                                 const NodeDef& n, std::vector<std::string>* sources) {
+  std::vector<Tensor> inputs;
+  uint64_t input_bytes = 0;
+  bool constant = true;
+  for (const std::string& in : n.input()) {
+    auto id = ParseTensorName(in);
+    // A control input orders the node after something that runs: leave it.
+    if (!id.ok() || id->index != 0) {
+      constant = false;
+      break;
+    }
+    auto alias = aliases.find(id->node);
+    const std::string& source = alias == aliases.end() ? id->node : alias->second;
+    std::optional<Tensor> v = ConstValue(by_name, graph.hoisted, source);
+    if (!v || !FoldableDtype(v->dtype())) {
+      constant = false;
+      break;
+    }
+    input_bytes += v->TotalBytes();
+    inputs.push_back(*std::move(v));
+    sources->push_back(source);
+  }
+  std::vector<Tensor> outputs;
+  if (!constant) {
+    sources->clear();
+    // Shape-like nodes of tensors whose shape is static fold without their input's value.
+    if (n.input_size() != 1) return std::nullopt;
+    auto id = ParseTensorName(n.input(0));
+    if (!id.ok() || id->index == kControlSlot) return std::nullopt;
+    auto shape = graph.shapes.find(TensorId{id->node, id->index}.ToString());
+    if (shape == graph.shapes.end() || !shape->second.IsFullyDefined()) return std::nullopt;
+    auto dims = TensorShape::FromDims(shape->second.dims());
+    if (!dims.ok()) return std::nullopt;
+    std::optional<Tensor> v = ShapeFunctionValue(n, *dims);
+    if (!v) return std::nullopt;
+    outputs.push_back(*std::move(v));
+    return outputs;
+  }
+  const uint64_t limit =
+      std::min(kMaxFoldedBytes, std::max(kAlwaysFoldableBytes, kFoldedBytesPerInputByte * input_bytes));
+  // A failure leaves the node to fail at run time, as it did unoptimized.
+  auto result = (graph.evaluate != nullptr ? graph.evaluate : &EvaluateNode)(n, inputs, 2 * limit);
+  if (!result.ok()) return std::nullopt;
+  outputs = *std::move(result);
+  uint64_t output_bytes = 0;
+  bool foldable = !outputs.empty();
+  for (const Tensor& t : outputs) {
+    output_bytes += t.TotalBytes();
+    foldable = foldable && FoldableDtype(t.dtype());
+  }
+  if (!foldable || output_bytes > limit) return std::nullopt;
+  return outputs;
+}
+
 absl::StatusOr<int> FoldConstantsOnce(GraphItem* graph) {
   GraphDef& def = graph->graph;
   absl::flat_hash_set<std::string> protected_tensors;
@@ -139,56 +199,10 @@ absl::StatusOr<int> FoldConstantsOnce(GraphItem* graph) {
   for (NodeDef& n : *def.mutable_node()) {
     auto op = OpRegistry::Global()->LookUpOpDef(n.op());
     if (!op.ok() || NeverFolded(n, **op) || n.input_size() == 0) continue;
-    std::vector<Tensor> inputs;
     std::vector<std::string> sources;
-    uint64_t input_bytes = 0;
-    bool constant = true;
-    for (const std::string& in : n.input()) {
-      auto id = ParseTensorName(in);
-      // A control input orders the node after something that runs: leave it.
-      if (!id.ok() || id->index != 0) {
-        constant = false;
-        break;
-      }
-      auto alias = aliases.find(id->node);
-      const std::string& source = alias == aliases.end() ? id->node : alias->second;
-      std::optional<Tensor> v = ConstValue(by_name, graph->hoisted, source);
-      if (!v || !FoldableDtype(v->dtype())) {
-        constant = false;
-        break;
-      }
-      input_bytes += v->TotalBytes();
-      inputs.push_back(*std::move(v));
-      sources.push_back(source);
-    }
-    std::vector<Tensor> outputs;
-    if (!constant) {
-      // Shape-like nodes of tensors whose shape is static fold without their input's value.
-      if (n.input_size() != 1) continue;
-      auto id = ParseTensorName(n.input(0));
-      if (!id.ok() || id->index == kControlSlot) continue;
-      auto shape = graph->shapes.find(TensorId{id->node, id->index}.ToString());
-      if (shape == graph->shapes.end() || !shape->second.IsFullyDefined()) continue;
-      auto dims = TensorShape::FromDims(shape->second.dims());
-      if (!dims.ok()) continue;
-      std::optional<Tensor> v = ShapeFunctionValue(n, *dims);
-      if (!v) continue;
-      outputs.push_back(*std::move(v));
-    } else {
-      const uint64_t limit =
-          std::min(kMaxFoldedBytes, std::max(kAlwaysFoldableBytes, kFoldedBytesPerInputByte * input_bytes));
-      // A failure leaves the node to fail at run time, as it did unoptimized.
-      auto result = (graph->evaluate != nullptr ? graph->evaluate : &EvaluateNode)(n, inputs, 2 * limit);
-      if (!result.ok()) continue;
-      outputs = *std::move(result);
-      uint64_t output_bytes = 0;
-      bool foldable = !outputs.empty();
-      for (const Tensor& t : outputs) {
-        output_bytes += t.TotalBytes();
-        foldable = foldable && FoldableDtype(t.dtype());
-      }
-      if (!foldable || output_bytes > limit) continue;
-    }
+    std::optional<std::vector<Tensor>> folded_outputs = FoldedOutputs(*graph, by_name, aliases, n, &sources);
+    if (!folded_outputs) continue;
+    std::vector<Tensor> outputs = *std::move(folded_outputs);
     // Outputs past the first become Consts of their own; one that is a graph output keeps
     // the node as it is.
     bool protected_extra = false;
@@ -230,7 +244,6 @@ absl::StatusOr<int> FoldConstantsOnce(GraphItem* graph) {
       // Removed below with the other unread Consts; its value can go now.
       if (readers[src] == 0 && !pinned.contains(src)) DropConstValue(by_name.at(src));
     }
-    inputs.clear();
     // Otherwise the node becomes a Const under its own name, so readers and graph outputs of
     // output 0 stay as they are.
     if (same == nullptr) n = ConstNode(n.name(), n.device(), outputs[0]);

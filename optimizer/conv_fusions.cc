@@ -20,6 +20,38 @@
 
 namespace sluice {
 
+namespace {
+
+// W' = W * s and b' = (b - mean) * s + shift per output channel (W's first axis), s = scale /
+// sqrt(var + epsilon): a BatchNormalization after a convolution of weights W and bias b (none:
+// null). False when the shapes or dtypes do not fit.
+bool FoldNormalizationIntoWeights(const Tensor& w, const Tensor* bias, const Tensor& scale, const Tensor& shift,
+                                  const Tensor& mean, const Tensor& var, float epsilon, Tensor* new_w,
+                                  Tensor* new_b) {
+  if (w.dims() < 1 || w.dtype() != DT_FLOAT) return false;
+  const int64_t m = w.dim_size(0);
+  bool shapes_fit = m > 0 && w.NumElements() % m == 0 &&
+                    (bias == nullptr || (bias->dtype() == DT_FLOAT && bias->NumElements() == m));
+  for (const Tensor* t : {&scale, &shift, &mean, &var}) {
+    shapes_fit = shapes_fit && t->dtype() == DT_FLOAT && t->NumElements() == m;
+  }
+  if (!shapes_fit) return false;
+  const int64_t per_channel = w.NumElements() / m;
+  *new_w = Tensor(DT_FLOAT, w.shape());
+  *new_b = Tensor(DT_FLOAT, TensorShape({m}));
+  for (int64_t o = 0; o < m; ++o) {
+    const double factor = scale.flat<float>()[o] / std::sqrt(double{var.flat<float>()[o]} + epsilon);
+    for (int64_t i = 0; i < per_channel; ++i) {
+      new_w->flat<float>()[o * per_channel + i] = static_cast<float>(w.flat<float>()[o * per_channel + i] * factor);
+    }
+    const double b0 = bias != nullptr ? bias->flat<float>()[o] : 0.0;
+    new_b->flat<float>()[o] = static_cast<float>((b0 - mean.flat<float>()[o]) * factor + shift.flat<float>()[o]);
+  }
+  return true;
+}
+
+}  // namespace
+
 absl::StatusOr<int> FoldBatchNormsIntoConvs(GraphItem* graph) {
   int folded = 0;
   GraphDef& def = graph->graph;
@@ -126,26 +158,11 @@ absl::StatusOr<int> FoldBatchNormsIntoConvs(GraphItem* graph) {
     std::optional<Tensor> bias = conv->input_size() > 2 ? ConstValue(by_name, graph->hoisted, conv->input(2)) : std::nullopt;
     std::optional<Tensor> scale = ConstValue(by_name, graph->hoisted, bn.input(1)), shift = ConstValue(by_name, graph->hoisted, bn.input(2)),
                           mean = ConstValue(by_name, graph->hoisted, bn.input(3)), var = ConstValue(by_name, graph->hoisted, bn.input(4));
-    if (!w || !scale || !shift || !mean || !var || (conv->input_size() > 2 && !bias) || w->dims() < 1 ||
-        w->dtype() != DT_FLOAT) {
+    if (!w || !scale || !shift || !mean || !var || (conv->input_size() > 2 && !bias)) continue;
+    Tensor new_w, new_b;
+    if (!FoldNormalizationIntoWeights(*w, bias ? &*bias : nullptr, *scale, *shift, *mean, *var,
+                                      attr.at("epsilon").f(), &new_w, &new_b)) {
       continue;
-    }
-    const int64_t m = w->dim_size(0);
-    bool shapes_fit = m > 0 && w->NumElements() % m == 0 && (!bias || (bias->dtype() == DT_FLOAT && bias->NumElements() == m));
-    for (const Tensor* t : {&*scale, &*shift, &*mean, &*var}) {
-      shapes_fit = shapes_fit && t->dtype() == DT_FLOAT && t->NumElements() == m;
-    }
-    if (!shapes_fit) continue;
-    const float epsilon = attr.at("epsilon").f();
-    const int64_t per_channel = w->NumElements() / m;
-    Tensor new_w(DT_FLOAT, w->shape()), new_b(DT_FLOAT, TensorShape({m}));
-    for (int64_t o = 0; o < m; ++o) {
-      const double factor = scale->flat<float>()[o] / std::sqrt(double{var->flat<float>()[o]} + epsilon);
-      for (int64_t i = 0; i < per_channel; ++i) {
-        new_w.flat<float>()[o * per_channel + i] = static_cast<float>(w->flat<float>()[o * per_channel + i] * factor);
-      }
-      const double b0 = bias ? bias->flat<float>()[o] : 0.0;
-      new_b.flat<float>()[o] = static_cast<float>((b0 - mean->flat<float>()[o]) * factor + shift->flat<float>()[o]);
     }
     const std::string w_name = conv->name() + "/folded_weights", b_name = conv->name() + "/folded_bias";
     if (by_name.contains(w_name) || by_name.contains(b_name)) continue;

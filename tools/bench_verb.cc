@@ -59,6 +59,32 @@ options:
   --help         this text
 )";
 
+// Time per op type over one traced run, most first: a JSON array of {op, ms, nodes}, and a
+// table on stdout when `print`.
+std::string ProfileByOp(const StepStats& stats, bool print) {
+  std::map<std::string, std::pair<double, int>> by_op;
+  double total = 0;
+  for (const auto& dev : stats.dev_stats()) {
+    for (const auto& n : dev.node_stats()) {
+      auto& e = by_op[n.timeline_label()];
+      e.first += n.all_end_rel_nanos() / 1e6;
+      e.second += 1;
+      total += n.all_end_rel_nanos() / 1e6;
+    }
+  }
+  std::vector<std::pair<double, std::string>> rows;
+  for (const auto& [op, e] : by_op) rows.emplace_back(e.first, op);
+  std::sort(rows.rbegin(), rows.rend());
+  if (print) std::printf("%-24s %10s %6s %6s\n", "op", "ms", "nodes", "share");
+  std::vector<std::string> profile_json;
+  for (const auto& [t, op] : rows) {
+    if (print) std::printf("%-24s %10.3f %6d %5.1f%%\n", op.c_str(), t, by_op[op].second, 100 * t / total);
+    profile_json.push_back(
+        JsonObject().AddString("op", op).AddRaw("ms", absl::StrFormat("%.3f", t)).AddInt("nodes", by_op[op].second).ToString());
+  }
+  return JsonArray(profile_json);
+}
+
 }  // namespace
 
 int BenchVerb(Args& args) {
@@ -200,29 +226,7 @@ int BenchVerb(Args& args) {
     if (!json) std::printf("trace: %s (%d node executions on %d devices)\n", trace_file.c_str(), *events, devices);
     doc.AddRaw("trace", JsonObject().AddString("file", trace_file).AddInt("events", *events).AddInt("devices", devices).ToString());
   }
-  if (profile) {
-    std::map<std::string, std::pair<double, int>> by_op;
-    double total = 0;
-    for (const auto& dev : metadata.step_stats().dev_stats()) {
-      for (const auto& n : dev.node_stats()) {
-        auto& e = by_op[n.timeline_label()];
-        e.first += n.all_end_rel_nanos() / 1e6;
-        e.second += 1;
-        total += n.all_end_rel_nanos() / 1e6;
-      }
-    }
-    std::vector<std::pair<double, std::string>> rows;
-    for (const auto& [op, e] : by_op) rows.emplace_back(e.first, op);
-    std::sort(rows.rbegin(), rows.rend());
-    if (!json) std::printf("%-24s %10s %6s %6s\n", "op", "ms", "nodes", "share");
-    std::vector<std::string> profile_json;
-    for (const auto& [t, op] : rows) {
-      if (!json) std::printf("%-24s %10.3f %6d %5.1f%%\n", op.c_str(), t, by_op[op].second, 100 * t / total);
-      profile_json.push_back(
-          JsonObject().AddString("op", op).AddRaw("ms", absl::StrFormat("%.3f", t)).AddInt("nodes", by_op[op].second).ToString());
-    }
-    doc.AddRaw("profile", JsonArray(profile_json));
-  }
+  if (profile) doc.AddRaw("profile", ProfileByOp(metadata.step_stats(), /*print=*/!json));
   if (json) {
     std::printf("%s\n", doc.ToString().c_str());
   } else {

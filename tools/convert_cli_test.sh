@@ -90,6 +90,14 @@ check "without placement flags: the passes as the master runs them on one CPU" j
    any(p['pass'] == 'fold_batch_norms' and p['rewrites'] == 1 for p in d['passes'])"
 $sluice convert --no-optimize $m/conv_bn_relu.onnx --devices 2 -o "$out/plain2.pb" --json > "$out/plain2.json"
 check "--no-optimize --devices 2: the master ran no pass" json_is "$out/plain2.json" "d['passes'] == []"
+# SLUICE_LOG_OPTIMIZER: a line per optimized client graph on stderr, for any client (here a
+# GraphDef file run as it is, unoptimized by convert), naming the passes that rewrote.
+$sluice convert --no-optimize $m/conv_bn_relu.onnx -o "$out/log_plain.pb" > /dev/null
+SLUICE_LOG_OPTIMIZER=1 $sluice run "$out/log_plain.pb" > /dev/null 2> "$out/log.txt"
+check "SLUICE_LOG_OPTIMIZER names the folded BatchNormalization" \
+  grep -Eq '^sluice: optimizer: session [^ ]+: .*fold_batch_norms 1.*; [0-9]+ nodes$' "$out/log.txt"
+SLUICE_LOG_OPTIMIZER=0 $sluice run "$out/log_plain.pb" > /dev/null 2> "$out/nolog.txt"
+check "SLUICE_LOG_OPTIMIZER=0 logs nothing" bash -c "! grep -q 'sluice: optimizer' '$out/nolog.txt'"
 # One device (the default, as `sluice run`): one cluster, no transfers between devices.
 $sluice convert $m/mlp.onnx --dot "$out/one.dot" -o "$out/one.pb" > "$out/one.txt"
 check "one device by default" test "$(grep -c '^  subgraph cluster_' "$out/one.dot")" = 1
