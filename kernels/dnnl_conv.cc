@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cmath>
 #include <cstdlib>
+#include <limits>
 #include <list>
 #include <optional>
 #include <string>
@@ -12,11 +14,15 @@
 
 #include "absl/container/inlined_vector.h"
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "absl/synchronization/mutex.h"
 #include "kernels/blas.h"
 #include "kernels/dnnl_util.h"
 #include "kernels/fast_math.h"
 #include "kernels/threading.h"
+#include "kernels/tuning_cache.h"
 #include "oneapi/dnnl/dnnl.hpp"
 
 namespace sluice {
@@ -92,6 +98,19 @@ struct ConvPiece {
   float* y;
 };
 
+// What a convolution's primitives are made from, besides the piece it runs on.
+struct ConvSpec {
+  memory::dims w_dims;  // W's dims: [O, I/group, k...].
+  memory::dims wd;      // W as oneDNN sees it: grouped [g, O/g, I/g, k...] when grouped.
+  int spatial = 2;
+  int64_t group = 1;
+  bool has_bias = false;
+  ConvPostOp post = ConvPostOp::kNone;
+  float alpha = 0, beta = 0;
+  bool x_nhwc = false, y_nhwc = false, accumulate = false;
+  int threads = 1;
+};
+
 // What a cached primitive was made for (dims, strides, padding, post-ops, layouts): inline, so
 // a call looking one up allocates nothing.
 using ConvKey = absl::InlinedVector<int64_t, 64>;
@@ -140,6 +159,22 @@ struct DnnlConv::Impl {
   static constexpr size_t kMaxEntries = 8;
   static std::unique_ptr<Entry::Bound> MakeBound(const Entry& e, const dnnl::engine& eng, bool has_bias,
                                                  int64_t out_channels);
+  // An entry's primitives for piece `p` (Winograd's when `winograd` and oneDNN has it), its
+  // weights not yet reordered. Throws dnnl::error where oneDNN takes no such convolution.
+  static std::shared_ptr<Entry> MakeEntry(const ConvPiece& p, const ConvSpec& spec, const WindowGeometry& g,
+                                          const ConvKey& key, bool winograd);
+  // `w` into e's weights, in its primitive's layout.
+  void ReorderWeights(Entry* e, const ConvSpec& spec, const Tensor& w, dnnl::stream& stream) const;
+  // A prepared entry for piece `p`, its weights `w` reordered: Winograd's or the direct kernel
+  // as measured on this machine (TuningCache: once per shape; only when `tunable`, since the
+  // timing runs write y), as SLUICE_CONV_WINOGRAD forces, or as WinogradPays' table guesses.
+  // Throws dnnl::error.
+  std::shared_ptr<Entry> PrepareEntry(const ConvPiece& p, const ConvSpec& spec, const WindowGeometry& g,
+                                      const ConvKey& key, const Tensor& w, const Tensor* bias, bool tunable,
+                                      TuningCache& tuning, dnnl::stream& stream) const;
+  // Runs e on piece `p` (and `bias`, or null). Throws dnnl::error.
+  static void Execute(Entry& e, const ConvPiece& p, const Tensor* bias, dnnl::stream& stream,
+                      int64_t out_channels);
   mutable absl::Mutex mu;
   mutable std::list<std::shared_ptr<Entry>> entries ABSL_GUARDED_BY(mu);
   // Set once a convolution this kernel prepared saw new weights (training: every step). Winograd
@@ -311,6 +346,8 @@ DnnlConv::DnnlConv(int64_t slice_multiply_adds)
     : impl_(std::make_unique<Impl>()), slice_multiply_adds_(std::max<int64_t>(1, slice_multiply_adds)) {}
 DnnlConv::~DnnlConv() = default;
 
+void DnnlConv::UseTuningCache(TuningCache* cache) { tuning_ = cache; }
+
 void DnnlConv::AssumeWeightsVary() { impl_->weights_vary.store(true, std::memory_order_relaxed); }
 
 std::vector<std::string> DnnlConv::ImplementationNames() const {
@@ -318,6 +355,271 @@ std::vector<std::string> DnnlConv::ImplementationNames() const {
   std::vector<std::string> names;
   for (const auto& e : impl_->entries) names.push_back(e->pd.impl_info_str());
   return names;
+}
+
+namespace {
+
+// The post-ops of a convolution (a sum first when it accumulates into y, then its activation),
+// with the scratchpad left to the caller.
+dnnl::primitive_attr ConvAttr(ConvPostOp post, float alpha, float beta, bool accumulate) {
+  dnnl::primitive_attr attr = DnnlUserScratchpad();
+  dnnl::post_ops ops;
+  if (accumulate) ops.append_sum(1.0f);  // y = conv + y, before any activation.
+  if (post != ConvPostOp::kNone) {
+    using alg = dnnl::algorithm;
+    switch (post) {
+      case ConvPostOp::kRelu:
+        ops.append_eltwise(1.0f, alg::eltwise_relu, 0.0f, 0.0f);
+        break;
+      case ConvPostOp::kClip:
+        if (alpha == 0.0f) {
+          // ReLU6 and friends: bounded_relu has fast JIT paths where clip may not.
+          ops.append_eltwise(1.0f, alg::eltwise_bounded_relu, beta, 0.0f);
+        } else {
+          ops.append_eltwise(1.0f, alg::eltwise_clip, alpha, beta);
+        }
+        break;
+      case ConvPostOp::kLeakyRelu:
+        ops.append_eltwise(1.0f, alg::eltwise_relu, alpha, 0.0f);  // alpha: the negative slope.
+        break;
+      case ConvPostOp::kHardSwish:
+        ops.append_eltwise(1.0f, alg::eltwise_hardswish, 0.0f, 0.0f);
+        break;
+      case ConvPostOp::kHardSigmoid:  // clip(alpha * y + beta, 0, 1)
+        ops.append_eltwise(1.0f, alg::eltwise_linear, alpha, beta);
+        ops.append_eltwise(1.0f, alg::eltwise_clip, 0.0f, 1.0f);
+        break;
+      case ConvPostOp::kSigmoid:
+        ops.append_eltwise(1.0f, alg::eltwise_logistic, 0.0f, 0.0f);
+        break;
+      case ConvPostOp::kSwish:
+        // Applied after the convolution by SiluInPlace: oneDNN 2.6's swish post-op took
+        // 0.5 ns per value, longer than most convolutions it followed.
+        break;
+      case ConvPostOp::kNone:
+        break;
+    }
+  }
+  if (ops.len() > 0) attr.set_post_ops(ops);
+  return attr;
+}
+
+// Whether Winograd's 3x3 kernel is worth timing against the direct one for a convolution of
+// weights `wd` (oneDNN's dims) and output `y_dims`: ungrouped, stride 1, undilated, with enough
+// channels and work that its transforms could pay.
+bool WinogradCandidate(const memory::dims& wd, int64_t group, const WindowGeometry& g, const memory::dims& y_dims) {
+  if (group != 1 || wd.size() != 4 || wd[2] != 3 || wd[3] != 3 || y_dims.size() != 4) return false;
+  for (size_t i = 0; i < 2; ++i) {
+    if (g.strides[i] != 1 || g.dilations[i] != 1) return false;
+  }
+  const double o = static_cast<double>(wd[0]), in = static_cast<double>(wd[1]);
+  const double multiply_adds =
+      9.0 * o * in * static_cast<double>(y_dims[2]) * static_cast<double>(y_dims[3]) * static_cast<double>(y_dims[0]);
+  return o * in / (o + in) >= 8.0 && multiply_adds >= 10e6;
+}
+
+// SLUICE_CONV_WINOGRAD: "0" never, "1" wherever oneDNN has it, unset: measured (or the table).
+int WinogradForced() {
+  static const int forced = [] {
+    const char* env = std::getenv("SLUICE_CONV_WINOGRAD");
+    if (env == nullptr) return -1;
+    return std::string(env) == "0" ? 0 : std::string(env) == "1" ? 1 : -1;
+  }();
+  return forced;
+}
+
+double MillisSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+}
+
+}  // namespace
+
+std::shared_ptr<DnnlConv::Impl::Entry> DnnlConv::Impl::MakeEntry(const ConvPiece& p, const ConvSpec& spec,
+                                                                 const WindowGeometry& g, const ConvKey& key,
+                                                                 bool try_winograd) {
+  dnnl::engine& eng = DnnlEngine();
+  const memory::dims& wd = spec.wd;
+  const int spatial = spec.spatial;
+  const bool x_nhwc = spec.x_nhwc, y_nhwc = spec.y_nhwc;
+  const int64_t group = spec.group;
+  const bool accumulate = spec.accumulate;
+  const memory::desc user_x_md(p.x_dims, memory::data_type::f32, p.x_strides);
+  const memory::desc user_y_md(p.y_dims, memory::data_type::f32, p.y_strides);
+  memory::dims strides(g.strides.begin(), g.strides.end()), dilates;
+  for (int i = 0; i < spatial; ++i) dilates.push_back(g.dilations[i] - 1);
+  auto any = [](const memory::dims& d) { return memory::desc(d, memory::data_type::f32, tag::any); };
+  memory::desc bias_md = spec.has_bias ? memory::desc({spec.w_dims[0]}, memory::data_type::f32, tag::x) : memory::desc();
+  // NHWC tensors are read and written in place; other layouts are oneDNN's choice.
+  auto make_desc = [&](bool in_place, dnnl::algorithm algorithm = dnnl::algorithm::convolution_direct) {
+    return dnnl::convolution_forward::desc(
+        dnnl::prop_kind::forward_inference, algorithm,
+        in_place && x_nhwc ? user_x_md : any(p.x_dims), any(wd), bias_md,
+        in_place && y_nhwc ? user_y_md : any(p.y_dims), strides, dilates, p.pad_l, p.pad_r);
+  };
+  const dnnl::primitive_attr attr = ConvAttr(spec.post, spec.alpha, spec.beta, spec.accumulate);
+  auto e = std::make_shared<Entry>();
+  e->key = key;
+  e->w_dims = spec.w_dims;
+  e->user_x_md = user_x_md;
+  e->user_y_md = user_y_md;
+  bool winograd = false;
+  if (try_winograd) {
+    // Winograd's transform in oneDNN's blocked layout, reorders included; where it has no
+    // kernel (some post-ops, shapes), the direct one runs.
+    try {
+      e->pd = dnnl::convolution_forward::primitive_desc(make_desc(false, dnnl::algorithm::convolution_winograd),
+                                                        attr, eng);
+      winograd = true;
+    } catch (const dnnl::error&) {
+    }
+  }
+  e->winograd = winograd;
+  if (!winograd) e->pd = dnnl::convolution_forward::primitive_desc(make_desc(true), attr, eng);
+  if (!winograd && (x_nhwc || y_nhwc) && absl::StartsWith(e->pd.impl_info_str(), "ref")) {
+    // oneDNN has no optimized kernel for this convolution on plain NHWC (grouped ones
+    // with a few channels per group: its reference loop ran RegNet 20x slower than ONNX
+    // Runtime); in its blocked layouts it does, and the reorders cost far less.
+    e->pd = dnnl::convolution_forward::primitive_desc(make_desc(false), attr, eng);
+  } else if (!winograd && !x_nhwc && !y_nhwc && spatial == 2 && p.x_dims[1] >= 16 &&
+             e->pd.src_desc() == memory::desc(p.x_dims, memory::data_type::f32, tag::nhwc)) {
+    // NCHW tensors (training graphs keep NCHW) and a kernel that reads NHWC (oneDNN's
+    // batch-reduce ones, its first choice for 1x1 and depthwise convolutions): its
+    // reorders between NCHW and NHWC are the slow generic ones (14 ms each way for
+    // 8x144x56x56, against 4 ms into 16-channel blocks), and EfficientNet-B0's training
+    // step spent 250 ms in them. A kernel on 16-channel blocks runs instead where there
+    // is one (asked for by layout: oneDNN 2.6's next_impl() crashed on some of these).
+    try {
+      auto blocked = [](const memory::dims& d) { return memory::desc(d, memory::data_type::f32, tag::nChw16c); };
+      dnnl::convolution_forward::primitive_desc on_blocks(
+          dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
+                                          blocked(p.x_dims), any(wd), bias_md, blocked(p.y_dims), strides,
+                                          dilates, p.pad_l, p.pad_r),
+          attr, eng);
+      if (!absl::StartsWith(on_blocks.impl_info_str(), "ref")) e->pd = on_blocks;
+    } catch (const dnnl::error&) {
+    }
+  } else if (!winograd && x_nhwc && PreferDirectDepthwise(wd, group, p.y_dims, e->pd.impl_info_str())) {
+    // oneDNN 2.6 ranks its batch-reduce depthwise kernel first on NHWC, but its direct
+    // one is 1.1-2x faster wherever rows are at least 14 wide (MobileNet, EfficientNet,
+    // ShuffleNet, ConvNeXt's 7x7); on 7-wide rows batch-reduce stays ahead.
+    while (!absl::StartsWith(e->pd.impl_info_str(), "jit_dw") && e->pd.next_impl()) {
+    }
+    if (!absl::StartsWith(e->pd.impl_info_str(), "jit_dw")) {
+      e->pd = dnnl::convolution_forward::primitive_desc(make_desc(true), attr, eng);
+    }
+  }
+  e->conv = dnnl::convolution_forward(e->pd);
+  if (spatial == 2 && p.x_dims[1] <= 4 && user_x_md == memory::desc(p.x_dims, memory::data_type::f32, tag::nchw) &&
+      e->pd.src_desc() == memory::desc(p.x_dims, memory::data_type::f32, tag::nhwc)) {
+    e->interleave_src = true;
+  } else if (e->pd.src_desc() != user_x_md) {
+    dnnl::reorder::primitive_desc rpd(eng, user_x_md, eng, e->pd.src_desc(), DnnlUserScratchpad());
+    e->to_src = dnnl::reorder(rpd);
+    e->to_src_scratchpad = rpd.scratchpad_desc();
+  }
+  if (e->pd.dst_desc() != user_y_md) {
+    dnnl::reorder::primitive_desc rpd(eng, e->pd.dst_desc(), eng, user_y_md, DnnlUserScratchpad());
+    e->from_dst = dnnl::reorder(rpd);
+    e->from_dst_scratchpad = rpd.scratchpad_desc();
+    if (accumulate) {
+      dnnl::reorder::primitive_desc back(eng, user_y_md, eng, e->pd.dst_desc(), DnnlUserScratchpad());
+      e->to_dst = dnnl::reorder(back);
+      e->to_dst_scratchpad = back.scratchpad_desc();
+    }
+  }
+  return e;
+}
+
+// The weights in oneDNN's layout for `e`, into its own buffer (made on first use). The reorder
+// is kept only for weights that change (training); fixed weights are reordered once, and a
+// kept reorder into Winograd's layout holds buffers of its own (ResNet-50's: 40 MB).
+void DnnlConv::Impl::ReorderWeights(Entry* e, const ConvSpec& spec, const Tensor& w, dnnl::stream& stream) const {
+  if (!e->w_reorder) {
+    e->user_w = memory({spec.wd, memory::data_type::f32, WeightTag(spec.spatial, spec.group > 1)}, DnnlEngine(),
+                       nullptr);
+    // Made once: the entry's argument sets name this memory.
+    if (e->weights.get(true) == nullptr) e->weights = memory(e->pd.weights_desc(), DnnlEngine());
+    e->w_reorder = dnnl::reorder(e->user_w, e->weights);
+  }
+  e->user_w.set_data_handle(const_cast<void*>(w.raw_data()));
+  e->w_buffer = w.buffer();
+  e->w_reorder->execute(stream, e->user_w, e->weights);
+  stream.wait();
+  e->user_w.set_data_handle(nullptr);
+  if (!weights_vary.load(std::memory_order_relaxed)) e->w_reorder.reset();
+}
+
+void DnnlConv::Impl::Execute(Entry& e, const ConvPiece& p, const Tensor* bias, dnnl::stream& stream,
+                             int64_t out_channels) {
+  std::unique_ptr<Entry::Bound> bound;
+  {
+    absl::MutexLock lock(&e.bound->mu);
+    if (!e.bound->idle.empty()) {
+      bound = std::move(e.bound->idle.back());
+      e.bound->idle.pop_back();
+    }
+  }
+  if (bound == nullptr) bound = MakeBound(e, DnnlEngine(), bias != nullptr, out_channels);
+  bound->x.set_data_handle(const_cast<float*>(p.x));
+  bound->y.set_data_handle(p.y);
+  if (e.to_src || e.interleave_src) bound->src.set_data_handle(DnnlThreadBuffer(1, e.pd.src_desc().get_size()));
+  if (e.from_dst) bound->dst.set_data_handle(DnnlThreadBuffer(2, e.pd.dst_desc().get_size()));
+  if (bias) bound->bias.set_data_handle(const_cast<void*>(bias->raw_data()));
+  if (e.to_src) ExecuteWithScratchpad(*e.to_src, stream, bound->to_src_args);
+  if (e.interleave_src) {
+    NchwToNhwcFewChannels(p.x, p.x_dims[0], p.x_dims[1], p.x_dims[2] * p.x_dims[3],
+                          static_cast<float*>(bound->src.get_data_handle()));
+  }
+  if (e.to_dst) ExecuteWithScratchpad(*e.to_dst, stream, bound->to_dst_args);
+  ExecuteWithScratchpad(e.conv, stream, bound->conv_args);
+  if (e.from_dst) ExecuteWithScratchpad(*e.from_dst, stream, bound->from_dst_args);
+  stream.wait();
+  absl::MutexLock lock(&e.bound->mu);
+  e.bound->idle.push_back(std::move(bound));
+}
+
+std::shared_ptr<DnnlConv::Impl::Entry> DnnlConv::Impl::PrepareEntry(const ConvPiece& p, const ConvSpec& spec,
+                                                                    const WindowGeometry& g, const ConvKey& key,
+                                                                    const Tensor& w, const Tensor* bias, bool tunable,
+                                                                    TuningCache& tuning, dnnl::stream& stream) const {
+  const bool candidate = !weights_vary.load(std::memory_order_relaxed) && WinogradForced() != 0 &&
+                         WinogradCandidate(spec.wd, spec.group, g, p.y_dims);
+  bool winograd = candidate && (WinogradForced() == 1 || WinogradPays(spec.wd, spec.group, g, p.y_dims, spec.threads));
+  std::string tuning_key;
+  if (candidate && WinogradForced() == -1 && tuning.enabled()) {
+    tuning_key = absl::StrCat("conv3x3 ", absl::StrJoin(key, ","), " w ", absl::StrJoin(spec.w_dims, ","));
+    if (std::optional<std::string> known = tuning.Find(tuning_key)) {
+      winograd = *known == "winograd";
+    } else if (tunable && tuning.TakeBudget()) {
+      // Both ways, three times each, alternating; the faster by 10% or more (Winograd's
+      // transformed weights take 1.8-4x the memory, and its rounding is the direct kernel's
+      // only at best), on this machine, with its neighbours as they are now.
+      const auto start = std::chrono::steady_clock::now();
+      std::shared_ptr<Entry> direct = MakeEntry(p, spec, g, key, false);
+      std::shared_ptr<Entry> wino = MakeEntry(p, spec, g, key, true);
+      ReorderWeights(direct.get(), spec, w, stream);
+      double direct_ms = std::numeric_limits<double>::infinity(), wino_ms = direct_ms;
+      if (wino->winograd) {
+        ReorderWeights(wino.get(), spec, w, stream);
+        for (int round = 0; round < 3; ++round) {
+          auto t = std::chrono::steady_clock::now();
+          Execute(*direct, p, bias, stream, spec.w_dims[0]);
+          direct_ms = std::min(direct_ms, MillisSince(t));
+          t = std::chrono::steady_clock::now();
+          Execute(*wino, p, bias, stream, spec.w_dims[0]);
+          wino_ms = std::min(wino_ms, MillisSince(t));
+        }
+      }
+      tuning.Spend(MillisSince(start));
+      const bool pick_winograd = wino->winograd && wino_ms < 0.9 * direct_ms;
+      tuning.Put(tuning_key, pick_winograd ? "winograd" : "direct",
+                 absl::StrFormat("direct %.3f ms, winograd %.3f ms", direct_ms, wino_ms));
+      return pick_winograd ? wino : direct;
+    }
+  }
+  std::shared_ptr<Entry> e = MakeEntry(p, spec, g, key, winograd);
+  ReorderWeights(e.get(), spec, w, stream);
+  return e;
 }
 
 absl::StatusOr<bool> DnnlConv::Run(const Tensor& x, const Tensor& w, const Tensor* bias,
@@ -330,33 +632,27 @@ absl::StatusOr<bool> DnnlConv::Run(const Tensor& x, const Tensor& w, const Tenso
   if (spatial < 1 || spatial > 3 || x.dtype() != DT_FLOAT) return false;
   const std::vector<ConvPiece> pieces = Pieces(x, y, g, group, x_nhwc, y_nhwc, slice_multiply_adds_);
   if (pieces.empty()) return false;
-  const memory::dims w_dims = Dims(w);
-  dnnl::engine& eng = DnnlEngine();
-  // One stream per thread: creating one per call costs as much as a small convolution.
-  thread_local dnnl::stream stream(eng);
+  ConvSpec spec;
+  spec.w_dims = Dims(w);
   // W as oneDNN sees it: grouped [g, O/g, I, ...] when grouped.
-  memory::dims wd = w_dims;
+  spec.wd = spec.w_dims;
   if (group > 1) {
-    wd = {group, w_dims[0] / group};
-    wd.insert(wd.end(), w_dims.begin() + 1, w_dims.end());
+    spec.wd = {group, spec.w_dims[0] / group};
+    spec.wd.insert(spec.wd.end(), spec.w_dims.begin() + 1, spec.w_dims.end());
   }
-  // The weights in oneDNN's layout for `e`, into its own buffer (made on first use). The reorder
-  // is kept only for weights that change (training); fixed weights are reordered once, and a
-  // kept reorder into Winograd's layout holds buffers of its own (ResNet-50's: 40 MB).
-  auto reorder_weights = [&](Impl::Entry* e) {
-    if (!e->w_reorder) {
-      e->user_w = memory({wd, memory::data_type::f32, WeightTag(spatial, group > 1)}, eng, nullptr);
-      // Made once: the entry's argument sets name this memory.
-      if (e->weights.get(true) == nullptr) e->weights = memory(e->pd.weights_desc(), eng);
-      e->w_reorder = dnnl::reorder(e->user_w, e->weights);
-    }
-    e->user_w.set_data_handle(const_cast<void*>(w.raw_data()));
-    e->w_buffer = w.buffer();
-    e->w_reorder->execute(stream, e->user_w, e->weights);
-    stream.wait();
-    e->user_w.set_data_handle(nullptr);
-    if (!impl_->weights_vary.load(std::memory_order_relaxed)) e->w_reorder.reset();
-  };
+  spec.spatial = spatial;
+  spec.group = group;
+  spec.has_bias = bias != nullptr;
+  spec.post = post;
+  spec.alpha = alpha;
+  spec.beta = beta;
+  spec.x_nhwc = x_nhwc;
+  spec.y_nhwc = y_nhwc;
+  spec.accumulate = accumulate;
+  spec.threads = threads;
+  const memory::dims& w_dims = spec.w_dims;
+  // One stream per thread: creating one per call costs as much as a small convolution.
+  thread_local dnnl::stream stream(DnnlEngine());
   for (size_t piece_index = 0; piece_index < pieces.size(); ++piece_index) {
     if (piece_index > 0 && cancellation != nullptr && cancellation->IsCancelled()) return cancellation->status();
     const ConvPiece& p = pieces[piece_index];
@@ -387,7 +683,7 @@ absl::StatusOr<bool> DnnlConv::Run(const Tensor& x, const Tensor& w, const Tenso
           e->w_reorder.reset();
           e->weights = memory();  // The old ones stay with the runs that read them.
         }
-        reorder_weights(e.get());
+        impl_->ReorderWeights(e.get(), spec, w, stream);
         entry = e;
         absl::MutexLock lock(&impl_->mu);
         impl_->entries.push_front(e);
@@ -397,133 +693,11 @@ absl::StatusOr<bool> DnnlConv::Run(const Tensor& x, const Tensor& w, const Tenso
     }
     if (entry == nullptr) {
       try {
-        const memory::desc user_x_md(p.x_dims, memory::data_type::f32, p.x_strides);
-        const memory::desc user_y_md(p.y_dims, memory::data_type::f32, p.y_strides);
-        memory::dims strides(g.strides.begin(), g.strides.end()), dilates;
-        for (int i = 0; i < spatial; ++i) dilates.push_back(g.dilations[i] - 1);
-        auto any = [](const memory::dims& d) { return memory::desc(d, memory::data_type::f32, tag::any); };
-        memory::desc bias_md = bias ? memory::desc({w_dims[0]}, memory::data_type::f32, tag::x) : memory::desc();
-        // NHWC tensors are read and written in place; other layouts are oneDNN's choice.
-        auto make_desc = [&](bool in_place, dnnl::algorithm algorithm = dnnl::algorithm::convolution_direct) {
-          return dnnl::convolution_forward::desc(
-              dnnl::prop_kind::forward_inference, algorithm,
-              in_place && x_nhwc ? user_x_md : any(p.x_dims), any(wd), bias_md,
-              in_place && y_nhwc ? user_y_md : any(p.y_dims), strides, dilates, p.pad_l, p.pad_r);
-        };
-        dnnl::primitive_attr attr = DnnlUserScratchpad();
-        dnnl::post_ops ops;
-        if (accumulate) ops.append_sum(1.0f);  // y = conv + y, before any activation.
-        if (post != ConvPostOp::kNone) {
-          using alg = dnnl::algorithm;
-          switch (post) {
-            case ConvPostOp::kRelu:
-              ops.append_eltwise(1.0f, alg::eltwise_relu, 0.0f, 0.0f);
-              break;
-            case ConvPostOp::kClip:
-              if (alpha == 0.0f) {
-                // ReLU6 and friends: bounded_relu has fast JIT paths where clip may not.
-                ops.append_eltwise(1.0f, alg::eltwise_bounded_relu, beta, 0.0f);
-              } else {
-                ops.append_eltwise(1.0f, alg::eltwise_clip, alpha, beta);
-              }
-              break;
-            case ConvPostOp::kLeakyRelu:
-              ops.append_eltwise(1.0f, alg::eltwise_relu, alpha, 0.0f);  // alpha: the negative slope.
-              break;
-            case ConvPostOp::kHardSwish:
-              ops.append_eltwise(1.0f, alg::eltwise_hardswish, 0.0f, 0.0f);
-              break;
-            case ConvPostOp::kHardSigmoid:  // clip(alpha * y + beta, 0, 1)
-              ops.append_eltwise(1.0f, alg::eltwise_linear, alpha, beta);
-              ops.append_eltwise(1.0f, alg::eltwise_clip, 0.0f, 1.0f);
-              break;
-            case ConvPostOp::kSigmoid:
-              ops.append_eltwise(1.0f, alg::eltwise_logistic, 0.0f, 0.0f);
-              break;
-            case ConvPostOp::kSwish:
-              // Applied after the convolution by SiluInPlace: oneDNN 2.6's swish post-op took
-              // 0.5 ns per value, longer than most convolutions it followed.
-              break;
-            case ConvPostOp::kNone:
-              break;
-          }
-        }
-        if (ops.len() > 0) attr.set_post_ops(ops);
-        auto e = std::make_shared<Impl::Entry>();
-        e->key = key;
-        e->w_dims = w_dims;
-        e->user_x_md = user_x_md;
-        e->user_y_md = user_y_md;
-        bool winograd = false;
-        if (!impl_->weights_vary.load(std::memory_order_relaxed) && WinogradPays(wd, group, g, p.y_dims, threads)) {
-          // Winograd's transform in oneDNN's blocked layout, reorders included, takes 0.4-0.8x
-          // the time of the direct 3x3 convolution; where it has no kernel (some post-ops,
-          // shapes), the direct one runs.
-          try {
-            e->pd = dnnl::convolution_forward::primitive_desc(
-                make_desc(false, dnnl::algorithm::convolution_winograd), attr, eng);
-            winograd = true;
-          } catch (const dnnl::error&) {
-          }
-        }
-        e->winograd = winograd;
-        if (!winograd) e->pd = dnnl::convolution_forward::primitive_desc(make_desc(true), attr, eng);
-        if (!winograd && (x_nhwc || y_nhwc) && absl::StartsWith(e->pd.impl_info_str(), "ref")) {
-          // oneDNN has no optimized kernel for this convolution on plain NHWC (grouped ones
-          // with a few channels per group: its reference loop ran RegNet 20x slower than ONNX
-          // Runtime); in its blocked layouts it does, and the reorders cost far less.
-          e->pd = dnnl::convolution_forward::primitive_desc(make_desc(false), attr, eng);
-        } else if (!winograd && !x_nhwc && !y_nhwc && spatial == 2 && p.x_dims[1] >= 16 &&
-                   e->pd.src_desc() == memory::desc(p.x_dims, memory::data_type::f32, tag::nhwc)) {
-          // NCHW tensors (training graphs keep NCHW) and a kernel that reads NHWC (oneDNN's
-          // batch-reduce ones, its first choice for 1x1 and depthwise convolutions): its
-          // reorders between NCHW and NHWC are the slow generic ones (14 ms each way for
-          // 8x144x56x56, against 4 ms into 16-channel blocks), and EfficientNet-B0's training
-          // step spent 250 ms in them. A kernel on 16-channel blocks runs instead where there
-          // is one (asked for by layout: oneDNN 2.6's next_impl() crashed on some of these).
-          try {
-            auto blocked = [](const memory::dims& d) { return memory::desc(d, memory::data_type::f32, tag::nChw16c); };
-            dnnl::convolution_forward::primitive_desc on_blocks(
-                dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
-                                                blocked(p.x_dims), any(wd), bias_md, blocked(p.y_dims), strides,
-                                                dilates, p.pad_l, p.pad_r),
-                attr, eng);
-            if (!absl::StartsWith(on_blocks.impl_info_str(), "ref")) e->pd = on_blocks;
-          } catch (const dnnl::error&) {
-          }
-        } else if (!winograd && x_nhwc && PreferDirectDepthwise(wd, group, p.y_dims, e->pd.impl_info_str())) {
-          // oneDNN 2.6 ranks its batch-reduce depthwise kernel first on NHWC, but its direct
-          // one is 1.1-2x faster wherever rows are at least 14 wide (MobileNet, EfficientNet,
-          // ShuffleNet, ConvNeXt's 7x7); on 7-wide rows batch-reduce stays ahead.
-          while (!absl::StartsWith(e->pd.impl_info_str(), "jit_dw") && e->pd.next_impl()) {
-          }
-          if (!absl::StartsWith(e->pd.impl_info_str(), "jit_dw")) {
-            e->pd = dnnl::convolution_forward::primitive_desc(make_desc(true), attr, eng);
-          }
-        }
-        e->conv = dnnl::convolution_forward(e->pd);
-        reorder_weights(e.get());
-        if (spatial == 2 && p.x_dims[1] <= 4 && user_x_md == memory::desc(p.x_dims, memory::data_type::f32, tag::nchw) &&
-            e->pd.src_desc() == memory::desc(p.x_dims, memory::data_type::f32, tag::nhwc)) {
-          e->interleave_src = true;
-        } else if (e->pd.src_desc() != user_x_md) {
-          dnnl::reorder::primitive_desc rpd(eng, user_x_md, eng, e->pd.src_desc(), DnnlUserScratchpad());
-          e->to_src = dnnl::reorder(rpd);
-          e->to_src_scratchpad = rpd.scratchpad_desc();
-        }
-        if (e->pd.dst_desc() != user_y_md) {
-          dnnl::reorder::primitive_desc rpd(eng, e->pd.dst_desc(), eng, user_y_md, DnnlUserScratchpad());
-          e->from_dst = dnnl::reorder(rpd);
-          e->from_dst_scratchpad = rpd.scratchpad_desc();
-          if (accumulate) {
-            dnnl::reorder::primitive_desc back(eng, user_y_md, eng, e->pd.dst_desc(), DnnlUserScratchpad());
-            e->to_dst = dnnl::reorder(back);
-            e->to_dst_scratchpad = back.scratchpad_desc();
-          }
-        }
-        entry = e;
+        // Measured only where timing runs cannot change the result: one piece, not accumulating.
+        entry = impl_->PrepareEntry(p, spec, g, key, w, bias, pieces.size() == 1 && !accumulate,
+                                    tuning_ != nullptr ? *tuning_ : TuningCache::Global(), stream);
         absl::MutexLock lock(&impl_->mu);
-        impl_->entries.push_front(e);
+        impl_->entries.push_front(entry);
         if (impl_->entries.size() > Impl::kMaxEntries) impl_->entries.pop_back();
       } catch (const dnnl::error&) {
         if (piece_index > 0) return absl::InternalError("oneDNN took part of a convolution but not the rest");
@@ -531,33 +705,7 @@ absl::StatusOr<bool> DnnlConv::Run(const Tensor& x, const Tensor& w, const Tenso
       }
     }
     try {
-      std::unique_ptr<Impl::Entry::Bound> bound;
-      {
-        absl::MutexLock lock(&entry->bound->mu);
-        if (!entry->bound->idle.empty()) {
-          bound = std::move(entry->bound->idle.back());
-          entry->bound->idle.pop_back();
-        }
-      }
-      if (bound == nullptr) bound = Impl::MakeBound(*entry, eng, bias != nullptr, w_dims[0]);
-      bound->x.set_data_handle(const_cast<float*>(p.x));
-      bound->y.set_data_handle(p.y);
-      if (entry->to_src || entry->interleave_src) {
-        bound->src.set_data_handle(DnnlThreadBuffer(1, entry->pd.src_desc().get_size()));
-      }
-      if (entry->from_dst) bound->dst.set_data_handle(DnnlThreadBuffer(2, entry->pd.dst_desc().get_size()));
-      if (bias) bound->bias.set_data_handle(const_cast<void*>(bias->raw_data()));
-      if (entry->to_src) ExecuteWithScratchpad(*entry->to_src, stream, bound->to_src_args);
-      if (entry->interleave_src) {
-        NchwToNhwcFewChannels(p.x, p.x_dims[0], p.x_dims[1], p.x_dims[2] * p.x_dims[3],
-                              static_cast<float*>(bound->src.get_data_handle()));
-      }
-      if (entry->to_dst) ExecuteWithScratchpad(*entry->to_dst, stream, bound->to_dst_args);
-      ExecuteWithScratchpad(entry->conv, stream, bound->conv_args);
-      if (entry->from_dst) ExecuteWithScratchpad(*entry->from_dst, stream, bound->from_dst_args);
-      stream.wait();
-      absl::MutexLock lock(&entry->bound->mu);
-      entry->bound->idle.push_back(std::move(bound));
+      Impl::Execute(*entry, p, bias, stream, w_dims[0]);
     } catch (const dnnl::error& e) {
       return absl::InternalError(std::string("oneDNN convolution failed: ") + e.what());
     }

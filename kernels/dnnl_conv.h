@@ -22,6 +22,7 @@
 #include "framework/cancellation.h"
 #include "kernels/blas.h"
 #include "kernels/conv_util.h"
+#include "kernels/tuning_cache.h"
 
 namespace sluice {
 
@@ -55,6 +56,9 @@ class DnnlConv {
   // weight transform would run on every change; without this, the kernel learns it at the
   // second call, after a first one that ran Winograd, with its larger rounding error).
   void AssumeWeightsVary();
+  // Where measured choices (Winograd or the direct kernel, per shape) are looked up and kept:
+  // TuningCache::Global() unless set (tests give their own). Not owned; set before Run.
+  void UseTuningCache(TuningCache* cache);
   // oneDNN's name for the implementation of each prepared convolution, most recent first
   // ("jit_wino_4x3:avx512_core", "brgconv:avx512_core", ...), for tests and profiles.
   std::vector<std::string> ImplementationNames() const;
@@ -63,6 +67,7 @@ class DnnlConv {
   struct Impl;
   std::unique_ptr<Impl> impl_;
   int64_t slice_multiply_adds_;
+  TuningCache* tuning_ = nullptr;
 };
 
 }  // namespace sluice

@@ -7,7 +7,11 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <iterator>
 #include <random>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -18,6 +22,13 @@
 
 namespace sluice {
 namespace {
+
+// Choices from the table (WinogradPays) only: no measuring, so a test of the table's choices
+// does not depend on how fast this machine ran each kernel just now.
+TuningCache* TableOnly() {
+  static TuningCache* cache = new TuningCache("", "test", 0, /*enabled=*/false);
+  return cache;
+}
 
 // A 1x1 convolution of one channel: y = w * x.
 float ConvOf(const DnnlConv& conv, const Tensor& x, const Tensor& w) {
@@ -341,6 +352,7 @@ TEST(DnnlConvTest, WinogradMatchesTheDefinition) {
       for (int threads : {1, 2}) {
         SCOPED_TRACE(::testing::Message() << "nhwc " << nhwc << " accumulate " << accumulate << " threads " << threads);
         DnnlConv dnnl_conv;
+        dnnl_conv.UseTuningCache(TableOnly());
         for (int repeat = 0; repeat < 2; ++repeat) {  // Made, then cached.
           Tensor y(DT_FLOAT, TensorShape({n, m, h, wd}));
           std::copy_n(residual.flat<float>().data(), residual.NumElements(), y.flat<float>().data());
@@ -381,6 +393,7 @@ TEST(DnnlConvTest, ChangingWeightsLeaveWinograd) {
   std::uniform_real_distribution<float> value(-1, 1);
   for (float& f : x.flat<float>()) f = value(rng);
   DnnlConv dnnl_conv;
+  dnnl_conv.UseTuningCache(TableOnly());
   for (int step = 0; step < 3; ++step) {
     SCOPED_TRACE(::testing::Message() << "step " << step);
     Tensor w(DT_FLOAT, TensorShape({m, c, 3, 3}));
@@ -403,15 +416,30 @@ TEST(DnnlConvTest, ChangingWeightsLeaveWinograd) {
   }
 }
 
+// A 3x3 convolution of 64 channels into 64 on a 40x40 map, padded by 1 (one Winograd may
+// pay for), every input value `xv` and every weight `wv`.
+struct Conv64At40 {
+  explicit Conv64At40(float xv, float wv)
+      : g(*ComputeWindowGeometry({40, 40}, {3, 3}, Padded(), false)),
+        x(DT_FLOAT, TensorShape({1, 64, 40, 40})),
+        w(DT_FLOAT, TensorShape({64, 64, 3, 3})) {
+    for (float& f : x.flat<float>()) f = xv;
+    for (float& f : w.flat<float>()) f = wv;
+  }
+  static WindowAttrs Padded() {
+    WindowAttrs attrs;
+    attrs.pads = {1, 1, 1, 1};
+    return attrs;
+  }
+  WindowGeometry g;
+  Tensor x, w;
+};
+
 // Told up front that weights vary (the trainer's convolutions), the kernel never runs Winograd.
 TEST(DnnlConvTest, AssumedVaryingWeightsNeverRunWinograd) {
-  WindowAttrs attrs;
-  attrs.pads = {1, 1, 1, 1};
-  auto g = ComputeWindowGeometry({40, 40}, {3, 3}, attrs, false);
-  ASSERT_OK(g);
-  Tensor x(DT_FLOAT, TensorShape({1, 64, 40, 40})), w(DT_FLOAT, TensorShape({64, 64, 3, 3}));
-  for (float& f : x.flat<float>()) f = 0.5f;
-  for (float& f : w.flat<float>()) f = 0.25f;
+  const Conv64At40 c(0.5f, 0.25f);
+  const WindowGeometry* g = &c.g;
+  const Tensor &x = c.x, &w = c.w;
   DnnlConv conv;
   conv.AssumeWeightsVary();
   Tensor y(DT_FLOAT, TensorShape({1, 64, 40, 40}));
@@ -433,6 +461,7 @@ TEST(DnnlConvTest, NarrowConvolutionsStayDirect) {
   for (float& f : x.flat<float>()) f = 1;
   for (float& f : w.flat<float>()) f = 0.5f;
   DnnlConv conv;
+  conv.UseTuningCache(TableOnly());
   Tensor y(DT_FLOAT, TensorShape({1, 16, 112, 112}));
   auto done = conv.Run(x, w, nullptr, *g, 1, ConvPostOp::kNone, 0, 0, 1, &y);
   ASSERT_OK(done);
@@ -441,6 +470,74 @@ TEST(DnnlConvTest, NarrowConvolutionsStayDirect) {
   EXPECT_EQ(y.flat<float>()[113], 16 * 9 * 0.5f);
   ASSERT_EQ(conv.ImplementationNames().size(), 1u);
   EXPECT_FALSE(absl::StrContains(conv.ImplementationNames()[0], "wino"));
+}
+
+// Where Winograd may pay, the kernel times it against the direct one once per shape and keeps
+// the faster (whichever it is on this machine, the values are the definition's); the choice
+// goes to the cache's file, and a second process reading that file (a second cache on it here)
+// runs the same kernel without measuring. The file's other machines' and damaged lines are
+// passed over.
+TEST(DnnlConvTest, MeasuredChoiceIsKeptAndReused) {
+  const std::string path = ::testing::TempDir() + "/conv_tuning.tsv";
+  std::remove(path.c_str());
+  {
+    std::FILE* f = std::fopen(path.c_str(), "w");
+    ASSERT_NE(f, nullptr);
+    std::fputs("other machine\tconv3x3 1,2,3\twinograd\t-\nno tabs at all\n\t\t\n", f);
+    std::fputs(std::string(10000, 'x').c_str(), f);
+    std::fputs("\n", f);
+    std::fclose(f);
+  }
+  const Conv64At40 c(0.5f, 0.25f);
+  const WindowGeometry* g = &c.g;
+  const Tensor &x = c.x, &w = c.w;
+  std::string first_kernel;
+  for (int process = 0; process < 2; ++process) {
+    SCOPED_TRACE(::testing::Message() << "process " << process);
+    TuningCache cache(path, "this machine", 1e9, true);
+    DnnlConv conv;
+    conv.UseTuningCache(&cache);
+    for (int repeat = 0; repeat < 2; ++repeat) {
+      Tensor y(DT_FLOAT, TensorShape({1, 64, 40, 40}));
+      auto done = conv.Run(x, w, nullptr, *g, 1, ConvPostOp::kNone, 0, 0, 1, &y);
+      ASSERT_OK(done);
+      ASSERT_TRUE(*done);
+      EXPECT_NEAR(y.flat<float>()[41], 64 * 9 * 0.125f, 1e-3);  // An inner pixel: all 9 taps.
+      EXPECT_NEAR(y.flat<float>()[0], 64 * 4 * 0.125f, 1e-3);   // A corner: 4.
+    }
+    EXPECT_EQ(cache.measured(), process == 0 ? 1 : 0);
+    ASSERT_EQ(conv.ImplementationNames().size(), 1u);
+    if (process == 0) {
+      first_kernel = conv.ImplementationNames()[0];
+    } else {
+      EXPECT_EQ(conv.ImplementationNames()[0], first_kernel);
+    }
+  }
+  std::ifstream in(path);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_TRUE(absl::StrContains(text, "this machine\tconv3x3 ")) << text.substr(0, 300);
+  EXPECT_TRUE(absl::StrContains(text, " ms, winograd ")) << "what was measured is written beside the choice";
+  // Another machine's line for the same problem is not this machine's choice.
+  TuningCache elsewhere(path, "another machine", 1e9, true);
+  DnnlConv conv;
+  conv.UseTuningCache(&elsewhere);
+  Tensor y(DT_FLOAT, TensorShape({1, 64, 40, 40}));
+  ASSERT_OK(conv.Run(x, w, nullptr, *g, 1, ConvPostOp::kNone, 0, 0, 1, &y));
+  EXPECT_EQ(elsewhere.measured(), 1);
+}
+
+// With no measuring time left, the table decides and nothing is recorded.
+TEST(DnnlConvTest, SpentBudgetFallsBackToTheTable) {
+  const Conv64At40 c(1, 1);
+  const WindowGeometry* g = &c.g;
+  const Tensor &x = c.x, &w = c.w;
+  TuningCache spent("", "this machine", 0, true);
+  DnnlConv conv;
+  conv.UseTuningCache(&spent);
+  Tensor y(DT_FLOAT, TensorShape({1, 64, 40, 40}));
+  ASSERT_OK(conv.Run(x, w, nullptr, *g, 1, ConvPostOp::kNone, 0, 0, 1, &y));
+  EXPECT_EQ(spent.measured(), 0);
+  EXPECT_NEAR(y.flat<float>()[41], 64 * 9, 1e-2);
 }
 
 // Depthwise convolutions on NHWC rows 14 and more wide run on oneDNN's direct depthwise

@@ -3,10 +3,13 @@
 #include <cstdlib>
 #include <utility>
 
+#include "kernels/cpu_isa.h"
+
 namespace sluice {
 
 dnnl::engine& DnnlEngine() {
-  static dnnl::engine* engine = new dnnl::engine(dnnl::engine::kind::cpu, 0);
+  // SLUICE_MAX_ISA's cap reaches oneDNN before its first kernel is made.
+  static dnnl::engine* engine = (MaxCpuIsa(), new dnnl::engine(dnnl::engine::kind::cpu, 0));
   return *engine;
 }
 

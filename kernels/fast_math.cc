@@ -2,6 +2,8 @@
 
 #include <immintrin.h>
 
+#include "kernels/cpu_isa.h"
+
 namespace sluice {
 namespace {
 
@@ -12,14 +14,18 @@ namespace {
 // clone's code (AVX-512) under the plain name, which dies of SIGILL on CPUs without it.
 #define SL_ARRAY_CLONES(name, params, loop)                                   \
   __attribute__((target("avx512f"))) void name##Avx512 params { loop }        \
-  __attribute__((target("avx2"))) void name##Avx2 params { loop }             \
+  __attribute__((target("avx2,fma"))) void name##Avx2 params { loop }         \
   void name##Baseline params { loop }                                         \
   using name##Fn = void(*) params;                                            \
   name##Fn Pick##name() {                                                     \
-    __builtin_cpu_init();                                                     \
-    if (__builtin_cpu_supports("avx512f")) return name##Avx512;               \
-    if (__builtin_cpu_supports("avx2")) return name##Avx2;                    \
-    return name##Baseline;                                                    \
+    switch (MaxCpuIsa()) {                                                    \
+      case CpuIsa::kAvx512:                                                   \
+        return name##Avx512;                                                  \
+      case CpuIsa::kAvx2:                                                     \
+        return name##Avx2;                                                    \
+      default:                                                                \
+        return name##Baseline;                                                \
+    }                                                                         \
   }
 
 SL_ARRAY_CLONES(Exp, (float* v, int64_t n), for (int64_t i = 0; i < n; ++i) v[i] = FastExp(v[i]);)
@@ -164,6 +170,91 @@ __attribute__((target("avx512f"))) void SoftmaxRowAvx512(const float* in, float*
   if (tail != 0) _mm512_mask_storeu_ps(out + full, tail, _mm512_mul_ps(_mm512_maskz_loadu_ps(tail, out + full), scale));
 }
 
+// The same on AVX2 (8 lanes, FMA): exp's power of two built in the exponent bits; tails
+// through the scalar code.
+__attribute__((target("avx2,fma"))) inline __m256 ExpInRange8(__m256 t) {
+  const __m256 k = _mm256_round_ps(_mm256_mul_ps(t, _mm256_set1_ps(1.44269504088896341f)),
+                                   _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m256 r = _mm256_fnmadd_ps(k, _mm256_set1_ps(0.693359375f), t);
+  r = _mm256_fnmadd_ps(k, _mm256_set1_ps(-2.12194440e-4f), r);
+  __m256 p = _mm256_fmadd_ps(_mm256_set1_ps(1.9875691500e-4f), r, _mm256_set1_ps(1.3981999507e-3f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(8.3334519073e-3f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(4.1665795894e-2f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.6666665459e-1f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(5.0000001201e-1f));
+  p = _mm256_fmadd_ps(_mm256_mul_ps(p, r), r, _mm256_add_ps(r, _mm256_set1_ps(1.0f)));
+  // 2^k for k in [-126, 128]: k = 128 (t near 88.7) as 2 * 2^127, so the exponent field stays
+  // in range. NaN: k's conversion gives INT_MIN, the result is NaN through p.
+  const __m256i ki = _mm256_cvtps_epi32(k);
+  const __m256i half = _mm256_srai_epi32(ki, 1);
+  const __m256 a = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(half, _mm256_set1_epi32(127)), 23));
+  const __m256 b = _mm256_castsi256_ps(
+      _mm256_slli_epi32(_mm256_add_epi32(_mm256_sub_epi32(ki, half), _mm256_set1_epi32(127)), 23));
+  return _mm256_mul_ps(_mm256_mul_ps(p, a), b);
+}
+
+__attribute__((target("avx2,fma"))) void SiluAvx2Intrinsics(float* v, int64_t n) {
+  const __m256 one = _mm256_set1_ps(1.0f);
+  const __m256 lo = _mm256_set1_ps(-87.0f), hi = _mm256_set1_ps(87.0f);
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m256 x = _mm256_loadu_ps(v + i);
+    // max/min return their second operand for NaN: t is finite, and x * ... keeps the NaN.
+    const __m256 t = _mm256_min_ps(_mm256_max_ps(_mm256_sub_ps(_mm256_setzero_ps(), x), lo), hi);
+    // x / (1 + exp(-x)): AVX2's reciprocal estimate has 12 bits, one Newton step left x = 1e30
+    // an ulp off, so it divides (the polynomial's FMAs cost more than the division).
+    _mm256_storeu_ps(v + i, _mm256_div_ps(x, _mm256_add_ps(one, ExpInRange8(t))));
+  }
+  for (; i < n; ++i) v[i] *= FastSigmoid(v[i]);
+}
+
+__attribute__((target("avx2,fma"))) inline __m256 ExpNonPositive8(__m256 t) {
+  const __m256 lo = _mm256_set1_ps(-87.33654475f);
+  const __m256 underflow = _mm256_cmp_ps(t, lo, _CMP_LT_OQ);
+  t = _mm256_max_ps(lo, t);  // NaN is the second operand: kept.
+  return _mm256_andnot_ps(underflow, ExpInRange8(t));
+}
+
+__attribute__((target("avx2,fma"))) inline float HorizontalMax8(__m256 v) {
+  __m128 m = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  m = _mm_max_ps(m, _mm_movehl_ps(m, m));
+  m = _mm_max_ss(m, _mm_movehdup_ps(m));
+  return _mm_cvtss_f32(m);
+}
+
+__attribute__((target("avx2,fma"))) inline float HorizontalSum8(__m256 v) {
+  __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+  s = _mm_add_ss(s, _mm_movehdup_ps(s));
+  return _mm_cvtss_f32(s);
+}
+
+__attribute__((target("avx2,fma"))) void SoftmaxRowAvx2(const float* in, float* out, int64_t n) {
+  const int64_t full = n / 8 * 8;
+  __m256 top = _mm256_set1_ps(-std::numeric_limits<float>::infinity());
+  // NaN: max returns its second operand, so a NaN input is kept in `top` (and `best`).
+  for (int64_t i = 0; i < full; i += 8) top = _mm256_max_ps(_mm256_loadu_ps(in + i), top);
+  float best = HorizontalMax8(top);
+  for (int64_t i = full; i < n; ++i) best = in[i] > best || in[i] != in[i] ? in[i] : best;
+  const __m256 best8 = _mm256_set1_ps(best);
+  __m256 sum = _mm256_setzero_ps();
+  for (int64_t i = 0; i < full; i += 8) {
+    const __m256 e = ExpNonPositive8(_mm256_sub_ps(_mm256_loadu_ps(in + i), best8));
+    _mm256_storeu_ps(out + i, e);
+    sum = _mm256_add_ps(sum, e);
+  }
+  float total = HorizontalSum8(sum);
+  for (int64_t i = full; i < n; ++i) {
+    out[i] = FastExp(in[i] - best);
+    total += out[i];
+  }
+  // NaN anywhere (an input NaN, or +inf - +inf) made its exp NaN and so the sum.
+  const float inv = 1.0f / total;
+  const __m256 scale = _mm256_set1_ps(inv);
+  for (int64_t i = 0; i < full; i += 8) _mm256_storeu_ps(out + i, _mm256_mul_ps(_mm256_loadu_ps(out + i), scale));
+  for (int64_t i = full; i < n; ++i) out[i] *= inv;
+}
+
 // The same in three loops GCC vectorizes for the other instruction sets.
 void SoftmaxRowGeneric(const float* in, float* out, int64_t n) {
   float best = in[0];
@@ -246,16 +337,28 @@ void SigmoidInPlace(float* v, int64_t n) {
 
 void SoftmaxRow(const float* in, float* out, int64_t n) {
   static const auto fn = [] {
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx512f") ? SoftmaxRowAvx512 : SoftmaxRowGeneric;
+    switch (MaxCpuIsa()) {
+      case CpuIsa::kAvx512:
+        return SoftmaxRowAvx512;
+      case CpuIsa::kAvx2:
+        return SoftmaxRowAvx2;
+      default:
+        return SoftmaxRowGeneric;
+    }
   }();
   fn(in, out, n);
 }
 
 void SiluInPlace(float* v, int64_t n) {
   static const SiluLoopFn fn = [] {
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx512f") ? SiluAvx512Intrinsics : PickSiluLoop();
+    switch (MaxCpuIsa()) {
+      case CpuIsa::kAvx512:
+        return SiluAvx512Intrinsics;
+      case CpuIsa::kAvx2:
+        return SiluAvx2Intrinsics;
+      default:
+        return PickSiluLoop();
+    }
   }();
   fn(v, n);
 }

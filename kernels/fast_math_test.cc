@@ -1,11 +1,16 @@
 // FastExp, FastSigmoid and FastTanh against the C library over their whole useful ranges.
 #include "kernels/fast_math.h"
 
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <limits>
+#include <string>
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "kernels/cpu_isa.h"
 
 namespace sluice {
 namespace {
@@ -14,6 +19,23 @@ namespace {
 double Ulps(float got, double want) {
   if (want == 0 || std::isinf(want)) return got == want ? 0 : 1e9;
   return std::fabs(got - want) / std::fabs(want) / std::numeric_limits<float>::epsilon();
+}
+
+// The kernels below run on the instruction set MaxCpuIsa picks: the CPU's, or SLUICE_MAX_ISA's
+// cap (fast_math_avx2_test runs them all capped at AVX2).
+TEST(FastMathTest, TheInstructionSetCapTakes) {
+  const char* cap = std::getenv("SLUICE_MAX_ISA");
+  std::printf("CPU: %s, kernels: %s\n", CpuIsaName(DetectedCpuIsa()), CpuIsaName(MaxCpuIsa()));
+  if (cap == nullptr) {
+    EXPECT_EQ(MaxCpuIsa(), DetectedCpuIsa());
+  } else if (std::string(cap) == "avx2") {
+    EXPECT_EQ(MaxCpuIsa(), std::min(DetectedCpuIsa(), CpuIsa::kAvx2));
+    // oneDNN gets the same cap unless the environment gave it one.
+    const char* onednn = std::getenv("ONEDNN_MAX_CPU_ISA");
+    if (DetectedCpuIsa() == CpuIsa::kAvx512) {
+      EXPECT_STREQ(onednn, "AVX2");
+    }
+  }
 }
 
 TEST(FastMathTest, ExpIsWithinAFewUlps) {
