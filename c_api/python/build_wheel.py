@@ -61,7 +61,7 @@ setuptools.setup(
     # sluice-numpy.pth falls back on Debian's python3-numpy. `pip install sluice[numpy]` asks
     # pip for it where PyPI is reachable.
     extras_require={"numpy": ["numpy"]},
-    packages=["sluice"],
+    packages=["sluice", "sluice.capi"],
     package_data={"sluice": ["libsluice_c.so", "py.typed", "*.pyi"]},
     cmdclass={"bdist_wheel": PlatformWheel, "build_py": BuildPyWithPth},
     distclass=NativeDistribution,

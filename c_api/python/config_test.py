@@ -38,9 +38,8 @@ def _generate_config_pb2():
 
 config_pb2 = _generate_config_pb2()
 
-# ConfigProto fields the encoder does not write (the graph optimizer's rewrite_options are set
-# from C++).
-NOT_ENCODED = {"graph_options"}
+# ConfigProto fields the encoder does not write.
+NOT_ENCODED = set()
 
 # A value per field, each different from the others, so a value landing in the wrong field
 # cannot pass for the right one.
@@ -58,6 +57,11 @@ VALUES = {
     "placement": {"policy": "pipeline",
                   "device_map": [{"pattern": "conv*", "device": "/job:worker/task:1"},
                                  {"pattern": "fc?", "device": "/device:CPU:0"}]},
+    "graph_options": {"rewrite_options": {
+        "layout_optimizer": 2, "disable_model_pruning": True, "constant_folding": 1,
+        "memory_optimization": 3, "arithmetic_optimization": 3, "dependency_optimization": 2,
+        "remapping": 1, "disable_meta_optimizer": True, "optimizers": ["constant_folding"],
+        "disabled_passes": ["fold_pads", "nhwc_layout"]}},
 }
 
 
@@ -69,6 +73,11 @@ def _decoded_value(message, name):
         return list(value)
     if name == "resource_limits":
         return {f.name: v for f, v in value.ListFields()}
+    if name == "graph_options":
+        fields = {}
+        for f, v in value.rewrite_options.ListFields():
+            fields[f.name] = list(v) if f.label == f.LABEL_REPEATED else v
+        return {"rewrite_options": fields}
     if name == "placement":
         return {"policy": value.policy,
                 "device_map": [{"pattern": r.pattern, "device": r.device} for r in value.device_map]}
@@ -119,6 +128,18 @@ class ConfigEncoderTest(unittest.TestCase):
         for name, value in VALUES.items():
             with self.subTest(field=name):
                 self.assertEqual(_decoded_value(message, name), value)
+
+    def test_rewrite_toggles_by_name(self):
+        message = _decode(config.encode_config(
+            {"graph_options": {"rewrite_options": {"layout_optimizer": "OFF", "remapping": "on"}}}))
+        rw = message.graph_options.rewrite_options
+        self.assertEqual(rw.layout_optimizer, config_pb2.RewriterConfig.OFF)
+        self.assertEqual(rw.remapping, config_pb2.RewriterConfig.ON)
+        for bad in ({"rewrite_options": {"no_such_toggle": 1}}, {"rewrite_options": {"remapping": "SOMETIMES"}},
+                    {"rewrite_options": {"disabled_passes": "fold_pads"}}, {"other": {}}):
+            with self.subTest(value=bad):
+                with self.assertRaises(ValueError):
+                    config.encode_config({"graph_options": bad})
 
     def test_unknown_field_is_refused(self):
         with self.assertRaisesRegex(ValueError, "no_such_field"):

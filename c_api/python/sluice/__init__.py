@@ -21,7 +21,9 @@ String tensors (TF_STRING) are numpy object arrays: fed from arrays of bytes or 
 UTF-8; "S" and "U" arrays too), fetched as new object arrays of bytes (InferenceSession does
 not take string inputs yet).
 
-Modules: inference (InferenceSession, NodeArg), errors (SluiceError and a subclass per
+Modules: inference (InferenceSession, NodeArg), ort_api (ONNX Runtime's SessionOptions,
+RunOptions, OrtValue, IOBinding, ModelMetadata and module functions), capi
+(onnxruntime_pybind11_state: ONNX Runtime's exception names), errors (SluiceError and a subclass per
 code), graph (Graph, Operation, Output), session (Session), config (encode_config, ConfigProto written by hand), training (Trainer);
 _lib loads the library and declares its signatures, _tensors converts arrays.
 """
@@ -41,6 +43,10 @@ from .errors import (AbortedError, AlreadyExistsError, CancelledError, DataLossE
                      UnauthenticatedError, UnavailableError, UnimplementedError, UnknownError)
 from .graph import Graph, OnnxModel, Operation, Output, Shape
 from .inference import InferenceSession, NodeArg
+from .ort_api import (ExecutionMode, GraphOptimizationLevel, IOBinding, ModelMetadata, OrtValue,
+                      RunOptions, SessionOptions, get_all_providers, get_available_providers,
+                      get_device, set_default_logger_severity)
+from . import capi  # noqa: F401  (ONNX Runtime's sluice.capi.onnxruntime_pybind11_state)
 from .session import Device, Session
 from .training import Trainer
 
@@ -50,8 +56,15 @@ __all__ = [
     "NotFoundError", "AlreadyExistsError", "PermissionDeniedError", "ResourceExhaustedError",
     "FailedPreconditionError", "AbortedError", "OutOfRangeError", "UnimplementedError",
     "InternalError", "UnavailableError", "DataLossError", "UnauthenticatedError", "library_path",
-    "version", "encode_config",
+    "version", "encode_config", "SessionOptions", "RunOptions", "ExecutionMode",
+    "GraphOptimizationLevel", "OrtValue", "IOBinding", "ModelMetadata", "get_available_providers",
+    "get_all_providers", "get_device", "get_version_string", "set_default_logger_severity",
 ]
+
+
+def get_version_string():
+    """The runtime's version (ONNX Runtime's function name)."""
+    return version()
 
 
 def __getattr__(name):

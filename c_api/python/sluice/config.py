@@ -21,7 +21,25 @@ FIELDS = {
     # Sluice's PlacementOptions: {"policy": "pipeline"} cuts the graph into stages, one per
     # worker device; "device_map": [{"pattern": "conv*", "device": "/job:worker/task:1"}].
     "placement": (1001, "placement"),
+    # GraphOptions: {"rewrite_options": {"disable_meta_optimizer": True}} or toggles such as
+    # {"rewrite_options": {"layout_optimizer": "OFF", "disabled_passes": ["fold_pads"]}}.
+    "graph_options": (10, "graph_options"),
 }
+
+# RewriterConfig's fields (TensorFlow's numbers; proto/config.proto): name -> (number, kind).
+REWRITER_FIELDS = {
+    "layout_optimizer": (1, "toggle"),
+    "disable_model_pruning": (2, "int"),
+    "constant_folding": (3, "toggle"),
+    "memory_optimization": (4, "int"),
+    "arithmetic_optimization": (7, "toggle"),
+    "dependency_optimization": (8, "toggle"),
+    "remapping": (14, "toggle"),
+    "disable_meta_optimizer": (19, "int"),
+    "optimizers": (100, "repeated string"),
+    "disabled_passes": (1001, "repeated string"),
+}
+TOGGLES = {"DEFAULT": 0, "ON": 1, "OFF": 2, "AGGRESSIVE": 3}
 
 # Fields of the nested messages, by the ConfigProto field that holds them.
 SUBFIELDS = {
@@ -48,6 +66,28 @@ def _field(number, wire_type):
 
 def _length_delimited(number, payload):
     return _field(number, 2) + _varint(len(payload)) + payload
+
+
+def _encode_rewriter(options):
+    payload = b""
+    for name, value in options.items():
+        if name not in REWRITER_FIELDS:
+            raise ValueError("unknown rewrite_options field %r (known: %s)"
+                             % (name, ", ".join(sorted(REWRITER_FIELDS))))
+        number, kind = REWRITER_FIELDS[name]
+        if kind == "repeated string":
+            if isinstance(value, str):
+                raise ValueError("rewrite_options %s is a list of names, not %r" % (name, value))
+            for item in value:
+                payload += _length_delimited(number, str(item).encode())
+            continue
+        if kind == "toggle" and isinstance(value, str):
+            if value.upper() not in TOGGLES:
+                raise ValueError("rewrite_options %s: %r is not one of %s"
+                                 % (name, value, ", ".join(TOGGLES)))
+            value = TOGGLES[value.upper()]
+        payload += _field(number, 0) + _varint(int(value))
+    return payload
 
 
 def encode_config(config):
@@ -84,6 +124,11 @@ def encode_config(config):
                 else:
                     raise ValueError("unknown placement field %r (known: device_map, policy)" % sub_name)
             out += _length_delimited(number, payload)
+        elif kind == "graph_options":
+            unknown = set(value) - {"rewrite_options"}
+            if unknown:
+                raise ValueError("unknown graph_options field %r (known: rewrite_options)" % sorted(unknown)[0])
+            out += _length_delimited(number, _length_delimited(10, _encode_rewriter(value.get("rewrite_options", {}))))
         elif kind == "repeated string":
             for s in value:
                 out += _length_delimited(number, s.encode())

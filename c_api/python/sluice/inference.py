@@ -16,8 +16,11 @@ import threading
 
 import numpy as np
 
-from .errors import InvalidArgumentError
+from . import ort_api
+from ._lib import call
+from .errors import CancelledError, InvalidArgumentError
 from .graph import Graph
+from .ort_api import IOBinding, OrtValue, SessionOptions
 from .session import Session
 
 __all__ = ["InferenceSession", "NodeArg"]
@@ -72,15 +75,24 @@ class InferenceSession(object):
     runtime's choice); nodes run one after another, as ONNX Runtime's sequential executor.
     `target`: "" for in-process, or "grpc://host:port" for a cluster. `config`: more
     ConfigProto fields as a dict (see sluice.encode_config), e.g. {"operation_timeout_in_ms":
-    2000}. `providers`, `sess_options` and other ONNX Runtime arguments are accepted and
-    ignored, so code written for ONNX Runtime runs unchanged.
+    2000}. `sess_options`: ONNX Runtime's SessionOptions (threads, execution mode,
+    optimization level, initializers, custom op libraries; see sluice.SessionOptions).
+    `providers`: ONNX Runtime's list; CPUExecutionProvider is the one this session has, others
+    are dropped with a warning. Other ONNX Runtime keyword arguments are accepted and ignored.
     """
 
     def __init__(self, path_or_bytes, sess_options=None, providers=None, provider_options=None,
                  threads=None, target="", config=None, **kwargs):
-        del sess_options, providers, provider_options, kwargs  # ONNX Runtime's; no meaning here.
+        del kwargs  # ONNX Runtime's other arguments; no meaning here.
+        if sess_options is not None and not isinstance(sess_options, SessionOptions):
+            raise TypeError("sess_options must be a sluice.SessionOptions, not %s"
+                            % type(sess_options).__name__)
+        self._options = sess_options if sess_options is not None else SessionOptions()
+        self._providers, self._provider_options = ort_api._cpu_providers(providers, provider_options)
+        self._model_bytes = None
         if isinstance(path_or_bytes, (bytes, bytearray, memoryview)):
             model = bytes(path_or_bytes)
+            self._model_bytes = model
             self._model_path = None
         elif isinstance(path_or_bytes, (str, os.PathLike)):
             model = os.fspath(path_or_bytes)
@@ -88,12 +100,16 @@ class InferenceSession(object):
         else:
             raise TypeError("InferenceSession needs a model path or the model's bytes, not %s"
                             % type(path_or_bytes).__name__)
-        cfg = dict(config or {})
+        if isinstance(model, str) and not os.path.exists(model):
+            raise ort_api.NotFoundError("Load model from %s failed: no such file" % model)
+        for library in self._options._custom_libraries:
+            call("TF_LoadLibrary", library.encode())
+        cfg = self._options._config()
+        cfg.update(config or {})
         if threads is not None:
             if not isinstance(threads, int) or threads < 1:
                 raise ValueError("threads must be a positive int, not %r" % (threads,))
-            cfg.setdefault("intra_op_parallelism_threads", threads)
-            cfg.setdefault("inter_op_parallelism_threads", 1)
+            cfg["intra_op_parallelism_threads"] = threads
         self._graph = Graph()
         imported, info = self._graph._import_onnx_with_info(model)
         self._feeds = imported.inputs    # name -> Output
@@ -102,6 +118,10 @@ class InferenceSession(object):
         self._initializers = [arg for arg, has_default in info[0] if has_default]
         self._outputs = [arg for arg, _ in info[1]]
         self._input_by_name = {arg.name: arg for arg, _ in info[0]}
+        for name in self._options._initializers:
+            if name not in self._input_by_name:
+                raise InvalidArgumentError("add_initializer: the model has no initializer or input "
+                                           "named %r" % (name,))
         self._session = Session(self._graph, target=target, config=cfg or None)
         self._lock = threading.Lock()
 
@@ -120,10 +140,28 @@ class InferenceSession(object):
         return list(self._initializers)
 
     def get_providers(self):
-        return ["SluiceCPUExecutionProvider"]
+        return list(self._providers)
+
+    def get_provider_options(self):
+        return {name: dict(opts) for name, opts in zip(self._providers, self._provider_options)}
+
+    def set_providers(self, providers=None, provider_options=None):
+        self._providers, self._provider_options = ort_api._cpu_providers(providers, provider_options)
+
+    def disable_fallback(self):
+        pass
+
+    def enable_fallback(self):
+        pass
 
     def get_session_options(self):
-        return None
+        return self._options
+
+    def get_modelmeta(self):
+        """ONNX Runtime's ModelMetadata: producer, graph name, domain, description, version and
+        the model's metadata_props as custom_metadata_map."""
+        return ort_api.read_model_metadata(self._model_bytes if self._model_bytes is not None
+                                           else self._model_path)
 
     @property
     def model_path(self):
@@ -166,7 +204,8 @@ class InferenceSession(object):
         `input_feed` ({input name: array}). Returns a list of numpy arrays in that order.
         Raises sluice.InvalidArgumentError (a SluiceError) for an unknown name, a missing
         input, or an array of the wrong dtype or shape, naming the input."""
-        del run_options
+        if run_options is not None and getattr(run_options, "terminate", False):
+            raise CancelledError("Exiting due to terminate flag being set to true.")
         names = list(output_names) if output_names else [a.name for a in self._outputs]
         fetches = []
         for n in names:
@@ -177,6 +216,9 @@ class InferenceSession(object):
         if not isinstance(input_feed, dict):
             raise TypeError("input_feed must be a dict of {input name: array}")
         feed_dict = {}
+        for name, value in self._options._initializers.items():
+            if name not in input_feed:
+                feed_dict[self._feeds[name]] = self._check_feed(name, value.numpy())
         for name, value in input_feed.items():
             arr = self._check_feed(name, value)
             feed_dict[self._feeds[name]] = arr
@@ -188,8 +230,26 @@ class InferenceSession(object):
         # and ONNX Runtime's callers expect arrays they own.
         return [np.array(r) for r in self._session.run(fetches, feed_dict)]
 
-    def run_with_ort_values(self, *args, **kwargs):
-        raise NotImplementedError("Sluice has no OrtValue; call run() with numpy arrays")
+    def run_with_ort_values(self, output_names, input_dict_ort_values, run_options=None):
+        """run() with OrtValues in and out: {input name: OrtValue} -> [OrtValue]."""
+        if not isinstance(input_dict_ort_values, dict):
+            raise TypeError("input_dict_ort_values must be a dict of {input name: OrtValue}")
+        feeds = {}
+        for name, value in input_dict_ort_values.items():
+            if not isinstance(value, OrtValue):
+                raise InvalidArgumentError("input %r: run_with_ort_values takes OrtValues, not %s"
+                                           % (name, type(value).__name__))
+            feeds[name] = value.numpy()
+        return [OrtValue(a) for a in self.run(output_names, feeds, run_options)]
+
+    def io_binding(self):
+        """An IOBinding for run_with_iobinding."""
+        return IOBinding(self)
+
+    def run_with_iobinding(self, iobinding, run_options=None):
+        if not isinstance(iobinding, IOBinding) or iobinding._session is not self:
+            raise InvalidArgumentError("run_with_iobinding takes an IOBinding of this session")
+        iobinding._run(run_options)
 
     def end_profiling(self):
         return ""
