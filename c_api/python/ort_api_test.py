@@ -5,6 +5,7 @@ Written against ONNX Runtime's documented behaviour; every expected value comes 
 from a second session, not from the code under test.
 """
 
+import json
 import os
 import subprocess
 import sys
@@ -274,6 +275,56 @@ class IOBindingTest(unittest.TestCase):
             self.sess.run_with_iobinding(binding)
         with self.assertRaises(InvalidArgument):
             ort.InferenceSession(MLP).run_with_iobinding(binding)  # Another session's binding.
+
+
+class ProfilingTest(unittest.TestCase):
+
+    def test_profile_is_a_chrome_trace_of_every_run_and_node(self):
+        so = ort.SessionOptions()
+        so.enable_profiling = True
+        so.profile_file_prefix = os.path.join(os.environ.get("TEST_TMPDIR", "/tmp"), "prof")
+        sess = ort.InferenceSession(CONV_BN, so)
+        self.assertGreater(sess.get_profiling_start_time_ns(), 0)
+        x = np.random.default_rng(5).standard_normal((1, 2, 4, 4)).astype(np.float32)
+        ro = ort.RunOptions()
+        ro.run_tag = "second"
+        sess.run(None, {"x": x})
+        sess.run(None, {"x": x}, ro)
+        path = sess.end_profiling()
+        self.assertTrue(path.startswith(so.profile_file_prefix) and path.endswith(".json"), path)
+        with open(path) as f:
+            events = json.load(f)
+        self.assertIsInstance(events, list)
+        for e in events:
+            self.assertEqual(e["ph"], "X")
+            for key in ("cat", "pid", "tid", "dur", "ts", "name", "args"):
+                self.assertIn(key, e)
+        runs = [e for e in events if e["cat"] == "Session" and e["name"] == "model_run"]
+        self.assertEqual(len(runs), 2)
+        self.assertEqual(runs[1]["args"].get("run_tag"), "second")
+        self.assertEqual(sum(e["name"] == "session_initialization" for e in events), 1)
+        nodes = [e for e in events if e["cat"] == "Node"]
+        # Every node of each run is in the trace, inside its run's span: both runs ran the same
+        # nodes, and the graph's convolution (its BatchNormalization and ReLU folded in) is one.
+        per_run = [[n for n in nodes if r["ts"] - 1 <= n["ts"] and n["ts"] + n["dur"] <= r["ts"] + r["dur"] + 1]
+                   for r in runs]
+        self.assertTrue(per_run[0] and per_run[1])
+        self.assertEqual(sorted(n["name"] for n in per_run[0]), sorted(n["name"] for n in per_run[1]))
+        self.assertEqual(len(per_run[0]) + len(per_run[1]), len(nodes))
+        self.assertTrue(any("Conv" in n["args"]["op_name"] for n in nodes), [n["args"] for n in nodes])
+        self.assertTrue(all(n["name"].endswith("_kernel_time") and n["dur"] >= 0 for n in nodes))
+        # Ended: later runs are not profiled, and a second end writes nothing.
+        sess.run(None, {"x": x})
+        self.assertEqual(sess.end_profiling(), "")
+
+    def test_no_profile_unless_enabled(self):
+        sess = ort.InferenceSession(MLP)
+        sess.run(None, {"x": np.ones((1, 2), np.float32)})
+        self.assertEqual(sess.end_profiling(), "")
+
+    def test_step_events_of_damaged_metadata(self):
+        with self.assertRaises(InvalidArgument):
+            ort.ort_api.step_events(b"\x0a\x05\x0a\x10", 0, 1)
 
 
 class RunOptionsAndErrorsTest(unittest.TestCase):

@@ -11,8 +11,11 @@ library is called through ctypes, which releases the GIL for the length of each 
 """
 
 import collections
+import datetime
+import json
 import os
 import threading
+import time
 
 import numpy as np
 
@@ -24,6 +27,9 @@ from .ort_api import IOBinding, OrtValue, SessionOptions
 from .session import Session
 
 __all__ = ["InferenceSession", "NodeArg"]
+
+# RunOptions {trace_level: FULL_TRACE}, serialized: step stats for every node.
+_FULL_TRACE = b"\x08\x03"
 
 # ONNX's element type names (NodeArg.type is "tensor(<name>)") and the numpy dtype of each.
 _ONNX_TYPES = {
@@ -84,6 +90,7 @@ class InferenceSession(object):
     def __init__(self, path_or_bytes, sess_options=None, providers=None, provider_options=None,
                  threads=None, target="", config=None, **kwargs):
         del kwargs  # ONNX Runtime's other arguments; no meaning here.
+        self._profile_start_ns = time.time_ns()
         if sess_options is not None and not isinstance(sess_options, SessionOptions):
             raise TypeError("sess_options must be a sluice.SessionOptions, not %s"
                             % type(sess_options).__name__)
@@ -124,6 +131,16 @@ class InferenceSession(object):
                                            "named %r" % (name,))
         self._session = Session(self._graph, target=target, config=cfg or None)
         self._lock = threading.Lock()
+        # ONNX Runtime's profiler: a Chrome trace of the session's start and of every node of
+        # every run, written by end_profiling.
+        self._profiling = bool(self._options.enable_profiling)
+        self._profile_events = []
+        self._profile_file = ""
+        if self._profiling:
+            self._profile_file = "%s_%s.json" % (self._options.profile_file_prefix,
+                                                 datetime.datetime.now().strftime("%Y-%m-%d_%H-%M-%S"))
+            self._profile_events.append(self._session_event("session_initialization", self._profile_start_ns,
+                                                            time.time_ns()))
 
     # -- ONNX Runtime's metadata --
 
@@ -228,7 +245,40 @@ class InferenceSession(object):
                                        % ("s" if len(missing) > 1 else "", ", ".join(missing)))
         # Copies: the arrays Session.run returns are read-only views of the runtime's tensors,
         # and ONNX Runtime's callers expect arrays they own.
-        return [np.array(r) for r in self._session.run(fetches, feed_dict)]
+        if not self._profiling:
+            return [np.array(r) for r in self._session.run(fetches, feed_dict)]
+        metadata = bytearray()
+        start = time.time_ns()
+        results = [np.array(r) for r in self._session.run(fetches, feed_dict, options=_FULL_TRACE,
+                                                          run_metadata=metadata)]
+        event = self._session_event("model_run", start, time.time_ns())
+        if run_options is not None and getattr(run_options, "run_tag", ""):
+            event["args"]["run_tag"] = run_options.run_tag
+        events = ort_api.step_events(metadata, self._profile_start_ns, os.getpid())
+        with self._lock:
+            self._profile_events.append(event)
+            self._profile_events.extend(events)
+        return results
+
+    def _session_event(self, name, start_ns, end_ns):
+        return {"cat": "Session", "pid": os.getpid(), "tid": threading.get_ident() & 0x7FFFFFFF,
+                "dur": (end_ns - start_ns) // 1000, "ts": (start_ns - self._profile_start_ns) // 1000,
+                "ph": "X", "name": name, "args": {}}
+
+    def end_profiling(self):
+        """Ends profiling and writes its Chrome trace (Perfetto and chrome://tracing open it):
+        returns the file's name, or "" when the session's options did not enable profiling."""
+        with self._lock:
+            if not self._profiling:
+                return ""
+            self._profiling = False
+            events, self._profile_events = self._profile_events, []
+        with open(self._profile_file, "w") as f:
+            json.dump(events, f)
+        return self._profile_file
+
+    def get_profiling_start_time_ns(self):
+        return self._profile_start_ns
 
     def run_with_ort_values(self, output_names, input_dict_ort_values, run_options=None):
         """run() with OrtValues in and out: {input name: OrtValue} -> [OrtValue]."""
@@ -250,9 +300,6 @@ class InferenceSession(object):
         if not isinstance(iobinding, IOBinding) or iobinding._session is not self:
             raise InvalidArgumentError("run_with_iobinding takes an IOBinding of this session")
         iobinding._run(run_options)
-
-    def end_profiling(self):
-        return ""
 
     def close(self):
         self._session.close()

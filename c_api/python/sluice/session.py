@@ -86,10 +86,12 @@ class Session(object):
         raise TypeError("cannot fetch or feed %r (use an Output or a \"name:k\" string)"
                         % (fetch,))
 
-    def run(self, fetches, feed_dict=None, targets=None):
+    def run(self, fetches, feed_dict=None, targets=None, options=None, run_metadata=None):
         """Computes `fetches` (an Output, a "name:k" string, an Operation to run for its effect,
         or a list of those) after feeding `feed_dict` ({Output or name: value}). Returns numpy
-        arrays in the shape of `fetches` (None for Operations)."""
+        arrays in the shape of `fetches` (None for Operations). `options`: a serialized
+        RunOptions (bytes); `run_metadata`: a bytearray that receives the serialized
+        RunMetadata (step stats when options ask for a trace)."""
         if self._ptr is None:
             raise FailedPreconditionError("the session was deleted")
         single = not isinstance(fetches, (list, tuple))
@@ -121,8 +123,19 @@ class Session(object):
             c_out = (COutput * max(n_out, 1))(*[o._c() for o in outputs])
             c_res = (ctypes.c_void_p * max(n_out, 1))()
             c_tg = (ctypes.c_void_p * max(n_tg, 1))(*[t._ptr for t in target_ops])
-            call("TF_SessionRun", self._ptr, None, c_in, c_vals, n_in, c_out, c_res, n_out,
-                  c_tg, n_tg, None)
+            c_options = (self._lib.TF_NewBufferFromString(options, len(options))
+                         if options else None)
+            c_metadata = self._lib.TF_NewBuffer() if run_metadata is not None else None
+            try:
+                call("TF_SessionRun", self._ptr, c_options, c_in, c_vals, n_in, c_out, c_res,
+                     n_out, c_tg, n_tg, c_metadata)
+                if c_metadata:
+                    b = c_metadata.contents
+                    run_metadata[:] = ctypes.string_at(b.data, b.length) if b.length else b""
+            finally:
+                for buf in (c_options, c_metadata):
+                    if buf:
+                        self._lib.TF_DeleteBuffer(buf)
         finally:
             for t in tensors:
                 self._lib.TF_DeleteTensor(t)
