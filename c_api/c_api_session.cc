@@ -11,6 +11,8 @@
 #include "absl/strings/str_cat.h"
 #include "c_api/c_api.h"
 #include "c_api/c_api_internal.h"
+#include "c_api/sluice_c_api.h"
+#include "framework/cancellation.h"
 #include "framework/status.h"
 #include "proto/config.pb.h"
 
@@ -52,8 +54,8 @@ absl::Status SessionRun(TF_Session* session, const TF_Buffer* run_options,
                         const TF_Output* inputs, TF_Tensor* const* input_values, int ninputs,
                         const TF_Output* outputs, TF_Tensor** output_values, int noutputs,
                         const TF_Operation* const* target_opers, int ntargets,
-                        TF_Buffer* run_metadata) {
-  constexpr char kFn[] = "TF_SessionRun";
+                        TF_Buffer* run_metadata, CancellationManager* cancellation = nullptr,
+                        const char* kFn = "TF_SessionRun") {
   if (session == nullptr) return NullArgument(kFn, "session");
   if (ninputs < 0 || noutputs < 0 || ntargets < 0) {
     return absl::InvalidArgumentError(absl::StrCat(kFn, ": negative count (ninputs ", ninputs,
@@ -108,8 +110,9 @@ absl::Status SessionRun(TF_Session* session, const TF_Buffer* run_options,
   SL_RETURN_IF_ERROR(SyncSessionGraph(session));
   std::vector<Tensor> results;
   RunMetadata metadata;
-  SL_RETURN_IF_ERROR(session->session->Run(options, feeds, fetches, targets, &results,
-                                           run_metadata != nullptr ? &metadata : nullptr));
+  SL_RETURN_IF_ERROR(session->session->RunCancellable(options, feeds, fetches, targets, &results,
+                                                     run_metadata != nullptr ? &metadata : nullptr,
+                                                     cancellation));
   if (static_cast<int>(results.size()) != noutputs) {
     return absl::InternalError(absl::StrCat(kFn, ": the session returned ", results.size(),
                                             " values for ", noutputs, " fetches"));
@@ -461,6 +464,39 @@ void TF_SessionRun(TF_Session* session, const TF_Buffer* run_options, const TF_O
   SetStatus(status, sluice::SessionRun(session, run_options, inputs, input_values, ninputs,
                                        outputs, output_values, noutputs, target_opers, ntargets,
                                        run_metadata));
+}
+
+struct SL_RunCancellation {
+  sluice::CancellationManager manager;
+};
+
+SL_RunCancellation* SL_NewRunCancellation(void) { return new SL_RunCancellation; }
+
+void SL_CancelRun(SL_RunCancellation* cancellation, const char* message) {
+  if (cancellation == nullptr) return;
+  cancellation->manager.StartCancel(absl::CancelledError(
+      message != nullptr && *message != '\0' ? message : "the run was cancelled (SL_CancelRun)"));
+}
+
+unsigned char SL_RunIsCancelled(const SL_RunCancellation* cancellation) {
+  return cancellation != nullptr && cancellation->manager.IsCancelled() ? 1 : 0;
+}
+
+void SL_DeleteRunCancellation(SL_RunCancellation* cancellation) { delete cancellation; }
+
+void SL_SessionRunCancellable(TF_Session* session, const TF_Buffer* run_options, const TF_Output* inputs,
+                              TF_Tensor* const* input_values, int ninputs, const TF_Output* outputs,
+                              TF_Tensor** output_values, int noutputs,
+                              const TF_Operation* const* target_opers, int ntargets,
+                              TF_Buffer* run_metadata, SL_RunCancellation* cancellation,
+                              TF_Status* status) {
+  if (output_values != nullptr) {
+    for (int i = 0; i < noutputs; ++i) output_values[i] = nullptr;
+  }
+  SetStatus(status, sluice::SessionRun(session, run_options, inputs, input_values, ninputs, outputs,
+                                       output_values, noutputs, target_opers, ntargets, run_metadata,
+                                       cancellation != nullptr ? &cancellation->manager : nullptr,
+                                       "SL_SessionRunCancellable"));
 }
 
 void TF_SessionPRunSetup(TF_Session* session, const TF_Output* inputs, int ninputs,

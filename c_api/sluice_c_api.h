@@ -97,6 +97,31 @@ TF_CAPI_EXPORT extern TF_Tensor* SL_TrainerOutput(const SL_Trainer* trainer, int
 TF_CAPI_EXPORT extern void SL_TrainerSave(const SL_Trainer* trainer, const char* path,
                                           TF_Status* status);
 
+/* --- Sluice extension: runs another thread can stop ----------------------------------------
+ *
+ *   SL_RunCancellation* c = SL_NewRunCancellation();
+ *   // thread A:
+ *   SL_SessionRunCancellable(session, NULL, &x, &x_value, 1, &y, &y_value, 1, NULL, 0, NULL, c,
+ *                            status);           // CANCELLED once thread B has called:
+ *   // thread B:
+ *   SL_CancelRun(c, "stopped by the user");
+ *   SL_DeleteRunCancellation(c);               // after the run has returned
+ *
+ * TF_SessionRun's arguments and results, plus `cancellation` (NULL: none). Cancelling stops the
+ * step between nodes (and between the bands of a long convolution) on every device and task,
+ * and the run fails with TF_CANCELLED and the message given. A cancellation stays cancelled:
+ * later runs with it fail at once. One cancellation may serve several runs at once. */
+typedef struct SL_RunCancellation SL_RunCancellation;
+TF_CAPI_EXPORT extern SL_RunCancellation* SL_NewRunCancellation(void);
+TF_CAPI_EXPORT extern void SL_CancelRun(SL_RunCancellation* cancellation, const char* message);
+TF_CAPI_EXPORT extern unsigned char SL_RunIsCancelled(const SL_RunCancellation* cancellation);
+TF_CAPI_EXPORT extern void SL_DeleteRunCancellation(SL_RunCancellation* cancellation);
+TF_CAPI_EXPORT extern void SL_SessionRunCancellable(
+    TF_Session* session, const TF_Buffer* run_options, const TF_Output* inputs,
+    TF_Tensor* const* input_values, int ninputs, const TF_Output* outputs, TF_Tensor** output_values,
+    int noutputs, const TF_Operation* const* target_opers, int ntargets, TF_Buffer* run_metadata,
+    SL_RunCancellation* cancellation, TF_Status* status);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

@@ -41,6 +41,16 @@ class EmbeddedSession : public Session {
                    const std::vector<std::string>& output_names,
                    const std::vector<std::string>& target_nodes, std::vector<Tensor>* outputs,
                    RunMetadata* run_metadata) override {
+    return RunCancellable(run_options, inputs, output_names, target_nodes, outputs, run_metadata,
+                          nullptr);
+  }
+
+  absl::Status RunCancellable(const RunOptions& run_options,
+                              const std::vector<std::pair<std::string, Tensor>>& inputs,
+                              const std::vector<std::string>& output_names,
+                              const std::vector<std::string>& target_nodes, std::vector<Tensor>* outputs,
+                              RunMetadata* run_metadata, CancellationManager* cancellation) override {
+    if (cancellation != nullptr && cancellation->IsCancelled()) return cancellation->status();
     const std::string* handle;
     SL_ASSIGN_OR_RETURN(handle, Handle(/*create_if_missing=*/true));
     static const std::string* const kNoOwner = new std::string();
@@ -48,7 +58,7 @@ class EmbeddedSession : public Session {
     RunStepResponse resp;
     resp.outputs.swap(*outputs);
     absl::Status s = master_.RunStep(
-        RunStepArgs{*handle, run_options, inputs, output_names, target_nodes, 0, *kNoOwner},
+        RunStepArgs{*handle, run_options, inputs, output_names, target_nodes, 0, *kNoOwner, cancellation},
         &resp);
     outputs->swap(resp.outputs);
     SL_RETURN_IF_ERROR(s);

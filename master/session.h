@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "framework/cancellation.h"
 #include "framework/tensor.h"
 #include "proto/config.pb.h"
 #include "proto/device_attributes.pb.h"
@@ -56,6 +57,18 @@ class Session {
                    const std::vector<std::string>& output_names,
                    const std::vector<std::string>& target_nodes, std::vector<Tensor>* outputs) {
     return Run(RunOptions(), inputs, output_names, target_nodes, outputs, nullptr);
+  }
+  // Run, ended with `cancellation`'s status (CANCELLED, say) when another thread cancels it
+  // while the step runs (not owned; null: none). A kind that cannot stop a step part-way runs
+  // it whole; one cancelled before the call does not run it.
+  virtual absl::Status RunCancellable(const RunOptions& run_options,
+                                      const std::vector<std::pair<std::string, Tensor>>& inputs,
+                                      const std::vector<std::string>& output_names,
+                                      const std::vector<std::string>& target_nodes,
+                                      std::vector<Tensor>* outputs, RunMetadata* run_metadata,
+                                      CancellationManager* cancellation) {
+    if (cancellation != nullptr && cancellation->IsCancelled()) return cancellation->status();
+    return Run(run_options, inputs, output_names, target_nodes, outputs, run_metadata);
   }
 
   virtual absl::Status ListDevices(std::vector<DeviceAttributes>* devices) = 0;

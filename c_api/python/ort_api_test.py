@@ -10,11 +10,13 @@ import os
 import subprocess
 import sys
 import threading
+import time
 import unittest
 import warnings
 
 import numpy as np
 import onnx
+import onnx.numpy_helper
 from onnx import TensorProto, helper
 
 import sluice as ort
@@ -341,6 +343,52 @@ class RunOptionsAndErrorsTest(unittest.TestCase):
             sess.run(None, {"x": x}, ro)
         ro.terminate = False
         sess.run(None, {"x": x}, ro)
+
+    def test_terminate_from_another_thread_ends_a_long_run(self):
+        # 60 products of 1024x1024 matrices on one thread: seconds of work, stopped within a
+        # second of terminate, between two nodes, with ORT's message.
+        n, depth = 1024, 60
+        x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [n, n])
+        y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [n, n])
+        w = np.random.default_rng(6).standard_normal((n, n)).astype(np.float32) / n
+        nodes = [helper.make_node("MatMul", ["x" if i == 0 else "h%d" % (i - 1), "w"],
+                                  ["y" if i == depth - 1 else "h%d" % i]) for i in range(depth)]
+        model = helper.make_model(helper.make_graph(nodes, "long", [x], [y],
+                                                    [onnx.numpy_helper.from_array(w, "w")]),
+                                  opset_imports=[helper.make_opsetid("", 13)])
+        so = ort.SessionOptions()
+        so.intra_op_num_threads = 1
+        sess = ort.InferenceSession(model.SerializeToString(), so)
+        feeds = {"x": np.ones((n, n), np.float32)}
+        ro = ort.RunOptions()
+        outcome = {}
+
+        def run():
+            try:
+                sess.run(None, feeds, ro)
+                outcome["result"] = "finished"
+            except Fail as e:
+                outcome["error"] = e
+            outcome["end"] = time.monotonic()
+
+        t = threading.Thread(target=run)
+        t.start()
+        time.sleep(0.5)
+        self.assertTrue(t.is_alive(), "the run ended before terminate: make it longer")
+        ro.terminate = True
+        asked = time.monotonic()
+        t.join(10)
+        self.assertFalse(t.is_alive())
+        self.assertIn("error", outcome, outcome)
+        self.assertIsInstance(outcome["error"], ort.CancelledError)
+        self.assertIn("terminate flag", str(outcome["error"]))
+        self.assertLess(outcome["end"] - asked, 1.0)
+        # Still set: the next run fails at once; cleared, the session runs again.
+        with self.assertRaisesRegex(Fail, "terminate flag"):
+            sess.run(None, feeds, ro)
+        ro.terminate = False
+        small = ort.InferenceSession(MLP)
+        small.run(None, {"x": np.ones((1, 2), np.float32)}, ro)
 
     def test_ort_exception_names(self):
         with self.assertRaises(NoSuchFile):

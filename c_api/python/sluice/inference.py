@@ -221,8 +221,8 @@ class InferenceSession(object):
         `input_feed` ({input name: array}). Returns a list of numpy arrays in that order.
         Raises sluice.InvalidArgumentError (a SluiceError) for an unknown name, a missing
         input, or an array of the wrong dtype or shape, naming the input."""
-        if run_options is not None and getattr(run_options, "terminate", False):
-            raise CancelledError("Exiting due to terminate flag being set to true.")
+        if run_options is not None and not isinstance(run_options, ort_api.RunOptions):
+            raise TypeError("run_options must be a sluice.RunOptions, not %s" % type(run_options).__name__)
         names = list(output_names) if output_names else [a.name for a in self._outputs]
         fetches = []
         for n in names:
@@ -243,14 +243,27 @@ class InferenceSession(object):
         if missing:
             raise InvalidArgumentError("missing input%s: %s (feed every input of get_inputs())"
                                        % ("s" if len(missing) > 1 else "", ", ".join(missing)))
+        cancellation = None
+        if run_options is not None:
+            cancellation = run_options._begin_run()
+            if cancellation is None:
+                raise CancelledError(ort_api.TERMINATED)
+        try:
+            return self._run_fetches(fetches, feed_dict, run_options, cancellation)
+        finally:
+            if cancellation is not None:
+                run_options._end_run(cancellation)
+
+    def _run_fetches(self, fetches, feed_dict, run_options, cancellation):
         # Copies: the arrays Session.run returns are read-only views of the runtime's tensors,
         # and ONNX Runtime's callers expect arrays they own.
         if not self._profiling:
-            return [np.array(r) for r in self._session.run(fetches, feed_dict)]
+            return [np.array(r) for r in self._session.run(fetches, feed_dict, cancellation=cancellation)]
         metadata = bytearray()
         start = time.time_ns()
         results = [np.array(r) for r in self._session.run(fetches, feed_dict, options=_FULL_TRACE,
-                                                          run_metadata=metadata)]
+                                                          run_metadata=metadata,
+                                                          cancellation=cancellation)]
         event = self._session_event("model_run", start, time.time_ns())
         if run_options is not None and getattr(run_options, "run_tag", ""):
             event["args"]["run_tag"] = run_options.run_tag

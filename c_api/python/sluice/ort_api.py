@@ -19,10 +19,12 @@ import ctypes
 import enum
 import mmap
 import os
+import threading
 import warnings
 
 import numpy as np
 
+from ._lib import lib
 from .errors import InvalidArgumentError, NotFoundError
 
 __all__ = [
@@ -140,17 +142,53 @@ class SessionOptions(object):
         return cfg
 
 
+TERMINATED = "Exiting due to terminate flag being set to true."
+
+
 class RunOptions(object):
-    """ONNX Runtime's RunOptions. `terminate` set before a run makes it fail at once with ORT's
-    message; `run_tag` names the run in the profile; the log levels are kept and not used."""
+    """ONNX Runtime's RunOptions. `terminate = True` ends the runs that use these options and
+    are under way (from any thread: they stop between nodes and fail with ORT's message, a
+    sluice.CancelledError, which ORT's `Fail` catches), and makes later runs with them fail at
+    once until it is set back to False. `run_tag` names the run in the profile; the log levels
+    are kept and not used."""
 
     def __init__(self):
         self.log_severity_level = 2
         self.log_verbosity_level = 0
         self.run_tag = ""
-        self.terminate = False
         self.only_execute_path_to_fetches = False
         self._config_entries = {}
+        self._terminate = False
+        self._active = set()  # SL_RunCancellation pointers of the runs under way.
+        self._active_lock = threading.Lock()
+
+    @property
+    def terminate(self):
+        return self._terminate
+
+    @terminate.setter
+    def terminate(self, value):
+        with self._active_lock:
+            self._terminate = bool(value)
+            if self._terminate:
+                for c in self._active:
+                    lib().SL_CancelRun(c, TERMINATED.encode())
+
+    def _begin_run(self):
+        """A cancellation for one run, registered so that terminate reaches it (None when
+        terminate is already set)."""
+        c = lib().SL_NewRunCancellation()
+        with self._active_lock:
+            if self._terminate:
+                lib().SL_DeleteRunCancellation(c)
+                return None
+            self._active.add(c)
+        return c
+
+    def _end_run(self, c):
+        with self._active_lock:
+            self._active.discard(c)
+        lib().SL_DeleteRunCancellation(c)
 
     def add_run_config_entry(self, key, value):
         self._config_entries[key] = value

@@ -86,12 +86,14 @@ class Session(object):
         raise TypeError("cannot fetch or feed %r (use an Output or a \"name:k\" string)"
                         % (fetch,))
 
-    def run(self, fetches, feed_dict=None, targets=None, options=None, run_metadata=None):
+    def run(self, fetches, feed_dict=None, targets=None, options=None, run_metadata=None,
+            cancellation=None):
         """Computes `fetches` (an Output, a "name:k" string, an Operation to run for its effect,
         or a list of those) after feeding `feed_dict` ({Output or name: value}). Returns numpy
         arrays in the shape of `fetches` (None for Operations). `options`: a serialized
         RunOptions (bytes); `run_metadata`: a bytearray that receives the serialized
-        RunMetadata (step stats when options ask for a trace)."""
+        RunMetadata (step stats when options ask for a trace); `cancellation`: an
+        SL_RunCancellation pointer another thread may cancel (SL_CancelRun) to stop the run."""
         if self._ptr is None:
             raise FailedPreconditionError("the session was deleted")
         single = not isinstance(fetches, (list, tuple))
@@ -127,8 +129,12 @@ class Session(object):
                          if options else None)
             c_metadata = self._lib.TF_NewBuffer() if run_metadata is not None else None
             try:
-                call("TF_SessionRun", self._ptr, c_options, c_in, c_vals, n_in, c_out, c_res,
-                     n_out, c_tg, n_tg, c_metadata)
+                if cancellation is None:
+                    call("TF_SessionRun", self._ptr, c_options, c_in, c_vals, n_in, c_out, c_res,
+                         n_out, c_tg, n_tg, c_metadata)
+                else:
+                    call("SL_SessionRunCancellable", self._ptr, c_options, c_in, c_vals, n_in,
+                         c_out, c_res, n_out, c_tg, n_tg, c_metadata, cancellation)
                 if c_metadata:
                     b = c_metadata.contents
                     run_metadata[:] = ctypes.string_at(b.data, b.length) if b.length else b""
