@@ -105,6 +105,34 @@ class SessionOptionsTest(unittest.TestCase):
         with self.assertRaises(InvalidArgument):
             so.add_session_config_entry("key", 3)
 
+    def test_custom_ops_library(self):
+        # An op library built against TensorFlow's C API (the examples' CountAbove), loaded by
+        # register_custom_ops_library when the session is made: its op is then in the registry.
+        tmp = os.environ.get("TEST_TMPDIR", "/tmp")
+        lib = os.path.join(tmp, "libcount_above.so")
+        subprocess.check_call(["cc", "-std=c11", "-shared", "-fPIC", "-I",
+                               os.path.join(ROOT, "c_api/include"), "-o", lib,
+                               os.path.join(ROOT, "examples/custom_op/count_above.c")])
+        so = ort.SessionOptions()
+        so.register_custom_ops_library(lib)
+        ort.InferenceSession(MLP, so).run(None, {"x": np.ones((1, 2), np.float32)})
+        g = ort.Graph()
+        x = g.placeholder("x", np.float32, shape=(3,))
+        count = g.op("CountAbove", [x], attrs={"threshold": 0.5})
+        with ort.Session(g) as s:
+            self.assertEqual(int(s.run(count, {x: np.array([0.1, 0.7, 0.9], np.float32)})), 2)
+        with self.assertRaises(NoSuchFile):
+            so.register_custom_ops_library(os.path.join(tmp, "no_such_library.so"))
+
+    def test_optimized_model_filepath_warns_that_nothing_is_written(self):
+        so = ort.SessionOptions()
+        so.optimized_model_filepath = os.path.join(os.environ.get("TEST_TMPDIR", "/tmp"), "opt.onnx")
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            ort.InferenceSession(MLP, so)
+        self.assertTrue(any("optimized_model_filepath" in str(w.message) for w in caught))
+        self.assertFalse(os.path.exists(so.optimized_model_filepath))
+
     def test_bad_thread_counts_are_refused(self):
         for bad in (-1, 1.5, "2"):
             so = ort.SessionOptions()
@@ -209,6 +237,12 @@ class OrtValueTest(unittest.TestCase):
             ort.OrtValue.ortvalue_from_numpy(np.zeros(2, np.float32), "cuda", 0)
         with self.assertRaises(InvalidArgument):
             ort.OrtValue.ortvalue_from_numpy([1.0, 2.0])
+
+    def test_run_takes_ort_values(self):
+        sess = ort.InferenceSession(MLP)
+        x = np.random.default_rng(7).standard_normal((3, 2)).astype(np.float32)
+        np.testing.assert_allclose(sess.run(["y"], {"x": ort.OrtValue.ortvalue_from_numpy(x)})[0],
+                                   sess.run(["y"], {"x": x})[0])
 
     def test_run_with_ort_values(self):
         sess = ort.InferenceSession(MLP)

@@ -16,6 +16,7 @@ import json
 import os
 import threading
 import time
+import warnings
 
 import numpy as np
 
@@ -109,6 +110,11 @@ class InferenceSession(object):
                             % type(path_or_bytes).__name__)
         if isinstance(model, str) and not os.path.exists(model):
             raise ort_api.NotFoundError("Load model from %s failed: no such file" % model)
+        if self._options.optimized_model_filepath:
+            warnings.warn("SessionOptions.optimized_model_filepath: Sluice does not write an "
+                          "optimized model (its optimized graph uses Sluice's ops, not ONNX's); "
+                          "nothing is written to %s" % self._options.optimized_model_filepath,
+                          RuntimeWarning, stacklevel=2)
         for library in self._options._custom_libraries:
             call("TF_LoadLibrary", library.encode())
         cfg = self._options._config()
@@ -237,6 +243,8 @@ class InferenceSession(object):
             if name not in input_feed:
                 feed_dict[self._feeds[name]] = self._check_feed(name, value.numpy())
         for name, value in input_feed.items():
+            if isinstance(value, OrtValue):  # ONNX Runtime's run() takes OrtValues too.
+                value = value.numpy()
             arr = self._check_feed(name, value)
             feed_dict[self._feeds[name]] = arr
         missing = [a.name for a in self._inputs if a.name not in input_feed]
