@@ -7,6 +7,8 @@
 //
 //   bazel run -c opt //bench:tf_twin_bench -- --benchmark_repetitions=5
 #include <cmath>
+#include <cstdlib>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -204,6 +206,16 @@ void BM_OnnxTwin(benchmark::State& state) {
 
 BENCHMARK(BM_TensorFlowSpelled)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_OnnxTwin)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond);
+
+// With SLUICE_TWIN_DUMP=DIR, both graphs are also written there (tf_cnn.pb, onnx_cnn.onnx), so
+// `sluice bench --profile` can time them op by op.
+const bool dumped = [] {
+  const char* dir = std::getenv("SLUICE_TWIN_DUMP");
+  if (dir == nullptr) return false;
+  std::ofstream(std::string(dir) + "/tf_cnn.pb", std::ios::binary) << TfCnn().SerializeAsString();
+  std::ofstream(std::string(dir) + "/onnx_cnn.onnx", std::ios::binary) << OnnxCnn().SerializeAsString();
+  return true;
+}();
 
 }  // namespace
 }  // namespace sluice

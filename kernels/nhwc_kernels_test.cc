@@ -204,6 +204,55 @@ TEST(PoolNhwcTest, MatchesTheNchwKernel) {
   }
 }
 
+// TensorFlow's MaxPool and AvgPool on NHWC floats (their channels in vectors) give what the
+// same kernels give on NCHW (one channel at a time), over SAME and VALID padding and strides,
+// with 16 + 16 + 8 + 5 channels.
+TEST(TfPoolNhwcTest, MatchesNchw) {
+  const int64_t n = 2, c = 45, h = 7, w = 6;
+  Tensor nhwc(DT_FLOAT, TensorShape({n, h, w, c})), nchw(DT_FLOAT, TensorShape({n, c, h, w}));
+  for (int64_t b = 0; b < n; ++b)
+    for (int64_t ch = 0; ch < c; ++ch)
+      for (int64_t y = 0; y < h; ++y)
+        for (int64_t x = 0; x < w; ++x) {
+          nhwc.flat<float>()[((b * h + y) * w + x) * c + ch] = Wavy(b, ch, y, x);
+          nchw.flat<float>()[((b * c + ch) * h + y) * w + x] = Wavy(b, ch, y, x);
+        }
+  for (const std::string op : {"MaxPool", "AvgPool"}) {
+    for (const std::string padding : {"SAME", "VALID"}) {
+      for (int64_t stride : {1, 2}) {
+        SCOPED_TRACE(op + " " + padding + " stride " + std::to_string(stride));
+        Tensor outs[2];
+        for (int channels_last = 0; channels_last < 2; ++channels_last) {
+          KernelTester t(op);
+          const std::vector<int64_t> ksize = channels_last ? std::vector<int64_t>{1, 3, 2, 1} : std::vector<int64_t>{1, 1, 3, 2};
+          const std::vector<int64_t> strides = channels_last ? std::vector<int64_t>{1, stride, stride, 1}
+                                                             : std::vector<int64_t>{1, 1, stride, stride};
+          t.Attr("ksize", ksize).Attr("strides", strides).Attr("padding", padding);
+          t.Attr("data_format", std::string(channels_last ? "NHWC" : "NCHW"));
+          t.Input(channels_last ? nhwc : nchw);
+          ASSERT_OK(t.Run());
+          outs[channels_last] = t.output(0);
+        }
+        const Tensor& a = outs[0];
+        const Tensor& b = outs[1];
+        ASSERT_EQ(a.dim_size(1), c);
+        ASSERT_EQ(b.dim_size(3), c);
+        const int64_t oh = a.dim_size(2), ow = a.dim_size(3);
+        ASSERT_EQ(b.dim_size(1), oh);
+        ASSERT_EQ(b.dim_size(2), ow);
+        for (int64_t i = 0; i < n; ++i)
+          for (int64_t ch = 0; ch < c; ++ch)
+            for (int64_t y = 0; y < oh; ++y)
+              for (int64_t x = 0; x < ow; ++x) {
+                ASSERT_NEAR(b.flat<float>()[((i * oh + y) * ow + x) * c + ch],
+                            a.flat<float>()[((i * c + ch) * oh + y) * ow + x], 1e-5f)
+                    << i << " " << ch << " " << y << " " << x;
+              }
+      }
+    }
+  }
+}
+
 // Conv with a residual input is activation(Conv(x) + residual): checked against a Conv without
 // one, on oneDNN's path (float, both layouts) and the GEMM path (double).
 TEST(ConvResidualTest, AddsTheResidualBeforeTheActivation) {
