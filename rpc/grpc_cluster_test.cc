@@ -543,6 +543,40 @@ TEST_F(GrpcClusterTest, ADeadlineStopsTheStepOnEveryTask) {
   EXPECT_EQ(out[0].scalar<float>(), -5.0f);
 }
 
+// A client's cancellation (Session::RunCancellable, behind the C API's SL_CancelRun and Python's
+// RunOptions.terminate) cancels its RunStep call, and the master ends the step on every task.
+TEST_F(GrpcClusterTest, ACancelledRunStopsTheStepOnEveryTask) {
+  auto session = Connect(0);
+  ASSERT_OK(session->Create(CountingLoopGraph("/job:worker/task:1", "/job:worker/task:0")));
+  CancellationManager cancellation;
+  absl::Status status;
+  std::thread run([&] {
+    std::vector<Tensor> out;
+    status = session->RunCancellable(RunOptions(), {{"m", Tensor::Scalar<int64_t>(int64_t{1} << 40)}},
+                                     {"out"}, {}, &out, nullptr, &cancellation);
+  });
+  const absl::Time give_up = absl::Now() + absl::Seconds(30);
+  while (servers_[1]->worker()->NumRunningGraphs() == 0 && absl::Now() < give_up) {
+    absl::SleepFor(absl::Milliseconds(5));
+  }
+  EXPECT_EQ(servers_[1]->worker()->NumRunningGraphs(), 1) << "the step never started";
+  const absl::Time asked = absl::Now();
+  cancellation.StartCancel(absl::CancelledError("stopped by the test"));
+  run.join();
+  EXPECT_LT(absl::Now() - asked, absl::Seconds(1));
+  EXPECT_EQ(status.code(), absl::StatusCode::kCancelled) << status;
+  EXPECT_THAT(std::string(status.message()), HasSubstr("stopped by the test"));
+  EXPECT_TRUE(NoGraphRunsWithin(absl::Seconds(2)));
+  // Cancelled before it starts: refused at once.
+  std::vector<Tensor> out;
+  EXPECT_EQ(session->RunCancellable(RunOptions(), {{"m", Tensor::Scalar<int64_t>(5)}}, {"out"}, {}, &out,
+                                    nullptr, &cancellation)
+                .code(),
+            absl::StatusCode::kCancelled);
+  ASSERT_OK(session->Run(RunOptions(), {{"m", Tensor::Scalar<int64_t>(5)}}, {"out"}, {}, &out, nullptr));
+  EXPECT_EQ(out[0].scalar<float>(), -5.0f);
+}
+
 // Calls to task 0's services with requests made by hand, as a retrying or broken client would.
 class RawRpcTest : public GrpcClusterTest {
  protected:

@@ -42,6 +42,16 @@ class GrpcSession : public Session {
                    const std::vector<std::string>& output_names,
                    const std::vector<std::string>& target_nodes, std::vector<Tensor>* outputs,
                    RunMetadata* run_metadata) override {
+    return RunCancellable(run_options, inputs, output_names, target_nodes, outputs, run_metadata,
+                          nullptr);
+  }
+
+  // Cancelling cancels the RunStep call; the master then cancels the step on every worker.
+  absl::Status RunCancellable(const RunOptions& run_options,
+                              const std::vector<std::pair<std::string, Tensor>>& inputs,
+                              const std::vector<std::string>& output_names,
+                              const std::vector<std::string>& target_nodes, std::vector<Tensor>* outputs,
+                              RunMetadata* run_metadata, CancellationManager* cancellation) override {
     SL_ASSIGN_OR_RETURN(std::string handle, Handle());
     rpc::RunStepRequest req;
     req.set_session_handle(handle);
@@ -64,7 +74,17 @@ class GrpcSession : public Session {
     SetTimeout(&context, timeout_ms > 0 ? absl::Milliseconds(timeout_ms) + absl::Seconds(10)
                                         : kDefaultStepTimeout);
     rpc::RunStepResponse resp;
-    SL_RETURN_IF_ERROR(Annotate(stub_->RunStep(&context, req, &resp)));
+    CancellationManager::Token token = 0;
+    if (cancellation != nullptr &&
+        !cancellation->RegisterCallback([&context](const absl::Status&) { context.TryCancel(); }, &token)) {
+      return cancellation->status();
+    }
+    const grpc::Status call = stub_->RunStep(&context, req, &resp);
+    if (cancellation != nullptr) {
+      cancellation->DeregisterCallback(token);
+      if (!call.ok() && cancellation->IsCancelled()) return cancellation->status();
+    }
+    SL_RETURN_IF_ERROR(Annotate(call));
     if (resp.tensor_size() != static_cast<int>(output_names.size())) {
       return absl::InternalError(absl::StrCat("the master at ", target_, " answered ",
                                               resp.tensor_size(), " tensors for ",
