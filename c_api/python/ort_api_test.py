@@ -301,6 +301,9 @@ class IOBindingTest(unittest.TestCase):
             binding.bind_input("x", "cuda", 0, np.float32, [2, 3], self.x.ctypes.data)
         with self.assertRaises(InvalidArgument):
             binding.bind_input("x", "cpu", 0, np.float32, [2, 3], 0)
+        for hostile in ([2 ** 62], [-1, 3], [2 ** 31, 2 ** 31]):  # Never read past the buffer.
+            with self.assertRaises(InvalidArgument):
+                binding.bind_input("x", "cpu", 0, np.float32, hostile, self.x.ctypes.data)
         binding.bind_cpu_input("x", self.x)
         binding.bind_ortvalue_output("y", ort.OrtValue.ortvalue_from_shape_and_type([4, 2], np.float32))
         with self.assertRaisesRegex(InvalidArgument, "'y'"):
