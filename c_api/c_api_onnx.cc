@@ -3,6 +3,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "c_api/c_api_internal.h"
 #include "c_api/sluice_c_api.h"
@@ -10,6 +11,10 @@
 #include "framework/status.h"
 #include "frontend/onnx/importer.h"
 #include "frontend/onnx/model_loader.h"
+#include "frontend/onnx/optimized_model.h"
+#include "framework/file_util.h"
+#include "optimizer/meta_optimizer.h"
+#include "proto/config.pb.h"
 
 struct SL_ONNXImport {
   struct Value {
@@ -97,6 +102,40 @@ absl::StatusOr<SL_ONNXImport*> Import(TF_Graph* graph, const char* path, const v
   return result;
 }
 
+absl::Status WriteOptimizedModel(const char* path, const void* buffer, size_t length, const void* config,
+                                 size_t config_length, const char* out_path) {
+  if (out_path == nullptr || *out_path == '\0') {
+    return absl::InvalidArgumentError("SL_ONNXWriteOptimizedModel: no output path");
+  }
+  sluice::ConfigProto cfg;
+  if (config != nullptr && (config_length > static_cast<size_t>(INT32_MAX) ||
+                            !cfg.ParseFromArray(config, static_cast<int>(config_length)))) {
+    return absl::InvalidArgumentError("SL_ONNXWriteOptimizedModel: config is not a serialized ConfigProto");
+  }
+  onnx::ModelProto model;
+  if (path != nullptr) {
+    SL_ASSIGN_OR_RETURN(model, sluice::LoadOnnxModel(path));
+  } else {
+    if (buffer == nullptr) return absl::InvalidArgumentError("SL_ONNXWriteOptimizedModel: neither path nor buffer given");
+    SL_ASSIGN_OR_RETURN(model, sluice::ParseOnnxModel(std::string(static_cast<const char*>(buffer), length), ""));
+  }
+  const onnx::ModelProto header = sluice::ModelHeader(model);
+  SL_ASSIGN_OR_RETURN(sluice::OnnxGraph g, sluice::ImportOnnxModel(std::move(model)));
+  std::vector<std::string> inputs, outputs;
+  absl::flat_hash_map<std::string, sluice::PartialShape> feed_shapes;
+  for (const auto& in : g.inputs) {
+    inputs.push_back(in.tensor);
+    if (!in.has_default) feed_shapes[in.tensor] = in.shape;
+  }
+  for (const auto& out : g.outputs) outputs.push_back(out.tensor);
+  SL_RETURN_IF_ERROR(sluice::OptimizeGraphDef(cfg.graph_options().rewrite_options(), inputs, feed_shapes, outputs,
+                                              &g.graph)
+                         .status(),
+                     "optimizing the model");
+  SL_ASSIGN_OR_RETURN(onnx::ModelProto wrapped, sluice::WrapOptimizedGraph(header, g));
+  return sluice::WriteFileAtomically(out_path, wrapped.SerializeAsString());
+}
+
 }  // namespace
 
 extern "C" {
@@ -109,6 +148,12 @@ SL_ONNXImport* SL_GraphImportONNX(TF_Graph* graph, const char* path, const void*
 }
 
 void SL_DeleteONNXImport(SL_ONNXImport* model) { delete model; }
+
+void SL_ONNXWriteOptimizedModel(const char* path, const void* buffer, size_t length, const void* config,
+                                size_t config_length, const char* out_path, TF_Status* status) {
+  absl::Status s = WriteOptimizedModel(path, buffer, length, config, config_length, out_path);
+  if (status != nullptr) status->Set(s);
+}
 
 int SL_ONNXImportNumInputs(const SL_ONNXImport* m) { return m ? static_cast<int>(m->inputs.size()) : 0; }
 int SL_ONNXImportNumOutputs(const SL_ONNXImport* m) { return m ? static_cast<int>(m->outputs.size()) : 0; }

@@ -42,6 +42,17 @@ TF_CAPI_EXPORT extern const char* SL_ONNXImportOutputName(const SL_ONNXImport* m
 /* What to fetch; {NULL, -1} for an index out of range. */
 TF_CAPI_EXPORT extern TF_Output SL_ONNXImportOutput(const SL_ONNXImport* model, int index);
 
+/* Writes the ONNX model at `path` (or, when `path` is NULL, the `length` bytes at `buffer`) to
+ * `out_path` as a session configured by `config` (a serialized ConfigProto, NULL for defaults;
+ * its graph_options.rewrite_options choose the passes) optimizes it on one CPU device: an ONNX
+ * model of one "GraphDef" node of domain "ai.sluice" holding the optimized graph, with the
+ * original's inputs, outputs and metadata (ONNX Runtime's optimized_model_filepath; like ONNX
+ * Runtime's optimized models at its extended levels, it loads only in its own runtime). The file
+ * is written whole or not at all. */
+TF_CAPI_EXPORT extern void SL_ONNXWriteOptimizedModel(const char* path, const void* buffer, size_t length,
+                                                      const void* config, size_t config_length,
+                                                      const char* out_path, TF_Status* status);
+
 /* What the model declares for input (`is_output` 0) or output (`is_output` 1) `index`, as ONNX
  * Runtime's NodeArg reports it:
  *

@@ -67,4 +67,28 @@ absl::StatusOr<std::string> ReadRegularFile(const std::string& path, absl::strin
   return data;
 }
 
+absl::Status WriteFileAtomically(const std::string& path, const std::string& bytes) {
+  const std::string tmp = path + ".tmp";
+  const int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return absl::PermissionDeniedError(absl::StrCat("cannot write '", tmp, "': ", std::strerror(errno)));
+  size_t done = 0;
+  while (done < bytes.size()) {
+    const ssize_t n = write(fd, bytes.data() + done, bytes.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      const int e = errno;
+      close(fd);
+      return absl::ResourceExhaustedError(absl::StrCat("writing '", tmp, "': ", std::strerror(e)));
+    }
+    done += static_cast<size_t>(n);
+  }
+  if (fsync(fd) != 0 || close(fd) != 0) {
+    return absl::DataLossError(absl::StrCat("flushing '", tmp, "': ", std::strerror(errno)));
+  }
+  if (rename(tmp.c_str(), path.c_str()) != 0) {
+    return absl::PermissionDeniedError(absl::StrCat("renaming '", tmp, "': ", std::strerror(errno)));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace sluice

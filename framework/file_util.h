@@ -55,6 +55,9 @@ class RegularFile {
 absl::StatusOr<std::string> ReadRegularFile(const std::string& path, absl::string_view what,
                                             uint64_t max_bytes = 0);
 
+// Writes `bytes` to `path` whole or not at all: through `path`.tmp, flushed to disk, renamed.
+absl::Status WriteFileAtomically(const std::string& path, const std::string& bytes);
+
 }  // namespace sluice
 
 #endif  // SLUICE_FRAMEWORK_FILE_UTIL_H_

@@ -101,4 +101,20 @@ absl::StatusOr<std::vector<OptimizerPassReport>> RunOptimizer(const RewriterConf
   return report;
 }
 
+absl::StatusOr<std::vector<OptimizerPassReport>> OptimizeGraphDef(
+    const RewriterConfig& config, const std::vector<std::string>& inputs,
+    const absl::flat_hash_map<std::string, PartialShape>& feed_shapes, const std::vector<std::string>& outputs,
+    GraphDef* graph) {
+  if (config.disable_meta_optimizer()) return std::vector<OptimizerPassReport>{};
+  GraphItem item;
+  item.graph = std::move(*graph);
+  item.inputs = inputs;
+  item.feed_shapes = feed_shapes;
+  item.outputs = outputs;
+  InferItemShapes(&item);
+  auto report = RunOptimizer(config, &item);
+  *graph = std::move(item.graph);
+  return report;
+}
+
 }  // namespace sluice

@@ -47,6 +47,15 @@ bool PassEnabled(const RewriterConfig& config, const OptimizerPass& pass);
 // is set. A pass that fails fails the whole run, with the pass's name.
 absl::StatusOr<std::vector<OptimizerPassReport>> RunOptimizer(const RewriterConfig& config, GraphItem* item);
 
+// Optimizes a client graph as the master would on one CPU device, for tools that write the
+// optimized graph out (`sluice convert`, ONNX Runtime's optimized_model_filepath): `inputs` are
+// the fed tensors, `feed_shapes` the shapes runs feed (omit the free ones), `outputs` the
+// fetched tensors. The graph is left as imported when disable_meta_optimizer is set.
+absl::StatusOr<std::vector<OptimizerPassReport>> OptimizeGraphDef(
+    const RewriterConfig& config, const std::vector<std::string>& inputs,
+    const absl::flat_hash_map<std::string, PartialShape>& feed_shapes, const std::vector<std::string>& outputs,
+    GraphDef* graph);
+
 }  // namespace sluice
 
 #endif  // SLUICE_OPTIMIZER_META_OPTIMIZER_H_

@@ -15,9 +15,29 @@ check "convert --format pb" $sluice convert $m/conv_bn_relu.onnx -o "$out/g.grap
 check "convert --format pbtxt wins over .pb" $sluice convert $m/conv_bn_relu.onnx -o "$out/t.pb" --format pbtxt
 check "the .pbtxt is text" grep -q '^node {' "$out/g.pbtxt"
 check "--format pbtxt wrote text to t.pb" cmp "$out/g.pbtxt" "$out/t.pb"
-$sluice convert $m/conv_bn_relu.onnx -o "$out/x.pb" --format onnx > "$out/bad_format.txt" 2>&1
+$sluice convert $m/conv_bn_relu.onnx -o "$out/x.pb" --format tflite > "$out/bad_format.txt" 2>&1
 check "an unknown --format is a usage error (exit 2) naming the value" \
-  bash -c "[ $? = 2 ] && grep -q \"format 'onnx'\" '$out/bad_format.txt'"
+  bash -c "[ $? = 2 ] && grep -q \"format 'tflite'\" '$out/bad_format.txt'"
+
+# An .onnx output is Sluice's optimized model (ONNX Runtime's optimized_model_filepath): the
+# optimized GraphDef in one ai.sluice node; run and bench load it as any model, with the
+# original's results.
+check "convert to an optimized .onnx" $sluice convert $m/conv_bn_relu.onnx -o "$out/opt.onnx"
+check "ONNX's checker accepts it, one ai.sluice node" "$python" -c "
+import onnx, sys
+m = onnx.load('$out/opt.onnx'); onnx.checker.check_model(m)
+assert [n.domain for n in m.graph.node] == ['ai.sluice'], m.graph.node
+assert b'BatchNormalization' not in m.graph.node[0].attribute[0].s"
+"$python" -c "
+import numpy as np, onnx.numpy_helper as nh
+x = np.random.default_rng(5).standard_normal((1, 2, 4, 4)).astype(np.float32)
+open('$out/x.pb', 'wb').write(nh.from_array(x, 'x').SerializeToString())"
+check "the optimized model runs" $sluice run "$out/opt.onnx" --input "x=$out/x.pb" --output-dir "$out/opt_out"
+check "the original runs" $sluice run $m/conv_bn_relu.onnx --input "x=$out/x.pb" --output-dir "$out/orig_out"
+check "both give the same y" "$python" -c "
+import numpy as np, onnx, onnx.numpy_helper as nh
+a = nh.to_array(onnx.load_tensor('$out/opt_out/output_0.pb')); b = nh.to_array(onnx.load_tensor('$out/orig_out/output_0.pb'))
+np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)"
 $sluice convert $m/conv_bn_relu.onnx -o "$out/j.pb" --json > "$out/convert.json"
 check "--json reports the format" json_is "$out/convert.json" "d['format'] == 'pb' and d['file'] == '$out/j.pb'"
 

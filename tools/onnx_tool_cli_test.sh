@@ -23,13 +23,13 @@ for sub in "" check convert-version extract set-dims externalize internalize; do
 done
 expect_rc 2 $sluice onnx
 expect_rc 2 $sluice onnx frobnicate
-echo "$msg" | grep -q "unknown subverb 'frobnicate'" || fail "unknown subverb message: $msg"
+grep -q "unknown subverb 'frobnicate'" <<< "$msg" || fail "unknown subverb message: $msg"
 expect_rc 2 $sluice onnx check
 expect_rc 2 $sluice onnx check "$mlp" --bogus
-echo "$msg" | grep -q "bogus" || fail "unknown flag message: $msg"
+grep -q "bogus" <<< "$msg" || fail "unknown flag message: $msg"
 expect_rc 2 $sluice onnx extract "$mlp" -i x "$out/e.onnx"
 expect_rc 2 $sluice onnx set-dims "$mlp" "$out/s.onnx" --input x=3,-5
-echo "$msg" | grep -q "bad dim '-5'" || fail "bad dim message: $msg"
+grep -q "bad dim '-5'" <<< "$msg" || fail "bad dim message: $msg"
 expect_rc 2 $sluice onnx externalize "$mlp" "$out/e.onnx" --threshold many
 expect_rc 2 $sluice onnx externalize "$mlp" "$out/e.onnx" --one-file a.data --file-per-tensor
 
@@ -41,9 +41,9 @@ expect_rc 1 $sluice onnx check tests/testdata/onnx/bad_unknown_op.onnx --json
 echo "$msg" > "$out/check.json"
 json_is "$out/check.json" "not d['ok'] and 'No Op registered for Frobnicate' in d['message']" || fail "checker message"
 expect_rc 1 $sluice onnx check tests/testdata/onnx/bad_cycle.onnx
-echo "$msg" | grep -q "topologically sorted" || fail "checker message for a cycle: $msg"
+grep -q "topologically sorted" <<< "$msg" || fail "checker message for a cycle: $msg"
 expect_rc 1 $sluice onnx check "$out/missing.onnx"
-echo "$msg" | grep -q "missing.onnx" || fail "missing model message: $msg"
+grep -q "missing.onnx" <<< "$msg" || fail "missing model message: $msg"
 
 # IR 10 (ONNX 1.17's) at opset 21: the checker accepts it and it runs: relu(x @ w + b) is
 # rows [5.5,0], [1.5,0], [20.5,0] (by hand). Opset 99 fails by the opset it needs.
@@ -69,7 +69,7 @@ for m in ir10_dims ir10_ext ir10_int; do
   json_is "$out/$m.json" "[o['values'] for o in d['outputs']] == [[5.5, 0, 1.5, 0, 20.5, 0]]" || fail "$m runs"
 done
 expect_rc 1 $sluice run tests/testdata/onnx/bad_newer_opset.onnx --input "$x"
-echo "$msg" | grep -q "needs ai.onnx opset 99; Sluice supports opsets up to 22" || fail "newer opset message: $msg"
+grep -q "needs ai.onnx opset 99; Sluice supports opsets up to 22" <<< "$msg" || fail "newer opset message: $msg"
 
 # convert-version: opset 18's ReduceMean (axes an input) down to 17; both run: means [2, 5].
 r18=tests/testdata/onnx/reduce_mean_opset18.onnx
@@ -89,10 +89,10 @@ for r in "$out/r17.onnx" "$r18"; do
     fail "$r runs"
 done
 expect_rc 2 $sluice onnx convert-version "$r18" "$out/bad.onnx"
-echo "$msg" | grep -q "no --opset" || fail "missing --opset message: $msg"
+grep -q "no --opset" <<< "$msg" || fail "missing --opset message: $msg"
 expect_rc 2 $sluice onnx convert-version "$r18" "$out/bad.onnx" --opset seventeen
 expect_rc 1 $sluice onnx convert-version "$r18" "$out/bad.onnx" --opset 23
-echo "$msg" | grep -q "1 to 22" || fail "opset range message: $msg"
+grep -q "1 to 22" <<< "$msg" || fail "opset range message: $msg"
 [ ! -e "$out/bad.onnx" ] || fail "a failed convert-version wrote a file"
 
 # Reference outputs of the whole model.
@@ -112,9 +112,9 @@ $sluice onnx extract "$mlp" -i xwb -o y "$out/tail.onnx" >/dev/null
 $sluice run "$out/tail.onnx" --input "xwb=$x" --json > "$out/tail_run.json"
 json_is "$out/tail_run.json" "[(o['name'], o['shape']) for o in d['outputs']] == [('y', [3, 2])]" || fail "tail runs"
 expect_rc 1 $sluice onnx extract "$mlp" -i b -o y "$out/bad.onnx"
-echo "$msg" | grep -q "output 'y' depends on 'x'" || fail "extract dependency message: $msg"
+grep -q "output 'y' depends on 'x'" <<< "$msg" || fail "extract dependency message: $msg"
 expect_rc 1 $sluice onnx extract "$mlp" -i x -o nothing "$out/bad.onnx"
-echo "$msg" | grep -q "output 'nothing'" || fail "extract unknown output message: $msg"
+grep -q "output 'nothing'" <<< "$msg" || fail "extract unknown output message: $msg"
 [ ! -e "$out/bad.onnx" ] || fail "a failed extract wrote a file"
 
 # set-dims: a fixed batch, inferred through to the output; rank mismatch names the tensor.
@@ -127,9 +127,9 @@ $sluice onnx set-dims "$mlp" "$out/sym.onnx" --input x=batch,2 --output y=batch,
 json_is "$out/sym.json" "d['inputs'] == [{'name': 'x', 'dims': ['batch', 2]}] and d['outputs'] == [{'name': 'y', 'dims': ['batch', 2]}]" ||
   fail "symbolic dims"
 expect_rc 1 $sluice onnx set-dims "$mlp" "$out/bad.onnx" --input x=1,3,2
-echo "$msg" | grep -q "input 'x' has rank 2" || fail "rank mismatch message: $msg"
+grep -q "input 'x' has rank 2" <<< "$msg" || fail "rank mismatch message: $msg"
 expect_rc 1 $sluice onnx set-dims "$mlp" "$out/bad.onnx" --output z=1
-echo "$msg" | grep -q "no output named 'z'" || fail "unknown output message: $msg"
+grep -q "no output named 'z'" <<< "$msg" || fail "unknown output message: $msg"
 
 # externalize -> run -> internalize -> run: the same outputs, byte for byte.
 $sluice onnx externalize "$mlp" "$out/ext/m.onnx" --threshold 0 --json > "$out/ext.json"
@@ -154,10 +154,10 @@ $sluice onnx externalize "$mlp" "$out/half2/m.onnx" --threshold 10 | grep -q "1 
 
 # Refusals: a location outside the folder; external data through a symbolic link.
 expect_rc 1 $sluice onnx externalize "$mlp" "$out/esc/m.onnx" --one-file ../escape.data --threshold 0
-echo "$msg" | grep -q "leaves the model's folder" || fail "escape message: $msg"
+grep -q "leaves the model's folder" <<< "$msg" || fail "escape message: $msg"
 echo "secret" > "$out/elsewhere"
 rm "$out/per/w"
 ln -s "$out/elsewhere" "$out/per/w"
 expect_rc 1 $sluice onnx internalize "$out/per/m.onnx" "$out/bad.onnx"
-echo "$msg" | grep -q "symbolic link" || fail "symlink message: $msg"
+grep -q "symbolic link" <<< "$msg" || fail "symlink message: $msg"
 echo "PASS"

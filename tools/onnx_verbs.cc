@@ -15,7 +15,10 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/match.h"
 #include "framework/status.h"
+#include "framework/file_util.h"
 #include "frontend/onnx/importer.h"
+#include "frontend/onnx/model_loader.h"
+#include "frontend/onnx/optimized_model.h"
 #include "frontend/onnx/onnx_tensor.h"
 #include "optimizer/graph_item.h"
 #include "optimizer/meta_optimizer.h"
@@ -57,7 +60,7 @@ options:
   --help             this text
 )";
 
-constexpr char kConvertHelp[] = R"(usage: sluice convert MODEL.onnx [-o GRAPH.pb|GRAPH.pbtxt] [--dot FILE] [options]
+constexpr char kConvertHelp[] = R"(usage: sluice convert MODEL.onnx [-o GRAPH.pb|GRAPH.pbtxt|OPT.onnx] [--dot FILE] [options]
 
 Imports an ONNX model and writes the Sluice GraphDef: TensorFlow's GraphDef layout, field
 names and numbers (node name, op, input as "node", "node:k" or "^node", device, attr map;
@@ -74,8 +77,11 @@ written with -o stays the one-CPU graph).
 
 options:
   -o, --output GRAPH   where the GraphDef goes
-  --format pbtxt|pb    text or binary GraphDef (default: text for a .pbtxt or .txt GRAPH,
-                       binary otherwise)
+  --format pbtxt|pb|onnx
+                       text or binary GraphDef, or an ONNX model that holds the GraphDef
+                       in one node of domain ai.sluice (ONNX Runtime's optimized model:
+                       loads in Sluice only) (default: text for a .pbtxt or .txt GRAPH, onnx
+                       for a .onnx one, binary otherwise)
   --dot FILE           a Graphviz view of the graph as a step that feeds the model's inputs
                        and fetches its outputs runs it: partitioned by device by the master,
                        one cluster per device, each _Send joined to its _Recv by a dashed
@@ -280,20 +286,16 @@ int TestOnnxVerb(Args& args) {
 // declared shapes), for `convert` to write; nothing with disable_meta_optimizer.
 absl::StatusOr<std::vector<OptimizerPassSummary>> OptimizeImported(const RewriterConfig& config,
                                                                    OnnxGraph* g) {
-  std::vector<OptimizerPassSummary> passes;
-  if (config.disable_meta_optimizer()) return passes;
-  GraphItem item;
-  item.graph = std::move(g->graph);
+  std::vector<std::string> inputs, outputs;
+  absl::flat_hash_map<std::string, PartialShape> feed_shapes;
   for (const auto& in : g->inputs) {
-    item.inputs.push_back(in.tensor);
-    if (!in.has_default) item.feed_shapes[in.tensor] = in.shape;
+    inputs.push_back(in.tensor);
+    if (!in.has_default) feed_shapes[in.tensor] = in.shape;
   }
-  for (const auto& out : g->outputs) item.outputs.push_back(out.tensor);
-  InferItemShapes(&item);
-  auto report = RunOptimizer(config, &item);
-  g->graph = std::move(item.graph);
-  if (!report.ok()) return report.status();
-  for (const OptimizerPassReport& r : *report) {
+  for (const auto& out : g->outputs) outputs.push_back(out.tensor);
+  SL_ASSIGN_OR_RETURN(auto report, OptimizeGraphDef(config, inputs, feed_shapes, outputs, &g->graph));
+  std::vector<OptimizerPassSummary> passes;
+  for (const OptimizerPassReport& r : report) {
     OptimizerPassSummary& p = passes.emplace_back();
     p.set_pass(r.pass);
     p.set_rewrites(r.rewrites);
@@ -442,9 +444,11 @@ int ConvertVerb(Args& args) {
     return usage("expected MODEL.onnx and -o GRAPH, --dot FILE or both");
   }
   if (format.empty()) {
-    format = absl::EndsWith(out, ".pbtxt") || absl::EndsWith(out, ".txt") ? "pbtxt" : "pb";
-  } else if (format != "pbtxt" && format != "pb") {
-    return usage(absl::StrCat("--format '", format, "': expected pbtxt or pb"));
+    format = absl::EndsWith(out, ".pbtxt") || absl::EndsWith(out, ".txt") ? "pbtxt"
+             : absl::EndsWith(out, ".onnx")                                 ? "onnx"
+                                                                            : "pb";
+  } else if (format != "pbtxt" && format != "pb" && format != "onnx") {
+    return usage(absl::StrCat("--format '", format, "': expected pbtxt, pb or onnx"));
   }
   int devices = 1;
   if (!devices_flag.empty() && (!absl::SimpleAtoi(devices_flag, &devices) || devices < 1)) {
@@ -456,14 +460,21 @@ int ConvertVerb(Args& args) {
   const bool master_step = !dot.empty() || devices > 1 || !options.target.empty() ||
                            !placement.policy().empty() || placement.device_map_size() > 0;
   if (!inputs.empty() && !master_step) return usage("--input applies to --dot (or --devices N) only");
-  auto g = ImportOnnxFile((*positional)[0], import);
-  if (!g.ok()) return ReportFailure("convert", g.status());
+  auto model = LoadOnnxModel((*positional)[0]);
+  if (!model.ok()) return ReportFailure("convert", model.status());
+  const onnx::ModelProto header = ModelHeader(*model);
+  auto g = ImportOnnxModel(*std::move(model), import);
+  if (!g.ok()) return ReportFailure("convert", AddContext(g.status(), (*positional)[0]));
   GraphDef imported;
   if (master_step) imported = g->graph;
   auto passes = OptimizeImported(options.config.graph_options().rewrite_options(), &*g);
   if (!passes.ok()) return ReportFailure("convert", passes.status());
   std::string passes_of = "the master on one CPU device";
-  if (!out.empty() && !WriteGraphDef(g->graph, out, format)) {
+  if (!out.empty() && format == "onnx") {
+    auto wrapped = WrapOptimizedGraph(header, *g);
+    absl::Status written = wrapped.ok() ? WriteFileAtomically(out, wrapped->SerializeAsString()) : wrapped.status();
+    if (!written.ok()) return ReportFailure("convert", AddContext(written, out));
+  } else if (!out.empty() && !WriteGraphDef(g->graph, out, format)) {
     std::fprintf(stderr, "sluice convert: cannot write '%s'\n", out.c_str());
     return 1;
   }

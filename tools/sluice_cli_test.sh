@@ -29,11 +29,11 @@ json_is "$out/run2.json" "$mlp_y" || fail "--input FILE"
 
 # Errors: missing feed, wrong file, bad flag: non-zero exit, message names the problem.
 if msg=$($sluice run "$graph" 2>&1); then fail "missing feed accepted"; fi
-echo "$msg" | grep -q "placeholder tensor 'x'" || fail "missing feed message: $msg"
+grep -q "placeholder tensor 'x'" <<< "$msg" || fail "missing feed message: $msg"
 if msg=$($sluice run "$graph" --input "x=/nonexistent.pb" 2>&1); then fail "missing file accepted"; fi
-echo "$msg" | grep -q "nonexistent.pb" || fail "missing file message: $msg"
+grep -q "nonexistent.pb" <<< "$msg" || fail "missing file message: $msg"
 if msg=$($sluice run "$graph" --bogus 2>&1); then fail "unknown flag accepted"; fi
-echo "$msg" | grep -q "bogus" || fail "unknown flag message"
+grep -q "bogus" <<< "$msg" || fail "unknown flag message"
 if msg=$($sluice run "$x" 2>&1); then fail "garbage graph accepted"; fi
 if msg=$($sluice frobnicate 2>&1); then fail "unknown verb accepted"; fi
 # Training through a TrainingInfoProto: the losses are numpy's (tests/testdata/onnx/make_models.py).
@@ -56,9 +56,9 @@ json_is "$out/train_profile.json" \
 $sluice train $m/train_linear.onnx --steps 1 --feed x=$m/train_linear_x.pb --feed t=$m/train_linear_t.pb \
   --profile | grep -qE "^forward +" || fail "train --profile table"
 if msg=$($sluice train $m/train_linear.onnx --steps 1 2>&1); then fail "missing feed accepted"; fi
-echo "$msg" | grep -q "no value for input 't'" || fail "missing feed message: $msg"
+grep -q "no value for input 't'" <<< "$msg" || fail "missing feed message: $msg"
 if msg=$($sluice train $m/mlp.onnx --steps 1 2>&1); then fail "model without training_info accepted"; fi
-echo "$msg" | grep -q "no training_info" || fail "no training_info message"
+grep -q "no training_info" <<< "$msg" || fail "no training_info message"
 
 # test-onnx --trace: one Chrome trace per case when there are several, named after the case.
 for c in case_a case_b; do
@@ -93,14 +93,14 @@ $sluice convert "$cb" -o "$out/cb_nofold.pbtxt" --disable-pass fold_batch_norms 
 json_is "$out/convert.json" "'fold_batch_norms' not in [p['pass'] for p in d['passes']] and len(d['passes']) >= 3" ||
   fail "--disable-pass in the JSON report"
 if msg=$($sluice convert "$cb" -o "$out/x.pb" --disable-pass nonsense 2>&1); then fail "unknown pass accepted"; fi
-echo "$msg" | grep -q "no optimizer pass 'nonsense'" || fail "unknown pass message: $msg"
+grep -q "no optimizer pass 'nonsense'" <<< "$msg" || fail "unknown pass message: $msg"
 # Also where no optimizer would run to notice: with --no-optimize, and for run and bench.
 if msg=$($sluice convert "$cb" -o "$out/x.pb" --no-optimize --disable-pass nonsense 2>&1); then
   fail "unknown pass accepted with --no-optimize"
 fi
-echo "$msg" | grep -q "no optimizer pass 'nonsense'" || fail "unknown pass message (--no-optimize): $msg"
+grep -q "no optimizer pass 'nonsense'" <<< "$msg" || fail "unknown pass message (--no-optimize): $msg"
 if msg=$($sluice run "$cb" --disable-pass nonsense 2>&1); then fail "run: unknown pass accepted"; fi
-echo "$msg" | grep -q "no optimizer pass 'nonsense'" || fail "run: unknown pass message: $msg"
+grep -q "no optimizer pass 'nonsense'" <<< "$msg" || fail "run: unknown pass message: $msg"
 $sluice run "$cb" --output-dir "$out/opt" --json > /dev/null
 $sluice run "$cb" --output-dir "$out/plain" --json --no-optimize > /dev/null
 cmp -s "$out/opt/output_0.pb" "$out/plain/output_0.pb" ||

@@ -18,6 +18,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/strip.h"
+#include "framework/file_util.h"
 
 namespace sluice {
 namespace {
@@ -32,31 +33,6 @@ std::string Sha256(const std::string& bytes) {
 
 std::string Base(const std::string& dir, int64_t step) {
   return absl::StrFormat("%s/ckpt-%08d", dir, step);
-}
-
-// Writes `bytes` to `path` through `path`.tmp: written, flushed to disk, renamed.
-absl::Status WriteAtomically(const std::string& path, const std::string& bytes) {
-  const std::string tmp = path + ".tmp";
-  const int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return absl::PermissionDeniedError(absl::StrCat("cannot write '", tmp, "': ", std::strerror(errno)));
-  size_t done = 0;
-  while (done < bytes.size()) {
-    const ssize_t n = write(fd, bytes.data() + done, bytes.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      const int e = errno;
-      close(fd);
-      return absl::ResourceExhaustedError(absl::StrCat("writing '", tmp, "': ", std::strerror(e)));
-    }
-    done += static_cast<size_t>(n);
-  }
-  if (fsync(fd) != 0 || close(fd) != 0) {
-    return absl::DataLossError(absl::StrCat("flushing '", tmp, "': ", std::strerror(errno)));
-  }
-  if (rename(tmp.c_str(), path.c_str()) != 0) {
-    return absl::PermissionDeniedError(absl::StrCat("renaming '", tmp, "': ", std::strerror(errno)));
-  }
-  return absl::OkStatus();
 }
 
 // The manifests in `dir`, by step (most recent first).
@@ -104,11 +80,11 @@ absl::Status WriteCheckpoint(const std::string& dir, int64_t step, const std::st
   if (ec) return absl::PermissionDeniedError(absl::StrCat("cannot create '", dir, "': ", ec.message()));
   const std::string base = Base(dir, step);
   const std::string model = base + ".onnx";
-  if (absl::Status s = WriteAtomically(model, model_bytes); !s.ok()) return s;
+  if (absl::Status s = WriteFileAtomically(model, model_bytes); !s.ok()) return s;
   const std::string manifest = absl::StrFormat(
       "{\"step\": %d, \"file\": \"%s\", \"bytes\": %d, \"sha256\": \"%s\"}\n", step,
       std::filesystem::path(model).filename().string(), model_bytes.size(), Sha256(model_bytes));
-  if (absl::Status s = WriteAtomically(base + ".json", manifest); !s.ok()) return s;
+  if (absl::Status s = WriteFileAtomically(base + ".json", manifest); !s.ok()) return s;
   int kept = 0;
   for (const auto& [old_step, path] : Manifests(dir)) {
     if (++kept <= kKept) continue;

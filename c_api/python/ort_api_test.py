@@ -124,14 +124,55 @@ class SessionOptionsTest(unittest.TestCase):
         with self.assertRaises(NoSuchFile):
             so.register_custom_ops_library(os.path.join(tmp, "no_such_library.so"))
 
-    def test_optimized_model_filepath_warns_that_nothing_is_written(self):
+    def test_optimized_model_filepath_writes_a_model_that_loads_and_computes_the_same(self):
+        # ONNX Runtime's graph-optimizations page: set the path, make the session, load the
+        # written model later. Sluice's holds its optimized GraphDef in one ai.sluice node.
+        tmp = os.environ.get("TEST_TMPDIR", "/tmp")
+        x = np.random.default_rng(3).standard_normal((1, 2, 4, 4)).astype(np.float32)
+        want = ort.InferenceSession(CONV_BN).run(None, {"x": x})[0]
+        sizes = {}
+        for level in (ort.GraphOptimizationLevel.ORT_DISABLE_ALL,
+                      ort.GraphOptimizationLevel.ORT_ENABLE_ALL):
+            so = ort.SessionOptions()
+            so.graph_optimization_level = level
+            so.optimized_model_filepath = os.path.join(tmp, "opt_%d.onnx" % int(level))
+            with open(CONV_BN, "rb") as f:
+                source = f.read() if level == ort.GraphOptimizationLevel.ORT_ENABLE_ALL else CONV_BN
+            ort.InferenceSession(source, so)
+            written = onnx.load(so.optimized_model_filepath)
+            onnx.checker.check_model(written)
+            self.assertEqual([n.domain for n in written.graph.node], ["ai.sluice"])
+            self.assertEqual([i.name for i in written.graph.input], ["x"])
+            self.assertEqual([o.name for o in written.graph.output], ["y"])
+            graph_def = written.graph.node[0].attribute[0].s
+            sizes[level] = graph_def
+            reloaded = ort.InferenceSession(so.optimized_model_filepath)
+            self.assertEqual(reloaded.get_inputs()[0].shape, [1, 2, 4, 4])
+            np.testing.assert_allclose(reloaded.run(None, {"x": x})[0], want, rtol=1e-5, atol=1e-6)
+        # The imported graph keeps its BatchNormalization; the optimized one has folded it.
+        self.assertIn(b"BatchNormalization", sizes[ort.GraphOptimizationLevel.ORT_DISABLE_ALL])
+        self.assertNotIn(b"BatchNormalization", sizes[ort.GraphOptimizationLevel.ORT_ENABLE_ALL])
+
+    def test_optimized_model_keeps_the_metadata(self):
+        tmp = os.environ.get("TEST_TMPDIR", "/tmp")
         so = ort.SessionOptions()
-        so.optimized_model_filepath = os.path.join(os.environ.get("TEST_TMPDIR", "/tmp"), "opt.onnx")
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
+        so.optimized_model_filepath = os.path.join(tmp, "opt_meta.onnx")
+        original = ort.InferenceSession(add_bias_model(), so)
+        reloaded = ort.InferenceSession(so.optimized_model_filepath)
+        a, b = original.get_modelmeta(), reloaded.get_modelmeta()
+        for field in ("producer_name", "graph_name", "domain", "description", "version",
+                      "custom_metadata_map"):
+            self.assertEqual(getattr(a, field), getattr(b, field), field)
+        x = np.ones((2, 3), np.float32)
+        np.testing.assert_allclose(reloaded.run(None, {"x": x})[0], x @ W + B, rtol=1e-6)
+
+    def test_optimized_model_filepath_that_cannot_be_written(self):
+        so = ort.SessionOptions()
+        so.optimized_model_filepath = os.path.join(os.environ.get("TEST_TMPDIR", "/tmp"),
+                                                   "no_such_dir", "opt.onnx")
+        with self.assertRaises(RuntimeException) as caught:
             ort.InferenceSession(MLP, so)
-        self.assertTrue(any("optimized_model_filepath" in str(w.message) for w in caught))
-        self.assertFalse(os.path.exists(so.optimized_model_filepath))
+        self.assertIn("no_such_dir", str(caught.exception))
 
     def test_bad_thread_counts_are_refused(self):
         for bad in (-1, 1.5, "2"):

@@ -89,6 +89,10 @@ class OnnxImporter {
   const Tensor* ConstantValue(const std::string& tensor);
 
   std::string UniqueNodeName(absl::string_view base);
+  // Claims `name` as it is; false when a node already has it.
+  bool ReserveNodeName(const std::string& name) { return node_names_.insert(name).second; }
+  // Whether this imports an If branch or a loop body (a function of the root graph's library).
+  bool is_subgraph() const { return parent_ != nullptr; }
   // Appends a node (already validated); records its output dtypes.
   void AppendNode(NodeDef node, const DataTypeVector& output_types);
   std::string AddConst(const Tensor& value, absl::string_view base);

@@ -111,6 +111,7 @@ _SIGNATURES = {
     "TF_DeviceListMemoryBytes": (_i64, [_vp, _int, _vp]),
     "TF_DeviceListIncarnation": (ctypes.c_uint64, [_vp, _int, _vp]),
     "SL_GraphImportONNX": (_vp, [_vp, _cp, _vp, _sz, _cp, _vp]),
+    "SL_ONNXWriteOptimizedModel": (None, [_cp, _vp, _sz, _vp, _sz, _cp, _vp]),
     "SL_DeleteONNXImport": (None, [_vp]),
     "SL_ONNXImportNumInputs": (_int, [_vp]),
     "SL_ONNXImportInputName": (_cp, [_vp, _int]),

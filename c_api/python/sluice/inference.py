@@ -16,7 +16,6 @@ import json
 import os
 import threading
 import time
-import warnings
 
 import numpy as np
 
@@ -25,6 +24,7 @@ from ._lib import call
 from .errors import CancelledError, InvalidArgumentError
 from .graph import Graph
 from .ort_api import IOBinding, OrtValue, SessionOptions
+from .config import encode_config
 from .session import Session
 
 __all__ = ["InferenceSession", "NodeArg"]
@@ -110,11 +110,6 @@ class InferenceSession(object):
                             % type(path_or_bytes).__name__)
         if isinstance(model, str) and not os.path.exists(model):
             raise ort_api.NotFoundError("Load model from %s failed: no such file" % model)
-        if self._options.optimized_model_filepath:
-            warnings.warn("SessionOptions.optimized_model_filepath: Sluice does not write an "
-                          "optimized model (its optimized graph uses Sluice's ops, not ONNX's); "
-                          "nothing is written to %s" % self._options.optimized_model_filepath,
-                          RuntimeWarning, stacklevel=2)
         for library in self._options._custom_libraries:
             call("TF_LoadLibrary", library.encode())
         cfg = self._options._config()
@@ -135,6 +130,16 @@ class InferenceSession(object):
             if name not in self._input_by_name:
                 raise InvalidArgumentError("add_initializer: the model has no initializer or input "
                                            "named %r" % (name,))
+        if self._options.optimized_model_filepath:
+            # ONNX Runtime writes the optimized model while the session is created.
+            config_bytes = encode_config(cfg) if cfg else None
+            out = os.fspath(self._options.optimized_model_filepath).encode()
+            if self._model_path is not None:
+                call("SL_ONNXWriteOptimizedModel", self._model_path.encode(), None, 0,
+                     config_bytes, len(config_bytes or b""), out)
+            else:
+                call("SL_ONNXWriteOptimizedModel", None, model, len(model),
+                     config_bytes, len(config_bytes or b""), out)
         self._session = Session(self._graph, target=target, config=cfg or None)
         self._lock = threading.Lock()
         # ONNX Runtime's profiler: a Chrome trace of the session's start and of every node of

@@ -62,8 +62,9 @@ class SessionOptions(object):
     sequential mode, 2 in parallel mode). execution_mode, graph_optimization_level as above.
     enable_profiling with profile_file_prefix: the session writes a Chrome trace of every run
     (InferenceSession.end_profiling returns its path). optimized_model_filepath: where the
-    optimized graph is written, as a Sluice GraphDef (Sluice's optimized graph uses Sluice's
-    ops, which an ONNX file cannot hold). add_session_config_entry keeps any key; those with a
+    session writes the optimized model as it starts: an ONNX file that holds Sluice's optimized
+    graph in one node of domain "ai.sluice" and loads in Sluice only (as ONNX Runtime's own
+    optimized models at its extended levels hold its fused ops and load in ONNX Runtime only). add_session_config_entry keeps any key; those with a
     meaning here: "session.intra_op_thread_affinities" (ignored), "session.use_env_allocators"
     (ignored). add_initializer(name, OrtValue) feeds that initializer on every run.
     register_custom_ops_library(path) loads an op library built against TensorFlow's C API
