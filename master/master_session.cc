@@ -15,6 +15,7 @@
 #include "framework/random_ids.h"
 #include "framework/rendezvous.h"
 #include "framework/status.h"
+#include "master/collectives.h"
 #include "master/optimize_graph.h"
 #include "master/partition.h"
 #include "master/placement_policy.h"
@@ -352,6 +353,8 @@ absl::StatusOr<std::shared_ptr<ClientGraph>> MasterSession::BuildClientGraph(
     fetch_device[name] = s->assigned_device();
   }
 
+  // Collective ops learn their groups' devices and ranks (master/collectives.h).
+  SL_RETURN_IF_ERROR(ResolveCollectives(graph.get(), incarnation_of));
   // Partition: one graph per task, holding that task's device partitions.
   SL_ASSIGN_OR_RETURN(auto partitions, PartitionByDevice(*graph, incarnation_of));
   std::map<std::string, GraphDef> by_task;

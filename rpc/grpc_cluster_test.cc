@@ -543,6 +543,85 @@ TEST_F(GrpcClusterTest, ADeadlineStopsTheStepOnEveryTask) {
   EXPECT_EQ(out[0].scalar<float>(), -5.0f);
 }
 
+// TensorFlow's CollectiveReduceV2 over four devices of two tasks: members on each task pass
+// chunks through the workers' RecvTensor; every member gets the mean, bitwise the same.
+GraphDef CollectiveGraph(const std::vector<std::string>& devices, int64_t elements, float timeout_seconds,
+                         bool crossed = false) {
+  GraphDef def;
+  auto add = [&](const std::string& name, const std::string& op, std::vector<std::string> in,
+                 const std::string& device) {
+    NodeDef* n = def.add_node();
+    n->set_name(name);
+    n->set_op(op);
+    for (auto& i : in) n->add_input(i);
+    n->set_device(device);
+    return n;
+  };
+  auto reduce = [&](const std::string& name, const std::string& input, int group, size_t member) {
+    std::vector<std::string> in = {input};
+    for (auto [suffix, v] : std::vector<std::pair<std::string, int>>{
+             {"/size", static_cast<int>(devices.size())}, {"/group", group}, {"/instance", 1}}) {
+      NodeDef* c = add(name + suffix, "Const", {}, devices[member]);
+      AddNodeAttr("dtype", DT_INT32, c);
+      AddNodeAttr("value", Tensor::Scalar<int32_t>(v), c);
+      in.push_back(name + suffix);
+    }
+    NodeDef* r = add(name, "CollectiveReduceV2", in, devices[member]);
+    AddNodeAttr("T", DT_FLOAT, r);
+    AddNodeAttr("merge_op", "Add", r);
+    AddNodeAttr("final_op", "Div", r);
+    AddNodeAttr("Nordering_token", int64_t{0}, r);
+    AddNodeAttr("timeout_seconds", timeout_seconds, r);
+  };
+  for (size_t m = 0; m < devices.size(); ++m) {
+    NodeDef* fill = add(absl::StrCat("x", m), "Const", {}, devices[m]);
+    AddNodeAttr("dtype", DT_FLOAT, fill);
+    std::vector<float> v(elements);
+    for (int64_t e = 0; e < elements; ++e) v[e] = static_cast<float>((e % 7) * (m + 1)) * 0.25f;
+    AddNodeAttr("value", Tensor::FromVector<float>(v, TensorShape({elements})), fill);
+    if (!crossed) {
+      reduce(absl::StrCat("r", m), absl::StrCat("x", m), 1, m);
+    } else {
+      // Member 0 reduces group 1 then 2, member 1 group 2 then 1: each waits for the other.
+      const int first = m == 0 ? 1 : 2, second = m == 0 ? 2 : 1;
+      reduce(absl::StrCat("a", m), absl::StrCat("x", m), first, m);
+      reduce(absl::StrCat("r", m), absl::StrCat("a", m), second, m);
+    }
+  }
+  return def;
+}
+
+TEST_F(GrpcClusterTest, CollectiveAllReduceAcrossTasks) {
+  const std::vector<std::string> devices = {"/job:worker/task:0/device:CPU:0", "/job:worker/task:0/device:CPU:1",
+                                            "/job:worker/task:1/device:CPU:0", "/job:worker/task:1/device:CPU:1"};
+  const int64_t elements = (1 << 20) + 3;  // 4 MiB, in chunks that do not divide evenly.
+  auto session = Connect(1);
+  ASSERT_OK(session->Create(CollectiveGraph(devices, elements, 0)));
+  std::vector<Tensor> out;
+  ASSERT_OK(session->Run({}, {"r0", "r1", "r2", "r3"}, {}, &out));
+  ASSERT_EQ(out.size(), 4u);
+  for (int64_t e : {int64_t{0}, int64_t{1}, int64_t{6}, elements / 2, elements - 1}) {
+    // Members hold (e % 7) * (m + 1) / 4: the mean over m = 1..4 is (e % 7) * 2.5 / 4.
+    EXPECT_FLOAT_EQ(out[0].flat<float>()[e], static_cast<float>(e % 7) * 2.5f / 4) << e;
+  }
+  for (int m = 1; m < 4; ++m) {
+    EXPECT_EQ(std::memcmp(out[m].raw_data(), out[0].raw_data(), elements * sizeof(float)), 0) << m;
+  }
+}
+
+TEST_F(GrpcClusterTest, CollectiveMembersThatNeverMeetTimeOutOnEveryTask) {
+  auto session = Connect(0);
+  ASSERT_OK(session->Create(
+      CollectiveGraph({"/job:worker/task:0/device:CPU:0", "/job:worker/task:1/device:CPU:0"}, 16, 1, true)));
+  std::vector<Tensor> out;
+  const absl::Time start = absl::Now();
+  absl::Status s = session->Run({}, {"r0", "r1"}, {}, &out);
+  EXPECT_EQ(s.code(), absl::StatusCode::kDeadlineExceeded) << s;
+  EXPECT_THAT(s.message(), HasSubstr("within timeout_seconds"));
+  EXPECT_LT(absl::Now() - start, absl::Seconds(10));
+  EXPECT_TRUE(NoGraphRunsWithin(absl::Seconds(2)));
+}
+
 // A client's cancellation (Session::RunCancellable, behind the C API's SL_CancelRun and Python's
 // RunOptions.terminate) cancels its RunStep call, and the master ends the step on every task.
 TEST_F(GrpcClusterTest, ACancelledRunStopsTheStepOnEveryTask) {
