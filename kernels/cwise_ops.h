@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "kernels/dnnl_eltwise.h"
+#include "kernels/float_eltwise.h"
 #include "kernels/op_kernel.h"
 #include "kernels/parallel_for.h"
 #include "kernels/typed_registration.h"
@@ -158,8 +158,8 @@ struct ElementwiseFn {
   absl::Status Check(const Tensor&) const { return absl::OkStatus(); }
   // Rough cost of one element relative to an add, for splitting work.
   static constexpr int64_t kCost = 1;
-  // oneDNN's vectorized version of the function for float, if it has one.
-  static constexpr EltwiseAlgo kDnnl = EltwiseAlgo::kNone;
+  // A vectorized float form of the function (float_eltwise.h), if it has one.
+  static constexpr EltwiseAlgo kVectorized = EltwiseAlgo::kNone;
   // Else a vectorized float array form of Sluice's own (fast_math.h), if it has one (a member
   // when it depends on attrs).
   static constexpr bool kHasFloatArray = false;
@@ -190,8 +190,8 @@ class UnaryOp : public OpKernel {
     const Fn& fn = fn_;
     ParallelForElements(ctx, x.NumElements(), Fn::kCost, [&](int64_t begin, int64_t end) {
       if constexpr (std::is_same_v<T, float> && std::is_same_v<Out, float> &&
-                    Fn::kDnnl != EltwiseAlgo::kNone) {
-        if (DnnlEltwise(Fn::kDnnl, px + begin, po + begin, end - begin)) return;
+                    Fn::kVectorized != EltwiseAlgo::kNone) {
+        if (FloatEltwise(Fn::kVectorized, px + begin, po + begin, end - begin)) return;
       }
       if constexpr (std::is_same_v<T, float> && std::is_same_v<Out, float> && Fn::kHasFloatArray) {
         fn.FloatArray(px + begin, po + begin, end - begin);

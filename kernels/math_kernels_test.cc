@@ -118,11 +118,12 @@ TEST(UnaryMathTest, TranscendentalsMatchTheirDefinitions) {
   }
 }
 
-// Exp, Tanh and Sigmoid go through oneDNN for float (dnnl_eltwise.cc) in blocks, powers
-// of two and a padded tail; this length exercises all three, and the special values must
-// come out as libm gives them.
+// Exp, Tanh and Sigmoid go through fast_math's vectorized loops for float (float_eltwise.h),
+// vectors then a tail; long and short lengths, and the special values must come out as libm
+// gives them.
 TEST(UnaryMathTest, VectorizedFloatFunctionsMatchLibmEverywhere) {
-  const int64_t n = 3 * 16384 + 1000 + 37;
+ for (const int64_t n : {int64_t{3 * 16384 + 1000 + 37}, int64_t{1037}, int64_t{16}}) {
+  SCOPED_TRACE(n);
   struct Case {
     const char* op;
     double (*f)(double);
@@ -166,6 +167,7 @@ TEST(UnaryMathTest, VectorizedFloatFunctionsMatchLibmEverywhere) {
       }
     }
   }
+ }
 }
 
 TEST(UnaryMathTest, SigmoidAndSoftplusStayFiniteAtExtremes) {

@@ -75,18 +75,18 @@ struct ErfFn : TranscendentalFn {  // Float through FastErf (GELU's erf; within 
   template <typename C> auto operator()(C x) const { return std::erf(x); }
 };
 
-// The same, with oneDNN doing float (see dnnl_eltwise.h).
-#define SL_CMATH_DNNL_FN(NAME, FN, ALGO)                                       \
+// The same, with fast_math's vectorized loops doing float (see float_eltwise.h).
+#define SL_CMATH_VECTOR_FN(NAME, FN, ALGO)                                       \
   struct NAME : TranscendentalFn {                                             \
-    static constexpr EltwiseAlgo kDnnl = EltwiseAlgo::ALGO;                    \
+    static constexpr EltwiseAlgo kVectorized = EltwiseAlgo::ALGO;                    \
     template <typename C> auto operator()(C x) const { return std::FN(x); }    \
   }
-SL_CMATH_DNNL_FN(ExpFn, exp, kExp);
-SL_CMATH_DNNL_FN(TanhFn, tanh, kTanh);
-#undef SL_CMATH_DNNL_FN
+SL_CMATH_VECTOR_FN(ExpFn, exp, kExp);
+SL_CMATH_VECTOR_FN(TanhFn, tanh, kTanh);
+#undef SL_CMATH_VECTOR_FN
 
 struct SigmoidFn : TranscendentalFn {
-  static constexpr EltwiseAlgo kDnnl = EltwiseAlgo::kSigmoid;
+  static constexpr EltwiseAlgo kVectorized = EltwiseAlgo::kSigmoid;
   template <typename C> C operator()(C x) const {
     if (x >= C(0)) return C(1) / (C(1) + std::exp(-x));
     C e = std::exp(x);  // Avoids exp overflow for large negative x.
