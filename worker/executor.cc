@@ -33,6 +33,7 @@ class Executor::RunState {
     }
     auto* inputs = reinterpret_cast<Tensor*>(base + layout.inputs_offset);
     for (int i = 0; i < exec->total_inputs_; ++i) new (&inputs[i]) Tensor();
+    for (const auto& [slot, value] : exec->constant_inputs_) inputs[slot] = value;
     return new (memory) RunState(exec, args, std::move(done), pending, inputs);
   }
 
@@ -396,7 +397,6 @@ absl::StatusOr<std::unique_ptr<Executor>> Executor::Create(const GraphDef& def, 
     item.num_outputs = n->num_outputs();
     item.initial_pending = static_cast<int>(n->in_edges().size());
     exec->total_inputs_ += n->num_inputs();
-    if (item.initial_pending == 0) exec->roots_.push_back(static_cast<int>(i));
   }
   for (Node* n : nodes) {
     NodeItem& item = exec->nodes_[index[n->id()]];
@@ -405,6 +405,30 @@ absl::StatusOr<std::unique_ptr<Executor>> Executor::Create(const GraphDef& def, 
       int slot = e->IsControl() ? -1 : exec->nodes_[dst].input_start + e->dst_input;
       item.out_edges.push_back(OutEdge{dst, slot, e->src_output});
     }
+  }
+  // Consts without inputs run once, now; their consumers start each run with the value.
+  std::vector<bool> folded(nodes.size(), false);
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    NodeItem& item = exec->nodes_[i];
+    if (nodes[i]->type_string() != "Const" || item.initial_pending != 0 || item.is_async || item.num_outputs != 1) {
+      continue;
+    }
+    OpKernelContext::Params params;
+    params.device = device;
+    params.kernel = item.kernel.get();
+    OpKernelContext ctx(params);
+    if (!CatchExceptions([&] { return item.kernel->Compute(&ctx); }).ok() || !ctx.output(0).IsInitialized()) {
+      continue;  // Left to fail in the run, naming the node, as before.
+    }
+    folded[i] = true;
+    for (const OutEdge& e : item.out_edges) {
+      if (e.dst_slot >= 0) exec->constant_inputs_.emplace_back(e.dst_slot, ctx.output(0));
+      --exec->nodes_[e.dst].initial_pending;
+    }
+  }
+  exec->roots_.clear();
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    if (!folded[i] && exec->nodes_[i].initial_pending == 0) exec->roots_.push_back(static_cast<int>(i));
   }
   return exec;
 }

@@ -94,6 +94,10 @@ class Executor {
   std::vector<NodeItem> nodes_;
   std::vector<int> roots_;
   int total_inputs_ = 0;
+  // Outputs of the Consts without inputs, made once when the executor is built: each run
+  // starts with them in their consumers' input slots instead of running the Consts (a
+  // 240-node model ran 123 of them, a fifth of its 0.05 ms).
+  std::vector<std::pair<int, Tensor>> constant_inputs_;  // (input slot, value)
 };
 
 }  // namespace sluice

@@ -124,7 +124,52 @@ TEST_F(ExecutorTest, StatsAreRecordedPerNode) {
   args.rendezvous = &r;
   args.stats = &stats;
   ASSERT_OK((*exec)->Run(args));
-  EXPECT_EQ(stats.node_stats_size(), 4);
+  // The Consts ran once, when the executor was made: each run starts with their values.
+  ASSERT_EQ(stats.node_stats_size(), 2);
+  EXPECT_EQ(stats.node_stats(0).node_name(), "sum");
+  EXPECT_EQ(stats.node_stats(1).node_name(), "send");
+}
+
+// Consts without inputs are made once: their values wait in their consumers' inputs, control
+// edges out of them count as done, and a consumer that an in-place kernel could take over
+// (Add forwards an input it alone holds) never writes into the Const's buffer. A Const with a
+// control input still runs in its turn.
+TEST_F(ExecutorTest, ConstsAreMadeOnceAndStayIntact) {
+  auto exec = Build(R"(
+    node { name: "a" op: "Const" attr { key: "dtype" value { type: DT_INT32 } }
+           attr { key: "value" value { tensor { dtype: DT_INT32 tensor_shape { dim { size: 2 } } int_val: 1 int_val: 2 } } } }
+    node { name: "twice" op: "Add" input: "a" input: "a" attr { key: "T" value { type: DT_INT32 } } }
+    node { name: "gate" op: "NoOp" input: "^a" }
+    node { name: "late" op: "Const" input: "^gate" attr { key: "dtype" value { type: DT_INT32 } }
+           attr { key: "value" value { tensor { dtype: DT_INT32 tensor_shape { } int_val: 100 } } } }
+    node { name: "sum" op: "Add" input: "twice" input: "late" attr { key: "T" value { type: DT_INT32 } } }
+    node { name: "send" op: "_Send" input: "sum"
+           attr { key: "T" value { type: DT_INT32 } }
+           attr { key: "tensor_name" value { s: "sum:0" } }
+           attr { key: "send_device" value { s: "/job:localhost/replica:0/task:0/device:CPU:0" } }
+           attr { key: "send_device_incarnation" value { i: 1 } }
+           attr { key: "recv_device" value { s: "/job:localhost/replica:0/task:0/device:CPU:9" } }
+           attr { key: "client_terminated" value { b: true } } }
+  )");
+  ASSERT_OK(exec);
+  auto key = *Rendezvous::ParseKey(Key(kDev, kClient, "sum:0"));
+  for (int run = 0; run < 3; ++run) {
+    LocalRendezvous r;
+    DeviceStepStats stats;
+    Executor::Args args;
+    args.rendezvous = &r;
+    args.runner = &pool_;
+    args.stats = &stats;
+    ASSERT_OK((*exec)->Run(args));
+    Tensor out;
+    ASSERT_OK(r.Recv(key, &out));
+    EXPECT_EQ(out.flat<int32_t>()[0], 102) << run;
+    EXPECT_EQ(out.flat<int32_t>()[1], 104) << run;
+    std::vector<std::string> ran;
+    for (const auto& ns : stats.node_stats()) ran.push_back(ns.node_name());
+    std::sort(ran.begin(), ran.end());
+    EXPECT_EQ(ran, (std::vector<std::string>{"gate", "late", "send", "sum", "twice"}));
+  }
 }
 
 // One branch fails (Add of incompatible shapes) while another waits on a _Recv that nobody
