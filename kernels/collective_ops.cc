@@ -59,8 +59,17 @@ absl::Status ReadGroup(OpKernelConstruction* ctx, Group* g) {
   }
   SL_RETURN_IF_ERROR(ctx->GetAttr("timeout_seconds", &g->timeout_seconds));
   if (g->devices.empty() || g->incarnations.size() != g->devices.size() || g->rank < 0 ||
-      g->rank >= static_cast<int64_t>(g->devices.size())) {
+      g->rank >= static_cast<int64_t>(g->devices.size()) ||
+      (g->source != -1 && (g->source < 0 || g->source >= static_cast<int64_t>(g->devices.size())))) {
     return absl::InvalidArgumentError(absl::StrCat(ctx->def().op(), " '", ctx->def().name(), "': a damaged group"));
+  }
+  // A graph registered on a worker directly carries whatever attrs its sender wrote: every
+  // device must make a rendezvous key (Exchange::Key relies on it).
+  for (const std::string& d : g->devices) {
+    if (!Rendezvous::ParseKey(Rendezvous::CreateKey(d, 0, d, "collective", FrameAndIter{})).ok()) {
+      return absl::InvalidArgumentError(absl::StrCat(ctx->def().op(), " '", ctx->def().name(),
+                                                     "': group device '", d, "' is not a device name"));
+    }
   }
   return absl::OkStatus();
 }

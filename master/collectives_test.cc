@@ -10,7 +10,9 @@
 #include "framework/status_matchers.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "kernels/kernel_registry.h"
 #include "master/session.h"
+#include "ops/op_registry.h"
 
 namespace sluice {
 namespace {
@@ -231,6 +233,38 @@ TEST(CollectivesTest, MisuseIsRefusedNamingTheGroup) {
     absl::Status s = RunError(b.def, {{"x", Floats({1, 2})}}, {"recv", "send"});
     EXPECT_THAT(s.message(), AllOf(HasSubstr("broadcasts float [2]"), HasSubstr("expects float [3]")));
   }
+}
+
+// A graph given to a worker directly may carry any group attrs: a device that is no device name
+// fails the kernel's creation by name, it does not build a key from it.
+TEST(CollectivesTest, DamagedGroupAttrsAreRefusedWhenTheKernelIsMade) {
+  NodeDef node;
+  node.set_name("r");
+  node.set_op("CollectiveReduceV2");
+  for (const char* in : {"x", "size", "group", "instance"}) node.add_input(in);
+  AddNodeAttr("T", DT_FLOAT, &node);
+  AddNodeAttr("merge_op", "Add", &node);
+  AddNodeAttr("final_op", "Id", &node);
+  AddNodeAttr("Nordering_token", int64_t{0}, &node);
+  AddNodeAttr("timeout_seconds", 0.0f, &node);
+  AddNodeAttr("_collective_devices", std::vector<std::string>{"no;such;device", "/job:a/replica:0/task:0/device:CPU:0"},
+              &node);
+  AddNodeAttr("_collective_incarnations", std::vector<int64_t>{1, 2}, &node);
+  AddNodeAttr("_collective_rank", int64_t{1}, &node);
+  // Through a session the master replaces the attrs; a lone kernel keeps them.
+  auto op = OpRegistry::Global()->LookUp("CollectiveReduceV2");
+  ASSERT_OK(op);
+  ThreadPool pool("test", 1);
+  DeviceAttributes attrs;
+  attrs.set_name("/job:a/replica:0/task:0/device:CPU:0");
+  attrs.set_device_type(DEVICE_CPU);
+  Device device(attrs, &pool);
+  auto kernel = KernelRegistry::Global()->CreateOpKernel(&device, node, (*op)->op_def);
+  EXPECT_FALSE(kernel.ok());
+  EXPECT_THAT(kernel.status().message(), HasSubstr("'no;such;device' is not a device name")) << kernel.status();
+  node.mutable_attr()->at("_collective_rank").set_i(7);
+  kernel = KernelRegistry::Global()->CreateOpKernel(&device, node, (*op)->op_def);
+  EXPECT_THAT(kernel.status().message(), HasSubstr("a damaged group"));
 }
 
 // Two groups whose members meet in opposite orders on two devices wait for each other forever;
