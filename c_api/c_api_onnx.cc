@@ -3,7 +3,6 @@
 #include <string>
 #include <vector>
 
-#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "c_api/c_api_internal.h"
 #include "c_api/sluice_c_api.h"
@@ -121,15 +120,9 @@ absl::Status WriteOptimizedModel(const char* path, const void* buffer, size_t le
   }
   const onnx::ModelProto header = sluice::ModelHeader(model);
   SL_ASSIGN_OR_RETURN(sluice::OnnxGraph g, sluice::ImportOnnxModel(std::move(model)));
-  std::vector<std::string> inputs, outputs;
-  absl::flat_hash_map<std::string, sluice::PartialShape> feed_shapes;
-  for (const auto& in : g.inputs) {
-    inputs.push_back(in.tensor);
-    if (!in.has_default) feed_shapes[in.tensor] = in.shape;
-  }
-  for (const auto& out : g.outputs) outputs.push_back(out.tensor);
-  SL_RETURN_IF_ERROR(sluice::OptimizeGraphDef(cfg.graph_options().rewrite_options(), inputs, feed_shapes, outputs,
-                                              &g.graph)
+  const sluice::OnnxGraphEnds ends = sluice::EndsOf(g);
+  SL_RETURN_IF_ERROR(sluice::OptimizeGraphDef(cfg.graph_options().rewrite_options(), ends.inputs, ends.feed_shapes,
+                                              ends.outputs, &g.graph)
                          .status(),
                      "optimizing the model");
   SL_ASSIGN_OR_RETURN(onnx::ModelProto wrapped, sluice::WrapOptimizedGraph(header, g));

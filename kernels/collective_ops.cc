@@ -21,6 +21,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
+#include "framework/checked_size.h"
 #include "kernels/kernel_registry.h"
 
 namespace sluice {
@@ -35,6 +36,9 @@ Tensor ShapeTensor(const TensorShape& shape) {
   std::vector<int64_t> dims(shape.dim_sizes().begin(), shape.dim_sizes().end());
   return Tensor::FromVector<int64_t>(dims, TensorShape({static_cast<int64_t>(dims.size())}));
 }
+
+// a mod n in [0, n), for ring positions that step backwards.
+int Mod(int a, int n) { return ((a % n) + n) % n; }
 
 // What every collective kernel knows of its group once the master resolved it.
 struct Group {
@@ -237,6 +241,15 @@ class CollectiveReduceOp : public AsyncOpKernel {
 
  private:
   // Chunk k of the output: elements [begin, end).
+  // OK when `part`, from the previous member, is the chunk [b, e) of the output.
+  static absl::Status CheckChunk(const Exchange& ex, const Tensor& part, int64_t b, int64_t e) {
+    const Tensor& out = ex.ctx()->output(0);
+    if (part.dtype() == out.dtype() && part.NumElements() == e - b) return absl::OkStatus();
+    return absl::InvalidArgumentError(absl::StrCat(ex.Where(), ": member ", ex.group().devices[ex.prev()], " sent ",
+                                                   part.NumElements(), " ", DataTypeString(part.dtype()),
+                                                   " values for a chunk of ", e - b));
+  }
+
   static std::pair<int64_t, int64_t> Chunk(const Exchange& ex, int k) {
     const int64_t total = ex.ctx()->output(0).NumElements();
     return {total * k / ex.n(), total * (k + 1) / ex.n()};
@@ -246,19 +259,14 @@ class CollectiveReduceOp : public AsyncOpKernel {
     const int n = ex->n(), r = ex->rank();
     if (round == n - 1) return Finalize(ex, 0);
     Tensor* out = &ex->ctx()->output(0);
-    const int send = ((r - round) % n + n) % n, recv = ((r - round - 1) % n + n) % n;
+    const int send = Mod(r - round, n), recv = Mod(r - round - 1, n);
     auto [sb, se] = Chunk(*ex, send);
     absl::Status s = ex->Send(ex->next(), absl::StrCat("rs/", round), Slice(*out, sb, se));
     if (!s.ok()) return ex->Finish(s);
     ex->Recv(ex->prev(), absl::StrCat("rs/", round), [this, ex, round, recv](const Tensor& part) {
       Tensor* out = &ex->ctx()->output(0);
       auto [b, e] = Chunk(*ex, recv);
-      if (part.dtype() != out->dtype() || part.NumElements() != e - b) {
-        return ex->Finish(absl::InvalidArgumentError(absl::StrCat(ex->Where(), ": member ",
-                                                                  ex->group().devices[ex->prev()], " sent ",
-                                                                  part.NumElements(), " ", DataTypeString(part.dtype()),
-                                                                  " values for a chunk of ", e - b)));
-      }
+      if (absl::Status s = CheckChunk(*ex, part, b, e); !s.ok()) return ex->Finish(s);
       ForCollectiveType(out->dtype(), [&](auto* tag) {
         using T = std::remove_pointer_t<decltype(tag)>;
         if constexpr (!std::is_same_v<T, bool>) Merge(merge_, out->data<T>() + b, part.data<T>(), e - b);
@@ -285,18 +293,14 @@ class CollectiveReduceOp : public AsyncOpKernel {
     const int n = ex->n(), r = ex->rank();
     if (round == n - 1) return ex->Finish(absl::OkStatus());
     Tensor* out = &ex->ctx()->output(0);
-    const int send = ((r + 1 - round) % n + n) % n, recv = ((r - round) % n + n) % n;
+    const int send = Mod(r + 1 - round, n), recv = Mod(r - round, n);
     auto [sb, se] = Chunk(*ex, send);
     absl::Status s = ex->Send(ex->next(), absl::StrCat("ag/", round), Slice(*out, sb, se));
     if (!s.ok()) return ex->Finish(s);
     ex->Recv(ex->prev(), absl::StrCat("ag/", round), [this, ex, round, recv](const Tensor& part) {
       Tensor* out = &ex->ctx()->output(0);
       auto [b, e] = Chunk(*ex, recv);
-      if (part.dtype() != out->dtype() || part.NumElements() != e - b) {
-        return ex->Finish(absl::InvalidArgumentError(absl::StrCat(ex->Where(), ": member ",
-                                                                  ex->group().devices[ex->prev()],
-                                                                  " sent a chunk of the wrong size")));
-      }
+      if (absl::Status s = CheckChunk(*ex, part, b, e); !s.ok()) return ex->Finish(s);
       const size_t size = DataTypeSize(out->dtype());
       if (e > b) std::memcpy(static_cast<char*>(out->raw_data()) + b * size, part.raw_data(), (e - b) * size);
       AllGather(ex, round + 1);
@@ -336,7 +340,7 @@ class CollectiveGatherOp : public AsyncOpKernel {
   void ShapeRound(const std::shared_ptr<Exchange>& ex, const std::shared_ptr<State>& st, int round) const {
     const int n = ex->n(), r = ex->rank();
     if (round == n - 1) return Allocate(ex, st);
-    const int send = ((r - round) % n + n) % n, recv = ((r - round - 1) % n + n) % n;
+    const int send = Mod(r - round, n), recv = Mod(r - round - 1, n);
     absl::Status s = ex->Send(ex->next(), absl::StrCat("shape/", round), st->shapes[send]);
     if (!s.ok()) return ex->Finish(s);
     ex->Recv(ex->prev(), absl::StrCat("shape/", round), [this, ex, st, round, recv](const Tensor& shape) {
@@ -361,8 +365,13 @@ class CollectiveGatherOp : public AsyncOpKernel {
             ex->Where(), ": member ", ex->group().devices[m], " gathers a tensor of shape ", ShapeString(s),
             ", this one ", in.shape().DebugString(), "; all but the first dim must agree")));
       }
-      st->offsets.push_back(rows * row_elements);
-      rows += s.flat<int64_t>()[0];
+      int64_t offset = 0;
+      if (!CheckedMul(rows, row_elements, &offset) || !CheckedAdd(rows, s.flat<int64_t>()[0], &rows)) {
+        return ex->Finish(absl::InvalidArgumentError(absl::StrCat(
+            ex->Where(), ": the gathered rows overflow (member ", ex->group().devices[m], " has shape ", ShapeString(s),
+            ")")));
+      }
+      st->offsets.push_back(offset);
     }
     std::vector<int64_t> dims(in.shape().dim_sizes().begin(), in.shape().dim_sizes().end());
     dims[0] = rows;
@@ -387,7 +396,7 @@ class CollectiveGatherOp : public AsyncOpKernel {
       const int64_t b = st->offsets[m];
       return std::pair<int64_t, int64_t>{b, m + 1 < n ? st->offsets[m + 1] : out->NumElements()};
     };
-    const int send = ((r - round) % n + n) % n, recv = ((r - round - 1) % n + n) % n;
+    const int send = Mod(r - round, n), recv = Mod(r - round - 1, n);
     auto [sb, se] = block(send);
     absl::Status s = ex->Send(ex->next(), absl::StrCat("data/", round), Slice(*out, sb, se));
     if (!s.ok()) return ex->Finish(s);

@@ -43,14 +43,8 @@ onnx::ModelProto Wrapped(const std::string& file, bool optimize, OnnxGraph* impo
   EXPECT_OK(g);
   if (imported != nullptr) *imported = *g;
   if (optimize) {
-    std::vector<std::string> inputs, outputs;
-    absl::flat_hash_map<std::string, PartialShape> shapes;
-    for (const auto& in : g->inputs) {
-      inputs.push_back(in.tensor);
-      if (!in.has_default) shapes[in.tensor] = in.shape;
-    }
-    for (const auto& out : g->outputs) outputs.push_back(out.tensor);
-    EXPECT_OK(OptimizeGraphDef(RewriterConfig(), inputs, shapes, outputs, &g->graph));
+    const OnnxGraphEnds ends = EndsOf(*g);
+    EXPECT_OK(OptimizeGraphDef(RewriterConfig(), ends.inputs, ends.feed_shapes, ends.outputs, &g->graph));
   }
   auto wrapped = WrapOptimizedGraph(header, *g);
   EXPECT_OK(wrapped);

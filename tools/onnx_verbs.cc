@@ -286,14 +286,8 @@ int TestOnnxVerb(Args& args) {
 // declared shapes), for `convert` to write; nothing with disable_meta_optimizer.
 absl::StatusOr<std::vector<OptimizerPassSummary>> OptimizeImported(const RewriterConfig& config,
                                                                    OnnxGraph* g) {
-  std::vector<std::string> inputs, outputs;
-  absl::flat_hash_map<std::string, PartialShape> feed_shapes;
-  for (const auto& in : g->inputs) {
-    inputs.push_back(in.tensor);
-    if (!in.has_default) feed_shapes[in.tensor] = in.shape;
-  }
-  for (const auto& out : g->outputs) outputs.push_back(out.tensor);
-  SL_ASSIGN_OR_RETURN(auto report, OptimizeGraphDef(config, inputs, feed_shapes, outputs, &g->graph));
+  const OnnxGraphEnds ends = EndsOf(*g);
+  SL_ASSIGN_OR_RETURN(auto report, OptimizeGraphDef(config, ends.inputs, ends.feed_shapes, ends.outputs, &g->graph));
   std::vector<OptimizerPassSummary> passes;
   for (const OptimizerPassReport& r : report) {
     OptimizerPassSummary& p = passes.emplace_back();

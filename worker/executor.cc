@@ -426,7 +426,6 @@ absl::StatusOr<std::unique_ptr<Executor>> Executor::Create(const GraphDef& def, 
       --exec->nodes_[e.dst].initial_pending;
     }
   }
-  exec->roots_.clear();
   for (size_t i = 0; i < nodes.size(); ++i) {
     if (!folded[i] && exec->nodes_[i].initial_pending == 0) exec->roots_.push_back(static_cast<int>(i));
   }

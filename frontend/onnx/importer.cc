@@ -567,6 +567,16 @@ void AnnotateOutputShapes(OnnxGraph* graph) {
 
 }  // namespace
 
+OnnxGraphEnds EndsOf(const OnnxGraph& graph) {
+  OnnxGraphEnds ends;
+  for (const auto& in : graph.inputs) {
+    ends.inputs.push_back(in.tensor);
+    if (!in.has_default) ends.feed_shapes[in.tensor] = in.shape;
+  }
+  for (const auto& out : graph.outputs) ends.outputs.push_back(out.tensor);
+  return ends;
+}
+
 absl::StatusOr<OnnxGraph> ImportOnnxModel(onnx::ModelProto model, const OnnxImportOptions& options) {
   std::unordered_map<std::string, int> opsets;
   for (const auto& imp : model.opset_import()) {

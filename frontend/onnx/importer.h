@@ -54,6 +54,15 @@ struct OnnxImportOptions {
   bool fixed_input_shapes = true;
 };
 
+// What a step of `graph` feeds and fetches: the tensors of its inputs, the shapes runs feed
+// (inputs without a default), the tensors of its outputs (for the optimizer's GraphItem).
+struct OnnxGraphEnds {
+  std::vector<std::string> inputs;
+  absl::flat_hash_map<std::string, PartialShape> feed_shapes;
+  std::vector<std::string> outputs;
+};
+OnnxGraphEnds EndsOf(const OnnxGraph& graph);
+
 absl::StatusOr<OnnxGraph> ImportOnnxModel(onnx::ModelProto model, const OnnxImportOptions& options = {});
 absl::StatusOr<OnnxGraph> ImportOnnxFile(const std::string& path, const OnnxImportOptions& options = {});
 
