@@ -41,9 +41,10 @@
  *
  * Limitations: TF_RESOURCE and TF_VARIANT tensors cannot cross this API (TF_NewTensor and
  * TF_AllocateTensor return NULL for them, and TF_SessionRun reports UNIMPLEMENTED when a fetched
- * value has one of these types). Not declared: SavedModel loading
- * (TF_LoadSessionFromSavedModel), the ApiDef map (TF_NewApiDefMap, ...), TF_RegisterLogListener
- * and TF_RegisterFilesystemPlugin.
+ * value has one of these types). SavedModels load (TF_LoadSessionFromSavedModel: the binary
+ * saved_model.pb; variables are restored by the model's own restore op, which needs TensorFlow's
+ * RestoreV2, not provided yet, so models with variables fail to load naming it). Not declared:
+ * the ApiDef map (TF_NewApiDefMap, ...), TF_RegisterLogListener and TF_RegisterFilesystemPlugin.
  *
  * Thread safety: a TF_Graph may be read and extended from several threads; a TF_Session may
  * run from several threads at once. A TF_OperationDescription belongs to one thread.
@@ -615,6 +616,16 @@ TF_CAPI_EXPORT extern void TF_PRun(TF_DeprecatedSession*, const char* handle,
                                    const char** input_names, TF_Tensor** inputs, int ninputs,
                                    const char** output_names, TF_Tensor** outputs, int noutputs,
                                    const char** target_oper_names, int ntargets, TF_Status*);
+/* Loads the SavedModel in `export_dir` (its saved_model.pb) whose tag set is exactly `tags`:
+ * imports its graph into `graph` (empty, new), makes a session over it, restores its variables
+ * with its saver's restore op and runs its init op. `meta_graph_def` (optional, an empty
+ * TF_Buffer) receives the serialized MetaGraphDef, signatures included. `run_options` is
+ * accepted and ignored. */
+TF_CAPI_EXPORT extern TF_Session* TF_LoadSessionFromSavedModel(
+    const TF_SessionOptions* session_options, const TF_Buffer* run_options, const char* export_dir,
+    const char* const* tags, int tags_len, TF_Graph* graph, TF_Buffer* meta_graph_def,
+    TF_Status* status);
+
 TF_CAPI_EXPORT extern TF_DeviceList* TF_DeprecatedSessionListDevices(TF_DeprecatedSession* session,
                                                                      TF_Status* status);
 

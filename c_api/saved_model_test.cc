@@ -1,0 +1,146 @@
+// TF_LoadSessionFromSavedModel on SavedModels written here from TensorFlow's message layout:
+// tag sets, the init op, the MetaGraphDef handed back, and damaged or missing files.
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <string>
+
+#include "c_api/c_api.h"
+#include "google/protobuf/text_format.h"
+#include "gtest/gtest.h"
+#include "proto/saved_model.pb.h"
+
+namespace sluice {
+namespace {
+
+// y = x * 3, a counter variable-free init op, and a serving signature.
+constexpr char kMetaGraph[] = R"pb(
+  meta_info_def { tags: "serve" tensorflow_version: "2.15.0" }
+  graph_def {
+    node { name: "x" op: "Placeholder" attr { key: "dtype" value { type: DT_FLOAT } } }
+    node {
+      name: "three"
+      op: "Const"
+      attr { key: "dtype" value { type: DT_FLOAT } }
+      attr { key: "value" value { tensor { dtype: DT_FLOAT tensor_shape {} float_val: 3 } } }
+    }
+    node { name: "y" op: "Mul" input: "x" input: "three" attr { key: "T" value { type: DT_FLOAT } } }
+    node { name: "init" op: "NoOp" }
+  }
+  signature_def {
+    key: "serving_default"
+    value {
+      inputs { key: "x" value { name: "x:0" dtype: DT_FLOAT } }
+      outputs { key: "y" value { name: "y:0" dtype: DT_FLOAT } }
+      method_name: "tensorflow/serving/predict"
+    }
+  }
+  signature_def {
+    key: "__saved_model_init_op"
+    value { outputs { key: "__saved_model_init_op" value { name: "init" } } }
+  }
+)pb";
+
+class SavedModelTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::string(std::getenv("TEST_TMPDIR")) + "/" +
+           ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    ASSERT_EQ(std::system(("mkdir -p " + dir_).c_str()), 0);
+  }
+  void Write(const std::string& bytes) {
+    std::ofstream(dir_ + "/saved_model.pb", std::ios::binary) << bytes;
+  }
+  std::string ModelBytes(const char* meta_graph_text) {
+    SavedModel model;
+    model.set_saved_model_schema_version(1);
+    EXPECT_TRUE(google::protobuf::TextFormat::ParseFromString(meta_graph_text, model.add_meta_graphs()));
+    return model.SerializeAsString();
+  }
+  TF_Session* Load(const char* tag, TF_Graph* graph, TF_Buffer* meta, TF_Status* s) {
+    const char* tags[] = {tag};
+    TF_SessionOptions* opts = TF_NewSessionOptions();
+    TF_Session* session = TF_LoadSessionFromSavedModel(opts, nullptr, dir_.c_str(), tags, 1, graph, meta, s);
+    TF_DeleteSessionOptions(opts);
+    return session;
+  }
+  std::string dir_;
+};
+
+TEST_F(SavedModelTest, LoadsTheTaggedGraphAndRunsIt) {
+  Write(ModelBytes(kMetaGraph));
+  TF_Status* s = TF_NewStatus();
+  TF_Graph* graph = TF_NewGraph();
+  TF_Buffer* meta = TF_NewBuffer();
+  TF_Session* session = Load("serve", graph, meta, s);
+  ASSERT_EQ(TF_GetCode(s), TF_OK) << TF_Message(s);
+  // The MetaGraphDef comes back with its signatures.
+  MetaGraphDef mg;
+  ASSERT_TRUE(mg.ParseFromArray(meta->data, static_cast<int>(meta->length)));
+  EXPECT_EQ(mg.signature_def().at("serving_default").outputs().at("y").name(), "y:0");
+
+  const int64_t dims[] = {2};
+  TF_Tensor* x = TF_AllocateTensor(TF_FLOAT, dims, 1, 2 * sizeof(float));
+  static_cast<float*>(TF_TensorData(x))[0] = 1.5f;
+  static_cast<float*>(TF_TensorData(x))[1] = -2.0f;
+  TF_Output in{TF_GraphOperationByName(graph, "x"), 0};
+  TF_Output out{TF_GraphOperationByName(graph, "y"), 0};
+  TF_Tensor* y = nullptr;
+  TF_SessionRun(session, nullptr, &in, &x, 1, &out, &y, 1, nullptr, 0, nullptr, s);
+  ASSERT_EQ(TF_GetCode(s), TF_OK) << TF_Message(s);
+  EXPECT_EQ(static_cast<float*>(TF_TensorData(y))[0], 4.5f);
+  EXPECT_EQ(static_cast<float*>(TF_TensorData(y))[1], -6.0f);
+  TF_DeleteTensor(x);
+  TF_DeleteTensor(y);
+  TF_CloseSession(session, s);
+  TF_DeleteSession(session, s);
+  TF_DeleteBuffer(meta);
+  TF_DeleteGraph(graph);
+  TF_DeleteStatus(s);
+}
+
+TEST_F(SavedModelTest, OtherTagsAreNotFoundAndNamed) {
+  Write(ModelBytes(kMetaGraph));
+  TF_Status* s = TF_NewStatus();
+  TF_Graph* graph = TF_NewGraph();
+  EXPECT_EQ(Load("train", graph, nullptr, s), nullptr);
+  EXPECT_EQ(TF_GetCode(s), TF_NOT_FOUND);
+  EXPECT_NE(std::string(TF_Message(s)).find("{ serve }"), std::string::npos) << TF_Message(s);
+  TF_DeleteGraph(graph);
+  TF_DeleteStatus(s);
+}
+
+TEST_F(SavedModelTest, MissingDamagedAndBrokenModelsAreErrors) {
+  TF_Status* s = TF_NewStatus();
+  TF_Graph* graph = TF_NewGraph();
+  EXPECT_EQ(Load("serve", graph, nullptr, s), nullptr);  // No saved_model.pb yet.
+  EXPECT_EQ(TF_GetCode(s), TF_NOT_FOUND) << TF_Message(s);
+
+  std::string bytes = ModelBytes(kMetaGraph);
+  Write(bytes.substr(0, bytes.size() / 2));  // Truncated.
+  EXPECT_EQ(Load("serve", graph, nullptr, s), nullptr);
+  EXPECT_EQ(TF_GetCode(s), TF_DATA_LOSS) << TF_Message(s);
+  EXPECT_NE(std::string(TF_Message(s)).find("saved_model.pb"), std::string::npos);
+
+  // A graph whose node reads a tensor that does not exist.
+  std::string broken = kMetaGraph;
+  broken.replace(broken.find("input: \"three\""), 14, "input: \"four\"");
+  Write(ModelBytes(broken.c_str()));
+  EXPECT_EQ(Load("serve", graph, nullptr, s), nullptr);
+  EXPECT_NE(TF_GetCode(s), TF_OK);
+  EXPECT_NE(std::string(TF_Message(s)).find("four"), std::string::npos) << TF_Message(s);
+
+  // An init op the graph does not have.
+  std::string no_init = kMetaGraph;
+  no_init.replace(no_init.find("name: \"init\" }"), 15, "name: \"gone\" }");
+  Write(ModelBytes(no_init.c_str()));
+  TF_Graph* graph2 = TF_NewGraph();
+  EXPECT_EQ(Load("serve", graph2, nullptr, s), nullptr);
+  EXPECT_NE(std::string(TF_Message(s)).find("gone"), std::string::npos) << TF_Message(s);
+  TF_DeleteGraph(graph2);
+  TF_DeleteGraph(graph);
+  TF_DeleteStatus(s);
+}
+
+}  // namespace
+}  // namespace sluice
