@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
 #include "c_api/c_api_internal.h"
@@ -129,6 +130,7 @@ std::string TypeName(DataType dt) { return DataTypeString(dt); }
 // and checks those already set (and fixed-type args) against them, in TensorFlow's words.
 absl::Status InferInputAttrs(TFE_Op& op, const OpDef& op_def, const std::vector<int>& lengths) {
   auto& attrs = *op.node.mutable_attr();
+  absl::flat_hash_set<std::string> inferred_from_input;
   int flat = 0;
   for (int a = 0; a < op_def.input_arg_size(); ++a) {
     const OpDef::ArgDef& arg = op_def.input_arg(a);
@@ -181,6 +183,15 @@ absl::Status InferInputAttrs(TFE_Op& op, const OpDef& op_def, const std::vector<
       }
       if (it != attrs.end()) {
         DataType want = static_cast<DataType>(it->second.type());
+        // A type attr set before or after the inputs that disagrees with the first arg it
+        // types takes the inputs' dtype: the attr describes the inputs, and TensorFlow.js
+        // sets T from a tensor it then casts (Mean of bools runs on their float cast). Inputs
+        // that disagree with each other stay an error.
+        if (n > 0 && !inferred_from_input.contains(arg.type_attr()) && op.inputs[flat].dtype() != want) {
+          want = op.inputs[flat].dtype();
+          it->second.set_type(want);
+        }
+        inferred_from_input.insert(arg.type_attr());
         for (int k = 0; k < n; ++k) {
           if (op.inputs[flat + k].dtype() != want) return wrong(flat + k, want, op.inputs[flat + k].dtype());
         }

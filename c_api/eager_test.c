@@ -245,13 +245,25 @@ int main(void) {
   CHECK_CODE(s, TF_INVALID_ARGUMENT, "an int for the type attr T");
   TFE_DeleteOp(op);
 
+  /* A type attr that disagrees with the inputs takes their dtype (TensorFlow.js sets T from a
+   * tensor it then casts); inputs that disagree with each other are still refused above. */
   op = TFE_NewOp(ctx, "AddV2", s);
-  TFE_OpSetAttrType(op, "T", TF_STRING); /* Not among AddV2's types. */
   TFE_OpAddInput(op, a, s);
   TFE_OpAddInput(op, b, s);
+  TFE_OpSetAttrType(op, "T", TF_BOOL);
   num = 1;
   TFE_Execute(op, &out, &num, s);
-  CHECK_CODE(s, TF_INVALID_ARGUMENT, "T = string against float inputs");
+  CHECK_OK(s, "T = bool set after two float inputs");
+  CHECK(num == 1 && FloatsEqual(out, sum_want, 2, s), "runs on the floats");
+  TFE_DeleteTensorHandle(out);
+  TFE_DeleteOp(op);
+  op = TFE_NewOp(ctx, "AddV2", s);
+  TFE_OpSetAttrType(op, "T", TF_FLOAT);
+  TFE_OpAddInput(op, i2, s);
+  TFE_OpAddInput(op, a, s);
+  num = 1;
+  TFE_Execute(op, &out, &num, s);
+  CHECK_CODE(s, TF_INVALID_ARGUMENT, "int32 + float with T = float");
   TFE_DeleteOp(op);
 
   op = TFE_NewOp(ctx, "ConcatV2", s);
