@@ -118,6 +118,9 @@ struct BitwiseXorFn : ElementwiseFn {
 struct EqualFn : ElementwiseFn {
   template <typename C> bool operator()(C a, C b) const { return a == b; }
 };
+struct Atan2Fn : ElementwiseFn {
+  template <typename C> C operator()(C y, C x) const { return std::atan2(y, x); }
+};
 struct GreaterFn : ElementwiseFn {
   template <typename C> bool operator()(C a, C b) const { return a > b; }
 };
@@ -319,6 +322,46 @@ class WhereOp : public OpKernel {
   }
 };
 
+// TensorFlow's Select: no broadcasting; `condition` has t's shape (element by element), is a
+// scalar (all of t or all of e), or is a vector over t's first dim (whole rows).
+template <typename T>
+class SelectOp : public OpKernel {
+ public:
+  absl::Status Compute(OpKernelContext* ctx) const override {
+    const Tensor& cond = ctx->input(0);
+    const Tensor& t = ctx->input(1);
+    const Tensor& e = ctx->input(2);
+    if (t.shape() != e.shape()) {
+      return absl::InvalidArgumentError(absl::StrCat("'then' and 'else' must have the same size.  but received: ",
+                                                     t.shape().DebugString(), " vs. ", e.shape().DebugString()));
+    }
+    Tensor* out;
+    SL_RETURN_IF_ERROR(ctx->allocate_output(0, t.shape(), &out));
+    const bool* pc = cond.data<bool>();
+    const T* pt = t.data<T>();
+    const T* pe = e.data<T>();
+    T* po = out->data<T>();
+    const int64_t n = t.NumElements();
+    if (cond.shape().dims() == 0) {
+      std::copy(pc[0] ? pt : pe, (pc[0] ? pt : pe) + n, po);
+    } else if (cond.shape() == t.shape()) {
+      for (int64_t i = 0; i < n; ++i) po[i] = pc[i] ? pt[i] : pe[i];
+    } else if (cond.shape().dims() == 1 && t.shape().dims() >= 1 && cond.shape().dim_size(0) == t.shape().dim_size(0)) {
+      const int64_t rows = cond.shape().dim_size(0);
+      const int64_t row = rows == 0 ? 0 : n / rows;
+      for (int64_t r = 0; r < rows; ++r) {
+        const T* from = (pc[r] ? pt : pe) + r * row;
+        std::copy(from, from + row, po + r * row);
+      }
+    } else {
+      return absl::InvalidArgumentError(absl::StrCat("condition ", cond.shape().DebugString(),
+                                                     " must be a scalar, a vector of size t's first dim, or t's shape ",
+                                                     t.shape().DebugString()));
+    }
+    return absl::OkStatus();
+  }
+};
+
 // min(max(x, lo), hi); an absent bound is the type's extreme.
 template <typename T>
 class ClipOp : public OpKernel {
@@ -433,8 +476,10 @@ void RegisterTyped(const char* op, Types types) {
   RegisterBinary<MaxFn>("Maximum", NumericTypes{});
   RegisterBinary<MinFn>("Minimum", NumericTypes{});
   RegisterBinary<SquaredDifferenceFn>("SquaredDifference", NumericTypes{});
-  RegisterBinary<EqualFn>("Equal", NumericTypes{} + TypeList<bool>{});
-  RegisterBinary<NotEqualFn>("NotEqual", NumericTypes{} + TypeList<bool>{});
+  RegisterBinary<EqualFn>("Equal", NumericTypes{} + TypeList<bool, tstring>{});
+  RegisterBinary<NotEqualFn>("NotEqual", NumericTypes{} + TypeList<bool, tstring>{});
+  RegisterBinary<Atan2Fn>("Atan2", FloatTypes{});
+  RegisterTyped<SelectOp>("Select", NumericTypes{} + TypeList<bool, tstring, complex64, complex128>{});
   RegisterBinary<LessFn>("Less", NumericTypes{});
   RegisterBinary<LessOrEqualFn>("LessEqual", NumericTypes{});
   RegisterBinary<GreaterFn>("Greater", NumericTypes{});

@@ -1251,5 +1251,66 @@ TEST(ConvTest, OneByOneProductsMatchTheSumsWrittenOut) {
   }
 }
 
+// TensorFlow's Select, Atan2, Log1p, Expm1 and Round on integers (for the eager API's users).
+TEST(TfMathTest, SelectPicksElementsWholeRowsOrAll) {
+  {
+    KernelTester t("Select");
+    t.Input<bool>({2, 2}, {true, false, false, true}).Input<float>({2, 2}, {1, 2, 3, 4}).Input<float>({2, 2}, {5, 6, 7, 8});
+    ASSERT_OK(t.Run());
+    t.ExpectOutput<float>(0, {2, 2}, {1, 6, 7, 4});
+  }
+  {
+    KernelTester t("Select");  // A vector picks rows.
+    t.Input<bool>({2}, {false, true}).Input<int32_t>({2, 2}, {1, 2, 3, 4}).Input<int32_t>({2, 2}, {5, 6, 7, 8});
+    ASSERT_OK(t.Run());
+    t.ExpectOutput<int32_t>(0, {2, 2}, {5, 6, 3, 4});
+  }
+  {
+    KernelTester t("Select");  // A scalar picks everything.
+    t.Input<bool>({}, {false}).Input<float>({3}, {1, 2, 3}).Input<float>({3}, {4, 5, 6});
+    ASSERT_OK(t.Run());
+    t.ExpectOutput<float>(0, {3}, {4, 5, 6});
+  }
+  {
+    KernelTester t("Select");  // No broadcasting: [3] against [2, 3].
+    t.Input<bool>({3}, {true, true, false}).Input<float>({2, 3}, {1, 2, 3, 4, 5, 6}).Input<float>({2, 3}, {0, 0, 0, 0, 0, 0});
+    ExpectInvalid(t, "must be a scalar, a vector of size t's first dim");
+  }
+  {
+    KernelTester t("Select");
+    t.Input<bool>({2}, {true, false}).Input<float>({2}, {1, 2}).Input<float>({3}, {1, 2, 3});
+    ExpectInvalid(t, "'then' and 'else' must have the same size");
+  }
+}
+
+TEST(TfMathTest, Atan2Log1pExpm1AndIntegerRound) {
+  {
+    KernelTester t("Atan2");  // Quadrants: atan2(1, 1) = pi/4, atan2(1, -1) = 3pi/4, atan2(-1, -1) = -3pi/4.
+    t.Input<float>({3}, {1, 1, -1}).Input<float>({3}, {1, -1, -1});
+    ASSERT_OK(t.Run());
+    t.ExpectOutput<float>(0, {3}, {0.78539816f, 2.35619449f, -2.35619449f});
+  }
+  {
+    KernelTester t("Log1p");  // log1p(1e-10) = 1e-10 - 5e-21: exact where log(1 + x) rounds to 0.
+    t.Input<double>({2}, {1e-10, 1.718281828459045});
+    ASSERT_OK(t.Run());
+    EXPECT_NEAR(t.output(0).flat<double>()[0], 1e-10 - 5e-21, 1e-25);
+    EXPECT_NEAR(t.output(0).flat<double>()[1], 1.0, 1e-12);
+  }
+  {
+    KernelTester t("Expm1");  // expm1(1e-10) = 1e-10 + 5e-21.
+    t.Input<double>({2}, {1e-10, 0.6931471805599453});
+    ASSERT_OK(t.Run());
+    EXPECT_NEAR(t.output(0).flat<double>()[0], 1e-10 + 5e-21, 1e-25);
+    EXPECT_NEAR(t.output(0).flat<double>()[1], 1.0, 1e-12);
+  }
+  {
+    KernelTester t("Round");
+    t.Input<int32_t>({3}, {-7, 0, 2147483647});
+    ASSERT_OK(t.Run());
+    t.ExpectOutput<int32_t>(0, {3}, {-7, 0, 2147483647});
+  }
+}
+
 }  // namespace
 }  // namespace sluice

@@ -44,8 +44,14 @@ struct CeilFn : ElementwiseFn {
 struct FloorFn : ElementwiseFn {
   template <typename C> C operator()(C x) const { return std::floor(x); }
 };
-struct RoundFn : ElementwiseFn {  // Halves to even, as numpy.
-  template <typename C> C operator()(C x) const { return std::nearbyint(x); }
+struct RoundFn : ElementwiseFn {  // Halves to even, as numpy; integers are already round.
+  template <typename C> C operator()(C x) const {
+    if constexpr (std::is_integral_v<C>) {
+      return x;
+    } else {
+      return std::nearbyint(x);
+    }
+  }
 };
 struct SqrtFn : TranscendentalFn {
   template <typename C> C operator()(C x) const { return std::sqrt(x); }
@@ -57,6 +63,8 @@ struct SqrtFn : TranscendentalFn {
     template <typename C> auto operator()(C x) const { return std::FN(x); }    \
   }
 SL_CMATH_FN(LogFn, log);
+SL_CMATH_FN(Log1pFn, log1p);
+SL_CMATH_FN(Expm1Fn, expm1);
 SL_CMATH_FN(SinFn, sin);
 SL_CMATH_FN(CosFn, cos);
 SL_CMATH_FN(TanFn, tan);
@@ -255,7 +263,7 @@ void RegisterUnary(const char* op, Types types, const char* type_attr = "T") {
   RegisterUnary<ReciprocalFn>("Reciprocal", FloatTypes{});
   RegisterUnary<CeilFn>("Ceil", FloatTypes{});
   RegisterUnary<FloorFn>("Floor", FloatTypes{});
-  RegisterUnary<RoundFn>("Round", FloatTypes{});
+  RegisterUnary<RoundFn>("Round", SignedTypes{});
   RegisterUnary<SqrtFn>("Sqrt", FloatTypes{});
   RegisterUnary<ExpFn>("Exp", FloatTypes{});
   RegisterUnary<LogFn>("Log", FloatTypes{});
@@ -295,6 +303,8 @@ void RegisterUnary(const char* op, Types types, const char* type_attr = "T") {
   KernelRegistry::Global()->Register(Name("LogicalNot").Device(DEVICE_CPU).Build(), "UnaryOp",
                                      [] { return std::make_unique<UnaryOp<bool, NotFn>>(); });
   RegisterUnary<SquareFn>("Square", NumericTypes{});
+  RegisterUnary<Log1pFn>("Log1p", FloatTypes{});
+  RegisterUnary<Expm1Fn>("Expm1", FloatTypes{});
   RegisterUnary<RsqrtFn>("Rsqrt", FloatTypes{});
   RegisterUnary<Relu6Fn>("Relu6", SignedTypes{});
   RegisterUnary<TfEluFn>("Elu", FloatTypes{});

@@ -114,7 +114,7 @@ SL_UNARY_OP("Sqrt", kFloatTypes);
 SL_UNARY_OP("Reciprocal", kFloatTypes);
 SL_UNARY_OP("Ceil", kFloatTypes);
 SL_UNARY_OP("Floor", kFloatTypes);
-SL_UNARY_OP("Round", kFloatTypes);
+SL_UNARY_OP("Round", kSignedTypes);  // TensorFlow's Round also takes integers.
 SL_UNARY_OP("Sign", kNumericTypes);
 SL_UNARY_OP("Sin", kFloatTypes);
 SL_UNARY_OP("Cos", kFloatTypes);

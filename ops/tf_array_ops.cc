@@ -444,6 +444,19 @@ REGISTER_OP("SelectV2")
     .Attr("T: type")
     .SetShapeFn(shape_fn::BroadcastAll);
 
+// TensorFlow's older Select: `condition` has t's shape, is a scalar, or is a vector that picks
+// whole rows (along the first dim) of t and e, which have one shape. No broadcasting.
+REGISTER_OP("Select")
+    .Input("condition: bool")
+    .Input("t: T")
+    .Input("e: T")
+    .Output("output: T")
+    .Attr("T: type")
+    .SetShapeFn([](InferenceContext* c) {
+      c->set_output(0, c->input(1));
+      return absl::OkStatus();
+    });
+
 REGISTER_OP("Range")
     .Input("start: Tidx")
     .Input("limit: Tidx")

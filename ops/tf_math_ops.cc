@@ -84,7 +84,17 @@ REGISTER_OP("LogicalNot").Input("x: bool").Output("y: bool").SetShapeFn(shape_fn
 
 SL_TF_UNARY_OP("Square", kNumericTypes);
 SL_TF_UNARY_OP("Rsqrt", kFloatTypes);
+SL_TF_UNARY_OP("Log1p", kFloatTypes);  // log(1 + x), exact near 0.
+SL_TF_UNARY_OP("Expm1", kFloatTypes);  // exp(x) - 1, exact near 0.
 #undef SL_TF_UNARY_OP
+
+// atan(y / x) in the quadrant of (x, y); broadcasting.
+REGISTER_OP("Atan2")
+    .Input("y: T")
+    .Input("x: T")
+    .Output("z: T")
+    .Attr("T: {bfloat16, half, float, double}")
+    .SetShapeFn(shape_fn::BroadcastBinary);
 
 REGISTER_OP("IsNan").Input("x: T").Output("y: bool").Attr(absl::StrCat("T: ", kFloatTypes))
     .SetShapeFn(shape_fn::Unchanged);
