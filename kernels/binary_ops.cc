@@ -442,10 +442,12 @@ void RegisterTyped(const char* op, Types types) {
 }
 
 [[maybe_unused]] const bool kRegistered = [] {
-  for (const char* add : {"Add", "AddV2"}) RegisterBinary<AddFn>(add, NumericTypes{});
-  RegisterBinary<SubFn>("Sub", NumericTypes{});
-  RegisterBinary<MulFn>("Mul", NumericTypes{});
-  RegisterBinary<DivFn>("Div", NumericTypes{});
+  // TensorFlow's arithmetic also takes complex numbers (ONNX graphs never carry them).
+  using ArithmeticTypes = decltype(NumericTypes{} + TypeList<complex64, complex128>{});
+  for (const char* add : {"Add", "AddV2"}) RegisterBinary<AddFn>(add, ArithmeticTypes{});
+  RegisterBinary<SubFn>("Sub", ArithmeticTypes{});
+  RegisterBinary<MulFn>("Mul", ArithmeticTypes{});
+  RegisterBinary<DivFn>("Div", ArithmeticTypes{});
   RegisterBinary<ModFn>("Onnx>Mod", NumericTypes{});
   RegisterBinary<BitShiftFn>("Onnx>BitShift", UnsignedIntTypes{});
   RegisterBinary<PReluFn>("Onnx>PRelu", FloatTypes{} + TypeList<int32_t, int64_t, uint32_t, uint64_t>{});

@@ -164,7 +164,8 @@ class FillLikeOp : public OpKernel {
       using T = typename decltype(tag)::type;
       if constexpr (std::is_same_v<T, tstring>) {
         if (kValue == 0) status = absl::OkStatus();  // Default-constructed: empty strings.
-      } else if constexpr (std::is_arithmetic_v<T> || std::is_same_v<T, half> || std::is_same_v<T, bfloat16>) {
+      } else if constexpr (std::is_arithmetic_v<T> || std::is_same_v<T, half> || std::is_same_v<T, bfloat16> ||
+                           std::is_same_v<T, complex64> || std::is_same_v<T, complex128>) {
         T* o = out->data<T>();
         std::fill(o, o + out->NumElements(), static_cast<T>(kValue));
         status = absl::OkStatus();

@@ -48,7 +48,7 @@ REGISTER_OP("MatMul")
       .Input("y: T")                                                                 \
       .Output("z: T")                                                                \
       .Attr("T: {half, bfloat16, float, double, uint8, int8, uint16, int16, uint32, "  \
-            "int32, uint64, int64}")                                                 \
+            "int32, uint64, int64, complex64, complex128}")                          \
       .SetShapeFn(shape_fn::BroadcastBinary)
 
 SL_BINARY_OP("Add");
