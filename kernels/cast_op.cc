@@ -166,6 +166,32 @@ absl::Status CastLoop(OpKernelContext* ctx, const Tensor& in, Tensor* out, bool 
   return absl::OkStatus();
 }
 
+template <typename T>
+inline constexpr bool kIsComplex = std::is_same_v<T, complex64> || std::is_same_v<T, complex128>;
+
+// Casts to and from complex numbers as TensorFlow does: a number becomes its real part (the
+// imaginary part 0); a complex number becomes its real part, or to bool, whether it is nonzero.
+template <typename S, typename D>
+absl::Status CastComplex(const Tensor& in, Tensor* out, bool saturate) {
+  const S* ps = in.data<S>();
+  D* pd = out->data<D>();
+  const int64_t n = in.NumElements();
+  if constexpr (kIsComplex<S> && kIsComplex<D>) {
+    for (int64_t i = 0; i < n; ++i) pd[i] = D(ps[i]);
+  } else if constexpr (kIsComplex<S> && std::is_same_v<D, bool>) {
+    for (int64_t i = 0; i < n; ++i) pd[i] = ps[i] != S(0);
+  } else if constexpr (kIsComplex<S> && kIsCastable<D> && !std::is_same_v<D, tstring>) {
+    for (int64_t i = 0; i < n; ++i) pd[i] = ConvertNumber<typename S::value_type, D>(ps[i].real(), saturate);
+  } else if constexpr (kIsComplex<D> && kIsCastable<S> && !std::is_same_v<S, tstring>) {
+    using R = typename D::value_type;
+    for (int64_t i = 0; i < n; ++i) pd[i] = D(ConvertNumber<S, R>(ps[i], saturate), R(0));
+  } else {
+    return absl::UnimplementedError(absl::StrCat("cannot cast ", DataTypeString(in.dtype()), " to ",
+                                                 DataTypeString(out->dtype())));
+  }
+  return absl::OkStatus();
+}
+
 // Casts input 0 to the kernel's output type. `to_attr` names the attr holding that type;
 // ONNX's ops also have `saturate` (TensorFlow's Cast always saturates 8-bit floats).
 class CastOp : public OpKernel {
@@ -189,7 +215,11 @@ class CastOp : public OpKernel {
       using S = typename decltype(src)::type;
       VisitDataType(to_, [&](auto dst) {
         using D = typename decltype(dst)::type;
-        if constexpr (kIsCastable<S> && kIsCastable<D>) status = CastLoop<S, D>(ctx, in, out, saturate_);
+        if constexpr (kIsComplex<S> || kIsComplex<D>) {
+          status = CastComplex<S, D>(in, out, saturate_);
+        } else if constexpr (kIsCastable<S> && kIsCastable<D>) {
+          status = CastLoop<S, D>(ctx, in, out, saturate_);
+        }
       });
     });
     return status;

@@ -1252,6 +1252,16 @@ TEST(ConvTest, OneByOneProductsMatchTheSumsWrittenOut) {
 }
 
 // TensorFlow's Select, Atan2, Log1p, Expm1 and Round on integers (for the eager API's users).
+TEST(UnaryMathTest, ReluKeepsNaN) {
+  KernelTester t("Relu");
+  t.Input<float>({3}, {2, std::nanf(""), -1});
+  ASSERT_OK(t.Run());
+  auto y = t.output(0).flat<float>();
+  EXPECT_EQ(y[0], 2);
+  EXPECT_TRUE(std::isnan(y[1]));
+  EXPECT_EQ(y[2], 0);
+}
+
 TEST(TfMathTest, SelectPicksElementsWholeRowsOrAll) {
   {
     KernelTester t("Select");

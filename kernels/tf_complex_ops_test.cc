@@ -66,6 +66,27 @@ TEST(TfComplexTest, FftOfInnermostRowsAndItsInverse) {
   EXPECT_EQ(empty.output(0).NumElements(), 0);
 }
 
+TEST(TfComplexTest, CastsToAndFromComplex) {
+  KernelTester in("Cast");  // Numbers become real parts.
+  in.Attr("DstT", DT_COMPLEX64).Input<int32_t>({2}, {-3, 7});
+  ASSERT_OK(in.Run());
+  in.ExpectOutput<C>(0, {2}, {C(-3, 0), C(7, 0)});
+
+  KernelTester out("Cast");  // Complex numbers become their real parts...
+  out.Attr("DstT", DT_FLOAT).Input<C>({2}, {C(1.5f, 2), C(-4, 9)});
+  ASSERT_OK(out.Run());
+  out.ExpectOutput<float>(0, {2}, {1.5f, -4});
+
+  KernelTester to_bool("Cast");  // ...or, to bool, whether they are nonzero.
+  to_bool.Attr("DstT", DT_BOOL).Input<C>({3}, {C(0, 0), C(0, 1), C(2, 0)});
+  ASSERT_OK(to_bool.Run());
+  to_bool.ExpectOutput<bool>(0, {3}, {false, true, true});
+
+  KernelTester to_string("Cast");
+  to_string.Attr("DstT", DT_STRING).Input<C>({1}, {C(1, 1)});
+  EXPECT_FALSE(to_string.Run().ok());
+}
+
 TEST(TfComplexTest, MisuseIsAnError) {
   KernelTester scalar("FFT");
   scalar.Input<C>({}, {C(1)});

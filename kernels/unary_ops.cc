@@ -114,8 +114,8 @@ struct HardSwishFn : ElementwiseFn {  // x * HardSigmoid(x) with alpha 1/6, beta
     return x * std::max(C(0), std::min(C(1), x / C(6) + C(0.5)));
   }
 };
-struct ReluFn : ElementwiseFn {
-  template <typename C> C operator()(C x) const { return x > C(0) ? x : C(0); }
+struct ReluFn : ElementwiseFn {  // NaN stays NaN, as max(x, 0) in numpy and TensorFlow.
+  template <typename C> C operator()(C x) const { return x < C(0) ? C(0) : x; }
 };
 
 struct LeakyReluFn : ElementwiseFn {
