@@ -1,6 +1,7 @@
 // CumSum along an axis given as a scalar input, optionally exclusive (each output leaves out its
 // own element) and reversed (sums run from the end). ONNX's CumSum and TensorFlow's Cumsum agree
-// in inputs and attrs, so both run this kernel.
+// in inputs and attrs, so both run this kernel; TensorFlow's Cumprod is the same scan with
+// products (an exclusive product starts from 1).
 #include <vector>
 
 #include "kernels/axis_util.h"
@@ -9,7 +10,7 @@
 namespace sluice {
 namespace {
 
-template <typename T>
+template <typename T, bool kProduct = false>
 class CumSumOp : public OpKernel {
  public:
   using C = typename sluice::Compute<T>::type;
@@ -36,7 +37,7 @@ class CumSumOp : public OpKernel {
     ParallelForElements(ctx, l.outer, l.n * l.inner, [&](int64_t begin, int64_t end) {
       std::vector<C> acc(l.inner);
       for (int64_t o = begin; o < end; ++o) {
-        std::fill(acc.begin(), acc.end(), C(0));
+        std::fill(acc.begin(), acc.end(), C(kProduct ? 1 : 0));
         for (int64_t step = 0; step < l.n; ++step) {
           const int64_t i = reverse ? l.n - 1 - step : step;
           const T* row = px + (o * l.n + i) * l.inner;
@@ -44,9 +45,9 @@ class CumSumOp : public OpKernel {
           for (int64_t j = 0; j < l.inner; ++j) {
             if (exclusive) {
               orow[j] = T(acc[j]);
-              acc[j] = Wrapping(acc[j], C(row[j]), std::plus<>());
+              acc[j] = Combine(acc[j], C(row[j]));
             } else {
-              acc[j] = Wrapping(acc[j], C(row[j]), std::plus<>());
+              acc[j] = Combine(acc[j], C(row[j]));
               orow[j] = T(acc[j]);
             }
           }
@@ -57,6 +58,14 @@ class CumSumOp : public OpKernel {
   }
 
  private:
+  static C Combine(C acc, C x) {
+    if constexpr (kProduct) {
+      return Wrapping(acc, x, std::multiplies<>());
+    } else {
+      return Wrapping(acc, x, std::plus<>());
+    }
+  }
+
   bool exclusive_ = false, reverse_ = false;
 };
 
@@ -66,6 +75,9 @@ class CumSumOp : public OpKernel {
   });
   RegisterCpuKernels("Cumsum", "T", NumericTypes{}, [](auto t) -> std::unique_ptr<OpKernel> {
     return std::make_unique<CumSumOp<typename decltype(t)::type>>();
+  });
+  RegisterCpuKernels("Cumprod", "T", NumericTypes{}, [](auto t) -> std::unique_ptr<OpKernel> {
+    return std::make_unique<CumSumOp<typename decltype(t)::type, /*kProduct=*/true>>();
   });
   return true;
 }();

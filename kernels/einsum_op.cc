@@ -305,15 +305,30 @@ class EinsumOp : public OpKernel {
  public:
   using A = EinsumAcc<T>;
 
+  // `tensorflow`: TensorFlow's Einsum, which takes one or two operands and needs the explicit
+  // output ("->"); the ONNX op takes any number and may leave the output implicit.
+  explicit EinsumOp(bool tensorflow = false) : tensorflow_(tensorflow) {}
+
   absl::Status Init(OpKernelConstruction* ctx) override {
     std::string equation;
     int64_t n = 0;
     SL_RETURN_IF_ERROR(ctx->GetAttr("equation", &equation));
     SL_RETURN_IF_ERROR(ctx->GetAttr("N", &n));
+    if (tensorflow_) {
+      // TensorFlow's wording: clients (tfjs) match these messages.
+      if (n > 2) return absl::InvalidArgumentError(absl::StrCat("Einsum: Expecting 1 or 2 input tensors but got: ", n));
+      size_t arrows = 0;
+      for (size_t p = equation.find("->"); p != std::string::npos; p = equation.find("->", p + 2)) ++arrows;
+      if (arrows != 1) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("Einsum: Expecting exactly one '->' in einsum equation: '", equation, "'"));
+      }
+    }
     SL_ASSIGN_OR_RETURN(eq_, ParseEquation(equation));
     if (static_cast<int64_t>(eq_.inputs.size()) != n) {
       return absl::InvalidArgumentError(absl::StrCat("Einsum: equation '", equation, "' has ", eq_.inputs.size(),
-                                                     " terms for ", n, " inputs"));
+                                                     " terms for ", n, " inputs (Expected ", eq_.inputs.size(),
+                                                     " inputs but got: ", n, ")"));
     }
     return absl::OkStatus();
   }
@@ -360,8 +375,10 @@ class EinsumOp : public OpKernel {
         if (size[l] == -1 || (l >= kNumLetters && size[l] == 1)) {
           size[l] = s;
         } else if (size[l] != s && !(l >= kNumLetters && s == 1)) {
-          return absl::InvalidArgumentError(absl::StrCat("Einsum: a label has sizes ", size[l], " and ", s,
-                                                         " (input ", i, ", dim ", d, ")"));
+          // The second half is TensorFlow's wording, which tfjs matches.
+          return absl::InvalidArgumentError(absl::StrCat(
+              "Einsum: a label has sizes ", size[l], " and ", s, " (input ", i, ", dim ", d, "): expected dimension ",
+              size[l], " at axis ", d, " of the input shaped ", t.shape().DebugString(), " but got dimension ", s));
         }
       }
     }
@@ -430,6 +447,7 @@ class EinsumOp : public OpKernel {
   }
 
  private:
+  bool tensorflow_ = false;
   Equation eq_;
 };
 
@@ -438,6 +456,11 @@ struct RegisterEinsum {
     using EinsumTypes = decltype(TypeList<half, float, double>{} + IntTypes{});
     RegisterCpuKernels("Onnx>Einsum", "T", EinsumTypes{}, [](auto t) -> std::unique_ptr<OpKernel> {
       return std::make_unique<EinsumOp<typename decltype(t)::type>>();
+    });
+    // TensorFlow's Einsum (inputs: N * T, attrs equation and N) has the same inputs and attrs.
+    using TfEinsumTypes = TypeList<half, float, double, int32_t, int64_t>;
+    RegisterCpuKernels("Einsum", "T", TfEinsumTypes{}, [](auto t) -> std::unique_ptr<OpKernel> {
+      return std::make_unique<EinsumOp<typename decltype(t)::type>>(/*tensorflow=*/true);
     });
   }
 } register_einsum;

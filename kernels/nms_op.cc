@@ -6,34 +6,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "kernels/kernel_registry.h"
+#include "kernels/nms_util.h"
 
 namespace sluice {
 namespace {
-
-// A box as its corners, min before max on each axis.
-struct Corners {
-  float y1, x1, y2, x2;
-  float Area() const { return (y2 - y1) * (x2 - x1); }
-};
-
-Corners ToCorners(const float* b, bool center_point_box) {
-  if (center_point_box) {  // [x_center, y_center, width, height]
-    const float half_w = b[2] / 2, half_h = b[3] / 2;
-    return {b[1] - half_h, b[0] - half_w, b[1] + half_h, b[0] + half_w};
-  }
-  // [y1, x1, y2, x2] with either diagonal.
-  return {std::min(b[0], b[2]), std::min(b[1], b[3]), std::max(b[0], b[2]), std::max(b[1], b[3])};
-}
-
-// Intersection over union; 0 when either box is empty.
-float IoU(const Corners& a, const Corners& b) {
-  const float area_a = a.Area(), area_b = b.Area();
-  if (area_a <= 0 || area_b <= 0) return 0.0f;
-  const float h = std::max(0.0f, std::min(a.y2, b.y2) - std::max(a.y1, b.y1));
-  const float w = std::max(0.0f, std::min(a.x2, b.x2) - std::max(a.x1, b.x1));
-  const float inter = h * w;
-  return inter / (area_a + area_b - inter);
-}
 
 class NonMaxSuppressionOp : public OpKernel {
  public:
@@ -102,37 +78,18 @@ class NonMaxSuppressionOp : public OpKernel {
     const float* box_data = boxes.data<float>();
     const float* score_data = scores.data<float>();
     std::vector<int64_t> selected;  // Triples [batch, class, box].
-    std::vector<Corners> corners(num_boxes);
-    std::vector<int64_t> order;
-    std::vector<int64_t> kept;
+    std::vector<NmsCorners> corners(num_boxes);
+    NmsOptions options;
+    options.max_output = max_per_class;
+    options.iou_threshold = iou_threshold;
+    if (has_score_threshold) options.score_threshold = score_threshold;
     for (int64_t b = 0; b < num_batches && max_per_class > 0; ++b) {
       for (int64_t i = 0; i < num_boxes; ++i) {
-        corners[i] = ToCorners(box_data + (b * num_boxes + i) * 4, center_point_box_);
+        corners[i] = NmsToCorners(box_data + (b * num_boxes + i) * 4, center_point_box_);
       }
       for (int64_t c = 0; c < num_classes; ++c) {
-        const float* s = score_data + (b * num_classes + c) * num_boxes;
-        order.clear();
-        for (int64_t i = 0; i < num_boxes; ++i) {
-          // NaN scores cannot be ranked; they are never selected.
-          if (std::isnan(s[i])) continue;
-          if (!has_score_threshold || s[i] > score_threshold) order.push_back(i);
-        }
-        // Highest score first; equal scores keep box order.
-        std::stable_sort(order.begin(), order.end(), [s](int64_t a, int64_t b) { return s[a] > s[b]; });
-        kept.clear();
-        for (int64_t i : order) {
-          if (static_cast<int64_t>(kept.size()) >= max_per_class) break;
-          bool suppressed = false;
-          for (int64_t k : kept) {
-            if (IoU(corners[i], corners[k]) > iou_threshold) {
-              suppressed = true;
-              break;
-            }
-          }
-          if (suppressed) continue;
-          kept.push_back(i);
-          selected.insert(selected.end(), {b, c, i});
-        }
+        const NmsResult kept = GreedyNms(corners, score_data + (b * num_classes + c) * num_boxes, options);
+        for (int64_t i : kept.indices) selected.insert(selected.end(), {b, c, i});
       }
     }
     Tensor* out;

@@ -578,8 +578,11 @@ class FusedBatchNormV3Op : public OpKernel {
     SL_RETURN_IF_ERROR(ctx->allocate_output(0, x.shape(), &y));
     Tensor* out[5];
     for (int i = 1; i < 5; ++i) SL_RETURN_IF_ERROR(ctx->allocate_output(i, TensorShape({v.channels}), &out[i]));
-    SL_RETURN_IF_ERROR(ctx->allocate_output(5, TensorShape({}), &out[0]));
-    out[0]->data<U>()[0] = U(0.0f);
+    // FusedBatchNorm (V1), registered on this kernel, has no reserve_space_3.
+    if (ctx->num_outputs() > 5) {
+      SL_RETURN_IF_ERROR(ctx->allocate_output(5, TensorShape({}), &out[0]));
+      out[0]->data<U>()[0] = U(0.0f);
+    }
     auto u = [&](int input, int64_t c) { return static_cast<double>(static_cast<float>(ctx->input(input).data<U>()[c])); };
     auto set = [&](int output, int64_t c, double value) { out[output]->data<U>()[c] = U(static_cast<float>(value)); };
     const T* xd = x.data<T>();
@@ -821,6 +824,8 @@ REGISTER_KERNEL_BUILDER(Name("FusedBatchNormV3").Device(DEVICE_CPU).TypeConstrai
                         FusedBatchNormV3Op<half, float>);
 REGISTER_KERNEL_BUILDER(Name("FusedBatchNormV3").Device(DEVICE_CPU).TypeConstraint<bfloat16>("T").TypeConstraint<float>("U"),
                         FusedBatchNormV3Op<bfloat16, float>);
+// FusedBatchNorm (ops/tf_extra_nn_ops.cc) is V3 with every operand float and five outputs.
+REGISTER_KERNEL_BUILDER(Name("FusedBatchNorm").Device(DEVICE_CPU).TypeConstraint<float>("T"), FusedBatchNormV3Op<float, float>);
 REGISTER_KERNEL_BUILDER(Name("FusedBatchNormGradV3").Device(DEVICE_CPU).TypeConstraint<float>("T").TypeConstraint<float>("U"),
                         FusedBatchNormGradV3Op<float, float>);
 REGISTER_KERNEL_BUILDER(Name("FusedBatchNormGradV3").Device(DEVICE_CPU).TypeConstraint<half>("T").TypeConstraint<float>("U"),
