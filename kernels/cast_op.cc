@@ -170,7 +170,8 @@ template <typename T>
 inline constexpr bool kIsComplex = std::is_same_v<T, complex64> || std::is_same_v<T, complex128>;
 
 // Casts to and from complex numbers as TensorFlow does: a number becomes its real part (the
-// imaginary part 0); a complex number becomes its real part, or to bool, whether it is nonzero.
+// imaginary part 0); a complex number becomes its real part (to bool too: 1+1i is true, 0+1i
+// false, as TensorFlow.js's tests of TensorFlow's Cast expect).
 template <typename S, typename D>
 absl::Status CastComplex(const Tensor& in, Tensor* out, bool saturate) {
   const S* ps = in.data<S>();
@@ -179,7 +180,7 @@ absl::Status CastComplex(const Tensor& in, Tensor* out, bool saturate) {
   if constexpr (kIsComplex<S> && kIsComplex<D>) {
     for (int64_t i = 0; i < n; ++i) pd[i] = D(ps[i]);
   } else if constexpr (kIsComplex<S> && std::is_same_v<D, bool>) {
-    for (int64_t i = 0; i < n; ++i) pd[i] = ps[i] != S(0);
+    for (int64_t i = 0; i < n; ++i) pd[i] = ps[i].real() != 0;
   } else if constexpr (kIsComplex<S> && kIsCastable<D> && !std::is_same_v<D, tstring>) {
     for (int64_t i = 0; i < n; ++i) pd[i] = ConvertNumber<typename S::value_type, D>(ps[i].real(), saturate);
   } else if constexpr (kIsComplex<D> && kIsCastable<S> && !std::is_same_v<S, tstring>) {
