@@ -84,26 +84,6 @@ absl::StatusOr<const AttrValue::ListValue*> FindList(TF_Operation* oper, const c
   return &v->list();
 }
 
-// The kind an OpDef attr type string ("list(int)", "shape", ...) names; false for others.
-bool KindOfTypeString(absl::string_view type, TF_AttrType* kind) {
-  static constexpr struct {
-    const char* name;
-    TF_AttrType kind;
-  } kKinds[] = {{"string", TF_ATTR_STRING}, {"int", TF_ATTR_INT},       {"float", TF_ATTR_FLOAT},
-                {"bool", TF_ATTR_BOOL},     {"type", TF_ATTR_TYPE},     {"shape", TF_ATTR_SHAPE},
-                {"tensor", TF_ATTR_TENSOR}, {"func", TF_ATTR_FUNC}};
-  if (absl::ConsumePrefix(&type, "list(")) {
-    if (!absl::ConsumeSuffix(&type, ")")) return false;
-  }
-  for (const auto& k : kKinds) {
-    if (type == k.name) {
-      *kind = k.kind;
-      return true;
-    }
-  }
-  return false;
-}
-
 absl::StatusOr<TF_AttrMetadata> Metadata(TF_Operation* oper, const char* attr_name) {
   constexpr char kFn[] = "TF_OperationGetAttrMetadata";
   SL_ASSIGN_OR_RETURN(const AttrValue* v, FindAttr(oper, attr_name, kFn));
@@ -187,6 +167,26 @@ std::vector<const std::string*> SortedAttrNames(TF_Operation* oper) {
 }
 
 }  // namespace
+
+bool KindOfTypeString(absl::string_view type, TF_AttrType* kind) {
+  static constexpr struct {
+    const char* name;
+    TF_AttrType kind;
+  } kKinds[] = {{"string", TF_ATTR_STRING}, {"int", TF_ATTR_INT},       {"float", TF_ATTR_FLOAT},
+                {"bool", TF_ATTR_BOOL},     {"type", TF_ATTR_TYPE},     {"shape", TF_ATTR_SHAPE},
+                {"tensor", TF_ATTR_TENSOR}, {"func", TF_ATTR_FUNC}};
+  if (absl::ConsumePrefix(&type, "list(")) {
+    if (!absl::ConsumeSuffix(&type, ")")) return false;
+  }
+  for (const auto& k : kKinds) {
+    if (type == k.name) {
+      *kind = k.kind;
+      return true;
+    }
+  }
+  return false;
+}
+
 }  // namespace sluice
 
 using sluice::AttrValue;

@@ -26,6 +26,7 @@
 #include "absl/status/status.h"
 #include "absl/types/span.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
 #include "c_api/c_api.h"
@@ -247,6 +248,23 @@ absl::Status NullArgument(absl::string_view function, absl::string_view arg);
 // Prefixes "node 'name' (op 'type'): " unless the message already names the node (most
 // validation helpers do), so every graph-building error says which node it is about.
 absl::Status NameNode(const absl::Status& s, const NodeDef& node);
+
+// ---- Attrs (c_api_operation_description.cc, c_api_attrs.cc), shared with the eager API ----
+
+// OK, or INVALID_ARGUMENT for a negative length or null values with a positive length.
+template <typename T>
+absl::Status CheckList(const T* values, int n) {
+  if (n < 0) return absl::InvalidArgumentError(absl::StrCat("negative list length ", n));
+  if (n > 0 && values == nullptr) return absl::InvalidArgumentError("list values are null");
+  return absl::OkStatus();
+}
+
+// `num_dims` < 0: unknown rank; a negative dim: unknown size. Null dims with num_dims > 0 are
+// INVALID_ARGUMENT.
+absl::Status ShapeToProto(const int64_t* dims, int num_dims, TensorShapeProto* proto);
+
+// The kind an OpDef attr type string ("list(int)", "shape", ...) names; false for others.
+bool KindOfTypeString(absl::string_view type, TF_AttrType* kind);
 
 // ---- Custom-op libraries (c_api_library.cc) ----
 

@@ -32,21 +32,6 @@ void SetAttr(TF_OperationDescription* desc, const char* attr_name, Fill fill) {
   (*desc->node_def.mutable_attr())[attr_name] = std::move(value);
 }
 
-template <typename T>
-absl::Status CheckList(const T* values, int n) {
-  if (n < 0) return absl::InvalidArgumentError(absl::StrCat("negative list length ", n));
-  if (n > 0 && values == nullptr) return absl::InvalidArgumentError("list values are null");
-  return absl::OkStatus();
-}
-
-void ShapeToProto(const int64_t* dims, int num_dims, TensorShapeProto* proto) {
-  if (num_dims < 0) {
-    proto->set_unknown_rank(true);
-    return;
-  }
-  for (int i = 0; i < num_dims; ++i) proto->add_dim()->set_size(dims[i] < 0 ? -1 : dims[i]);
-}
-
 absl::Status TensorToProto(const TF_Tensor* t, TensorProto* proto) {
   if (t == nullptr) return absl::InvalidArgumentError("the tensor is null");
   SL_ASSIGN_OR_RETURN(Tensor value, ToRuntimeTensor(*t));
@@ -55,6 +40,17 @@ absl::Status TensorToProto(const TF_Tensor* t, TensorProto* proto) {
 }
 
 }  // namespace
+
+absl::Status ShapeToProto(const int64_t* dims, int num_dims, TensorShapeProto* proto) {
+  if (num_dims < 0) {
+    proto->set_unknown_rank(true);
+    return absl::OkStatus();
+  }
+  if (num_dims > 0 && dims == nullptr) return absl::InvalidArgumentError("the dims are null");
+  for (int i = 0; i < num_dims; ++i) proto->add_dim()->set_size(dims[i] < 0 ? -1 : dims[i]);
+  return absl::OkStatus();
+}
+
 }  // namespace sluice
 
 using sluice::DataType;
@@ -220,8 +216,7 @@ void TF_SetAttrShape(TF_OperationDescription* desc, const char* attr_name, const
                      int num_dims) {
   sluice::SetAttr(desc, attr_name, [&](sluice::AttrValue* v) {
     if (num_dims > 0 && dims == nullptr) return absl::InvalidArgumentError("dims is null");
-    sluice::ShapeToProto(dims, num_dims, v->mutable_shape());
-    return absl::OkStatus();
+    return sluice::ShapeToProto(dims, num_dims, v->mutable_shape());
   });
 }
 
@@ -235,7 +230,7 @@ void TF_SetAttrShapeList(TF_OperationDescription* desc, const char* attr_name,
       if (num_dims[i] > 0 && dims[i] == nullptr) {
         return absl::InvalidArgumentError(absl::StrCat("dims of shape ", i, " are null"));
       }
-      sluice::ShapeToProto(dims[i], num_dims[i], v->mutable_list()->add_shape());
+      SL_RETURN_IF_ERROR(sluice::ShapeToProto(dims[i], num_dims[i], v->mutable_list()->add_shape()));
     }
     return absl::OkStatus();
   });

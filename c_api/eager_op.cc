@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "absl/container/flat_hash_set.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/strip.h"
 #include "c_api/c_api_internal.h"
 #include "c_api/eager_internal.h"
 #include "framework/node_def_util.h"
@@ -37,23 +37,6 @@ void SetAttr(TFE_Op* op, const char* attr_name, Fill fill) {
     return;
   }
   (*op->node.mutable_attr())[attr_name] = std::move(value);
-}
-
-template <typename T>
-absl::Status CheckList(const T* values, int n) {
-  if (n < 0) return absl::InvalidArgumentError(absl::StrCat("negative list length ", n));
-  if (n > 0 && values == nullptr) return absl::InvalidArgumentError("list values are null");
-  return absl::OkStatus();
-}
-
-absl::Status ShapeToProto(const int64_t* dims, int num_dims, TensorShapeProto* proto) {
-  if (num_dims < 0) {
-    proto->set_unknown_rank(true);
-    return absl::OkStatus();
-  }
-  if (num_dims > 0 && dims == nullptr) return absl::InvalidArgumentError("the dims are null");
-  for (int i = 0; i < num_dims; ++i) proto->add_dim()->set_size(dims[i] < 0 ? -1 : dims[i]);
-  return absl::OkStatus();
 }
 
 // The tensors one input arg takes, given the attrs set so far; -1 when the attrs do not say
@@ -230,31 +213,6 @@ bool CallsFunctions(const OpDef& op_def) {
   return false;
 }
 
-// Arguments and results of one executor run.
-class EagerCallFrame : public CallFrameInterface {
- public:
-  EagerCallFrame(absl::Span<const Tensor> args, int num_rets) : args_(args), rets_(num_rets) {}
-  absl::Status GetArg(int index, Tensor* value) const override {
-    if (index < 0 || index >= static_cast<int>(args_.size())) {
-      return absl::InvalidArgumentError(absl::StrCat("argument ", index, " does not exist"));
-    }
-    *value = args_[index];
-    return absl::OkStatus();
-  }
-  absl::Status SetRetval(int index, const Tensor& value) override {
-    if (index < 0 || index >= static_cast<int>(rets_.size())) {
-      return absl::InvalidArgumentError(absl::StrCat("result ", index, " does not exist"));
-    }
-    rets_[index] = value;
-    return absl::OkStatus();
-  }
-  std::vector<Tensor>& rets() { return rets_; }
-
- private:
-  absl::Span<const Tensor> args_;
-  std::vector<Tensor> rets_;
-};
-
 // Makes what runs `node` (complete and valid): its kernel, or an executor over
 // `_Arg -> node -> _Retval` when it calls functions.
 absl::StatusOr<std::shared_ptr<const EagerKernel>> MakeKernel(TFE_Context* ctx, NodeDef node, const OpDef& op_def) {
@@ -377,7 +335,7 @@ absl::Status Execute(TFE_Op& op, TFE_TensorHandle** retvals, int* num_retvals) {
     SL_RETURN_IF_ERROR(kernel->kernel->Compute(&kctx));
     outputs.assign(std::make_move_iterator(kctx.outputs().begin()), std::make_move_iterator(kctx.outputs().end()));
   } else {
-    EagerCallFrame frame(op.inputs, num_outputs);
+    CallFrame frame(op.inputs, num_outputs);
     Executor::Args args;
     args.step_id = step;
     args.call_frame = &frame;
@@ -397,18 +355,9 @@ absl::Status Execute(TFE_Op& op, TFE_TensorHandle** retvals, int* num_retvals) {
 
 // TF_AttrType of an OpDef attr type string ("int", "list(shape)", ...).
 TF_AttrType AttrTypeOf(absl::string_view type, unsigned char* is_list) {
-  const bool list = absl::ConsumePrefix(&type, "list(") && absl::ConsumeSuffix(&type, ")");
-  if (is_list != nullptr) *is_list = list ? 1 : 0;
-  static constexpr struct {
-    const char* name;
-    TF_AttrType kind;
-  } kKinds[] = {{"string", TF_ATTR_STRING}, {"int", TF_ATTR_INT},       {"float", TF_ATTR_FLOAT},
-                {"bool", TF_ATTR_BOOL},     {"type", TF_ATTR_TYPE},     {"shape", TF_ATTR_SHAPE},
-                {"tensor", TF_ATTR_TENSOR}, {"func", TF_ATTR_FUNC}};
-  for (const auto& k : kKinds) {
-    if (type == k.name) return k.kind;
-  }
-  return TF_ATTR_PLACEHOLDER;
+  if (is_list != nullptr) *is_list = absl::StartsWith(type, "list(") ? 1 : 0;
+  TF_AttrType kind;
+  return KindOfTypeString(type, &kind) ? kind : TF_ATTR_PLACEHOLDER;
 }
 
 absl::StatusOr<TF_AttrType> GetAttrType(const OpDef* op_def, absl::string_view name, const char* attr_name,

@@ -481,6 +481,24 @@ void ForEachTap(const Conv3DDims& d, int64_t n, int64_t od, int64_t oh, int64_t 
   }
 }
 
+// Calls fn(y, x, f) for every output position, in-bounds tap, group and input channel of a 3-D
+// convolution: y is the offset of the group's first output channel at that position, x the
+// offset of the input value, f the offset of its filter row over the group's output channels
+// (d.og values, consecutive as y's are). The forward pass and both backprops are this loop.
+template <typename Fn>
+void ForEachConvPair(const OpKernelContext* ctx, const Conv3DDims& d, Fn&& fn) {
+  ForEachWindow(ctx, d.x[0], d.g, d.co * d.ci * d.g.k[0] * d.g.k[1] * d.g.k[2],
+                [&](int64_t n, int64_t od, int64_t oh, int64_t ow, int64_t, int64_t, int64_t, int64_t, int64_t,
+                    int64_t) {
+                  const int64_t y = (((n * d.g.out[0] + od) * d.g.out[1] + oh) * d.g.out[2] + ow) * d.co;
+                  ForEachTap(d, n, od, oh, ow, [&](int64_t xo, int64_t fo) {
+                    for (int64_t gi = 0; gi < d.group; ++gi) {
+                      for (int64_t c = 0; c < d.cg; ++c) fn(y + gi * d.og, xo + gi * d.cg + c, fo + c * d.co + gi * d.og);
+                    }
+                  });
+                });
+}
+
 absl::Status ParseConv3D(OpKernelConstruction* ctx, const std::string& op, Window* win) {
   SL_RETURN_IF_ERROR(ChannelsLast(ctx, op, "NDHWC"));
   SL_ASSIGN_OR_RETURN(*win, ParseWindow(ctx, op, 3, nullptr, "dilations"));
@@ -511,24 +529,13 @@ class Conv3DOp : public OpKernel {
     SL_RETURN_IF_ERROR(ctx->allocate_output(0, ys, &y));
     if (y->NumElements() == 0) return absl::OkStatus();
     const std::vector<Acc<T>> xv = Loaded<T>(x), fv = Loaded<T>(f);
+    std::vector<Acc<T>> sums(y->NumElements(), Acc<T>(0));
+    ForEachConvPair(ctx, d, [&](int64_t yo, int64_t xo, int64_t fo) {
+      const Acc<T> xval = xv[xo];
+      for (int64_t o = 0; o < d.og; ++o) sums[yo + o] += xval * fv[fo + o];
+    });
     T* yd = y->data<T>();
-    std::vector<Acc<T>> acc(d.co);
-    ForEachWindow(ctx, d.x[0], d.g, d.co * d.ci * d.g.k[0] * d.g.k[1] * d.g.k[2],
-                  [&](int64_t n, int64_t od, int64_t oh, int64_t ow, int64_t, int64_t, int64_t, int64_t, int64_t,
-                      int64_t) {
-                    std::fill(acc.begin(), acc.end(), Acc<T>(0));
-                    ForEachTap(d, n, od, oh, ow, [&](int64_t xo, int64_t fo) {
-                      for (int64_t gi = 0; gi < d.group; ++gi)
-                        for (int64_t c = 0; c < d.cg; ++c) {
-                          const Acc<T> xval = xv[xo + gi * d.cg + c];
-                          const Acc<T>* frow = fv.data() + fo + c * d.co + gi * d.og;
-                          Acc<T>* a = acc.data() + gi * d.og;
-                          for (int64_t o = 0; o < d.og; ++o) a[o] += xval * frow[o];
-                        }
-                    });
-                    T* out = yd + (((n * d.g.out[0] + od) * d.g.out[1] + oh) * d.g.out[2] + ow) * d.co;
-                    for (int64_t o = 0; o < d.co; ++o) out[o] = Store<T>(acc[o]);
-                  });
+    for (int64_t i = 0; i < y->NumElements(); ++i) yd[i] = Store<T>(sums[i]);
     return ctx->CheckCancelled();
   }
 
@@ -562,20 +569,11 @@ class Conv3DBackpropInputOp : public OpKernel {
     std::vector<Acc<T>> sums(dx->NumElements(), Acc<T>(0));
     if (dy.NumElements() > 0) {
       const std::vector<Acc<T>> gv = Loaded<T>(dy), fv = Loaded<T>(f);
-      ForEachWindow(ctx, d.x[0], d.g, d.co * d.ci * d.g.k[0] * d.g.k[1] * d.g.k[2],
-                    [&](int64_t n, int64_t od, int64_t oh, int64_t ow, int64_t, int64_t, int64_t, int64_t, int64_t,
-                        int64_t) {
-                      const Acc<T>* grad = gv.data() + (((n * d.g.out[0] + od) * d.g.out[1] + oh) * d.g.out[2] + ow) * d.co;
-                      ForEachTap(d, n, od, oh, ow, [&](int64_t xo, int64_t fo) {
-                        for (int64_t gi = 0; gi < d.group; ++gi)
-                          for (int64_t c = 0; c < d.cg; ++c) {
-                            const Acc<T>* frow = fv.data() + fo + c * d.co + gi * d.og;
-                            Acc<T> s = 0;
-                            for (int64_t o = 0; o < d.og; ++o) s += frow[o] * grad[gi * d.og + o];
-                            sums[xo + gi * d.cg + c] += s;
-                          }
-                      });
-                    });
+      ForEachConvPair(ctx, d, [&](int64_t yo, int64_t xo, int64_t fo) {
+        Acc<T> sum = 0;
+        for (int64_t o = 0; o < d.og; ++o) sum += fv[fo + o] * gv[yo + o];
+        sums[xo] += sum;
+      });
     }
     T* out = dx->data<T>();
     for (int64_t i = 0; i < dx->NumElements(); ++i) out[i] = Store<T>(sums[i]);
@@ -604,19 +602,10 @@ class Conv3DBackpropFilterOp : public OpKernel {
     std::vector<Acc<T>> sums(df->NumElements(), Acc<T>(0));
     if (dy.NumElements() > 0) {
       const std::vector<Acc<T>> gv = Loaded<T>(dy), xv = Loaded<T>(x);
-      ForEachWindow(ctx, d.x[0], d.g, d.co * d.ci * d.g.k[0] * d.g.k[1] * d.g.k[2],
-                    [&](int64_t n, int64_t od, int64_t oh, int64_t ow, int64_t, int64_t, int64_t, int64_t, int64_t,
-                        int64_t) {
-                      const Acc<T>* grad = gv.data() + (((n * d.g.out[0] + od) * d.g.out[1] + oh) * d.g.out[2] + ow) * d.co;
-                      ForEachTap(d, n, od, oh, ow, [&](int64_t xo, int64_t fo) {
-                        for (int64_t gi = 0; gi < d.group; ++gi)
-                          for (int64_t c = 0; c < d.cg; ++c) {
-                            const Acc<T> xval = xv[xo + gi * d.cg + c];
-                            Acc<T>* frow = sums.data() + fo + c * d.co + gi * d.og;
-                            for (int64_t o = 0; o < d.og; ++o) frow[o] += xval * grad[gi * d.og + o];
-                          }
-                      });
-                    });
+      ForEachConvPair(ctx, d, [&](int64_t yo, int64_t xo, int64_t fo) {
+        const Acc<T> xval = xv[xo];
+        for (int64_t o = 0; o < d.og; ++o) sums[fo + o] += xval * gv[yo + o];
+      });
     }
     T* out = df->data<T>();
     for (int64_t i = 0; i < df->NumElements(); ++i) out[i] = Store<T>(sums[i]);

@@ -276,32 +276,6 @@ class Executor::RunState {
 
 namespace {
 
-// Holds a call's arguments and collects its results.
-class CallFrame : public CallFrameInterface {
- public:
-  CallFrame(const std::vector<Tensor>& args, int num_rets) : args_(args), rets_(num_rets) {}
-  absl::Status GetArg(int index, Tensor* value) const override {
-    if (index < 0 || index >= static_cast<int>(args_.size())) {
-      return absl::InvalidArgumentError(absl::StrCat("function argument ", index, " does not exist (",
-                                                     args_.size(), " given)"));
-    }
-    *value = args_[index];
-    return absl::OkStatus();
-  }
-  absl::Status SetRetval(int index, const Tensor& value) override {
-    if (index < 0 || index >= static_cast<int>(rets_.size())) {
-      return absl::InvalidArgumentError(absl::StrCat("function result ", index, " does not exist"));
-    }
-    rets_[index] = value;
-    return absl::OkStatus();
-  }
-  std::vector<Tensor>& rets() { return rets_; }
-
- private:
-  const std::vector<Tensor>& args_;
-  std::vector<Tensor> rets_;
-};
-
 // Functions of one graph's library, each built once into its own executor on `device`.
 class LibraryRuntime : public FunctionRuntime {
  public:
@@ -370,6 +344,23 @@ class LibraryRuntime : public FunctionRuntime {
 };
 
 }  // namespace
+
+absl::Status CallFrame::GetArg(int index, Tensor* value) const {
+  if (index < 0 || index >= static_cast<int>(args_.size())) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("function argument ", index, " does not exist (", args_.size(), " given)"));
+  }
+  *value = args_[index];
+  return absl::OkStatus();
+}
+
+absl::Status CallFrame::SetRetval(int index, const Tensor& value) {
+  if (index < 0 || index >= static_cast<int>(rets_.size())) {
+    return absl::InvalidArgumentError(absl::StrCat("function result ", index, " does not exist"));
+  }
+  rets_[index] = value;
+  return absl::OkStatus();
+}
 
 Executor::~Executor() = default;
 

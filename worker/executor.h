@@ -29,6 +29,20 @@
 
 namespace sluice {
 
+// A call's arguments (not owned: they outlive the frame) and the results its _Retval nodes set;
+// for running a function body through Executor::Args::call_frame.
+class CallFrame : public CallFrameInterface {
+ public:
+  CallFrame(absl::Span<const Tensor> args, int num_rets) : args_(args), rets_(num_rets) {}
+  absl::Status GetArg(int index, Tensor* value) const override;
+  absl::Status SetRetval(int index, const Tensor& value) override;
+  std::vector<Tensor>& rets() { return rets_; }
+
+ private:
+  absl::Span<const Tensor> args_;
+  std::vector<Tensor> rets_;
+};
+
 class Executor {
  public:
   struct Args {
