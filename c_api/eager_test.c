@@ -276,6 +276,21 @@ int main(void) {
   TFE_DeleteOp(op);
 
   op = TFE_NewOp(ctx, "ConcatV2", s);
+  TFE_OpSetAttrInt(op, "N", (int64_t)1 << 62); /* A length no list has, nor fits an int. */
+  TFE_OpAddInput(op, a, s);
+  TFE_OpAddInput(op, axis, s);
+  num = 1;
+  TFE_Execute(op, &out, &num, s);
+  CHECK_CODE(s, TF_INVALID_ARGUMENT, "ConcatV2 with N = 2^62");
+  TFE_DeleteOp(op);
+
+  /* A shape attr with a negative rank means unknown rank; null dims with a rank are refused. */
+  op = TFE_NewOp(ctx, "Neg", s);
+  TFE_OpSetAttrShape(op, "shape", NULL, 3, s);
+  CHECK_CODE(s, TF_INVALID_ARGUMENT, "null dims with rank 3");
+  TFE_DeleteOp(op);
+
+  op = TFE_NewOp(ctx, "ConcatV2", s);
   TFE_OpSetAttrInt(op, "N", 3); /* Three values and an axis wanted, two tensors given. */
   TFE_OpAddInput(op, a, s);
   TFE_OpAddInput(op, axis, s);
