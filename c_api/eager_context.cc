@@ -10,6 +10,7 @@
 #include "absl/strings/strip.h"
 #include "c_api/c_api_internal.h"
 #include "c_api/eager_internal.h"
+#include "framework/resource_mgr.h"
 #include "kernels/threading.h"
 #include "proto/config.pb.h"
 #include "proto/device_attributes.pb.h"
@@ -100,7 +101,11 @@ TFE_Context* TFE_NewContext(const TFE_ContextOptions* opts, TF_Status* status) {
   return ctx.release();
 }
 
-void TFE_DeleteContext(TFE_Context* ctx) { delete ctx; }
+void TFE_DeleteContext(TFE_Context* ctx) {
+  if (ctx == nullptr) return;
+  sluice::ReleaseResourceMgr(ctx->device.get());  // Summary writers flush their files here.
+  delete ctx;
+}
 
 TF_DeviceList* TFE_ContextListDevices(TFE_Context* ctx, TF_Status* status) {
   if (ctx == nullptr) {

@@ -1,9 +1,13 @@
 /* TensorFlow's eager C API as a binding uses it (TensorFlow.js's Node backend, for one): only
  * "tensorflow/c/eager/c_api.h", built with the system's cc and -ltensorflow by
  * tf_layout_test.sh. Expected values are worked out by hand. */
+#define _POSIX_C_SOURCE 200809L /* mkdtemp */
 #include "tensorflow/c/eager/c_api.h"
 
+#include <dirent.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -48,6 +52,122 @@ static int FloatsEqual(TFE_TensorHandle* h, const float* want, int n, TF_Status*
            memcmp(TF_TensorData(t), want, (size_t)n * sizeof(float)) == 0;
   TF_DeleteTensor(t);
   return ok;
+}
+
+static TFE_TensorHandle* StringHandle(const char* text, TF_Status* s) {
+  TF_Tensor* t = TF_AllocateTensor(TF_STRING, NULL, 0, sizeof(TF_TString));
+  TF_TString* ts = (TF_TString*)TF_TensorData(t);
+  TF_TString_Init(ts);
+  TF_TString_Copy(ts, text, strlen(text));
+  TFE_TensorHandle* h = TFE_NewTensorHandle(t, s);
+  TF_DeleteTensor(t);
+  return h;
+}
+
+static TFE_TensorHandle* ScalarHandle(TF_DataType dt, const void* value, size_t bytes, TF_Status* s) {
+  TF_Tensor* t = TF_AllocateTensor(dt, NULL, 0, bytes);
+  memcpy(TF_TensorData(t), value, bytes);
+  TFE_TensorHandle* h = TFE_NewTensorHandle(t, s);
+  TF_DeleteTensor(t);
+  return h;
+}
+
+/* Runs an op without outputs; returns the status code. */
+static TF_Code RunNoOutput(TFE_Context* ctx, const char* name, TFE_TensorHandle** inputs, int n, int float_t_attr,
+                           TF_Status* s) {
+  TFE_Op* op = TFE_NewOp(ctx, name, s);
+  if (TF_GetCode(s) != TF_OK) return TF_GetCode(s);
+  if (float_t_attr) TFE_OpSetAttrType(op, "T", TF_FLOAT);
+  for (int i = 0; i < n; ++i) TFE_OpAddInput(op, inputs[i], s);
+  int num = 0;
+  TFE_Execute(op, NULL, &num, s);
+  TFE_DeleteOp(op);
+  return TF_GetCode(s);
+}
+
+/* The size of the one file in `dir` (-1 unless there is exactly one). */
+static long OnlyFileSize(const char* dir) {
+  DIR* d = opendir(dir);
+  if (d == NULL) return -1;
+  struct dirent* e;
+  char path[4096] = "";
+  int files = 0;
+  while ((e = readdir(d)) != NULL) {
+    if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
+    ++files;
+    snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+  }
+  closedir(d);
+  struct stat st;
+  if (files != 1 || stat(path, &st) != 0) return -1;
+  return (long)st.st_size;
+}
+
+/* Summary writers as tfjs-node's tensorBoard() drives them: a resource handle from
+ * SummaryWriter, passed back to the writing ops, resolvable to bytes and back; the events
+ * queued when the context is deleted reach the file. */
+static void SummaryWriters(TF_Status* s) {
+  char dir[4096];
+  const char* tmp = getenv("TEST_TMPDIR"); /* Bazel's per-test scratch space, removed after. */
+  snprintf(dir, sizeof(dir), "%s/sluice_eager_summary_XXXXXX", tmp != NULL ? tmp : "/tmp");
+  CHECK(mkdtemp(dir) != NULL, "mkdtemp");
+  TFE_ContextOptions* opts = TFE_NewContextOptions();
+  TFE_Context* ctx = TFE_NewContext(opts, s);
+  TFE_DeleteContextOptions(opts);
+  TFE_Op* make = TFE_NewOp(ctx, "SummaryWriter", s);
+  char shared[4200];
+  snprintf(shared, sizeof(shared), "logdir:%s", dir);
+  TFE_OpSetAttrString(make, "shared_name", shared, strlen(shared));
+  TFE_OpSetAttrString(make, "container", "", 0);
+  TFE_TensorHandle* writer = NULL;
+  int num = 1;
+  TFE_Execute(make, &writer, &num, s);
+  CHECK_OK(s, "SummaryWriter");
+  TFE_DeleteOp(make);
+  CHECK(writer != NULL && TFE_TensorHandleDataType(writer) == TF_RESOURCE, "the writer is a resource handle");
+
+  /* Writing before CreateSummaryFileWriter is NOT_FOUND. */
+  CHECK(RunNoOutput(ctx, "FlushSummaryWriter", &writer, 1, 0, s) == TF_NOT_FOUND, "flush before create: %s",
+        TF_Message(s));
+
+  const int32_t max_queue = 10, flush_millis = 120000;
+  TFE_TensorHandle* create_in[5] = {writer, StringHandle(dir, s), ScalarHandle(TF_INT32, &max_queue, 4, s),
+                                    ScalarHandle(TF_INT32, &flush_millis, 4, s), StringHandle(".v2", s)};
+  CHECK(RunNoOutput(ctx, "CreateSummaryFileWriter", create_in, 5, 0, s) == TF_OK, "CreateSummaryFileWriter: %s",
+        TF_Message(s));
+  const long empty = OnlyFileSize(dir);
+  CHECK(empty > 0, "one event file holding the version event (size %ld)", empty);
+
+  const int64_t step = 1;
+  const float value = 42;
+  TFE_TensorHandle* write_in[4] = {writer, ScalarHandle(TF_INT64, &step, 8, s), StringHandle("loss", s),
+                                   ScalarHandle(TF_FLOAT, &value, 4, s)};
+  CHECK(RunNoOutput(ctx, "WriteScalarSummary", write_in, 4, 1, s) == TF_OK, "WriteScalarSummary: %s", TF_Message(s));
+  CHECK(OnlyFileSize(dir) == empty, "the event waits in the queue");
+
+  /* The handle resolves to a serialized ResourceHandleProto; a handle made from those bytes
+   * names the same writer. */
+  TF_Tensor* bytes = TFE_TensorHandleResolve(writer, s);
+  CHECK_OK(s, "resolving a resource handle");
+  CHECK(bytes != NULL && TF_TensorType(bytes) == TF_RESOURCE && TF_NumDims(bytes) == 0 &&
+            TF_TensorByteSize(bytes) > strlen(dir),
+        "a scalar TF_RESOURCE of %zu bytes", bytes == NULL ? (size_t)0 : TF_TensorByteSize(bytes));
+  TFE_TensorHandle* again = bytes == NULL ? NULL : TFE_NewTensorHandle(bytes, s);
+  CHECK_OK(s, "a handle from the resolved bytes");
+  TF_DeleteTensor(bytes);
+  CHECK(again != NULL && RunNoOutput(ctx, "FlushSummaryWriter", &again, 1, 0, s) == TF_OK, "flush through it: %s",
+        TF_Message(s));
+  const long one = OnlyFileSize(dir);
+  CHECK(one > empty, "the flushed event is in the file (%ld > %ld)", one, empty);
+
+  /* Queued again, then the context ends: the file gets it. */
+  CHECK(RunNoOutput(ctx, "WriteScalarSummary", write_in, 4, 1, s) == TF_OK, "second WriteScalarSummary");
+  for (int i = 1; i < 5; ++i) TFE_DeleteTensorHandle(create_in[i]);
+  for (int i = 1; i < 4; ++i) TFE_DeleteTensorHandle(write_in[i]);
+  TFE_DeleteTensorHandle(again);
+  TFE_DeleteTensorHandle(writer);
+  TFE_DeleteContext(ctx);
+  CHECK(OnlyFileSize(dir) == one + (one - empty), "deleting the context flushed the queued event");
 }
 
 int main(void) {
@@ -335,6 +455,7 @@ int main(void) {
   TFE_DeleteTensorHandle(a);
   TFE_DeleteTensorHandle(b);
   TFE_DeleteContext(ctx);
+  SummaryWriters(s);
   TF_DeleteStatus(s);
   return CheckSummary();
 }

@@ -16,6 +16,7 @@
 #include "c_api/c_api.h"
 #include "c_api/c_api_internal.h"
 #include "framework/checked_size.h"
+#include "framework/resource_mgr.h"
 #include "framework/status.h"
 
 namespace sluice {
@@ -197,11 +198,33 @@ TStringArray::~TStringArray() {
 bool CanCrossCApi(DataType dt) { return dt == DT_STRING || HasFixedSize(dt); }
 
 absl::StatusOr<Tensor> ToRuntimeTensor(const TF_Tensor& t) {
+  if (t.tensor.dtype() == DT_RESOURCE) {
+    // Only NewCApiTensor makes these: the bytes are a serialized ResourceHandleProto.
+    const auto& buf = t.tensor.buffer();
+    ResourceHandleProto proto;
+    if (buf == nullptr || !ParseFromBytes(buf->data(), buf->size(), &proto)) {
+      return absl::InvalidArgumentError("a TF_RESOURCE tensor does not hold a serialized ResourceHandleProto");
+    }
+    return ResourceHandleTensorFromProto(proto);
+  }
   if (t.strings == nullptr) return t.tensor;  // Shares the buffer: no copy.
   return StringsToRuntime(t);
 }
 
 absl::StatusOr<TF_Tensor*> NewCApiTensor(Tensor value) {
+  if (value.dtype() == DT_RESOURCE && value.dims() == 0) {
+    // As TensorFlow hands a resource to clients: a scalar whose bytes are the serialized
+    // ResourceHandleProto (TF_TensorByteSize says how many).
+    absl::StatusOr<ResourceHandle> handle = ResourceHandleFromTensor(value);
+    if (handle.ok()) {
+      const std::string bytes = ResourceHandleToProto(*handle).SerializeAsString();
+      auto* copy = new char[bytes.size() + 1];
+      std::memcpy(copy, bytes.data(), bytes.size());
+      return new TF_Tensor{Tensor(DT_RESOURCE, TensorShape({}),
+                                  TensorBuffer::Wrap(copy, bytes.size(),
+                                                     [](void* p, size_t) { delete[] static_cast<char*>(p); }))};
+    }
+  }
   if (!CanCrossCApi(value.dtype())) {
     return absl::UnimplementedError(absl::StrCat("a ", DataTypeString(value.dtype()),
                                                  " tensor cannot cross the C API"));
@@ -274,7 +297,9 @@ int64_t TF_Dim(const TF_Tensor* t, int dim_index) {
 
 size_t TF_TensorByteSize(const TF_Tensor* t) {
   if (t == nullptr) return 0;
-  return t->strings != nullptr ? t->strings->bytes() : t->tensor.AllocatedBytes();
+  if (t->strings != nullptr) return t->strings->bytes();
+  if (t->tensor.dtype() == sluice::DT_RESOURCE) return t->tensor.buffer() == nullptr ? 0 : t->tensor.buffer()->size();
+  return t->tensor.AllocatedBytes();
 }
 
 void* TF_TensorData(const TF_Tensor* t) {

@@ -233,6 +233,25 @@ TEST(ConcatTest, AlongInnerAxisAndMismatch) {
   ExpectInvalid(bad, "does not match");
 }
 
+// TensorFlow joins scalars along axis 0 into a vector (its "legacy scalars"); ONNX does not.
+TEST(ConcatTest, TensorFlowJoinsScalarsIntoAVector) {
+  KernelTester t("ConcatV2");
+  t.Attr("N", int64_t{3})
+      .Input<float>({}, {1.5f})
+      .Input<float>({}, {2.5f})
+      .Input<float>({}, {3})
+      .Input<int32_t>({}, {0})
+      .ArgSizes({3, 1});
+  ASSERT_OK(t.Run());
+  t.ExpectOutput<float>(0, {3}, {1.5f, 2.5f, 3});
+  KernelTester mixed("ConcatV2");
+  mixed.Attr("N", int64_t{2}).Input<float>({}, {1}).Input<float>({1}, {2}).Input<int32_t>({}, {0}).ArgSizes({2, 1});
+  EXPECT_FALSE(mixed.Run().ok());
+  KernelTester onnx("Onnx>Concat");
+  onnx.Attr("axis", int64_t{0}).Input<float>({}, {1}).Input<float>({}, {2});
+  EXPECT_FALSE(onnx.Run().ok());
+}
+
 TEST(SplitTest, EqualAndExplicitParts) {
   {
     KernelTester t("Onnx>Split");

@@ -153,7 +153,10 @@ class ConcatOp : public OpKernel {
     }
     std::vector<const Tensor*> inputs;
     for (int i = begin; i < end; ++i) inputs.push_back(&ctx->input(i));
-    return ConcatTensors(ctx, inputs, axis, stack_, absl::StripPrefix(type_string(), "Onnx>"));
+    // TensorFlow's legacy scalars: its Concat ops join scalars along axis 0 into a vector, as
+    // Pack would (tfjs-node relies on it); ONNX's Concat has no such case.
+    const bool legacy_scalars = axis_input_ != kNone && axis == 0 && !inputs.empty() && inputs[0]->dims() == 0;
+    return ConcatTensors(ctx, inputs, axis, stack_ || legacy_scalars, absl::StripPrefix(type_string(), "Onnx>"));
   }
 
  private:

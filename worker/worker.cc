@@ -11,6 +11,7 @@
 #include "framework/mutex_settings.h"
 #include "framework/node_attr.h"
 #include "framework/random_ids.h"
+#include "framework/resource_mgr.h"
 #include "kernels/threading.h"
 
 namespace sluice {
@@ -79,9 +80,13 @@ Worker::Worker(const WorkerOptions& options)
 Worker::~Worker() {
   AbortAllSteps(absl::CancelledError(absl::StrCat(task_name_, " is shutting down")));
   // Executors still use the pools and devices destroyed next.
-  absl::MutexLock lock(&mu_);
-  mu_.Await(absl::Condition(
-      +[](int* running) { return *running == 0; }, &running_graphs_));
+  {
+    absl::MutexLock lock(&mu_);
+    mu_.Await(absl::Condition(
+        +[](int* running) { return *running == 0; }, &running_graphs_));
+  }
+  // Resources (summary writers: their files are flushed) end with their devices.
+  for (const auto& d : devices_) ReleaseResourceMgr(d.get());
 }
 
 absl::Status Worker::GetStatus(std::vector<DeviceAttributes>* devices) {
@@ -232,7 +237,10 @@ int Worker::NumRunningGraphs() {
 }
 
 void Worker::ClearVariables() {
-  for (const auto& d : devices_) d->variables()->Clear();
+  for (const auto& d : devices_) {
+    d->variables()->Clear();
+    ResourceMgrOf(d.get()).Clear();
+  }
 }
 
 size_t Worker::NumSteps() {
