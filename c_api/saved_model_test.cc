@@ -142,5 +142,212 @@ TEST_F(SavedModelTest, MissingDamagedAndBrokenModelsAreErrors) {
   TF_DeleteStatus(s);
 }
 
+
+// A TensorFlow 2 SavedModel's variable plumbing: a resource variable, a saver whose restore op
+// is a StatefulPartitionedCall of a function that runs RestoreV2 and AssignVariableOp (as
+// tf.saved_model.save writes it), a serving output reading the variable, and (for this test
+// to make the checkpoint) a SaveV2 of constant values under the variable's checkpoint key.
+constexpr char kVariablesMetaGraph[] = R"pb(
+  meta_info_def { tags: "serve" tensorflow_version: "2.15.0" }
+  graph_def {
+    node { name: "saver_filename" op: "Placeholder" attr { key: "dtype" value { type: DT_STRING } } }
+    node {
+      name: "w"
+      op: "VarHandleOp"
+      attr { key: "shared_name" value { s: "w" } }
+      attr { key: "dtype" value { type: DT_FLOAT } }
+      attr { key: "shape" value { shape { dim { size: 2 } } } }
+    }
+    node {
+      name: "read"
+      op: "ReadVariableOp"
+      input: "w"
+      attr { key: "dtype" value { type: DT_FLOAT } }
+    }
+    node {
+      name: "StatefulPartitionedCall_2"
+      op: "StatefulPartitionedCall"
+      input: "saver_filename"
+      input: "w"
+      attr { key: "Tin" value { list { type: DT_STRING type: DT_RESOURCE } } }
+      attr { key: "Tout" value { list { type: DT_STRING } } }
+      attr { key: "f" value { func { name: "__inference__traced_restore_7" } } }
+    }
+    node {
+      name: "save/names"
+      op: "Const"
+      attr { key: "dtype" value { type: DT_STRING } }
+      attr {
+        key: "value"
+        value {
+          tensor {
+            dtype: DT_STRING
+            tensor_shape { dim { size: 1 } }
+            string_val: "w/.ATTRIBUTES/VARIABLE_VALUE"
+          }
+        }
+      }
+    }
+    node {
+      name: "save/slices"
+      op: "Const"
+      attr { key: "dtype" value { type: DT_STRING } }
+      attr {
+        key: "value"
+        value { tensor { dtype: DT_STRING tensor_shape { dim { size: 1 } } string_val: "" } }
+      }
+    }
+    node {
+      name: "save/value"
+      op: "Const"
+      attr { key: "dtype" value { type: DT_FLOAT } }
+      attr {
+        key: "value"
+        value { tensor { dtype: DT_FLOAT tensor_shape { dim { size: 2 } } float_val: 4 float_val: -5 } }
+      }
+    }
+    node {
+      name: "save/SaveV2"
+      op: "SaveV2"
+      input: "saver_filename"
+      input: "save/names"
+      input: "save/slices"
+      input: "save/value"
+      attr { key: "dtypes" value { list { type: DT_FLOAT } } }
+    }
+    library {
+      function {
+        signature {
+          name: "__inference__traced_restore_7"
+          input_arg { name: "file_prefix" type: DT_STRING }
+          input_arg { name: "assignvariableop_resource" type: DT_RESOURCE }
+          output_arg { name: "identity_1" type: DT_STRING }
+          is_stateful: true
+        }
+        node_def {
+          name: "RestoreV2/tensor_names"
+          op: "Const"
+          attr { key: "dtype" value { type: DT_STRING } }
+          attr {
+            key: "value"
+            value {
+              tensor {
+                dtype: DT_STRING
+                tensor_shape { dim { size: 1 } }
+                string_val: "w/.ATTRIBUTES/VARIABLE_VALUE"
+              }
+            }
+          }
+        }
+        node_def {
+          name: "RestoreV2/shape_and_slices"
+          op: "Const"
+          attr { key: "dtype" value { type: DT_STRING } }
+          attr {
+            key: "value"
+            value { tensor { dtype: DT_STRING tensor_shape { dim { size: 1 } } string_val: "" } }
+          }
+        }
+        node_def {
+          name: "RestoreV2"
+          op: "RestoreV2"
+          input: "file_prefix"
+          input: "RestoreV2/tensor_names:output:0"
+          input: "RestoreV2/shape_and_slices:output:0"
+          attr { key: "dtypes" value { list { type: DT_FLOAT } } }
+        }
+        node_def {
+          name: "Identity"
+          op: "Identity"
+          input: "RestoreV2:tensors:0"
+          attr { key: "T" value { type: DT_FLOAT } }
+        }
+        node_def {
+          name: "AssignVariableOp"
+          op: "AssignVariableOp"
+          input: "assignvariableop_resource"
+          input: "Identity:output:0"
+          attr { key: "dtype" value { type: DT_FLOAT } }
+        }
+        node_def { name: "NoOp" op: "NoOp" input: "^AssignVariableOp" }
+        node_def {
+          name: "Identity_1"
+          op: "Identity"
+          input: "file_prefix"
+          input: "^NoOp"
+          attr { key: "T" value { type: DT_STRING } }
+        }
+        ret { key: "identity_1" value: "Identity_1:output:0" }
+      }
+    }
+  }
+  saver_def {
+    filename_tensor_name: "saver_filename:0"
+    save_tensor_name: "StatefulPartitionedCall_1:0"
+    restore_op_name: "StatefulPartitionedCall_2"
+    version: 2
+  }
+  signature_def {
+    key: "serving_default"
+    value {
+      outputs { key: "w" value { name: "read:0" dtype: DT_FLOAT } }
+      method_name: "tensorflow/serving/predict"
+    }
+  }
+)pb";
+
+TEST_F(SavedModelTest, VariablesAreRestoredFromTheCheckpoint) {
+  Write(ModelBytes(kVariablesMetaGraph));
+  ASSERT_EQ(std::system(("mkdir -p " + dir_ + "/variables").c_str()), 0);
+  TF_Status* s = TF_NewStatus();
+  const std::string prefix = dir_ + "/variables/variables";
+  {
+    // No checkpoint yet: the model loads without restoring, and its SaveV2 writes one.
+    TF_Graph* graph = TF_NewGraph();
+    TF_Session* session = Load("serve", graph, nullptr, s);
+    ASSERT_EQ(TF_GetCode(s), TF_OK) << TF_Message(s);
+    TF_Tensor* name = TF_AllocateTensor(TF_STRING, nullptr, 0, sizeof(TF_TString));
+    TF_StringInit(static_cast<TF_TString*>(TF_TensorData(name)));
+    TF_StringCopy(static_cast<TF_TString*>(TF_TensorData(name)), prefix.data(), prefix.size());
+    TF_Output feed{TF_GraphOperationByName(graph, "saver_filename"), 0};
+    TF_Operation* save = TF_GraphOperationByName(graph, "save/SaveV2");
+    TF_SessionRun(session, nullptr, &feed, &name, 1, nullptr, nullptr, 0, &save, 1, nullptr, s);
+    ASSERT_EQ(TF_GetCode(s), TF_OK) << TF_Message(s);
+    TF_DeleteTensor(name);
+    TF_CloseSession(session, s);
+    TF_DeleteSession(session, s);
+    TF_DeleteGraph(graph);
+  }
+  TF_Graph* graph = TF_NewGraph();
+  TF_Session* session = Load("serve", graph, nullptr, s);
+  ASSERT_EQ(TF_GetCode(s), TF_OK) << TF_Message(s);
+  TF_Output out{TF_GraphOperationByName(graph, "read"), 0};
+  TF_Tensor* w = nullptr;
+  TF_SessionRun(session, nullptr, nullptr, nullptr, 0, &out, &w, 1, nullptr, 0, nullptr, s);
+  ASSERT_EQ(TF_GetCode(s), TF_OK) << TF_Message(s);
+  EXPECT_EQ(static_cast<float*>(TF_TensorData(w))[0], 4.0f);
+  EXPECT_EQ(static_cast<float*>(TF_TensorData(w))[1], -5.0f);
+  TF_DeleteTensor(w);
+  TF_CloseSession(session, s);
+  TF_DeleteSession(session, s);
+  TF_DeleteGraph(graph);
+
+  // A damaged checkpoint fails the load, naming the tensor.
+  std::string data;
+  {
+    std::ifstream in(prefix + ".data-00000-of-00001", std::ios::binary);
+    data.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  ASSERT_FALSE(data.empty());
+  data[0] ^= 1;
+  std::ofstream(prefix + ".data-00000-of-00001", std::ios::binary) << data;
+  graph = TF_NewGraph();
+  EXPECT_EQ(Load("serve", graph, nullptr, s), nullptr);
+  EXPECT_EQ(TF_GetCode(s), TF_DATA_LOSS) << TF_Message(s);
+  EXPECT_NE(std::string(TF_Message(s)).find("w/.ATTRIBUTES/VARIABLE_VALUE"), std::string::npos) << TF_Message(s);
+  TF_DeleteGraph(graph);
+  TF_DeleteStatus(s);
+}
+
 }  // namespace
 }  // namespace sluice

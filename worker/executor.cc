@@ -13,6 +13,7 @@
 #include "framework/status.h"
 #include "kernels/kernel_registry.h"
 #include "ops/op_registry.h"
+#include "worker/function_body.h"
 
 namespace sluice {
 
@@ -292,9 +293,7 @@ class LibraryRuntime : public FunctionRuntime {
       if (f.signature().name() == name) fdef = &f;
     }
     if (fdef == nullptr) return absl::NotFoundError(absl::StrCat("function '", name, "' is not in the library"));
-    GraphDef body;
-    for (const NodeDef& n : fdef->node_def()) *body.add_node() = n;
-    *body.mutable_library() = library_;
+    SL_ASSIGN_OR_RETURN(GraphDef body, FunctionBodyGraph(*fdef, library_));
     auto exec = Executor::Create(body, device_);
     SL_RETURN_IF_ERROR(exec.status(), "function '", name, "'");
     functions_.push_back({name, *std::move(exec), fdef->signature().output_arg_size()});
