@@ -1066,6 +1066,35 @@ TEST(ReluGradTest, PassesTheGradientWhereTheInputIsPositive) {
 namespace sluice {
 namespace {
 
+// TensorFlow's BatchMatMulV2 takes matrices only ("In[1] ndims must be >= 2"); with
+// vector_operands (ONNX MatMul) a 1-D x is a row and a 1-D y a column, its unit dim dropped.
+TEST(BatchMatMulV2Test, VectorsOnlyWithVectorOperands) {
+  KernelTester tf("BatchMatMulV2");
+  tf.Input<float>({2, 2}, {1, 2, 3, 4}).Input<float>({2}, {2, 3});
+  ExpectInvalid(tf, "In[1] ndims must be >= 2: 1");
+  KernelTester tf_x("BatchMatMulV2");
+  tf_x.Input<float>({2}, {2, 3}).Input<float>({2, 2}, {1, 2, 3, 4});
+  ExpectInvalid(tf_x, "In[0] ndims must be >= 2: 1");
+
+  KernelTester mat_vec("BatchMatMulV2");
+  mat_vec.Attr("vector_operands", true).Input<float>({2, 2}, {1, 2, 3, 4}).Input<float>({2}, {2, 3});
+  ASSERT_OK(mat_vec.Run());
+  mat_vec.ExpectOutput<float>(0, {2}, {8, 18});
+  KernelTester vec_mat("BatchMatMulV2");
+  vec_mat.Attr("vector_operands", true).Input<float>({2}, {2, 3}).Input<float>({2, 2}, {1, 2, 3, 4});
+  ASSERT_OK(vec_mat.Run());
+  vec_mat.ExpectOutput<float>(0, {2}, {11, 16});
+  KernelTester vec_vec("BatchMatMulV2");
+  vec_vec.Attr("vector_operands", true).Input<int32_t>({2}, {2, 3}).Input<int32_t>({2}, {4, 5});
+  ASSERT_OK(vec_vec.Run());
+  vec_vec.ExpectOutput<int32_t>(0, {}, {23});
+
+  KernelTester matrices("BatchMatMulV2");  // Unchanged for matrices: [1, 2] x [2, 1].
+  matrices.Input<float>({1, 2}, {2, 3}).Input<float>({2, 1}, {4, 5});
+  ASSERT_OK(matrices.Run());
+  matrices.ExpectOutput<float>(0, {1, 1}, {23});
+}
+
 // BatchMatMulSum = SumToShape(BatchMatMulV2(a, b)): its one-product paths (every batch summed to
 // one matrix; B shared and nothing summed) and its general path (a target that keeps some batch
 // dims, operands broadcast against each other), against products and sums written out.

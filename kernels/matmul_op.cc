@@ -92,18 +92,25 @@ class MatMulOp : public OpKernel {
   bool transpose_b_ = false;
 };
 
-// numpy matmul over batches; see BatchMatMulV2 in ops/onnx_nn_ops.cc.
+// Matrix products over broadcast batches; with vector_operands, numpy matmul (ONNX MatMul);
+// see BatchMatMulV2 in ops/onnx_nn_ops.cc.
 template <typename T>
 class BatchMatMulOp : public OpKernel {
  public:
   absl::Status Init(OpKernelConstruction* ctx) override {
     SL_RETURN_IF_ERROR(ctx->GetAttr("adj_x", &adj_x_));
-    return ctx->GetAttr("adj_y", &adj_y_);
+    SL_RETURN_IF_ERROR(ctx->GetAttr("adj_y", &adj_y_));
+    return GetNodeAttrOr(ctx->attrs(), "vector_operands", false, &vector_operands_);
   }
 
   absl::Status Compute(OpKernelContext* ctx) const override {
     const Tensor& a = ctx->input(0);
     const Tensor& b = ctx->input(1);
+    if (!vector_operands_ && (a.dims() < 2 || b.dims() < 2)) {  // TensorFlow's words.
+      const bool first = a.dims() < 2;
+      return absl::InvalidArgumentError(absl::StrCat("BatchMatMulV2: In[", first ? 0 : 1, "] ndims must be >= 2: ",
+                                                     first ? a.dims() : b.dims()));
+    }
     if (a.dims() == 0 || b.dims() == 0) {
       return absl::InvalidArgumentError("MatMul operands must have rank >= 1");
     }
@@ -157,6 +164,7 @@ class BatchMatMulOp : public OpKernel {
  private:
   bool adj_x_ = false;
   bool adj_y_ = false;
+  bool vector_operands_ = false;
 };
 
 // SumToShape(BatchMatMulV2(a, b), shape) in one kernel: the gradient of a batched product

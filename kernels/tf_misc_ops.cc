@@ -104,6 +104,8 @@ class DepthToSpaceOp : public OpKernel {
   int64_t block_ = 2;
 };
 
+// The values are plain integers, as TensorFlow's BCast reads them: a -1 (an unknown dim) paired
+// with 1 stays -1, with -1 too, and with any other value is incompatible.
 template <typename T>
 class BroadcastArgsOp : public OpKernel {
  public:
@@ -121,9 +123,9 @@ class BroadcastArgsOp : public OpKernel {
     for (int64_t i = 0; i < n; ++i) {
       const T da = i < n - na ? 1 : pa[i - (n - na)];
       const T db = i < n - nb ? 1 : pb[i - (n - nb)];
-      if (da < 0 || db < 0) return absl::InvalidArgumentError("BroadcastArgs: a dimension is negative");
       if (da != db && da != 1 && db != 1) {
-        return absl::InvalidArgumentError(absl::StrCat("Incompatible shapes: dimension ", i, " is ", da, " and ", db));
+        return absl::InvalidArgumentError(
+            absl::StrCat("BroadcastArgs: Incompatible shapes: dimension ", i, " is ", da, " and ", db));
       }
       r[i] = da == 1 ? db : da;
     }

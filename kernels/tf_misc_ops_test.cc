@@ -51,6 +51,21 @@ TEST(TfMiscOpsTest, BroadcastArgsAndEluGrad) {
   clash.Input<int32_t>({1}, {3}).Input<int32_t>({1}, {4});
   ExpectInvalid(clash, "Incompatible shapes");
 
+  // Values are plain integers (TensorFlow's BCast): -1 against 1 stays -1, against 5 clashes.
+  KernelTester unknown("BroadcastArgs");
+  unknown.Input<int64_t>({3}, {1, 6, -1}).Input<int64_t>({4}, {3, 1, 1, 1});
+  ASSERT_OK(unknown.Run());
+  unknown.ExpectOutput<int64_t>(0, {4}, {3, 1, 6, -1});
+
+  KernelTester both("BroadcastArgs");
+  both.Input<int32_t>({2}, {-1, 2}).Input<int32_t>({2}, {-1, 1});
+  ASSERT_OK(both.Run());
+  both.ExpectOutput<int32_t>(0, {2}, {-1, 2});
+
+  KernelTester minus_five("BroadcastArgs");
+  minus_five.Input<int32_t>({1}, {-1}).Input<int32_t>({1}, {5});
+  ExpectInvalid(minus_five, "Incompatible shapes");
+
   KernelTester g("EluGrad");  // y < 0: g * (y + 1); y >= 0: g.
   g.Input<float>({3}, {2, 2, 2}).Input<float>({3}, {-0.5f, 0, 3});
   ASSERT_OK(g.Run());

@@ -1,5 +1,5 @@
 // CPU kernels of TensorFlow's nn ops (ops/tf_nn_ops.cc): Conv2D, DepthwiseConv2dNative and the
-// two Conv2D backprops, BiasAdd(Grad), FusedBatchNormV3 and FusedBatchNormGradV3, MaxPool,
+// backprops of both, BiasAdd(Grad), FusedBatchNormV3 and FusedBatchNormGradV3, MaxPool,
 // AvgPool, on 4-D tensors in data_format order (NHWC or NCHW) with HWIO filters (the resizes
 // are in tf_resize_ops.cc).
 //
@@ -7,7 +7,8 @@
 // SAME is ONNX's SAME_UPPER, EXPLICIT is explicit pads), oneDNN for float (reading and writing
 // NHWC in place), and im2col/col2im + GEMM for double, for the backprops and where oneDNN
 // declines. half and bfloat16 compute in float. A depthwise convolution is a grouped one with
-// a group per input channel. Pooling walks NHWC windows directly.
+// a group per input channel; its backprops walk NHWC windows directly (one channel per group
+// makes the GEMMs too small). Pooling walks NHWC windows directly.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -26,6 +27,7 @@
 #include "kernels/fast_math.h"
 #include "kernels/kernel_registry.h"
 #include "kernels/numeric_cast.h"
+#include "kernels/parallel_for.h"
 #include "kernels/tf_kernel_util.h"
 #include "kernels/typed_registration.h"
 
@@ -436,6 +438,191 @@ class Conv2DBackpropFilterOp : public OpKernel {
   TfWindow win_;
 };
 
+// x in data_format as an NHWC tensor of C (shared when it already is one).
+template <typename T, typename C>
+Tensor ToNhwc(const Tensor& x, const TfWindow& win) {
+  Tensor cx = AsType<T, C>(x);
+  if (!win.nchw) return cx;
+  const int64_t n = x.dim_size(0), c = x.dim_size(1), h = x.dim_size(2), w = x.dim_size(3);
+  Tensor out(DataTypeToEnum<C>::value, TensorShape({n, h, w, c}));
+  ChannelsFirstToLast(cx.data<C>(), n, h * w, c, out.data<C>());
+  return out;
+}
+
+// Writes an NHWC result of C into `out` (data_format, T).
+template <typename T, typename C>
+void FromNhwc(const Tensor& nhwc, const TfWindow& win, Tensor* out) {
+  if (!win.nchw) {
+    StoreAs<T, C>(nhwc, out);
+    return;
+  }
+  const int64_t n = nhwc.dim_size(0), p = nhwc.dim_size(1) * nhwc.dim_size(2), c = nhwc.dim_size(3);
+  Tensor tmp(DataTypeToEnum<C>::value, TensorShape({n, c, p}));
+  ChannelsLastToFirst(nhwc.data<C>(), n, p, c, tmp.data<C>());
+  StoreAs<T, C>(tmp, out);
+}
+
+// The input position tap k of output position o reads along one spatial dim (may be outside).
+inline int64_t TapInput(const WindowGeometry& g, int dim, int64_t o, int64_t k) {
+  return o * g.strides[dim] - g.pad_begin[dim] + k * g.dilations[dim];
+}
+
+// The output position whose tap k reads input position i along one spatial dim, or -1.
+inline int64_t TapOutput(const WindowGeometry& g, int dim, int64_t i, int64_t k) {
+  const int64_t t = i + g.pad_begin[dim] - k * g.dilations[dim];
+  if (t < 0 || t % g.strides[dim] != 0) return -1;
+  const int64_t o = t / g.strides[dim];
+  return o < g.out[dim] ? o : -1;
+}
+
+// DepthwiseConv2dNative's operands checked against each other, for its backprops: the image,
+// the [kh, kw, C, M] filter and out_backprop (C * M channels).
+absl::StatusOr<ConvDims> CheckDepthwiseBackprop(const TfWindow& win, const TensorShape& x, const TensorShape& f,
+                                                const Tensor& dy) {
+  if (x.dims() != 4 || f.dims() != 4) {
+    return absl::InvalidArgumentError(absl::StrCat("input ", x.DebugString(), " and filter ", f.DebugString(),
+                                                   " must be 4-D"));
+  }
+  SL_RETURN_IF_ERROR(CheckRank4(dy, "out_backprop"));
+  SL_ASSIGN_OR_RETURN(ConvDims d, CheckConv(win, x, f, /*depthwise=*/true));
+  SL_RETURN_IF_ERROR(CheckOutBackprop(dy, win, d));
+  return d;
+}
+
+// DepthwiseConv2dNativeBackpropInput: each input pixel gathers, over the taps that read it,
+// filter[tap, c, m] * dy[output pixel, c * M + m] summed over m. Computed on NHWC (NCHW is
+// transposed in and out) so that the innermost loop runs along contiguous channels; images
+// rows are split over the threads, each writing only its own rows.
+template <typename T>
+class DepthwiseConv2dNativeBackpropInputOp : public OpKernel {
+ public:
+  using C = ComputeType<T>;
+  absl::Status Init(OpKernelConstruction* ctx) override {
+    SL_RETURN_IF_ERROR(win_.Parse(ctx, true, false), "DepthwiseConv2dNativeBackpropInput");
+    return absl::OkStatus();
+  }
+
+  absl::Status Compute(OpKernelContext* ctx) const override {
+    SL_ASSIGN_OR_RETURN(TensorShape x_shape, SizesInput(ctx->input(0), "input_sizes"), kName);
+    const Tensor& f = ctx->input(1);
+    const Tensor& dy = ctx->input(2);
+    SL_ASSIGN_OR_RETURN(ConvDims d, CheckDepthwiseBackprop(win_, x_shape, f.shape(), dy), kName);
+    Tensor* dx;
+    SL_RETURN_IF_ERROR(ctx->allocate_output(0, x_shape, &dx));
+    if (dx->NumElements() == 0) return absl::OkStatus();
+    const Tensor g_y = ToNhwc<T, C>(dy, win_);
+    const Tensor fc = AsType<T, C>(f);
+    // Written in place when the output is NHWC of C (FromNhwc then has nothing to do).
+    Tensor dx_nhwc = !win_.nchw && std::is_same_v<T, C>
+                         ? *dx
+                         : Tensor(DataTypeToEnum<C>::value, TensorShape({d.n, d.h, d.w, d.c}));
+    const int64_t c = d.c, m = d.out_c / d.c, cm = d.out_c, oh = d.g.out[0], ow = d.g.out[1];
+    const C* pf = fc.data<C>();
+    const C* py = g_y.data<C>();
+    C* px = dx_nhwc.data<C>();
+    const WindowGeometry& g = d.g;
+    ParallelForElements(ctx, d.n * d.h, d.w * d.kh * d.kw * cm, [&](int64_t begin, int64_t end) {
+      for (int64_t row = begin; row < end; ++row) {
+        const int64_t b = row / d.h, iy = row % d.h;
+        for (int64_t ix = 0; ix < d.w; ++ix) {
+          C* acc = px + (row * d.w + ix) * c;
+          std::fill_n(acc, c, C(0));
+          for (int64_t ky = 0; ky < d.kh; ++ky) {
+            const int64_t oy = TapOutput(g, 0, iy, ky);
+            if (oy < 0) continue;
+            for (int64_t kx = 0; kx < d.kw; ++kx) {
+              const int64_t ox = TapOutput(g, 1, ix, kx);
+              if (ox < 0) continue;
+              const C* fr = pf + (ky * d.kw + kx) * cm;
+              const C* gr = py + ((b * oh + oy) * ow + ox) * cm;
+              if (m == 1) {
+                for (int64_t ch = 0; ch < c; ++ch) acc[ch] += fr[ch] * gr[ch];
+              } else {
+                for (int64_t ch = 0; ch < c; ++ch) {
+                  C s = 0;
+                  for (int64_t j = 0; j < m; ++j) s += fr[ch * m + j] * gr[ch * m + j];
+                  acc[ch] += s;
+                }
+              }
+            }
+          }
+        }
+      }
+    });
+    SL_RETURN_IF_ERROR(ctx->CheckCancelled());
+    FromNhwc<T, C>(dx_nhwc, win_, dx);
+    return absl::OkStatus();
+  }
+
+ private:
+  static constexpr const char* kName = "DepthwiseConv2dNativeBackpropInput";
+  TfWindow win_;
+};
+
+// DepthwiseConv2dNativeBackpropFilter: filter[tap, c, m] is the sum over images and output
+// pixels of x[the pixel the tap reads, c] * dy[output pixel, c * M + m]. On NHWC like the
+// input's backprop; the taps are split over the threads, each summing into its own slice.
+template <typename T>
+class DepthwiseConv2dNativeBackpropFilterOp : public OpKernel {
+ public:
+  using C = ComputeType<T>;
+  absl::Status Init(OpKernelConstruction* ctx) override {
+    SL_RETURN_IF_ERROR(win_.Parse(ctx, true, false), "DepthwiseConv2dNativeBackpropFilter");
+    return absl::OkStatus();
+  }
+
+  absl::Status Compute(OpKernelContext* ctx) const override {
+    const Tensor& x = ctx->input(0);
+    SL_ASSIGN_OR_RETURN(TensorShape f_shape, SizesInput(ctx->input(1), "filter_sizes"), kName);
+    const Tensor& dy = ctx->input(2);
+    SL_ASSIGN_OR_RETURN(ConvDims d, CheckDepthwiseBackprop(win_, x.shape(), f_shape, dy), kName);
+    Tensor* df;
+    SL_RETURN_IF_ERROR(ctx->allocate_output(0, f_shape, &df));
+    if (df->NumElements() == 0) return absl::OkStatus();
+    const Tensor x_nhwc = ToNhwc<T, C>(x, win_);
+    const Tensor g_y = ToNhwc<T, C>(dy, win_);
+    Tensor dw = std::is_same_v<T, C> ? *df : Tensor(DataTypeToEnum<C>::value, f_shape);
+    const int64_t c = d.c, m = d.out_c / d.c, cm = d.out_c, oh = d.g.out[0], ow = d.g.out[1];
+    const C* px = x_nhwc.data<C>();
+    const C* py = g_y.data<C>();
+    C* pw = dw.data<C>();
+    const WindowGeometry& g = d.g;
+    ParallelForElements(ctx, d.kh * d.kw, d.n * oh * ow * cm, [&](int64_t begin, int64_t end) {
+      for (int64_t tap = begin; tap < end; ++tap) {
+        const int64_t ky = tap / d.kw, kx = tap % d.kw;
+        C* acc = pw + tap * cm;
+        std::fill_n(acc, cm, C(0));
+        for (int64_t b = 0; b < d.n; ++b) {
+          for (int64_t oy = 0; oy < oh; ++oy) {
+            const int64_t iy = TapInput(g, 0, oy, ky);
+            if (iy < 0 || iy >= d.h) continue;
+            for (int64_t ox = 0; ox < ow; ++ox) {
+              const int64_t ix = TapInput(g, 1, ox, kx);
+              if (ix < 0 || ix >= d.w) continue;
+              const C* xr = px + ((b * d.h + iy) * d.w + ix) * c;
+              const C* gr = py + ((b * oh + oy) * ow + ox) * cm;
+              if (m == 1) {
+                for (int64_t ch = 0; ch < c; ++ch) acc[ch] += xr[ch] * gr[ch];
+              } else {
+                for (int64_t ch = 0; ch < c; ++ch) {
+                  for (int64_t j = 0; j < m; ++j) acc[ch * m + j] += xr[ch] * gr[ch * m + j];
+                }
+              }
+            }
+          }
+        }
+      }
+    });
+    SL_RETURN_IF_ERROR(ctx->CheckCancelled());
+    StoreAs<T, C>(dw, df);
+    return absl::OkStatus();
+  }
+
+ private:
+  static constexpr const char* kName = "DepthwiseConv2dNativeBackpropFilter";
+  TfWindow win_;
+};
+
 // Where a tensor of rank >= 2 keeps its channels: the last dim (NHWC) or dim 1 (NCHW); as
 // [outer, channels, inner].
 struct ChannelView {
@@ -811,6 +998,9 @@ const bool registered = [] {
   RegisterCpuKernelTemplate<DepthwiseConv2dNativeOp>("DepthwiseConv2dNative", FloatTypes{});
   RegisterCpuKernelTemplate<Conv2DBackpropInputOp>("Conv2DBackpropInput", FloatTypes{});
   RegisterCpuKernelTemplate<Conv2DBackpropFilterOp>("Conv2DBackpropFilter", FloatTypes{});
+  RegisterCpuKernelTemplate<DepthwiseConv2dNativeBackpropInputOp>("DepthwiseConv2dNativeBackpropInput", FloatTypes{});
+  RegisterCpuKernelTemplate<DepthwiseConv2dNativeBackpropFilterOp>("DepthwiseConv2dNativeBackpropFilter",
+                                                                    FloatTypes{});
   RegisterCpuKernelTemplate<BiasAddOp>("BiasAdd", NumericTypes{});
   RegisterCpuKernelTemplate<BiasAddGradOp>("BiasAddGrad", NumericTypes{});
   RegisterCpuKernelTemplate<MaxPoolOp>("MaxPool", MaxPoolTypes{});

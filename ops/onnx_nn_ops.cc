@@ -238,9 +238,10 @@ REGISTER_OP("Onnx>Dropout")
 
 namespace sluice {
 
-// TensorFlow's batched matrix product, with numpy matmul's rules for every rank: batch dims
-// broadcast, and a 1-D operand is a row (x) or column (y) vector whose unit dim is dropped.
-// ONNX MatMul is this op.
+// TensorFlow's batched matrix product: batch dims broadcast, and x and y must have rank >= 2
+// (TensorFlow's rule). ONNX MatMul is this op with vector_operands (not one of TensorFlow's
+// attrs), which follows numpy matmul instead: a 1-D x is a row vector, a 1-D y a column
+// vector, and the unit dim is dropped from the output.
 REGISTER_OP("BatchMatMulV2")
     .Input("x: T")
     .Input("y: T")
@@ -248,6 +249,7 @@ REGISTER_OP("BatchMatMulV2")
     .Attr(absl::StrCat("T: ", kFloatOrWideIntTypes))
     .Attr("adj_x: bool = false")
     .Attr("adj_y: bool = false")
+    .Attr("vector_operands: bool = false")
     .SetShapeFn(onnx_shape_fn::BatchMatMul);
 
 }  // namespace sluice

@@ -1,6 +1,6 @@
 // TensorFlow's neural-network ops, with TensorFlow's names, inputs, attrs and defaults
 // (written for Sluice from TensorFlow's documented signatures in nn_ops.cc and image_ops.cc):
-// convolutions and their backprops, BiasAdd, FusedBatchNormV3, MaxPool, AvgPool and the two
+// convolutions (Conv2D, DepthwiseConv2dNative) and their backprops, BiasAdd, FusedBatchNormV3, MaxPool, AvgPool and the two
 // resizes. Image tensors are 4-D in data_format order (NHWC by default); filters are HWIO.
 // Kernels are in kernels/tf_nn_ops.cc; the ONNX forms of these ops are in onnx_nn_ops.cc.
 #include <optional>
@@ -303,6 +303,35 @@ REGISTER_OP("DepthwiseConv2dNative")
     .SetShapeFn([](InferenceContext* c) { return ConvShape(c, true); })
     .Doc("Each input channel convolved with its own `multiplier` filters [H,W,C,multiplier]; "
          "output channel c * multiplier + m.");
+
+REGISTER_OP("DepthwiseConv2dNativeBackpropInput")
+    .Input("input_sizes: int32")
+    .Input("filter: T")
+    .Input("out_backprop: T")
+    .Output("output: T")
+    .Attr("T: {half, bfloat16, float, double}")
+    .Attr("strides: list(int)")
+    .Attr(kConvPadding)
+    .Attr("explicit_paddings: list(int) = []")
+    .Attr(kImageFormat)
+    .Attr("dilations: list(int) = [1, 1, 1, 1]")
+    .SetShapeFn([](InferenceContext* c) { return ShapeFromSizesInput(c, 0); })
+    .Doc("The gradient of DepthwiseConv2dNative with respect to its input, of shape input_sizes.");
+
+REGISTER_OP("DepthwiseConv2dNativeBackpropFilter")
+    .Input("input: T")
+    .Input("filter_sizes: int32")
+    .Input("out_backprop: T")
+    .Output("output: T")
+    .Attr("T: {half, bfloat16, float, double}")
+    .Attr("strides: list(int)")
+    .Attr(kConvPadding)
+    .Attr("explicit_paddings: list(int) = []")
+    .Attr(kImageFormat)
+    .Attr("dilations: list(int) = [1, 1, 1, 1]")
+    .SetShapeFn([](InferenceContext* c) { return ShapeFromSizesInput(c, 1); })
+    .Doc("The gradient of DepthwiseConv2dNative with respect to its filter, of shape filter_sizes "
+         "([H, W, C, multiplier]).");
 
 REGISTER_OP("Conv2DBackpropInput")
     .Input("input_sizes: int32")

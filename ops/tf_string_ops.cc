@@ -72,4 +72,23 @@ REGISTER_OP("StringJoin")
       return absl::OkStatus();
     });
 
+// Each string with the matches of the RE2 `pattern` (every one, or the first unless
+// replace_global) replaced by `rewrite`, in which \0 to \9 stand for the match and its groups.
+REGISTER_OP("StaticRegexReplace")
+    .Input("input: string")
+    .Output("output: string")
+    .Attr("pattern: string")
+    .Attr("rewrite: string")
+    .Attr("replace_global: bool = true")
+    .SetShapeFn(shape_fn::Unchanged);
+
+// StaticRegexReplace with the pattern and the rewrite as scalar string inputs.
+REGISTER_OP("RegexReplace")
+    .Input("input: string")
+    .Input("pattern: string")
+    .Input("rewrite: string")
+    .Output("output: string")
+    .Attr("replace_global: bool = true")
+    .SetShapeFn(shape_fn::Unchanged);
+
 }  // namespace sluice

@@ -23,7 +23,12 @@ AttrValue Int(int64_t i) {
   return v;
 }
 
-absl::Status ConvertMatMul(OnnxNodeContext* ctx) { return ctx->EmitGeneric("BatchMatMulV2"); }
+// numpy matmul: 1-D operands are vectors, which TensorFlow's BatchMatMulV2 alone refuses.
+absl::Status ConvertMatMul(OnnxNodeContext* ctx) {
+  AttrMap extra;
+  extra["vector_operands"] = Bool(true);
+  return ctx->EmitGeneric("BatchMatMulV2", extra);
+}
 
 // Indices are computed only when the node asks for them.
 absl::Status ConvertMaxPool(OnnxNodeContext* ctx) {
