@@ -85,6 +85,53 @@ class RegexReplaceOp : public OpKernel {
   bool global_ = true;
 };
 
+absl::StatusOr<std::unique_ptr<RE2>> CompileMatch(const char* op, const std::string& pattern) {
+  RE2::Options options;
+  options.set_log_errors(false);
+  auto re = std::make_unique<RE2>(pattern, options);
+  if (!re->ok()) return absl::InvalidArgumentError(absl::StrCat(op, ": invalid pattern '", pattern, "': ", re->error()));
+  return re;
+}
+
+absl::Status FullMatch(OpKernelContext* ctx, const RE2& re) {
+  const Tensor& in = ctx->input(0);
+  Tensor* out;
+  SL_RETURN_IF_ERROR(ctx->allocate_output(0, in.shape(), &out));
+  const tstring* src = in.data<tstring>();
+  bool* dst = out->data<bool>();
+  for (int64_t i = 0, n = in.NumElements(); i < n; ++i) dst[i] = RE2::FullMatch(src[i], re);
+  return absl::OkStatus();
+}
+
+class StaticRegexFullMatchOp : public OpKernel {
+ public:
+  absl::Status Init(OpKernelConstruction* ctx) override {
+    std::string pattern;
+    SL_RETURN_IF_ERROR(ctx->GetAttr("pattern", &pattern));
+    SL_ASSIGN_OR_RETURN(re_, CompileMatch("StaticRegexFullMatch", pattern));
+    return absl::OkStatus();
+  }
+  absl::Status Compute(OpKernelContext* ctx) const override { return FullMatch(ctx, *re_); }
+
+ private:
+  std::unique_ptr<RE2> re_;
+};
+
+class RegexFullMatchOp : public OpKernel {
+ public:
+  absl::Status Compute(OpKernelContext* ctx) const override {
+    const Tensor& pattern = ctx->input(1);
+    if (pattern.dims() != 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("RegexFullMatch: pattern must be a scalar, got shape ", pattern.shape().DebugString()));
+    }
+    SL_ASSIGN_OR_RETURN(std::unique_ptr<RE2> re, CompileMatch("RegexFullMatch", pattern.data<tstring>()[0]));
+    return FullMatch(ctx, *re);
+  }
+};
+
+REGISTER_KERNEL_BUILDER(Name("StaticRegexFullMatch").Device(DEVICE_CPU), StaticRegexFullMatchOp);
+REGISTER_KERNEL_BUILDER(Name("RegexFullMatch").Device(DEVICE_CPU), RegexFullMatchOp);
 REGISTER_KERNEL_BUILDER(Name("StaticRegexReplace").Device(DEVICE_CPU), StaticRegexReplaceOp);
 REGISTER_KERNEL_BUILDER(Name("RegexReplace").Device(DEVICE_CPU), RegexReplaceOp);
 

@@ -64,5 +64,22 @@ TEST(RegexReplaceTest, PatternAndRewriteAsInputs) {
   ExpectInvalid(bad, "RegexReplace: invalid pattern");
 }
 
+TEST(RegexFullMatchTest, WholeStringsOnly) {
+  KernelTester t("StaticRegexFullMatch");  // As TensorFlow 2's checkpoint save function asks.
+  t.Attr("pattern", std::string("^s3://.*"));
+  t.Input<tstring>({3}, {"s3://bucket/ckpt", "/tmp/s3://x", ""});
+  ASSERT_OK(t.Run());
+  t.ExpectOutput<bool>(0, {3}, {true, false, false});
+
+  KernelTester in("RegexFullMatch");
+  in.Input<tstring>({2}, {"abc", "abcd"}).Input<tstring>({}, {"a.c"});
+  ASSERT_OK(in.Run());
+  in.ExpectOutput<bool>(0, {2}, {true, false});
+
+  KernelTester bad("StaticRegexFullMatch");
+  bad.Attr("pattern", std::string("(")).Input<tstring>({1}, {"a"});
+  ExpectInvalid(bad, "StaticRegexFullMatch: invalid pattern");
+}
+
 }  // namespace
 }  // namespace sluice

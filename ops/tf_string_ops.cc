@@ -91,4 +91,19 @@ REGISTER_OP("RegexReplace")
     .Attr("replace_global: bool = true")
     .SetShapeFn(shape_fn::Unchanged);
 
+// Whether each string matches the RE2 `pattern` whole (TensorFlow 2's checkpoint save function
+// asks it of the prefix).
+REGISTER_OP("StaticRegexFullMatch")
+    .Input("input: string")
+    .Output("output: bool")
+    .Attr("pattern: string")
+    .SetShapeFn(shape_fn::Unchanged);
+
+// StaticRegexFullMatch with the pattern as a scalar string input.
+REGISTER_OP("RegexFullMatch")
+    .Input("input: string")
+    .Input("pattern: string")
+    .Output("output: bool")
+    .SetShapeFn(shape_fn::Unchanged);
+
 }  // namespace sluice
