@@ -142,7 +142,7 @@ async function main() {
     let r = 12345;
     for (let i = 0; i < img.length; ++i) { r = (r * 1103515245 + 12345) >>> 0; img[i] = (r / 4294967296) * 2 - 1; }
     const input = tf.tensor4d(img, [1, 224, 224, 3]);
-    setups[name] = {model, probe, input, buildMs: performance.now() - t0, times: []};
+    setups[name] = {model, probe, input, buildMs: performance.now() - t0, times: [], cpuMs: []};
   }
   const params = setups.tensorflow.model.countParams();
   log(`MobileNetV2: ${setups.tensorflow.model.layers.length} layers, ${params} parameters; ` +
@@ -151,10 +151,13 @@ async function main() {
   async function runOnce(name) {
     await tf.setBackend(name);
     const s = setups[name];
+    const c0 = process.cpuUsage();
     const t0 = performance.now();
     const y = s.model.predict(s.input);
     y.dataSync();
     const ms = performance.now() - t0;
+    const c = process.cpuUsage(c0);
+    s.cpuMs.push((c.user + c.system) / 1000);
     checkPlacement(name, s.model, [y, s.input]);
     y.dispose();
     return ms;
@@ -171,11 +174,17 @@ async function main() {
   for (let i = 0; i < Math.max(RUNS, CPU_RUNS); ++i) {
     if (i < RUNS) setups.tensorflow.times.push(await runOnce('tensorflow'));
     if (i < CPU_RUNS) setups.cpu.times.push(await runOnce('cpu'));
-    log(`run ${i + 1}: tensorflow ${i < RUNS ? fmt(setups.tensorflow.times[i]) + ' ms' : '-'}, ` +
-        `cpu ${i < CPU_RUNS ? fmt(setups.cpu.times[i]) + ' ms' : '-'}`);
+    const last = (a) => fmt(a[a.length - 1]);
+    log(`run ${i + 1}: tensorflow ${i < RUNS ? last(setups.tensorflow.times) + ' ms (process CPU ' +
+        last(setups.tensorflow.cpuMs) + ' ms)' : '-'}, cpu ${i < CPU_RUNS ? last(setups.cpu.times) +
+        ' ms (process CPU ' + last(setups.cpu.cpuMs) + ' ms)' : '-'}`);
   }
   const tfS = stats(setups.tensorflow.times);
   const cpuS = stats(setups.cpu.times);
+  // Process CPU time (all threads, user + system) of the timed runs: next to the wall time it
+  // shows how much of a run the process had the cores for.
+  tfS.processCpuMs = setups.tensorflow.cpuMs.slice(warm.tensorflow.length);
+  cpuS.processCpuMs = setups.cpu.cpuMs.slice(warm.cpu.length);
   const speedup = cpuS.median / tfS.median;
 
   // Agreement: the softmax output and the pooled 1280 features, same input, both backends.
@@ -219,7 +228,7 @@ async function main() {
   //    are left out so that nothing counts twice).
   const profiles = {};
   if (PROFILE) {
-    const PROFILE_RUNS = 3;
+    const PROFILE_RUNS = 5;
     await tf.setBackend('tensorflow');
     const be = engine.registry.tensorflow;
     const orig = be.binding;
@@ -263,42 +272,65 @@ async function main() {
     } finally {
       be.binding = orig;
     }
-    // The run whose wall time is the median; per call sites, the median over the runs.
+    // Per run: predict's wall time = executeOp + the addon's other calls + tfjs's JavaScript.
+    // The op table is the run with the median wall time; its last column adds up, per op, the
+    // fastest of the runs at each call site: what the op costs when nothing gets in its way
+    // (on a busy machine a kernel that waits for a descheduled thread of its team takes
+    // milliseconds more, at a different call each run).
     const nCalls = perRun[0].calls.length;
-    const medianOf = (a) => stats(a).median;
-    const callMs = perRun[0].calls.map((c, i) => Object.assign({}, c, {ms: medianOf(perRun.map((p) => p.calls[i] ? p.calls[i].ms : 0))}));
-    const wall = medianOf(perRun.map((p) => p.wall));
+    const sumMs = (xs) => xs.reduce((t, x) => t + x.ms, 0);
+    for (const p of perRun) {
+      p.execMs = sumMs(p.calls);
+      p.otherMs = sumMs(Object.values(p.bindingMs));
+      p.jsMs = p.wall - p.execMs - p.otherMs;
+    }
+    const order = perRun.map((p, i) => i).sort((i, j) => perRun[i].wall - perRun[j].wall);
+    const med = perRun[order[(order.length - 1) >> 1]];
+    const minAt = perRun[0].calls.map((c, i) => Math.min(...perRun.map((p) => (p.calls[i] ? p.calls[i].ms : Infinity))));
     const by = new Map();
-    for (const c of callMs) {
-      const g = by.get(c.name) || {op: c.name, calls: 0, ms: 0};
+    med.calls.forEach((c, i) => {
+      const g = by.get(c.name) || {op: c.name, calls: 0, ms: 0, fastestMs: 0};
       g.calls++;
       g.ms += c.ms;
+      g.fastestMs += minAt[i];
       by.set(c.name, g);
+    });
+    const rows = [...by.values()].sort((x, y) => y.ms - x.ms);
+    const sum = med.execMs;
+    const fastestSum = minAt.reduce((t, v) => t + v, 0);
+    const medCalls = med.calls.map((c, i) => Object.assign({}, c, {fastestMs: minAt[i]}));
+    const slowest = [...medCalls].sort((x, y) => y.ms - x.ms).slice(0, 20);
+    const slowestFastest = [...medCalls].sort((x, y) => y.fastestMs - x.fastestMs).slice(0, 20);
+    profiles.tensorflow = {
+      runs: perRun.map((p) => ({wallMs: p.wall, executeOpMs: p.execMs, otherAddonMs: p.otherMs, javascriptMs: p.jsMs,
+                                otherAddon: p.bindingMs})),
+      opCalls: nCalls, medianRun: {byOp: rows, slowestCalls: slowest, calls: medCalls},
+      slowestAtFastest: slowestFastest,
+      executeOpFastestSumMs: fastestSum,
+    };
+    console.log(`\nprofile (tensorflow): ${nCalls} TensorFlow ops per predict; ${PROFILE_RUNS} runs, ` +
+                'predict = executeOp (Sluice) + the addon\'s other calls + tfjs JavaScript:');
+    for (const p of perRun) {
+      console.log(`  ${fmt(p.wall).padStart(6)} ms = ${fmt(p.execMs).padStart(6)} + ${fmt(p.otherMs).padStart(5)} + ` +
+                  `${fmt(p.jsMs).padStart(6)}   (other: ` +
+                  Object.entries(p.bindingMs).map(([k, g]) => `${k} ${g.calls}x ${fmt(g.ms)}`).join(', ') + ')');
     }
-    const rows = [...by.values()].sort((a, b) => b.ms - a.ms);
-    const sum = rows.reduce((t, g) => t + g.ms, 0);
-    const slowest = [...callMs].sort((a, b) => b.ms - a.ms).slice(0, 20);
-    const other = {};
-    for (const key of Object.keys(perRun[0].bindingMs)) {
-      other[key] = {calls: perRun[0].bindingMs[key].calls,
-                    ms: medianOf(perRun.map((p) => (p.bindingMs[key] || {ms: 0}).ms))};
-    }
-    const otherMs = Object.values(other).reduce((t, g) => t + g.ms, 0);
-    profiles.tensorflow = {runs: PROFILE_RUNS, wallMs: wall, executeOpMs: sum, otherBindingMs: other,
-                           outsideMs: wall - sum - otherMs, opCalls: nCalls, byOp: rows, slowestCalls: slowest,
-                           calls: callMs};
-    console.log(`\nprofile (tensorflow): ${nCalls} TensorFlow ops per predict; medians of ${PROFILE_RUNS} runs: ` +
-                `predict ${fmt(wall)} ms = executeOp ${fmt(sum)} ms + other addon calls ${fmt(otherMs)} ms (` +
-                Object.entries(other).map(([k, g]) => `${k} ${g.calls}x ${fmt(g.ms)} ms`).join(', ') +
-                `) + tfjs JavaScript ${fmt(wall - sum - otherMs)} ms`);
-    console.log('  op                         calls   total ms   share   ms/call');
+    console.log(`  executeOp with each call at its fastest of the ${PROFILE_RUNS} runs: ${fmt(fastestSum)} ms`);
+    console.log(`  per op, the median run (${fmt(med.wall)} ms):`);
+    console.log('  op                         calls   total ms   share   ms/call   fastest ms');
     for (const g of rows) {
       console.log(`  ${g.op.padEnd(26)} ${String(g.calls).padStart(5)} ${fmt(g.ms).padStart(10)} ` +
-                  `${(100 * g.ms / sum).toFixed(1).padStart(6)}% ${(g.ms / g.calls).toFixed(3).padStart(9)}`);
+                  `${(100 * g.ms / sum).toFixed(1).padStart(6)}% ${(g.ms / g.calls).toFixed(3).padStart(9)} ` +
+                  `${fmt(g.fastestMs).padStart(12)}`);
     }
-    console.log('  slowest single calls (median ms, op, input shapes -> output shapes):');
+    console.log('  slowest single calls of the median run (ms, fastest ms, op, input shapes -> output shapes):');
     for (const c of slowest) {
-      console.log(`    ${c.ms.toFixed(2).padStart(7)}  ${c.name}  ${JSON.stringify(c.in)} -> ${JSON.stringify(c.out)}`);
+      console.log(`    ${c.ms.toFixed(2).padStart(7)} ${c.fastestMs.toFixed(2).padStart(7)}  ${c.name}  ` +
+                  `${JSON.stringify(c.in)} -> ${JSON.stringify(c.out)}`);
+    }
+    console.log('  slowest single calls at their fastest of the runs (fastest ms, op, shapes):');
+    for (const c of slowestFastest) {
+      console.log(`    ${c.fastestMs.toFixed(2).padStart(7)}  ${c.name}  ${JSON.stringify(c.in)} -> ${JSON.stringify(c.out)}`);
     }
 
     await tf.setBackend('cpu');

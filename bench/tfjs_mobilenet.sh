@@ -44,14 +44,15 @@
 #                   (default <repo>/bazel-bin/c_api; build them first with
 #                   `bazel build //c_api:all`, this script never runs bazel)
 #   --runs N        timed tensorflow-backend runs (default 10)
-#   --cpu-runs N    timed cpu-backend runs (default 3; each takes ~2.5 s)
-#   --profile       after the timed runs, profile 3 more tensorflow predicts
+#   --cpu-runs N    timed cpu-backend runs (default 5; each takes ~1 s)
+#   --profile       after the timed runs, profile 5 more tensorflow predicts
 #                   (every TensorFlow op tfjs-node runs goes through the addon's
 #                   executeOp, i.e. one synchronous TFE_Execute on Sluice; the
-#                   binding is wrapped to time each call, per op type and the
-#                   slowest single calls with their shapes, and the rest of
-#                   predict is split into the addon's other calls and tfjs's
-#                   own JavaScript) and one cpu predict under tf.profile
+#                   binding is wrapped to time each call: per run, predict =
+#                   executeOp + the addon's other calls + tfjs's JavaScript;
+#                   per op type and the slowest single calls with their shapes
+#                   for the median run, each also at its fastest of the 5) and
+#                   one cpu predict under tf.profile (per kernel)
 #   --json FILE     also write the figures (every run, the agreement, the
 #                   profiles) as JSON
 #
@@ -68,14 +69,20 @@
 # python3, make, g++; the npm registry on the first run).
 #
 # How long (2-core machine): setup as in tests/tfjs_node.sh (~1 min the first
-# time, ~1 s after); the benchmark ~25 s with the defaults (most of it the
-# cpu backend's runs), ~10 s more with --profile. The figures are only
-# meaningful on an otherwise idle machine: the load average at the start and
-# end is printed, and anything else running shows up as a wide min-max spread
-# on the tensorflow side, whose kernels wait for both cores.
+# time, ~1 s after); the benchmark ~15 s with the defaults on an idle machine
+# (most of it the cpu backend's runs), ~3 s more with --profile.
+#
+# The figures are only meaningful on an otherwise idle machine: the load
+# average at the start and end is printed. On the 2-vCPU AMD EPYC (avx512f)
+# reference machine, idle: tensorflow ~60-70 ms median, cpu ~1.0-1.5 s,
+# speedup 16-21x. With two compilers running alongside (load 3-5) the
+# tensorflow side took 1.2-1.6 s and the speedup fell to 2.4-2.7x: each of
+# Sluice's kernels runs on an OpenMP team of both cores and waits for a
+# descheduled member (tens of ms, at a different op each run), while the
+# single-threaded cpu backend only slows ~3x.
 #
 # What it prints: progress on stderr (setup, model size, warm-up and each
-# run's times, the output agreement); on stdout, with --profile, the profile
+# run's wall and process CPU times, the output agreement); on stdout, with --profile, the profile
 # tables, then as the very last line:
 #   tfjs MobileNetV2 predict: tensorflow(Sluice) median X ms [min-max], cpu median Y ms [min-max], speedup Z x
 # (speedup = cpu median / tensorflow median). Exit status: 0 when the backends'
@@ -89,7 +96,7 @@ REPO="$(dirname "$(dirname "$SELF")")"
 WORK="${SLUICE_TFJS_WORK:-$HOME/.cache/sluice-tfjs}"
 LIB="$REPO/bazel-bin/c_api"
 RUNS=10
-CPU_RUNS=3
+CPU_RUNS=5
 PROFILE=0
 JSON_OUT=""
 
