@@ -41,7 +41,7 @@
 # Usage:
 #   tests/tfjs_node.sh [--work DIR] [--lib DIR] [--filter REGEX] [--json FILE]
 #                      [--backend tensorflow|cpu] [--spec-timeout SECONDS]
-#                      [--max-crashes N]
+#                      [--max-crashes N] [--setup-only]
 #
 #   --work DIR      work dir (default ${SLUICE_TFJS_WORK:-$HOME/.cache/sluice-tfjs})
 #   --lib DIR       dir with libtensorflow.so and libtensorflow_framework.so
@@ -58,6 +58,11 @@
 #                   killed and the running spec counted as crashed (default 300)
 #   --max-crashes   stop re-running after this many crashes (default 20);
 #                   specs never reached are counted as failed ("not-run")
+#   --setup-only    do steps 1-2 only (npm install; with --backend tensorflow
+#                   also the addon build) and exit 0, printing nothing on
+#                   stdout (progress lines go to stderr as always); for other
+#                   scripts that run tfjs-node on Sluice, e.g.
+#                   bench/tfjs_mobilenet.sh
 #
 # Needs: node (>= 18) and npm, node-gyp as shipped in
 # /usr/lib/node_modules/npm/node_modules/node-gyp, Node headers in
@@ -97,6 +102,7 @@ JSON_OUT=""
 BACKEND="tensorflow"
 SPEC_TIMEOUT=300
 MAX_CRASHES=20
+SETUP_ONLY=0
 
 die() { echo "tfjs_node.sh: error: $*" >&2; exit 2; }
 usage() { sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed -e '/^set -euo/d' -e 's/^# \{0,1\}//'; }
@@ -117,6 +123,7 @@ while [[ $# -gt 0 ]]; do
     --spec-timeout=*) SPEC_TIMEOUT="${1#*=}"; shift ;;
     --max-crashes) MAX_CRASHES="${2:?}"; shift 2 ;;
     --max-crashes=*) MAX_CRASHES="${1#*=}"; shift ;;
+    --setup-only) SETUP_ONLY=1; shift ;;
     -h|--help) usage; exit 0 ;;
     *) die "unknown option '$1' (see --help)" ;;
   esac
@@ -208,6 +215,8 @@ if [[ "$BACKEND" == tensorflow ]]; then
     echo "$STAMP" >"$STAMP_FILE"
   fi
 fi
+
+[[ "$SETUP_ONLY" == 1 ]] && exit 0
 
 # ------------------------------------------------------- helper scripts ----
 # One node script: `prepare` writes the bundle entry and the spec config,
