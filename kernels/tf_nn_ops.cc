@@ -774,43 +774,79 @@ class FusedBatchNormV3Op : public OpKernel {
     auto set = [&](int output, int64_t c, double value) { out[output]->data<U>()[c] = U(static_cast<float>(value)); };
     const T* xd = x.data<T>();
     T* yd = y->data<T>();
-    const int64_t rest = v.outer * v.inner;
-    for (int64_t c = 0; c < v.channels; ++c) {
-      double mean, var;
-      if (is_training_) {
-        double sum = 0, sq = 0;
-        for (int64_t o = 0; o < v.outer; ++o)
-          for (int64_t i = 0; i < v.inner; ++i) sum += static_cast<float>(xd[(o * v.channels + c) * v.inner + i]);
-        mean = rest > 0 ? sum / rest : std::numeric_limits<double>::quiet_NaN();
-        for (int64_t o = 0; o < v.outer; ++o)
-          for (int64_t i = 0; i < v.inner; ++i) {
-            const double e = static_cast<float>(xd[(o * v.channels + c) * v.inner + i]) - mean;
-            sq += e * e;
+    const int64_t C = v.channels, rest = v.outer * v.inner;
+    // Batch statistics in double, two passes (the mean, then squared deviations), each walking
+    // x in memory order: channels innermost for NHWC, pixel runs per channel for NCHW.
+    std::vector<double> mean(C), var(C);
+    if (is_training_) {
+      auto accumulate = [&](auto&& term, std::vector<double>* acc) {
+        for (int64_t o = 0; o < v.outer; ++o) {
+          const T* row = xd + o * C * v.inner;
+          if (v.inner == 1) {
+            for (int64_t ch = 0; ch < C; ++ch) (*acc)[ch] += term(ch, static_cast<float>(row[ch]));
+          } else {
+            for (int64_t ch = 0; ch < C; ++ch) {
+              double s = 0;
+              for (int64_t i = 0; i < v.inner; ++i) s += term(ch, static_cast<float>(row[ch * v.inner + i]));
+              (*acc)[ch] += s;
+            }
           }
-        var = rest > 0 ? sq / rest : std::numeric_limits<double>::quiet_NaN();
-        const double unbiased = var * rest / std::max<int64_t>(rest - 1, 1);
+        }
+      };
+      std::vector<double> sum(C, 0.0), sq(C, 0.0);
+      accumulate([](int64_t, float value) { return static_cast<double>(value); }, &sum);
+      for (int64_t ch = 0; ch < C; ++ch) mean[ch] = rest > 0 ? sum[ch] / rest : std::numeric_limits<double>::quiet_NaN();
+      accumulate(
+          [&](int64_t ch, float value) {
+            const double e = value - mean[ch];
+            return e * e;
+          },
+          &sq);
+      for (int64_t ch = 0; ch < C; ++ch) {
+        var[ch] = rest > 0 ? sq[ch] / rest : std::numeric_limits<double>::quiet_NaN();
+        const double unbiased = var[ch] * rest / std::max<int64_t>(rest - 1, 1);
         if (factor_ == 1.0f) {
-          set(1, c, mean);
-          set(2, c, unbiased);
+          set(1, ch, mean[ch]);
+          set(2, ch, unbiased);
         } else {
-          set(1, c, (1.0 - factor_) * u(3, c) + factor_ * mean);
-          set(2, c, (1.0 - factor_) * u(4, c) + factor_ * unbiased);
+          set(1, ch, (1.0 - factor_) * u(3, ch) + factor_ * mean[ch]);
+          set(2, ch, (1.0 - factor_) * u(4, ch) + factor_ * unbiased);
         }
-      } else {
-        mean = u(3, c);
-        var = u(4, c);
-        set(1, c, mean);
-        set(2, c, var);
       }
-      set(3, c, mean);
-      set(4, c, var);
-      const double scale = u(1, c) / std::sqrt(var + static_cast<double>(epsilon_)), offset = u(2, c);
-      for (int64_t o = 0; o < v.outer; ++o)
-        for (int64_t i = 0; i < v.inner; ++i) {
-          const int64_t k = (o * v.channels + c) * v.inner + i;
-          yd[k] = T(static_cast<float>((static_cast<float>(xd[k]) - mean) * scale + offset));
-        }
+    } else {
+      for (int64_t ch = 0; ch < C; ++ch) {
+        mean[ch] = u(3, ch);
+        var[ch] = u(4, ch);
+        set(1, ch, mean[ch]);
+        set(2, ch, var[ch]);
+      }
     }
+    // y = x * a + b per channel, a and b folded once in double and applied in float over the
+    // intra-op team, in memory order.
+    std::vector<float> a(C), b(C);
+    for (int64_t ch = 0; ch < C; ++ch) {
+      set(3, ch, mean[ch]);
+      set(4, ch, var[ch]);
+      const double scale = u(1, ch) / std::sqrt(var[ch] + static_cast<double>(epsilon_));
+      a[ch] = static_cast<float>(scale);
+      b[ch] = static_cast<float>(u(2, ch) - mean[ch] * scale);
+    }
+    ParallelForElements(ctx, v.outer, C * v.inner, [&](int64_t begin, int64_t end) {
+      for (int64_t o = begin; o < end; ++o) {
+        const T* xr = xd + o * C * v.inner;
+        T* yr = yd + o * C * v.inner;
+        if (v.inner == 1) {
+          for (int64_t ch = 0; ch < C; ++ch) yr[ch] = T(static_cast<float>(xr[ch]) * a[ch] + b[ch]);
+        } else {
+          for (int64_t ch = 0; ch < C; ++ch) {
+            const float ac = a[ch], bc = b[ch];
+            const T* xs = xr + ch * v.inner;
+            T* ys = yr + ch * v.inner;
+            for (int64_t i = 0; i < v.inner; ++i) ys[i] = T(static_cast<float>(xs[i]) * ac + bc);
+          }
+        }
+      }
+    });
     return absl::OkStatus();
   }
 
