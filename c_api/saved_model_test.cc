@@ -174,6 +174,24 @@ constexpr char kVariablesMetaGraph[] = R"pb(
       attr { key: "f" value { func { name: "__inference__traced_restore_7" } } }
     }
     node {
+      name: "serving_default_x"
+      op: "Placeholder"
+      attr { key: "dtype" value { type: DT_FLOAT } }
+      attr { key: "shape" value { shape { dim { size: -1 } dim { size: 2 } } } }
+    }
+    node {
+      name: "StatefulPartitionedCall"
+      op: "StatefulPartitionedCall"
+      input: "serving_default_x"
+      input: "w"
+      attr { key: "Tin" value { list { type: DT_FLOAT type: DT_RESOURCE } } }
+      attr { key: "Tout" value { list { type: DT_FLOAT } } }
+      attr { key: "_read_only_resource_inputs" value { list { i: 1 } } }
+      attr { key: "config_proto" value { s: "" } }
+      attr { key: "executor_type" value { s: "" } }
+      attr { key: "f" value { func { name: "__inference_signature_wrapper_20" } } }
+    }
+    node {
       name: "save/names"
       op: "Const"
       attr { key: "dtype" value { type: DT_STRING } }
@@ -216,6 +234,40 @@ constexpr char kVariablesMetaGraph[] = R"pb(
       attr { key: "dtypes" value { list { type: DT_FLOAT } } }
     }
     library {
+      function {
+        signature {
+          name: "__inference_signature_wrapper_20"
+          input_arg { name: "x" type: DT_FLOAT }
+          input_arg { name: "unknown" type: DT_RESOURCE }
+          output_arg { name: "identity" type: DT_FLOAT }
+          is_stateful: true
+        }
+        node_def {
+          name: "ReadVariableOp"
+          op: "ReadVariableOp"
+          input: "unknown"
+          attr { key: "dtype" value { type: DT_FLOAT } }
+        }
+        node_def {
+          name: "mul"
+          op: "Mul"
+          input: "x"
+          input: "ReadVariableOp:value:0"
+          attr { key: "T" value { type: DT_FLOAT } }
+        }
+        node_def {
+          name: "Identity"
+          op: "Identity"
+          input: "mul:z:0"
+          input: "^ReadVariableOp"
+          attr { key: "T" value { type: DT_FLOAT } }
+        }
+        ret { key: "identity" value: "Identity:output:0" }
+        arg_attr {
+          key: 0
+          value { attr { key: "_user_specified_name" value { s: "x" } } }
+        }
+      }
       function {
         signature {
           name: "__inference__traced_restore_7"
@@ -290,7 +342,8 @@ constexpr char kVariablesMetaGraph[] = R"pb(
   signature_def {
     key: "serving_default"
     value {
-      outputs { key: "w" value { name: "read:0" dtype: DT_FLOAT } }
+      inputs { key: "x" value { name: "serving_default_x:0" dtype: DT_FLOAT } }
+      outputs { key: "output_0" value { name: "StatefulPartitionedCall:0" dtype: DT_FLOAT } }
       method_name: "tensorflow/serving/predict"
     }
   }
@@ -328,6 +381,21 @@ TEST_F(SavedModelTest, VariablesAreRestoredFromTheCheckpoint) {
   EXPECT_EQ(static_cast<float*>(TF_TensorData(w))[0], 4.0f);
   EXPECT_EQ(static_cast<float*>(TF_TensorData(w))[1], -5.0f);
   TF_DeleteTensor(w);
+  // The serving signature, as TensorFlow 2 writes it: a StatefulPartitionedCall of a function
+  // that reads the variable through its resource argument.
+  const int64_t dims[] = {1, 2};
+  TF_Tensor* x = TF_AllocateTensor(TF_FLOAT, dims, 2, 2 * sizeof(float));
+  static_cast<float*>(TF_TensorData(x))[0] = 2.0f;
+  static_cast<float*>(TF_TensorData(x))[1] = 3.0f;
+  TF_Output in{TF_GraphOperationByName(graph, "serving_default_x"), 0};
+  TF_Output serve{TF_GraphOperationByName(graph, "StatefulPartitionedCall"), 0};
+  TF_Tensor* y = nullptr;
+  TF_SessionRun(session, nullptr, &in, &x, 1, &serve, &y, 1, nullptr, 0, nullptr, s);
+  ASSERT_EQ(TF_GetCode(s), TF_OK) << TF_Message(s);
+  EXPECT_EQ(static_cast<float*>(TF_TensorData(y))[0], 8.0f);
+  EXPECT_EQ(static_cast<float*>(TF_TensorData(y))[1], -15.0f);
+  TF_DeleteTensor(x);
+  TF_DeleteTensor(y);
   TF_CloseSession(session, s);
   TF_DeleteSession(session, s);
   TF_DeleteGraph(graph);
