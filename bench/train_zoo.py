@@ -14,8 +14,10 @@ mean of the ratios per thread count.
       [--steps 6] [--rounds 1] [--batch 8] [--json OUT.json]
 
 Models: resnet18 resnet50 mobilenet_v2 efficientnet_b0 bert_encoder (the zoo's encoder with a
-16-class head on its pooled output, sequences of 128 tokens). Written once under
-$SLUICE_BENCH_DIR (default /tmp/sluice-train-zoo). Build first: bazel build -c opt //tools:sluice
+16-class head on its pooled output, sequences of 128 tokens) lstm (embeddings of 128 for 10000
+tokens, a 2-layer LSTM of 256 over sequences of 35, a 16-class head on the last layer's final
+state). Written once under $SLUICE_BENCH_DIR (default /tmp/sluice-train-zoo). Build first:
+bazel build -c opt //tools:sluice
 """
 import argparse
 import json
@@ -28,7 +30,8 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
-MODELS = ["resnet18", "resnet50", "mobilenet_v2", "efficientnet_b0", "bert_encoder"]
+MODELS = ["resnet18", "resnet50", "mobilenet_v2", "efficientnet_b0", "bert_encoder", "lstm"]
+INPUT_OF = {"bert_encoder": "ids", "lstm": "ids"}  # The others take images, "x".
 LR = 1e-3  # Small enough that a few steps on random data do not diverge (losses stay comparable).
 # ResNet-50's random weights with identity BatchNormalization statistics start at a loss near 70
 # and diverge at 1e-3 (67, 133, 543, ...), where any summation order gives other numbers.
@@ -56,6 +59,19 @@ def build(name, batch):
                 return self.head(self.encoder(ids)[1])
         module = distinct_parameters(Classifier().eval())
         return module, torch.randint(0, 8192, (batch, 128)), "ids", 16
+    if name == "lstm":
+        class LstmClassifier(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.embedding = torch.nn.Embedding(10000, 128)
+                self.lstm = torch.nn.LSTM(128, 256, num_layers=2, batch_first=True)
+                self.head = torch.nn.Linear(256, 16)
+
+            def forward(self, ids):
+                _, (h, _) = self.lstm(self.embedding(ids))
+                return self.head(h[-1])
+        module = distinct_parameters(LstmClassifier().eval())
+        return module, torch.randint(0, 10000, (batch, 35)), "ids", 16
     module = distinct_parameters(fuse(getattr(torchvision.models, name)(num_classes=1000).eval()))
     return module, torch.randn(batch, 3, 224, 224), "x", 1000
 
@@ -70,9 +86,12 @@ def export(name, batch, d):
         return path
     module, x, input_name, classes = build(name, batch)
     model = training_model(module, x, input_name, batch, classes, LR_OF.get(name, LR), opset=17)
-    weights = sum(1 for i in model.graph.initializer if i.data_type == onnx.TensorProto.FLOAT)
-    if weights != len(list(module.parameters())):
-        raise RuntimeError("the export has %d weights for torch's %d parameters" % (weights, len(list(module.parameters()))))
+    # Counted in values: the export of an LSTM layer holds torch's 4 parameters as 3 (W, R and
+    # both biases in one B), and a merged initializer would still show as values missing.
+    weights = sum(int(np.prod(i.dims)) for i in model.graph.initializer if i.data_type == onnx.TensorProto.FLOAT)
+    params = sum(p.numel() for p in module.parameters())
+    if weights != params:
+        raise RuntimeError("the export has %d weight values for torch's %d" % (weights, params))
     target = one_hot_target(batch, classes)
     base = path[:-len(".onnx")]
     onnx.save_tensor(numpy_helper.from_array(x.numpy(), input_name), base + "_input.pb")
@@ -164,7 +183,7 @@ def main():
             print("%-16s export failed: %s" % (name, str(e).splitlines()[-1][:200]), flush=True)
             continue
         base = path[:-len(".onnx")]
-        input_name = "ids" if name == "bert_encoder" else "x"
+        input_name = INPUT_OF.get(name, "x")
         for threads in [int(t) for t in args.threads.split(",")]:
             s_ms, t_ms, s_rss, t_rss, diff = [], [], 0.0, 0.0, 0.0
             try:
