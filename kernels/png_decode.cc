@@ -67,7 +67,9 @@ bool ReadPng(PngDecode* d) {
   if (transparency) png_set_tRNS_to_alpha(png);
   if (depth == 16 && d->depth == 8) png_set_strip_16(png);
   if (depth < 16 && d->depth == 16) png_set_expand_16(png);
-  if (!gray && want_gray) png_set_rgb_to_gray_fixed(png, 1, -1, -1);  // libpng's sRGB weights.
+  // TensorFlow's weights (ITU-R 601, as JPEG's luma), in libpng's fixed point: not libpng's
+  // default sRGB ones.
+  if (!gray && want_gray) png_set_rgb_to_gray_fixed(png, 1, 29900, 58700);
   if (gray && !want_gray) png_set_gray_to_rgb(png);
   if (alpha && !want_alpha) png_set_strip_alpha(png);
   if (!alpha && want_alpha) png_set_add_alpha(png, 0xffff, PNG_FILLER_AFTER);  // Opaque.

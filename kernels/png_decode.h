@@ -14,7 +14,7 @@ namespace sluice {
 
 // Decodes `data` into samples of `depth` bits (8, or 16 in the host's order) from `sink`
 // (frames = 1). `channels` 0 keeps the image's own (1 to 4, palettes expanded, tRNS as alpha),
-// 1 gray (libpng's sRGB weights), 2 gray + alpha, 3 RGB, 4 RGBA (opaque when the image has no
+// 1 gray (ITU-R 601 weights, as TensorFlow's), 2 gray + alpha, 3 RGB, 4 RGBA (opaque when the image has no
 // alpha); 16-bit samples are cut to their high byte for 8 and 8-bit ones scaled by 257 for 16.
 // INVALID_ARGUMENT naming `op` for an undecodable stream, or the sink's error.
 absl::Status DecodePngStream(absl::string_view data, int channels, int depth, PixelSink* sink, absl::string_view op);

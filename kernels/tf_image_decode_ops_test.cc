@@ -128,6 +128,20 @@ TEST(DecodeJpegTest, RoundTripsRgbAndGrayWithEveryDctMethod) {
   }
 }
 
+// tfjs-node's decode specs give TensorFlow's own decoding of a 2 x 2 JPEG; quality 100 without
+// chroma subsampling makes a stream that TensorFlow decodes to exactly those values.
+TEST(DecodeJpegTest, TensorFlowsPixelsForTfjsNodesFixture) {
+  const Bytes rgb = {238, 101, 0, 50, 50, 50, 100, 50, 0, 200, 100, 50};
+  const std::string jpeg = EncodeJpeg(2, 2, 3, rgb);  // Quality 100, 4:4:4.
+  SL_ASSERT_OK_AND_ASSIGN(Tensor three, Decode("DecodeJpeg", jpeg));
+  EXPECT_EQ(Values<uint8_t>(three), (Bytes{239, 100, 0, 46, 48, 47, 92, 49, 0, 194, 98, 47}));
+  SL_ASSERT_OK_AND_ASSIGN(Tensor one, Decode("DecodeJpeg", jpeg, [](KernelTester& t) { t.Attr("channels", 1); }));
+  EXPECT_EQ(Values<uint8_t>(one), (Bytes{130, 47, 56, 121}));
+  SL_ASSERT_OK_AND_ASSIGN(Tensor half, Decode("DecodeJpeg", jpeg, [](KernelTester& t) { t.Attr("ratio", 2); }));
+  EXPECT_EQ(half.shape(), TensorShape({1, 1, 3}));
+  EXPECT_EQ(Values<uint8_t>(half), (Bytes{147, 75, 25}));
+}
+
 TEST(DecodeJpegTest, RatioScalesDownWhileDecoding) {
   // Flat 8 x 8 blocks, so that each scaled pixel is its block's color.
   Bytes blocks(32 * 48 * 3);
@@ -359,6 +373,10 @@ TEST(DecodeImageTest, EachOpReadsTheFormatsTensorFlowsDoes) {
   for (int i = 0; i < 36; ++i) EXPECT_NEAR(Values<float>(f)[i], rgb[i] / 255.0, 1e-6);
   SL_ASSERT_OK_AND_ASSIGN(Tensor jf, Decode("DecodeImage", jpeg, [](KernelTester& t) { t.Attr("dtype", DT_FLOAT); }));
   for (int i = 0; i < 36; ++i) EXPECT_NEAR(Values<float>(jf)[i], Values<uint8_t>(j8)[i] / 255.0, 1e-6);
+  // RGB to gray with ITU-R 601's weights, as TensorFlow (tfjs-node's 'decode png 1 channels').
+  const std::string tfjs = EncodePng(2, 2, 3, {238, 101, 0, 50, 50, 50, 100, 50, 0, 200, 100, 50});
+  SL_ASSERT_OK_AND_ASSIGN(Tensor g, Decode("DecodePng", tfjs, [](KernelTester& t) { t.Attr("channels", 1); }));
+  EXPECT_EQ(Values<uint8_t>(g), (Bytes{130, 50, 59, 124}));
   // DecodeBmp reads only BMP, DecodeAndCropJpeg only JPEG.
   ExpectError(Decode("DecodeBmp", png), absl::StatusCode::kInvalidArgument,
               "Trying to decode PNG format using DecodeBmp op");
