@@ -12,7 +12,6 @@
 #include <csetjmp>
 #include <cstdio>
 #include <cstring>
-#include <limits>
 
 #include <jpeglib.h>
 #include <jerror.h>

@@ -121,6 +121,9 @@ REGISTER_OP("DecodeAndCropJpeg")
       const Tensor* crop = c->input_tensor(1);
       if (crop != nullptr && crop->dtype() == DT_INT32 && crop->NumElements() == 4) {
         const int32_t* v = crop->data<int32_t>();
+        if (v[2] <= 0 || v[3] <= 0) {
+          return c->Error(absl::StrCat("crop_window's height and width must be positive, got ", v[2], " and ", v[3]));
+        }
         c->set_output(0, PartialShape(std::vector<int64_t>{v[2], v[3], c->output(0).dim(2)}));
       }
       return absl::OkStatus();
