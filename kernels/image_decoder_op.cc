@@ -1,11 +1,12 @@
 // ImageDecoder (ONNX 20): a 1-D uint8 tensor holding an encoded image (JPEG, PNG, BMP, TIFF,
 // WebP, PNM or JPEG 2000, told apart by their magic bytes) to [H, W, 3] RGB or BGR, or
 // [H, W, 1] grayscale, as PIL's Image.open(...).convert(mode) gives them (ONNX's reference
-// decodes with PIL). The codecs are Debian's libjpeg-turbo, libpng, libtiff, libwebp and
-// OpenJPEG; BMP and PNM are parsed here. Every codec decodes to 8-bit RGB first.
+// decodes with PIL). The codecs are Debian's libjpeg-turbo (through jpeg_decode.h, which the
+// TensorFlow decoders share), libpng, libtiff, libwebp and OpenJPEG; BMP and PNM are parsed
+// here. Every codec decodes to 8-bit RGB first.
 //
-// The libjpeg and libpng errors longjmp back to their setjmp: the functions that call setjmp
-// hold only C structs and pointers, and everything with a destructor lives in the caller.
+// The libpng errors longjmp back to their setjmp: the functions that call setjmp hold only C
+// structs and pointers, and everything with a destructor lives in the caller.
 #include <algorithm>
 #include <csetjmp>
 #include <cstdarg>
@@ -14,7 +15,6 @@
 #include <string>
 #include <vector>
 
-#include <jpeglib.h>
 #include <openjpeg-2.5/openjpeg.h>
 #include <png.h>
 #include <tiffio.h>
@@ -23,7 +23,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "framework/checked_size.h"
+#include "kernels/jpeg_decode.h"
 #include "kernels/kernel_registry.h"
+#include "kernels/pixel_sink.h"
 
 namespace sluice {
 namespace {
@@ -31,7 +33,7 @@ namespace {
 // Decoded images larger than this are refused (RESOURCE_EXHAUSTED) before any pixel buffer
 // is allocated: a few bytes of header can declare billions of pixels. PIL refuses above about
 // 179 million pixels (twice its MAX_IMAGE_PIXELS); this allows some more.
-constexpr int64_t kMaxPixels = int64_t{1} << 28;
+constexpr int64_t kMaxPixels = kMaxDecodedPixels;
 
 // 8-bit interleaved RGB, in a tensor so that its size is charged to the step's memory budget.
 struct RgbImage {
@@ -61,60 +63,33 @@ absl::Status SizeImage(const char* format, int64_t height, int64_t width, RgbIma
   return absl::OkStatus();
 }
 
-// ---- JPEG (libjpeg) ----
+// ---- JPEG (jpeg_decode.h) ----
 
-struct JpegError {
-  jpeg_error_mgr mgr;
-  jmp_buf jump;
-  char message[JMSG_LENGTH_MAX];
+// Sizes `image` for the decoder; JPEG is decoded straight into its RGB buffer.
+class RgbImageSink : public PixelSink {
+ public:
+  RgbImageSink(const char* format, RgbImage* image) : format_(format), image_(image) {}
+  uint8_t* Allocate(int64_t frames, int64_t height, int64_t width, int64_t channels) override {
+    status_ = frames == 1 && channels == 3 ? SizeImage(format_, height, width, image_)
+                                          : absl::InternalError("ImageDecoder: decoder output is not one RGB image");
+    return status_.ok() ? image_->rgb : nullptr;
+  }
+
+ private:
+  const char* format_;
+  RgbImage* image_;
 };
 
-void JpegErrorExit(j_common_ptr cinfo) {
-  auto* err = reinterpret_cast<JpegError*>(cinfo->err);
-  (*cinfo->err->format_message)(cinfo, err->message);
-  longjmp(err->jump, 1);
-}
-
-void JpegSilence(j_common_ptr, int) {}
-
-// Reads the header into *height, *width, then (after `size` sizes `image`) the pixels.
-// Returns false with `err->message` on a libjpeg error.
-bool JpegDecode(const uint8_t* data, size_t size, RgbImage* image, absl::Status* size_status, JpegError* err) {
-  jpeg_decompress_struct cinfo;
-  cinfo.err = jpeg_std_error(&err->mgr);
-  err->mgr.error_exit = JpegErrorExit;
-  err->mgr.emit_message = JpegSilence;
-  if (setjmp(err->jump)) {
-    jpeg_destroy_decompress(&cinfo);
-    return false;
-  }
-  jpeg_create_decompress(&cinfo);
-  jpeg_mem_src(&cinfo, data, static_cast<unsigned long>(size));
-  jpeg_read_header(&cinfo, TRUE);
-  cinfo.out_color_space = JCS_RGB;  // From grayscale and YCbCr alike; CMYK fails here.
-  jpeg_start_decompress(&cinfo);
-  *size_status = SizeImage("JPEG", cinfo.output_height, cinfo.output_width, image);
-  if (!size_status->ok() || cinfo.output_components != 3) {
-    if (size_status->ok()) *size_status = absl::UnimplementedError("ImageDecoder: JPEG color space without RGB output");
-    jpeg_destroy_decompress(&cinfo);
-    return true;
-  }
-  while (cinfo.output_scanline < cinfo.output_height) {
-    JSAMPROW row = image->rgb + static_cast<size_t>(cinfo.output_scanline) * image->width * 3;
-    jpeg_read_scanlines(&cinfo, &row, 1);
-  }
-  jpeg_finish_decompress(&cinfo);
-  jpeg_destroy_decompress(&cinfo);
-  return true;
-}
-
 absl::Status DecodeJpeg(absl::string_view data, RgbImage* image) {
-  JpegError err;
-  absl::Status size_status;
-  if (!JpegDecode(reinterpret_cast<const uint8_t*>(data.data()), data.size(), image, &size_status, &err)) {
-    return absl::InvalidArgumentError(absl::StrCat("ImageDecoder: bad JPEG: ", err.message));
-  }
-  return size_status;
+  // As PIL decodes: libjpeg's accurate integer DCT; a stream cut short padded by libjpeg (PIL
+  // fails on it instead; a warning here); CMYK refused (libjpeg makes no RGB of it).
+  JpegDecodeOptions options;
+  options.channels = 3;
+  options.accurate_dct = true;
+  options.try_recover_truncated = true;
+  options.convert_cmyk = false;
+  RgbImageSink sink("JPEG", image);
+  return DecodeJpegStream(data, options, &sink, "ImageDecoder");
 }
 
 // ---- PNG (libpng) ----

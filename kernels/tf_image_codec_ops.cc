@@ -1,6 +1,7 @@
 // TensorFlow's EncodePng and EncodeJpeg (an [height, width, channels] image to a scalar string
-// holding the encoded bytes) and DecodePng (back), through the system's libpng and
-// libjpeg-turbo (the codecs ImageDecoder reads with, image_decoder_op.cc).
+// holding the encoded bytes), through the system's libpng and libjpeg-turbo (the codecs
+// ImageDecoder and the TensorFlow decoders read with: image_decoder_op.cc,
+// tf_image_decode_ops.cc).
 //
 // The codecs' errors longjmp back to their setjmp: the functions that call setjmp hold only C
 // structs and pointers, and everything with a destructor lives in the caller.
@@ -142,147 +143,6 @@ class EncodePngOp : public OpKernel {
 
  private:
   int64_t compression_ = -1;
-};
-
-// DecodePng's reading of one stream, in C structs only (see the top of the file).
-struct PngDecode {
-  const uint8_t* data;
-  size_t size, offset;
-  int channels;  // Asked for; 0: the image's own.
-  int depth;     // Of the output's samples: 8 or 16.
-  // Sizes the output for height x width x channels and returns its first byte, or null when
-  // it cannot (the reason kept by `arg`).
-  uint8_t* (*allocate)(void* arg, int64_t height, int64_t width, int64_t channels);
-  void* arg;
-  char message[256];
-};
-
-void PngReadFromMemory(png_structp png, png_bytep out, png_size_t n) {
-  auto* d = static_cast<PngDecode*>(png_get_io_ptr(png));
-  if (n > d->size - d->offset) png_error(png, "truncated stream");
-  std::memcpy(out, d->data + d->offset, n);
-  d->offset += n;
-}
-
-void PngReadErrorFn(png_structp png, png_const_charp message) {
-  auto* d = static_cast<PngDecode*>(png_get_error_ptr(png));
-  std::snprintf(d->message, sizeof(d->message), "%s", message);
-  png_longjmp(png, 1);
-}
-
-// Decodes into what d->allocate returns. Returns false with d->message set (empty when the
-// allocation failed and `arg` holds why).
-bool ReadPng(PngDecode* d) {
-  png_structp png = png_create_read_struct(PNG_LIBPNG_VER_STRING, d, PngReadErrorFn, PngWriteWarningFn);
-  if (png == nullptr) {
-    std::snprintf(d->message, sizeof(d->message), "cannot create the PNG reader");
-    return false;
-  }
-  png_infop info = png_create_info_struct(png);
-  if (info == nullptr || setjmp(png_jmpbuf(png))) {
-    if (info == nullptr) std::snprintf(d->message, sizeof(d->message), "cannot create the PNG header");
-    png_destroy_read_struct(&png, &info, nullptr);
-    return false;
-  }
-  png_set_read_fn(png, d, PngReadFromMemory);
-  png_read_info(png, info);
-  const int color = png_get_color_type(png, info), depth = png_get_bit_depth(png, info);
-  const bool transparency = png_get_valid(png, info, PNG_INFO_tRNS) != 0;
-  // The image's own channels once palettes, low-depth gray and tRNS are expanded.
-  const bool gray = (color & PNG_COLOR_MASK_COLOR) == 0;
-  const bool alpha = (color & PNG_COLOR_MASK_ALPHA) != 0 || transparency;
-  const int own = (gray ? 1 : 3) + (alpha ? 1 : 0);
-  const int want = d->channels == 0 ? own : d->channels;
-  const bool want_gray = want <= 2, want_alpha = want == 2 || want == 4;
-  if (color == PNG_COLOR_TYPE_PALETTE) png_set_palette_to_rgb(png);
-  if (gray && depth < 8) png_set_expand_gray_1_2_4_to_8(png);
-  if (transparency) png_set_tRNS_to_alpha(png);
-  if (depth == 16 && d->depth == 8) png_set_strip_16(png);
-  if (depth < 16 && d->depth == 16) png_set_expand_16(png);
-  if (!gray && want_gray) png_set_rgb_to_gray_fixed(png, 1, -1, -1);  // libpng's sRGB weights.
-  if (gray && !want_gray) png_set_gray_to_rgb(png);
-  if (alpha && !want_alpha) png_set_strip_alpha(png);
-  if (!alpha && want_alpha) png_set_add_alpha(png, 0xffff, PNG_FILLER_AFTER);  // Opaque.
-  if (d->depth == 16) png_set_swap(png);  // To the host's (little-endian) order.
-  const int passes = png_set_interlace_handling(png);
-  png_read_update_info(png, info);
-  const int64_t height = png_get_image_height(png, info), width = png_get_image_width(png, info);
-  const size_t row_bytes = png_get_rowbytes(png, info);
-  if (row_bytes != static_cast<size_t>(width) * want * (d->depth / 8)) {
-    std::snprintf(d->message, sizeof(d->message), "rows of %zu bytes are not %d channels of %d bits", row_bytes,
-                  want, d->depth);
-    png_destroy_read_struct(&png, &info, nullptr);
-    return false;
-  }
-  uint8_t* out = d->allocate(d->arg, height, width, want);
-  if (out == nullptr) {
-    d->message[0] = '\0';
-    png_destroy_read_struct(&png, &info, nullptr);
-    return false;
-  }
-  for (int pass = 0; pass < passes; ++pass) {
-    for (int64_t y = 0; y < height; ++y) png_read_row(png, out + y * row_bytes, nullptr);
-  }
-  png_read_end(png, nullptr);
-  png_destroy_read_struct(&png, &info, nullptr);
-  return true;
-}
-
-// Decoded images larger than this are refused (RESOURCE_EXHAUSTED) before the output is
-// allocated: a few bytes of header can declare billions of pixels (as ImageDecoder's limit).
-constexpr int64_t kMaxDecodedPixels = int64_t{1} << 28;
-
-struct PngOutput {
-  OpKernelContext* ctx;
-  absl::Status status;
-};
-
-uint8_t* AllocatePngOutput(void* arg, int64_t height, int64_t width, int64_t channels) {
-  auto* o = static_cast<PngOutput*>(arg);
-  int64_t pixels = 0;
-  if (!CheckedMul(height, width, &pixels) || pixels > kMaxDecodedPixels) {
-    o->status = absl::ResourceExhaustedError(absl::StrCat("DecodePng: the image's ", width, " x ", height,
-                                                          " pixels are above the limit of ", kMaxDecodedPixels));
-    return nullptr;
-  }
-  Tensor* out;
-  o->status = o->ctx->allocate_output(0, TensorShape({height, width, channels}), &out);
-  return o->status.ok() ? static_cast<uint8_t*>(out->raw_data()) : nullptr;
-}
-
-// DecodePng(contents: scalar string) to [height, width, channels] of uint8 or uint16: channels
-// 0 keeps the image's own (palettes expanded), 1 gray, 3 RGB, 4 RGBA.
-template <typename T>
-class DecodePngOp : public OpKernel {
- public:
-  absl::Status Init(OpKernelConstruction* ctx) override {
-    SL_RETURN_IF_ERROR(ctx->GetAttr("channels", &channels_));
-    if (channels_ != 0 && channels_ != 1 && channels_ != 3 && channels_ != 4) {
-      return absl::InvalidArgumentError(absl::StrCat("DecodePng: channels must be 0, 1, 3, or 4, got ", channels_));
-    }
-    return absl::OkStatus();
-  }
-
-  absl::Status Compute(OpKernelContext* ctx) const override {
-    const Tensor& contents = ctx->input(0);
-    if (contents.dims() != 0) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("DecodePng: contents must be scalar, got shape ", contents.shape().DebugString()));
-    }
-    const tstring& bytes = contents.data<tstring>()[0];
-    PngOutput output{ctx, absl::OkStatus()};
-    PngDecode d{reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(), 0, static_cast<int>(channels_),
-                8 * static_cast<int>(sizeof(T)), AllocatePngOutput, &output, {}};
-    if (!ReadPng(&d)) {
-      if (!output.status.ok()) return output.status;
-      return absl::InvalidArgumentError(
-          absl::StrCat("DecodePng: invalid PNG data of ", bytes.size(), " bytes: ", d.message));
-    }
-    return absl::OkStatus();
-  }
-
- private:
-  int64_t channels_ = 0;
 };
 
 // ---- JPEG (libjpeg) ----
@@ -431,8 +291,6 @@ class EncodeJpegOp : public OpKernel {
 REGISTER_KERNEL_BUILDER(Name("EncodePng").Device(DEVICE_CPU).TypeConstraint<uint8_t>("T"), EncodePngOp<uint8_t>);
 REGISTER_KERNEL_BUILDER(Name("EncodePng").Device(DEVICE_CPU).TypeConstraint<uint16_t>("T"), EncodePngOp<uint16_t>);
 REGISTER_KERNEL_BUILDER(Name("EncodeJpeg").Device(DEVICE_CPU), EncodeJpegOp);
-REGISTER_KERNEL_BUILDER(Name("DecodePng").Device(DEVICE_CPU).TypeConstraint<uint8_t>("dtype"), DecodePngOp<uint8_t>);
-REGISTER_KERNEL_BUILDER(Name("DecodePng").Device(DEVICE_CPU).TypeConstraint<uint16_t>("dtype"), DecodePngOp<uint16_t>);
 
 }  // namespace
 }  // namespace sluice

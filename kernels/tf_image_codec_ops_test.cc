@@ -237,7 +237,7 @@ TEST(DecodePngTest, ConvertsChannelsAndDepth) {
 TEST(DecodePngTest, BadStreamsAndAttrs) {
   KernelTester garbage("DecodePng");
   garbage.Input<tstring>({}, {"not a png at all"});
-  ExpectInvalid(garbage, "DecodePng: invalid PNG data");
+  ExpectInvalid(garbage, "DecodePng: Unknown image file format");
 
   const std::string png = EncodePng<uint8_t>({4, 4, 3}, Image(4, 4, 3));
   KernelTester truncated("DecodePng");

@@ -8,7 +8,7 @@ packages=(
   protobuf-compiler libprotobuf-dev protobuf-compiler-grpc libgrpc++-dev libssl-dev
   libabsl-dev libopenblas-dev libgtest-dev libgmock-dev libbenchmark-dev
   libdnnl-dev libre2-dev openssl
-  libjpeg62-turbo-dev libpng-dev libtiff-dev libwebp-dev libopenjp2-7-dev
+  libjpeg62-turbo-dev libpng-dev libgif-dev libtiff-dev libwebp-dev libopenjp2-7-dev
   python3 python3-numpy python3-onnx python3-torch python3-torchvision
   python3-venv python3-pip python3-setuptools python3-wheel graphviz
 )
