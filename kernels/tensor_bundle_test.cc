@@ -209,6 +209,41 @@ TEST(TensorBundleTest, DamageIsDataLossNeverACrash) {
   EXPECT_EQ(BundleReader::Open(prefix + "_absent").status().code(), absl::StatusCode::kNotFound);
 }
 
+// Entries that lie: sizes of 2^62, negative offsets, a shard that does not exist, 2^40
+// strings in a few bytes, a shape whose element count overflows. Each is DATA_LOSS (or
+// INVALID_ARGUMENT for the shape), naming the tensor, before anything is allocated.
+TEST(TensorBundleTest, HostileEntriesAreRefusedBeforeAllocating) {
+  const std::string prefix = TempPrefix("hostile");
+  Spit(prefix + ".data-00000-of-00001", std::string(16, '\0'));
+  BundleHeaderProto header;
+  header.set_num_shards(1);
+  std::map<std::string, std::string> table{{"", header.SerializeAsString()}};
+  auto entry = [](DataType dt, std::vector<int64_t> dims, int64_t offset, int64_t size, int shard = 0) {
+    BundleEntryProto e;
+    e.set_dtype(dt);
+    for (int64_t d : dims) e.mutable_shape()->add_dim()->set_size(d);
+    e.set_offset(offset);
+    e.set_size(size);
+    e.set_shard_id(shard);
+    return e.SerializeAsString();
+  };
+  const int64_t huge = int64_t{1} << 62;
+  table["size_2_62"] = entry(DT_FLOAT, {int64_t{1} << 60}, 0, huge);
+  table["negative_offset"] = entry(DT_FLOAT, {1}, -5, 4);
+  table["past_the_end"] = entry(DT_FLOAT, {2}, huge, 8);
+  table["no_such_shard"] = entry(DT_FLOAT, {1}, 0, 4, 7);
+  table["many_strings"] = entry(DT_STRING, {int64_t{1} << 40}, 0, 16);
+  table["overflowing_shape"] = entry(DT_FLOAT, {huge, huge}, 0, 4);
+  Spit(prefix + ".index", BuildTable(table));
+  SL_ASSERT_OK_AND_ASSIGN(std::unique_ptr<BundleReader> r, BundleReader::Open(prefix));
+  for (const std::string name :
+       {"size_2_62", "negative_offset", "past_the_end", "no_such_shard", "many_strings", "overflowing_shape"}) {
+    absl::Status s = r->Lookup(name).status();
+    EXPECT_FALSE(s.ok()) << name;
+    EXPECT_THAT(s.message(), HasSubstr("'" + name + "'")) << s;
+  }
+}
+
 TEST(TensorBundleOpsTest, SaveRestoreMergeAsTensorFlowsSaverDoes) {
   const std::string dir = TempPrefix("ops");
   const std::string part0 = dir + "_temp/part-00000-of-00002", part1 = dir + "_temp/part-00001-of-00002";
