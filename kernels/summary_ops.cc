@@ -7,6 +7,7 @@
 #include "framework/resource_mgr.h"
 #include "kernels/event_file_writer.h"
 #include "kernels/kernel_registry.h"
+#include "kernels/scalar_input.h"
 #include "kernels/typed_registration.h"
 #include "proto/summary.pb.h"
 
@@ -26,15 +27,6 @@ class SummaryWriterResource : public ResourceBase {
 absl::Status NeedsDevice(const OpKernelContext* ctx, absl::string_view op) {
   if (ctx->device() == nullptr) return absl::FailedPreconditionError(absl::StrCat(op, " needs a device"));
   return absl::OkStatus();
-}
-
-template <typename T>
-absl::StatusOr<T> ScalarInput(OpKernelContext* ctx, int i, absl::string_view what) {
-  const Tensor& t = ctx->input(i);
-  if (t.dims() != 0) {
-    return absl::InvalidArgumentError(absl::StrCat(what, " must be a scalar, got shape ", t.shape().DebugString()));
-  }
-  return t.flat<T>()[0];
 }
 
 // The writer input 0 names, or NOT_FOUND when it was never created (or was closed).

@@ -9,17 +9,15 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "kernels/kernel_registry.h"
+#include "kernels/scalar_input.h"
 #include "kernels/tensor_bundle.h"
 
 namespace sluice {
 namespace {
 
 absl::StatusOr<std::string> ScalarString(OpKernelContext* ctx, int i, absl::string_view what) {
-  const Tensor& t = ctx->input(i);
-  if (t.dims() != 0) {
-    return absl::InvalidArgumentError(absl::StrCat(what, " must be a scalar string, got shape ", t.shape().DebugString()));
-  }
-  return std::string(t.flat<tstring>()[0]);
+  SL_ASSIGN_OR_RETURN(tstring s, ScalarInput<tstring>(ctx, i, what));
+  return std::string(s);
 }
 
 // tensor_names and shape_and_slices: vectors of `n` names, slices all empty (whole tensors).
@@ -121,21 +119,15 @@ class MergeV2CheckpointsOp : public OpKernel {
   bool allow_missing_files_ = false;
 };
 
-absl::StatusOr<int32_t> ScalarInt(OpKernelContext* ctx, int i, absl::string_view what) {
-  const Tensor& t = ctx->input(i);
-  if (t.dims() != 0) return absl::InvalidArgumentError(absl::StrCat(what, " must be a scalar"));
-  return t.flat<int32_t>()[0];
-}
-
 class ShardedFilenameOp : public OpKernel {
  public:
   absl::Status Compute(OpKernelContext* ctx) const override {
     const bool spec = type_string() == "ShardedFilespec";
     SL_ASSIGN_OR_RETURN(std::string base, ScalarString(ctx, 0, "basename"), type_string());
-    SL_ASSIGN_OR_RETURN(int32_t num_shards, ScalarInt(ctx, spec ? 1 : 2, "num_shards"), type_string());
+    SL_ASSIGN_OR_RETURN(int32_t num_shards, ScalarInput<int32_t>(ctx, spec ? 1 : 2, "num_shards"), type_string());
     int32_t shard = 0;
     if (!spec) {
-      SL_ASSIGN_OR_RETURN(shard, ScalarInt(ctx, 1, "shard"), type_string());
+      SL_ASSIGN_OR_RETURN(shard, ScalarInput<int32_t>(ctx, 1, "shard"), type_string());
     }
     if (num_shards < 1 || shard < 0 || shard >= num_shards) {
       return absl::InvalidArgumentError(
