@@ -126,21 +126,43 @@ def torch_worker(args):
     print(json.dumps({"ms": ms, "loss": losses}))
 
 
+# Runs argv[1:] as its child and writes the child's peak RSS (KiB, from wait4) to fd 3. Peak RSS
+# must be measured from a small process: Linux's ru_maxrss of a process carries over exec the
+# high-water mark of the memory it was forked with, so a child forked straight from this
+# script (torch imported, models exported: ~800 MB) reported at least this script's size.
+RSS_LAUNCHER = r"""
+import os, sys
+pid = os.fork()
+if pid == 0:
+    os.close(3)
+    os.execvp(sys.argv[1], sys.argv[1:])
+_, status, usage = os.wait4(pid, 0)
+os.write(3, b"%d" % usage.ru_maxrss)
+code = os.waitstatus_to_exitcode(status)
+sys.exit(code if code >= 0 else 128 - code)
+"""
+
+
 def run_measured(cmd, err_path, threads):
     """Runs cmd (stderr to err_path) with the BLAS and OpenMP pools of `threads` threads (torch's
     set_num_threads leaves OpenBLAS's own pool at every core: at "1 thread" its matrix products
-    ran on two); returns (stdout, peak RSS in MB from wait4's rusage)."""
+    ran on two); returns (stdout, peak RSS in MB of cmd's process, through RSS_LAUNCHER)."""
     r, w = os.pipe()
+    rss_r, rss_w = os.pipe()
     pid = os.fork()
     if pid == 0:
         os.close(r)
+        os.close(rss_r)
         os.dup2(w, 1)
+        os.dup2(rss_w, 3)
         os.dup2(os.open(err_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC), 2)
         env = dict(os.environ)
         for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
             env[var] = str(threads)
-        os.execvpe(cmd[0], cmd, env)
+        launcher = ["/usr/bin/python3", "-S", "-c", RSS_LAUNCHER]
+        os.execvpe(launcher[0], launcher + list(cmd), env)
     os.close(w)
+    os.close(rss_w)
     chunks = []
     while True:
         b = os.read(r, 65536)
@@ -148,11 +170,13 @@ def run_measured(cmd, err_path, threads):
             break
         chunks.append(b)
     os.close(r)
-    _, status, usage = os.wait4(pid, 0)
-    if os.waitstatus_to_exitcode(status) != 0:
+    _, status, _ = os.wait4(pid, 0)
+    rss = os.read(rss_r, 64)
+    os.close(rss_r)
+    if os.waitstatus_to_exitcode(status) != 0 or not rss:
         with open(err_path) as f:
             raise RuntimeError("%s failed:\n%s" % (" ".join(cmd[:4]), f.read().strip()[-3000:]))
-    return b"".join(chunks).decode(), usage.ru_maxrss / 1024.0
+    return b"".join(chunks).decode(), int(rss) / 1024.0
 
 
 def main():
