@@ -22,49 +22,22 @@
 #include "absl/synchronization/mutex.h"
 #include "framework/device.h"
 #include "kernels/kernel_registry.h"
+#include "kernels/tf_variable_util.h"
 #include "kernels/typed_registration.h"
 
 namespace sluice {
 namespace {
 
-// Serializes every read-modify-write of these kernels (AssignAdd, a reshaping assign), so two
-// steps that update one variable both land (TensorFlow's use_locking, always on).
-absl::Mutex& UpdateMutex() {
-  static absl::Mutex* mu = new absl::Mutex();
-  return *mu;
-}
-
-constexpr uint64_t kHandleMagic = 0x534c55494345564bull;  // "SLUICEVK"
-
-struct VarHandle {
-  uint64_t magic = kHandleMagic;
-  std::string device, container, name, key;
-  DataType dtype = DT_INVALID;
-};
-
-std::string StoreKey(absl::string_view kind, absl::string_view container, absl::string_view name) {
-  return absl::StrCat(kind, ":", container.size(), ":", container, ":", name);
-}
-
-std::string Describe(const VarHandle& h) {
-  return absl::StrCat("resource variable '", h.name, "' (container '", h.container, "')");
-}
-
-absl::StatusOr<const VarHandle*> HandleOf(const OpKernelContext* ctx, const Tensor& t) {
-  const auto& buf = t.buffer();
-  if (t.dtype() != DT_RESOURCE || t.dims() != 0 || buf == nullptr || buf->size() != sizeof(VarHandle) ||
-      static_cast<const VarHandle*>(buf->data())->magic != kHandleMagic) {
-    return absl::InvalidArgumentError(absl::StrCat("input 0 is not a variable handle made by VarHandleOp (",
-                                                   DataTypeString(t.dtype()), " ", t.shape().DebugString(), ")"));
-  }
-  const auto* h = static_cast<const VarHandle*>(buf->data());
-  if (ctx->device() == nullptr || ctx->device()->name() != h->device) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        Describe(*h), " lives on ", h->device, " but this op runs on ",
-        ctx->device() == nullptr ? "no device" : ctx->device()->name(), "; place it with its VarHandleOp"));
-  }
-  return h;
-}
+using tf_variables::CheckDtype;
+using tf_variables::Describe;
+using tf_variables::HandleOf;
+using tf_variables::ReadLocked;
+using tf_variables::RefAliasName;
+using tf_variables::RefAssignedName;
+using tf_variables::StoreKey;
+using tf_variables::StoreLocked;
+using tf_variables::UpdateMutex;
+using tf_variables::VarHandle;
 
 class VarHandleOp : public OpKernel {
  public:
@@ -88,32 +61,6 @@ class VarHandleOp : public OpKernel {
  private:
   Tensor handle_;
 };
-
-// The variable's value, or FAILED_PRECONDITION naming it when it has none.
-absl::StatusOr<Tensor> ReadLocked(const OpKernelContext* ctx, const VarHandle& h) {
-  absl::StatusOr<Tensor> v = ctx->device()->variables()->Read(h.key);
-  if (absl::IsFailedPrecondition(v.status())) {
-    return absl::FailedPreconditionError(absl::StrCat("Error while reading ", Describe(h),
-                                                      ": it is uninitialized (never assigned a value)"));
-  }
-  return v;
-}
-
-// Makes `value` the variable's value; a value of another shape replaces the old one.
-absl::Status StoreLocked(const OpKernelContext* ctx, const std::string& key, const Tensor& value) {
-  VariableStore* store = ctx->device()->variables();
-  absl::StatusOr<Tensor> old = store->Read(key);
-  if (old.ok() && old->shape() != value.shape()) SL_RETURN_IF_ERROR(store->Erase(key));
-  return store->Assign(key, value);
-}
-
-absl::Status CheckDtype(const VarHandle& h, DataType dtype, const char* verb) {
-  if (h.dtype != dtype) {
-    return absl::InvalidArgumentError(absl::StrCat("Trying to ", verb, " ", Describe(h), " with wrong dtype. Expected ",
-                                                   DataTypeString(h.dtype), " got ", DataTypeString(dtype)));
-  }
-  return absl::OkStatus();
-}
 
 class ReadVariableOp : public OpKernel {
  public:
@@ -189,12 +136,6 @@ class AssignUpdateVariableOp : public OpKernel {
     return ctx->device()->variables()->Assign(h->key, sum);
   }
 };
-
-// Store names of the ref-variable bookkeeping (see the top of the file).
-std::string RefAliasName(absl::string_view node) { return absl::StrCat("tf_ref_node:", node.size(), ":", node); }
-std::string RefAssignedName(absl::string_view node) {
-  return absl::StrCat("tf_ref_assigned:", node.size(), ":", node);
-}
 
 class VariableV2Op : public OpKernel {
  public:

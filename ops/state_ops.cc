@@ -22,6 +22,17 @@ REGISTER_OP("AssignVariable")
     .SetIsStateful()
     .Doc("Makes `value` the variable's value (the first assign fixes dtype and shape).");
 
+REGISTER_OP("ApplyGradientDescentVariable")
+    .Input("alpha: T")
+    .Input("delta: T")
+    .Attr("shared_name: string")
+    .Attr("T: {float, double}")
+    .SetIsStateful()
+    .SetShapeFn(shape_fn::NoOutputs)
+    .Doc("variable -= alpha * delta (alpha one value, delta of the variable's shape), written into "
+         "the variable's buffer when no tensor read before holds it (the optimizer's "
+         "inplace_variable_updates pass makes these of AssignVariable(Sub(ReadVariable, Mul(lr, g)))).");
+
 REGISTER_OP("DestroyVariable")
     .Attr("shared_name: string")
     .SetIsStateful()

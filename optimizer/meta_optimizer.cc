@@ -47,6 +47,9 @@ const std::vector<OptimizerPass>& OptimizerPasses() {
        "fuse an Add of a Conv's output and a tensor of its shape (a residual connection) into the Conv, and the "
        "activation after it",
        "remapping", FuseConvResiduals},
+      {"inplace_variable_updates",
+       "turn updates spelled W - lr * g and assigned back to W into in-place ApplyGradientDescent updates",
+       "remapping", FuseVariableUpdates},
   };
   return *passes;
 }

@@ -124,6 +124,19 @@ absl::StatusOr<int> FuseTfConvolutions(GraphItem* graph);
 // becomes one Onnx>Gemm (transposes as attrs) under the BiasAdd's name.
 absl::StatusOr<int> FuseTfMatMulBiasAdds(GraphItem* graph);
 
+// An optimizer's update spelled out, W - lr * g assigned back to W, becomes one in-place update:
+// AssignVariable(Sub(ReadVariable(v), Mul(lr, g))) of the same variable on the same device
+// becomes ApplyGradientDescentVariable(lr, g), and TensorFlow's AssignVariableOp(h,
+// Sub(ReadVariableOp(h), Mul(lr, g))) or AssignSubVariableOp(h, Mul(lr, g)) becomes
+// ResourceApplyGradientDescent(h, lr, g), under the assign's name, for float and double. lr
+// must be a single value (of known shape, rank at most the variable's) and g of the variable's
+// known shape (for AssignVariable, any shape that broadcasts to it, known or not: the kernel
+// broadcasts as Sub did), in either operand order; the Sub (and the Mul) must be read by
+// nothing else. The
+// update then writes into the variable's buffer instead of allocating a new value per step, and
+// stays ordered after the read the Sub consumed.
+absl::StatusOr<int> FuseVariableUpdates(GraphItem* graph);
+
 }  // namespace sluice
 
 #endif  // SLUICE_OPTIMIZER_PASSES_H_

@@ -36,6 +36,9 @@ options:
   --feed NAME=FILE.pb    a value for an input of the model or the algorithm; repeatable
   --save OUT.onnx        write the trained model (initializers updated, training_info kept)
   --threads N            intra-op and inter-op threads (default: all cores)
+  --inter-op N           threads running ready nodes, so that independent branches (the
+                         gradients of different layers) run at once (default: as --threads;
+                         1 runs nodes one after another, each with all intra-op threads)
   --strategy S           with --target on a cluster: auto (default), allreduce or ps
   --bucket-mb N          all-reduce: gradients fused into buckets of about N MiB (default 25)
   --checkpoint-dir DIR   resume from DIR's last complete checkpoint (weights and optimizer
@@ -101,7 +104,7 @@ int TrainVerb(Args& args) {
   }
   std::string save = args.Take("--save");
   const bool json = args.Has("--json");
-  int steps = 0, threads = 0;
+  int steps = 0, threads = 0, inter_op = 0;
   if (!absl::SimpleAtoi(args.Take("--steps", "0"), &steps) || steps <= 0) {
     std::fprintf(stderr, "sluice train: --steps N (N > 0) is required\n%s", kHelp);
     return 2;
@@ -109,6 +112,11 @@ int TrainVerb(Args& args) {
   std::string t = args.Take("--threads");
   if (!t.empty() && (!absl::SimpleAtoi(t, &threads) || threads <= 0)) {
     std::fprintf(stderr, "sluice train: bad --threads '%s'\n", t.c_str());
+    return 2;
+  }
+  std::string io = args.Take("--inter-op");
+  if (!io.empty() && (!absl::SimpleAtoi(io, &inter_op) || inter_op <= 0)) {
+    std::fprintf(stderr, "sluice train: bad --inter-op '%s'\n", io.c_str());
     return 2;
   }
   const bool profile = args.Has("--profile");
@@ -160,6 +168,7 @@ int TrainVerb(Args& args) {
     options.config.set_intra_op_parallelism_threads(threads);
     options.config.set_inter_op_parallelism_threads(threads);
   }
+  if (inter_op > 0) options.config.set_inter_op_parallelism_threads(inter_op);
   auto trainer = OnnxTrainer::Load((*positional)[0], options, train);
   if (!trainer.ok()) return fail(trainer.status());
   if ((*trainer)->replicas() > 1 && !json) {
