@@ -38,4 +38,35 @@ SL_OPTIMIZER_OP("Onnx>Adam")
 
 #undef SL_OPTIMIZER_OP
 
+// The same updates of variables in place (the optimizer's inplace_variable_updates pass makes
+// them of an optimizer node whose X... and state inputs are ReadVariables and whose outputs are
+// each assigned back to the variable read): takes R, T and G..., reads and writes the
+// variables `shared_names` (X..., then the state in input order) through VariableStore::Update.
+#define SL_OPTIMIZER_VARIABLES_OP(NAME)        \
+  REGISTER_OP(NAME)                            \
+      .Input("r: T1")                          \
+      .Input("t: T2")                          \
+      .Input("grads: N * T3")                  \
+      .Attr("T1: {float, double}")             \
+      .Attr("T2: {int64}")                     \
+      .Attr("T3: {float, double}")             \
+      .Attr("N: int >= 1")                     \
+      .Attr("shared_names: list(string)")      \
+      .Attr("norm_coefficient: float = 0.0")   \
+      .SetIsStateful()                         \
+      .SetShapeFn(shape_fn::NoOutputs)
+
+SL_OPTIMIZER_VARIABLES_OP("ApplyOnnxAdagrad").Attr("decay_factor: float = 0.0").Attr("epsilon: float = 1e-6");
+SL_OPTIMIZER_VARIABLES_OP("ApplyOnnxMomentum")
+    .Attr("alpha: float")
+    .Attr("beta: float")
+    .Attr("mode: {'standard', 'nesterov'}");
+SL_OPTIMIZER_VARIABLES_OP("ApplyOnnxAdam")
+    .Attr("alpha: float = 0.9")
+    .Attr("beta: float = 0.999")
+    .Attr("epsilon: float = 1e-6")
+    .Attr("norm_coefficient_post: float = 0.0");
+
+#undef SL_OPTIMIZER_VARIABLES_OP
+
 }  // namespace sluice

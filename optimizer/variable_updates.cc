@@ -1,5 +1,6 @@
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
@@ -147,7 +148,84 @@ absl::StatusOr<int> FuseVariableUpdates(GraphItem* graph) {
     assign = std::move(fused_node);
     ++fused;
   }
+  // ONNX's optimizers: Onnx>Adagrad/Momentum/Adam whose X... and state inputs are reads of
+  // variables and whose every output is assigned back to the variable its input read.
+  for (NodeDef& opt : *graph->graph.mutable_node()) {
+    int states = 0;
+    std::string fused_op;
+    if (opt.op() == "Onnx>Adagrad") {
+      states = 1, fused_op = "ApplyOnnxAdagrad";
+    } else if (opt.op() == "Onnx>Momentum") {
+      states = 1, fused_op = "ApplyOnnxMomentum";
+    } else if (opt.op() == "Onnx>Adam") {
+      states = 2, fused_op = "ApplyOnnxAdam";
+    } else {
+      continue;
+    }
+    int data_inputs = 0;
+    while (data_inputs < opt.input_size() && !opt.input(data_inputs).empty() && opt.input(data_inputs)[0] != '^') {
+      ++data_inputs;
+    }
+    const int total = data_inputs - 2;
+    if (total <= 0 || total % (2 + states) != 0) continue;
+    const int n = total / (2 + states);
+    const int outputs = n * (1 + states);
+    // Output k is the new value of the variable input 2 + k (k < n: X) or 2 + n + k (state) read.
+    std::vector<std::string> names;
+    std::vector<NodeDef*> reads, assigns;
+    absl::flat_hash_set<std::string> distinct;
+    bool ok = true;
+    for (int k = 0; k < outputs && ok; ++k) {
+      NodeDef* read = Producer(index, opt.input(k < n ? 2 + k : 2 + n + k), "ReadVariable");
+      const std::string out = TensorId{opt.name(), k}.ToString();
+      auto readers = index.readers.find(out);
+      ok = read != nullptr && readers != index.readers.end() && readers->second.size() == 1 &&
+           !index.protected_tensors.contains(out) && !index.protected_tensors.contains(Canonical(out));
+      if (!ok) break;
+      NodeDef* assign = readers->second[0];
+      const std::string name = StringAttr(*read, "shared_name");
+      ok = assign->op() == "AssignVariable" && assign->input_size() >= 1 && SameTensor(assign->input(0), out) &&
+           StringAttr(*assign, "shared_name") == name && assign->device() == read->device() &&
+           read->device() == (reads.empty() ? read->device() : reads[0]->device()) && distinct.insert(name).second &&
+           !dropped.contains(assign->name());
+      names.push_back(name);
+      reads.push_back(read);
+      assigns.push_back(assign);
+    }
+    if (!ok) continue;
+    NodeDef fused_node;
+    fused_node.set_name(opt.name());
+    fused_node.set_op(fused_op);
+    fused_node.set_device(reads[0]->device());
+    for (int i = 0; i < 2; ++i) fused_node.add_input(opt.input(i));
+    for (int i = 0; i < n; ++i) fused_node.add_input(opt.input(2 + n + i));
+    for (int i = data_inputs; i < opt.input_size(); ++i) fused_node.add_input(opt.input(i));
+    // After every read the optimizer consumed, and whatever each assign waited for.
+    for (const NodeDef* read : reads) fused_node.add_input("^" + read->name());
+    for (const NodeDef* assign : assigns) {
+      for (const std::string& in : assign->input()) {
+        if (!in.empty() && in[0] == '^') fused_node.add_input(in);
+      }
+    }
+    for (const auto& [key, value] : opt.attr()) {
+      if (key != "N" && key != "M") (*fused_node.mutable_attr())[key] = value;
+    }
+    AddNodeAttr("N", static_cast<int64_t>(n), &fused_node);
+    AddNodeAttr("shared_names", names, &fused_node);
+    // Each assign (a step's target) becomes a NoOp after the update, under its own name.
+    for (NodeDef* assign : assigns) {
+      NodeDef done;
+      done.set_name(assign->name());
+      done.set_op("NoOp");
+      done.set_device(assign->device());
+      done.add_input("^" + opt.name());
+      *assign = std::move(done);
+    }
+    opt = std::move(fused_node);
+    ++fused;
+  }
   if (fused > 0) Rewire(&graph->graph, {}, dropped);
+  if (fused > 0) SortTopologically(&graph->graph);
   return fused;
 }
 

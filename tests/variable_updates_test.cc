@@ -167,6 +167,93 @@ TEST(InplaceVariableUpdatesTest, LeavesWhatIsNotAnSgdUpdateOfThatVariable) {
   EXPECT_THAT(Fetch(s.get(), "w/read:0"), ::testing::ElementsAre(9, 19));
 }
 
+// ONNX's optimizers over two weights read from variables, every output assigned back: one
+// ApplyOnnx* update of the variables in place, with the values of the unfused node (run
+// without the optimizer), step after step.
+TEST(InplaceVariableUpdatesTest, OnnxOptimizersOfVariablesUpdateInPlace) {
+  struct Case {
+    std::string op;
+    int states;
+    std::string attrs;
+  };
+  const std::vector<Case> cases = {
+      {"Onnx>Adagrad", 1,
+       "attr { key: \"decay_factor\" value { f: 0.1 } } attr { key: \"epsilon\" value { f: 1e-6 } } "
+       "attr { key: \"norm_coefficient\" value { f: 0.01 } }"},
+      {"Onnx>Momentum", 1,
+       "attr { key: \"alpha\" value { f: 0.9 } } attr { key: \"beta\" value { f: 0.5 } } "
+       "attr { key: \"mode\" value { s: \"nesterov\" } } attr { key: \"norm_coefficient\" value { f: 0 } }"},
+      {"Onnx>Adam", 2,
+       "attr { key: \"alpha\" value { f: 0.9 } } attr { key: \"beta\" value { f: 0.999 } } "
+       "attr { key: \"epsilon\" value { f: 1e-6 } } attr { key: \"norm_coefficient\" value { f: 0.001 } } "
+       "attr { key: \"norm_coefficient_post\" value { f: 0.01 } }"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.op);
+    // Weights a [3] and b [2]; state variables a_s0, b_s0 (and a_s1, b_s1).
+    std::vector<std::string> groups = {"a", "b"};
+    std::vector<int64_t> sizes = {3, 2};
+    std::string text = ScalarConst("r", 0.1f) +
+                       "node { name: \"t\" op: \"Placeholder\" attr { key: \"dtype\" value { type: DT_INT64 } } }\n";
+    std::vector<std::string> vars;
+    for (int s = -1; s < c.states; ++s) {
+      for (size_t i = 0; i < groups.size(); ++i) {
+        vars.push_back(s < 0 ? groups[i] : absl::StrCat(groups[i], "_s", s));
+        text += OwnVariable(vars.back(), {sizes[i]});
+      }
+    }
+    for (size_t i = 0; i < groups.size(); ++i) text += Placeholder("g_" + groups[i], {sizes[i]});
+    std::string opt = absl::StrCat("node { name: \"opt\" op: \"", c.op, "\" input: \"r\" input: \"t\"");
+    std::vector<std::string> inputs = {vars[0], vars[1], "g_a", "g_b"};
+    for (size_t k = 2; k < vars.size(); ++k) inputs.push_back(vars[k]);
+    for (size_t k = 0; k < inputs.size(); ++k) {
+      const bool grad = k == 2 || k == 3;
+      absl::StrAppend(&opt, " input: \"", grad ? inputs[k] : inputs[k] + "/read", "\"");
+    }
+    absl::StrAppend(&opt, " ", Float("T1"), " attr { key: \"T2\" value { type: DT_INT64 } } ", Float("T3"),
+                    " attr { key: \"N\" value { i: ", inputs.size(), " } } attr { key: \"M\" value { i: ",
+                    vars.size(), " } } ", c.attrs, " }\n");
+    text += opt;
+    std::vector<std::string> targets, inits;
+    for (size_t k = 0; k < vars.size(); ++k) {
+      text += OwnAssign(vars[k] + "/update", vars[k], k == 0 ? "opt" : absl::StrCat("opt:", k));
+      targets.push_back(vars[k] + "/update");
+      inits.push_back(vars[k] + "/init");
+    }
+    std::vector<std::vector<std::vector<float>>> results;
+    for (bool optimized : {true, false}) {
+      auto s = Open(Parse(text), optimized ? SessionOptions() : Plain());
+      std::vector<std::pair<std::string, Tensor>> feeds;
+      for (size_t k = 0; k < vars.size(); ++k) {
+        const bool state = k >= 2;
+        std::vector<float> v(sizes[k % 2]);
+        for (size_t e = 0; e < v.size(); ++e) v[e] = state ? 0.1f * (e + 1) : 1.0f - 0.7f * e + 0.3f * k;
+        feeds.emplace_back(vars[k] + "_init", Vec(v));
+      }
+      Step(s.get(), feeds, inits);
+      for (int64_t step = 1; step <= 3; ++step) {
+        RunMetadata m = Step(s.get(),
+                             {{"t", Tensor::Scalar<int64_t>(step)},
+                              {"g_a", Vec({0.5f, -1.0f * step, 2})},
+                              {"g_b", Vec({-0.25f, 0.75f})}},
+                             targets);
+        EXPECT_EQ(CountOp(m, c.op), optimized ? 0 : 1);
+        EXPECT_EQ(CountOp(m, "ApplyOnnx" + c.op.substr(5)), optimized ? 1 : 0);
+      }
+      results.emplace_back();
+      for (const std::string& v : vars) results.back().push_back(Fetch(s.get(), v + "/read:0"));
+    }
+    for (size_t k = 0; k < vars.size(); ++k) {
+      ASSERT_EQ(results[0][k].size(), results[1][k].size());
+      for (size_t e = 0; e < results[0][k].size(); ++e) {
+        EXPECT_FLOAT_EQ(results[0][k][e], results[1][k][e]) << vars[k] << "[" << e << "]";
+      }
+      // The update changed every variable.
+      EXPECT_NE(results[1][k][0], 0.1f) << vars[k];
+    }
+  }
+}
+
 // TensorFlow's resource variable h of shape [2] (VarHandleOp), initialized from h_init.
 std::string TfVariable(const std::string& h, std::vector<int64_t> dims) {
   return absl::StrCat(Placeholder(h + "_init", dims), "node { name: \"", h, "\" op: \"VarHandleOp\" ", Float("dtype"),
