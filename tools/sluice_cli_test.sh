@@ -51,10 +51,16 @@ json_is "$out/train.json" "d['saved'] == '$out/trained.onnx'" || fail "saved rep
 $sluice train $m/train_linear.onnx --steps 2 --feed x=$m/train_linear_x.pb --feed t=$m/train_linear_t.pb \
   --profile --json > "$out/train_profile.json"
 json_is "$out/train_profile.json" \
-  "{'forward', 'backward', 'update'} <= {p['phase'] for p in d['profile']} and all(p['ms'] >= 0 and p['nodes'] > 0 for p in d['profile']) and any(p['phase'] == 'update' and p['op'] == 'Onnx>Momentum' for p in d['profile']) and len(d['steps']) == 2" \
+  "{'forward', 'backward', 'update'} <= {p['phase'] for p in d['profile']} and all(p['ms'] >= 0 and p['nodes'] > 0 for p in d['profile']) and any(p['phase'] == 'update' and p['op'] == 'ApplyOnnxMomentum' for p in d['profile']) and len(d['steps']) == 2" \
   || fail "train --profile: phases and ops"
 $sluice train $m/train_linear.onnx --steps 1 --feed x=$m/train_linear_x.pb --feed t=$m/train_linear_t.pb \
   --profile | grep -qE "^forward +" || fail "train --profile table"
+# --inter-op apart from --threads: the same losses.
+$sluice train $m/train_linear.onnx --steps 5 --feed x=$m/train_linear_x.pb --feed t=$m/train_linear_t.pb \
+  --threads 2 --inter-op 1 --json > "$out/train_interop.json"
+json_is "$out/train_interop.json" "repr(d['steps'][3]['outputs']['loss']).startswith('0.6025')" || fail "--inter-op 1 loss"
+if msg=$($sluice train $m/train_linear.onnx --steps 1 --inter-op 0 2>&1); then fail "--inter-op 0 accepted"; fi
+grep -q "bad --inter-op" <<< "$msg" || fail "--inter-op 0 message: $msg"
 if msg=$($sluice train $m/train_linear.onnx --steps 1 2>&1); then fail "missing feed accepted"; fi
 grep -q "no value for input 't'" <<< "$msg" || fail "missing feed message: $msg"
 if msg=$($sluice train $m/mlp.onnx --steps 1 2>&1); then fail "model without training_info accepted"; fi
