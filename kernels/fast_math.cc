@@ -84,14 +84,74 @@ typedef float Floats8 __attribute__((vector_size(32)));
 #define SL_SUM(a, b) ((a) + (b))
 #define SL_AS_IS(v) (v)
 #define SL_SCALED(v) ((v) * scale)
-SL_POOL_PIXEL(MaxPoolPixel, SL_MAX, SL_AS_IS)
-SL_POOL_PIXEL(AvgPoolPixel, SL_SUM, SL_SCALED)
+SL_POOL_PIXEL(MaxPoolPixelLoop, SL_MAX, SL_AS_IS)
+SL_POOL_PIXEL(AvgPoolPixelLoop, SL_SUM, SL_SCALED)
 #undef SL_MAX
 #undef SL_SUM
 #undef SL_AS_IS
 #undef SL_SCALED
 #undef SL_POOL_PIXEL
 #undef SL_POOL_CHANNELS
+
+// GCC lowers the 16-float vector's compare-and-select (SL_MAX) under target("avx2") to scalar
+// code, one channel at a time (objdump shows vmaxss and cmov), which made every NHWC max pool
+// 8-17x slower with SLUICE_MAX_ISA=avx2 than on AVX-512. The AVX2 pixel is written with
+// intrinsics instead: two ymm accumulators for 16 channels, then 8, then one at a time.
+// _mm256_max_ps(v, acc) keeps acc unless v > acc, as SL_MAX(acc, v) does (NaN in acc stays, a
+// NaN tap is skipped).
+template <bool kMax>
+__attribute__((target("avx2,fma"))) inline __m256 PoolCombine8(__m256 acc, __m256 v) {
+  return kMax ? _mm256_max_ps(v, acc) : _mm256_add_ps(acc, v);
+}
+
+template <bool kMax>
+__attribute__((target("avx2,fma"))) void PoolPixelAvx2(const float* x, int64_t rows, int64_t cols,
+                                                       int64_t row_stride, int64_t col_stride, int64_t c,
+                                                       float scale, float* out) {
+  const __m256 s = _mm256_set1_ps(scale);
+  int64_t ch = 0;
+  for (; ch + 16 <= c; ch += 16) {
+    __m256 a0 = _mm256_loadu_ps(x + ch), a1 = _mm256_loadu_ps(x + ch + 8);
+    for (int64_t a = 0; a < rows; ++a) {
+      for (int64_t k = a == 0 ? 1 : 0; k < cols; ++k) {
+        const float* p = x + a * row_stride + k * col_stride + ch;
+        a0 = PoolCombine8<kMax>(a0, _mm256_loadu_ps(p));
+        a1 = PoolCombine8<kMax>(a1, _mm256_loadu_ps(p + 8));
+      }
+    }
+    _mm256_storeu_ps(out + ch, kMax ? a0 : _mm256_mul_ps(a0, s));
+    _mm256_storeu_ps(out + ch + 8, kMax ? a1 : _mm256_mul_ps(a1, s));
+  }
+  for (; ch + 8 <= c; ch += 8) {
+    __m256 acc = _mm256_loadu_ps(x + ch);
+    for (int64_t a = 0; a < rows; ++a) {
+      for (int64_t k = a == 0 ? 1 : 0; k < cols; ++k) acc = PoolCombine8<kMax>(acc, _mm256_loadu_ps(x + a * row_stride + k * col_stride + ch));
+    }
+    _mm256_storeu_ps(out + ch, kMax ? acc : _mm256_mul_ps(acc, s));
+  }
+  for (; ch < c; ++ch) {
+    float acc = x[ch];
+    for (int64_t a = 0; a < rows; ++a) {
+      for (int64_t k = a == 0 ? 1 : 0; k < cols; ++k) {
+        const float v = x[a * row_stride + k * col_stride + ch];
+        acc = kMax ? (acc < v ? v : acc) : acc + v;
+      }
+    }
+    out[ch] = kMax ? acc : acc * scale;
+  }
+}
+
+using PoolPixelFn = void (*)(const float*, int64_t, int64_t, int64_t, int64_t, int64_t, float, float*);
+PoolPixelFn PickPoolPixel(bool max) {
+  switch (MaxCpuIsa()) {
+    case CpuIsa::kAvx512:
+      return max ? MaxPoolPixelLoopAvx512 : AvgPoolPixelLoopAvx512;
+    case CpuIsa::kAvx2:
+      return max ? PoolPixelAvx2<true> : PoolPixelAvx2<false>;
+    default:
+      return max ? MaxPoolPixelLoopBaseline : AvgPoolPixelLoopBaseline;
+  }
+}
 
 SL_ARRAY_CLONES(SiluLoop, (float* v, int64_t n), for (int64_t i = 0; i < n; ++i) v[i] *= FastSigmoid(v[i]);)
 
@@ -442,8 +502,8 @@ void AddArrays(const float* x, const float* s, float* y, int64_t n) {
 
 void PoolPixelNhwc(bool max, const float* x, int64_t rows, int64_t cols, int64_t row_stride, int64_t col_stride,
                    int64_t c, float scale, float* out) {
-  static const MaxPoolPixelFn max_fn = PickMaxPoolPixel();
-  static const AvgPoolPixelFn avg_fn = PickAvgPoolPixel();
+  static const PoolPixelFn max_fn = PickPoolPixel(true);
+  static const PoolPixelFn avg_fn = PickPoolPixel(false);
   (max ? max_fn : avg_fn)(x, rows, cols, row_stride, col_stride, c, scale, out);
 }
 

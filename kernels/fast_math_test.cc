@@ -210,6 +210,54 @@ TEST(FastMathTest, ChannelLoopsComputeTheirDefinitions) {
   }
 }
 
+// One NHWC pool output pixel over a 3x2 window of a 5x4 image (rows and columns strided as in
+// the image), for channel counts that use each vector width and the scalar tail. A NaN in the
+// window's first tap stays; a NaN elsewhere is passed over by max (as `acc < v` is false).
+TEST(FastMathTest, PoolPixelNhwcMatchesItsDefinition) {
+  for (int64_t c : {1, 5, 8, 13, 16, 24, 31, 32, 40, 64}) {
+    SCOPED_TRACE(c);
+    const int64_t h = 5, w = 4, rows = 3, cols = 2, row_stride = w * c, col_stride = c;
+    std::vector<float> x(h * w * c);
+    for (size_t i = 0; i < x.size(); ++i) x[i] = std::sin(0.37f * static_cast<float>(i)) * 4;
+    const float* first = x.data() + (1 * w + 1) * c;  // The window's top-left tap: pixel (1, 1).
+    std::vector<float> got(c), want_max(c), want_sum(c);
+    for (int64_t ch = 0; ch < c; ++ch) {
+      float m = first[ch], sum = 0;
+      for (int64_t a = 0; a < rows; ++a) {
+        for (int64_t k = 0; k < cols; ++k) {
+          const float v = first[a * row_stride + k * col_stride + ch];
+          m = std::max(m, v);
+          sum += v;
+        }
+      }
+      want_max[ch] = m;
+      want_sum[ch] = sum;
+    }
+    PoolPixelNhwc(true, first, rows, cols, row_stride, col_stride, c, 1.0f, got.data());
+    for (int64_t ch = 0; ch < c; ++ch) ASSERT_EQ(got[ch], want_max[ch]) << "channel " << ch;
+    PoolPixelNhwc(false, first, rows, cols, row_stride, col_stride, c, 1.0f / 6, got.data());
+    for (int64_t ch = 0; ch < c; ++ch) ASSERT_NEAR(got[ch], want_sum[ch] / 6, 1e-5f) << "channel " << ch;
+
+    std::vector<float> nan_x = x;
+    const float nan = std::numeric_limits<float>::quiet_NaN();
+    const int64_t at = (1 * w + 1) * c;
+    nan_x[at + c - 1] = nan;                        // First tap, last channel: the result is NaN.
+    nan_x[at + row_stride + col_stride] = nan;      // A later tap, channel 0: passed over.
+    PoolPixelNhwc(true, nan_x.data() + at, rows, cols, row_stride, col_stride, c, 1.0f, got.data());
+    EXPECT_TRUE(std::isnan(got[c - 1]));
+    if (c > 1) {
+      float m = nan_x[at];
+      for (int64_t a = 0; a < rows; ++a) {
+        for (int64_t k = 0; k < cols; ++k) {
+          const float v = nan_x[at + a * row_stride + k * col_stride];
+          if (!std::isnan(v)) m = std::max(m, v);
+        }
+      }
+      EXPECT_EQ(got[0], m);
+    }
+  }
+}
+
 TEST(FastMathTest, NchwToNhwcFewChannelsInterleaves) {
   for (int64_t c = 1; c <= 4; ++c) {
     const int64_t n = 2, hw = 37;  // Not a multiple of any vector width.
