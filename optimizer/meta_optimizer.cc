@@ -1,9 +1,18 @@
 #include "optimizer/meta_optimizer.h"
 
 #include <algorithm>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
 
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "framework/hoisted_constants.h"
+#include "framework/node_def_util.h"
 #include "framework/status.h"
 #include "optimizer/passes.h"
 
@@ -93,6 +102,209 @@ bool PassEnabled(const RewriterConfig& config, const OptimizerPass& pass) {
   return t != RewriterConfig::OFF;
 }
 
+namespace {
+
+// A library function in Sluice's own form (worker/function_body.h): _Arg and _Retval nodes in
+// node_def, tensors named "node:k", no `ret` map. TensorFlow's form is left as it came.
+bool InSluiceForm(const FunctionDef& f) {
+  if (f.ret_size() > 0) return false;
+  for (const NodeDef& n : f.node_def()) {
+    for (const std::string& in : n.input()) {
+      if (std::count(in.begin(), in.end(), ':') >= 2) return false;
+    }
+  }
+  return true;
+}
+
+// Passes that also run over function bodies (If and Loop branches, Scan bodies): everything but
+// the layout pass, which decides layouts between a graph's outputs and its Convs and has no
+// _Retval sinks, and the variable-update pass, whose updates live in the client graph.
+bool RunsOnFunctionBodies(const OptimizerPass& p) {
+  const std::string name = p.name;
+  return name != "nhwc_layout" && name != "inplace_variable_updates";
+}
+
+// The inputs of a call node that become its functions' arguments, as (input index, _Arg
+// index), and the attrs naming those functions: If's inputs after cond go to both branches in
+// order; Loop's captured values follow the iteration, cond and loop-carried arguments.
+struct CallArgs {
+  std::vector<std::string> func_attrs;
+  std::vector<std::pair<int, int>> args;
+};
+
+std::optional<CallArgs> ArgsOfCall(const NodeDef& n) {
+  auto list_size = [&](const char* name) {
+    auto it = n.attr().find(name);
+    return it == n.attr().end() ? -1 : it->second.list().type_size();
+  };
+  CallArgs call;
+  if (n.op() == "Onnx>If" || n.op() == "If") {
+    call.func_attrs = {"then_branch", "else_branch"};
+    for (int i = 1; i < n.input_size(); ++i) call.args.push_back({i, i - 1});
+  } else if (n.op() == "Onnx>Loop") {
+    const int tm = list_size("Tm"), tc = list_size("Tc"), tloop = list_size("Tloop"), tcap = list_size("Tcap");
+    if (tm < 0 || tc < 0 || tloop < 0 || tcap < 0) return std::nullopt;
+    call.func_attrs = {"body"};
+    for (int k = 0; k < tcap; ++k) call.args.push_back({tm + tc + tloop + k, 2 + tloop + k});
+  } else {
+    return std::nullopt;
+  }
+  for (const auto& [input, arg] : call.args) {
+    if (input >= n.input_size() || absl::StartsWith(n.input(input), "^")) return std::nullopt;
+  }
+  for (const std::string& a : call.func_attrs) {
+    auto it = n.attr().find(a);
+    if (it == n.attr().end() || !it->second.has_func()) return std::nullopt;
+  }
+  return call;
+}
+
+// Constants pushed into one specialized function at most (their values are copied into it).
+constexpr int64_t kMaxSpecializedBytes = int64_t{64} << 20;
+
+// Function specialization, as Grappler's function optimizer does it: a call whose argument is
+// a Const of the calling graph (an If branch's weights, defined in the graph around it) gets a
+// copy of each function it calls in which that _Arg is the Const itself, so folding inside the
+// copy can work on the value. The call still passes the argument; the copy does not read it.
+// New functions go to the end of `library`; returns the names of the functions replaced.
+std::vector<std::string> SpecializeCalls(google::protobuf::RepeatedPtrField<NodeDef>* nodes,
+                                         FunctionDefLibrary* library) {
+  absl::flat_hash_map<std::string, const NodeDef*> consts;
+  for (const NodeDef& n : *nodes) {
+    if (n.op() == "Const" && !IsHoisted(n) && n.attr().contains("value") && n.attr().contains("dtype")) {
+      consts[n.name()] = &n;
+    }
+  }
+  std::vector<std::string> replaced;
+  for (NodeDef& n : *nodes) {
+    std::optional<CallArgs> call = ArgsOfCall(n);
+    if (!call) continue;
+    absl::flat_hash_map<int, const NodeDef*> by_arg;
+    int64_t bytes = 0;
+    for (const auto& [input, arg] : call->args) {
+      auto id = ParseTensorName(n.input(input));
+      if (!id.ok() || id->index != 0) continue;
+      auto it = consts.find(id->node);
+      if (it == consts.end()) continue;
+      bytes += it->second->attr().at("value").tensor().ByteSizeLong();
+      by_arg[arg] = it->second;
+    }
+    if (by_arg.empty() || bytes > kMaxSpecializedBytes) continue;
+    for (const std::string& attr : call->func_attrs) {
+      const std::string name = n.attr().at(attr).func().name();
+      const FunctionDef* f = nullptr;
+      for (const FunctionDef& g : library->function()) {
+        if (g.signature().name() == name) f = &g;
+      }
+      if (f == nullptr || !InSluiceForm(*f)) continue;
+      FunctionDef copy = *f;
+      int pushed = 0;
+      for (NodeDef& node : *copy.mutable_node_def()) {
+        if (node.op() != "_Arg" || !node.attr().contains("index") || !node.attr().contains("T")) continue;
+        auto it = by_arg.find(static_cast<int>(node.attr().at("index").i()));
+        if (it == by_arg.end() || it->second->attr().at("dtype").type() != node.attr().at("T").type()) continue;
+        node.set_op("Const");
+        node.clear_input();
+        node.mutable_attr()->clear();
+        (*node.mutable_attr())["dtype"] = it->second->attr().at("dtype");
+        (*node.mutable_attr())["value"] = it->second->attr().at("value");
+        ++pushed;
+      }
+      if (pushed == 0) continue;
+      const std::string specialized = absl::StrCat(name, "/specialized_for/", n.name());
+      copy.mutable_signature()->set_name(specialized);
+      *library->add_function() = std::move(copy);
+      (*n.mutable_attr())[attr].mutable_func()->set_name(specialized);
+      replaced.push_back(name);
+    }
+  }
+  return replaced;
+}
+
+// Whether any node of the graph or its library names function `name` (in a func attr, a list
+// of them, or as its op: TensorFlow calls a library function by its name).
+bool Referenced(const GraphDef& graph, const std::string& name) {
+  auto in = [&](const NodeDef& n) {
+    if (n.op() == name) return true;
+    for (const auto& [key, value] : n.attr()) {
+      if (value.has_func() && value.func().name() == name) return true;
+      for (const auto& f : value.list().func()) {
+        if (f.name() == name) return true;
+      }
+    }
+    return false;
+  };
+  for (const NodeDef& n : graph.node()) {
+    if (in(n)) return true;
+  }
+  for (const FunctionDef& f : graph.library().function()) {
+    for (const NodeDef& n : f.node_def()) {
+      if (in(n)) return true;
+    }
+  }
+  return false;
+}
+
+// Optimizes each function of the graph's library in Sluice's form as a graph of its own: its
+// _Arg outputs are the fed tensors, its _Retvals the nodes to keep. Calls with constant
+// arguments are specialized first (SpecializeCalls), from the client graph down through the
+// bodies, so a branch's weights defined around it (Silero VAD's LSTM weights are Consts of the
+// If branch that holds the If around the LSTM) are folded with it: per-run work on them
+// (Slices of one weight blob, Concats, Casts) becomes constants, which kernels that prepare
+// weights once per buffer (oneDNN's LSTM and convolutions) then see unchanged from run to run.
+absl::Status OptimizeFunctionBodies(const RewriterConfig& config, GraphItem* item,
+                                    std::vector<OptimizerPassReport>* report) {
+  FunctionDefLibrary* library = item->graph.mutable_library();
+  if (library->function_size() == 0) return absl::OkStatus();
+  const bool fold = std::any_of(OptimizerPasses().begin(), OptimizerPasses().end(), [&](const OptimizerPass& p) {
+    return std::string(p.name) == "constant_folding" && PassEnabled(config, p);
+  });
+  std::vector<std::string> replaced;
+  if (fold) replaced = SpecializeCalls(item->graph.mutable_node(), library);
+  for (int i = 0; i < library->function_size(); ++i) {
+    FunctionDef* f = library->mutable_function(i);
+    if (!InSluiceForm(*f)) continue;
+    GraphItem body;
+    for (NodeDef& n : *f->mutable_node_def()) {
+      if (n.op() == "_Arg") body.inputs.push_back(absl::StrCat(n.name(), ":0"));
+      if (n.op() == "_Retval") body.keep_nodes.push_back(n.name());
+      *body.graph.add_node() = std::move(n);
+    }
+    body.evaluate = item->evaluate;
+    SortTopologically(&body.graph);
+    InferItemShapes(&body);
+    const std::string name = f->signature().name();
+    for (const OptimizerPass& p : OptimizerPasses()) {
+      if (!PassEnabled(config, p) || !RunsOnFunctionBodies(p)) continue;
+      SL_ASSIGN_OR_RETURN(int rewrites, p.run(&body), "optimizer pass ", p.name, " in function '", name, "'");
+      for (OptimizerPassReport& r : *report) {
+        if (r.pass == p.name) r.rewrites += rewrites;
+      }
+    }
+    if (fold) {
+      std::vector<std::string> more = SpecializeCalls(body.graph.mutable_node(), library);
+      replaced.insert(replaced.end(), more.begin(), more.end());
+    }
+    f = library->mutable_function(i);  // The library may have grown.
+    f->clear_node_def();
+    for (NodeDef& n : *body.graph.mutable_node()) *f->add_node_def() = std::move(n);
+  }
+  // Functions every caller of which now calls a specialized copy leave the library.
+  absl::flat_hash_set<std::string> gone;
+  for (const std::string& name : replaced) {
+    if (!gone.contains(name) && !Referenced(item->graph, name)) gone.insert(name);
+  }
+  if (!gone.empty()) {
+    auto* functions = library->mutable_function();
+    functions->erase(std::remove_if(functions->begin(), functions->end(),
+                                    [&](const FunctionDef& f) { return gone.contains(f.signature().name()); }),
+                     functions->end());
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 absl::StatusOr<std::vector<OptimizerPassReport>> RunOptimizer(const RewriterConfig& config, GraphItem* item) {
   SL_RETURN_IF_ERROR(CheckRewriterConfig(config));
   std::vector<OptimizerPassReport> report;
@@ -101,6 +313,7 @@ absl::StatusOr<std::vector<OptimizerPassReport>> RunOptimizer(const RewriterConf
     SL_ASSIGN_OR_RETURN(int rewrites, p.run(item), "optimizer pass ", p.name);
     report.push_back({p.name, rewrites, item->graph.node_size()});
   }
+  SL_RETURN_IF_ERROR(OptimizeFunctionBodies(config, item, &report));
   return report;
 }
 

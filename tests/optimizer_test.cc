@@ -1,5 +1,6 @@
 // The optimizer (optimizer/): the pipeline and its report, constant folding, dead nodes, MatMul
 // and transformer fusions, TensorFlow's spelling, and the master optimizing every graph.
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <map>
@@ -8,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "framework/status_matchers.h"
@@ -876,6 +878,165 @@ TEST(TfRemapperTest, TensorFlowSpelledCnnGetsTheOnnxFusions) {
     ASSERT_EQ(got.NumElements(), 10);
     for (int64_t i = 0; i < want.NumElements(); ++i) {
       EXPECT_NEAR(got.flat<float>()[i], want.flat<float>()[i], 1e-4f * (1 + std::fabs(want.flat<float>()[i]))) << i;
+    }
+  }
+}
+
+// Function bodies are optimized too, and a call's constant arguments are pushed into its
+// functions first (specialization). The model: y = If(c, then: x . W[:, 0:4], else: x . W[:, 4:8])
+// with W a Constant of the main graph, and z = If(c, then: If(c, x . V[:, 0:4], x . V[:, 4:8]),
+// else: x . V[:, 2:6]) with V a Constant of the outer then-branch (Silero VAD's LSTM weights
+// are such a constant around the If that holds the LSTM). After the optimizer no branch slices a
+// weight at run time, the unspecialized branches are gone, and both outputs keep their values.
+void SetFloatShape(onnx::ValueInfoProto* v, std::vector<int64_t> dims) {
+  auto* tt = v->mutable_type()->mutable_tensor_type();
+  tt->set_elem_type(onnx::TensorProto::FLOAT);
+  for (int64_t d : dims) tt->mutable_shape()->add_dim()->set_dim_value(d);
+}
+
+onnx::GraphProto SliceMatMulBranch(const std::string& prefix, const std::string& weight, int64_t begin) {
+  onnx::GraphProto b;
+  b.set_name(prefix);
+  auto ints = [&](const std::string& name, int64_t v) {
+    onnx::NodeProto* n = AddNode(&b, "Constant", {}, prefix + name);
+    onnx::AttributeProto* a = n->add_attribute();
+    a->set_name("value");
+    a->set_type(onnx::AttributeProto::TENSOR);
+    a->mutable_t()->set_data_type(onnx::TensorProto::INT64);
+    a->mutable_t()->add_dims(1);
+    a->mutable_t()->add_int64_data(v);
+  };
+  ints("_begin", begin);
+  ints("_end", begin + 4);
+  ints("_axis", 1);
+  AddNode(&b, "Slice", {weight, prefix + "_begin", prefix + "_end", prefix + "_axis"}, prefix + "_w");
+  AddNode(&b, "MatMul", {"x", prefix + "_w"}, prefix + "_y");
+  onnx::ValueInfoProto* out = b.add_output();
+  out->set_name(prefix + "_y");
+  SetFloatShape(out, {2, 4});
+  return b;
+}
+
+onnx::NodeProto* AddIf(onnx::GraphProto* g, const std::string& out, onnx::GraphProto then_branch,
+                       onnx::GraphProto else_branch) {
+  onnx::NodeProto* n = AddNode(g, "If", {"c"}, out);
+  onnx::AttributeProto* t = n->add_attribute();
+  t->set_name("then_branch");
+  t->set_type(onnx::AttributeProto::GRAPH);
+  *t->mutable_g() = std::move(then_branch);
+  onnx::AttributeProto* e = n->add_attribute();
+  e->set_name("else_branch");
+  e->set_type(onnx::AttributeProto::GRAPH);
+  *e->mutable_g() = std::move(else_branch);
+  return n;
+}
+
+onnx::NodeProto* AddWeight(onnx::GraphProto* g, const std::string& name, float scale) {
+  onnx::NodeProto* n = AddNode(g, "Constant", {}, name);
+  onnx::AttributeProto* a = n->add_attribute();
+  a->set_name("value");
+  a->set_type(onnx::AttributeProto::TENSOR);
+  a->mutable_t()->set_data_type(onnx::TensorProto::FLOAT);
+  a->mutable_t()->add_dims(6);
+  a->mutable_t()->add_dims(8);
+  for (int i = 0; i < 48; ++i) a->mutable_t()->add_float_data(scale * static_cast<float>((i * 7) % 11 - 5));
+  return n;
+}
+
+TEST(FunctionBodiesTest, ConstantArgumentsAreSpecializedAndFolded) {
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  m.add_opset_import()->set_version(17);
+  onnx::GraphProto* g = m.mutable_graph();
+  g->set_name("branches");
+  auto input = [&](const std::string& name, onnx::TensorProto::DataType type, std::vector<int64_t> dims) {
+    onnx::ValueInfoProto* v = g->add_input();
+    v->set_name(name);
+    v->mutable_type()->mutable_tensor_type()->set_elem_type(type);
+    auto* shape = v->mutable_type()->mutable_tensor_type()->mutable_shape();
+    for (int64_t d : dims) shape->add_dim()->set_dim_value(d);
+  };
+  input("x", onnx::TensorProto::FLOAT, {2, 6});
+  input("c", onnx::TensorProto::BOOL, {});
+  AddWeight(g, "W", 0.5f);
+  AddIf(g, "y", SliceMatMulBranch("a", "W", 0), SliceMatMulBranch("b", "W", 4));
+  onnx::GraphProto outer;
+  outer.set_name("outer");
+  AddWeight(&outer, "V", 0.25f);
+  AddIf(&outer, "inner_y", SliceMatMulBranch("p", "V", 0), SliceMatMulBranch("q", "V", 4));
+  onnx::ValueInfoProto* outer_out = outer.add_output();
+  outer_out->set_name("inner_y");
+  SetFloatShape(outer_out, {2, 4});
+  onnx::GraphProto other = SliceMatMulBranch("r", "V", 2);
+  AddWeight(&other, "V", 0.25f);  // The else branch defines its own V before using it.
+  std::rotate(other.mutable_node()->begin(), other.mutable_node()->end() - 1, other.mutable_node()->end());
+  AddIf(g, "z", std::move(outer), std::move(other));
+  for (const char* out : {"y", "z"}) {
+    onnx::ValueInfoProto* v = g->add_output();
+    v->set_name(out);
+    SetFloatShape(v, {2, 4});
+  }
+
+  auto imported = ImportOnnxModel(m);
+  ASSERT_OK(imported);
+  int slices_before = 0;
+  for (const FunctionDef& f : imported->graph.library().function()) {
+    for (const NodeDef& n : f.node_def()) slices_before += n.op() == "Onnx>Slice";
+  }
+  EXPECT_EQ(slices_before, 5);
+  auto optimized = ImportOptimized(m);
+  ASSERT_OK(optimized);
+  for (const FunctionDef& f : optimized->graph.library().function()) {
+    for (const NodeDef& n : f.node_def()) EXPECT_NE(n.op(), "Onnx>Slice") << f.signature().name() << ": " << n.name();
+  }
+  // Each If that read a Const now calls copies made for it; the originals are gone.
+  absl::flat_hash_set<std::string> names;
+  for (const FunctionDef& f : optimized->graph.library().function()) names.insert(f.signature().name());
+  auto branch_of = [](const GraphDef& graph, const std::string& node, const char* attr) {
+    for (const NodeDef& n : graph.node()) {
+      if (n.name() == node) return n.attr().at(attr).func().name();
+    }
+    return std::string("no node ") + node;
+  };
+  for (const char* attr : {"then_branch", "else_branch"}) {
+    const std::string before = branch_of(imported->graph, "y_node", attr), after = branch_of(optimized->graph, "y_node", attr);
+    EXPECT_THAT(after, ::testing::HasSubstr("/specialized_for/")) << attr;
+    EXPECT_TRUE(names.contains(after)) << after;
+    EXPECT_FALSE(names.contains(before)) << before;
+  }
+  // z's If reads no Const of the main graph: its branches keep their names.
+  EXPECT_EQ(branch_of(optimized->graph, "z_node", "then_branch"), branch_of(imported->graph, "z_node", "then_branch"));
+
+  std::vector<float> xs(12);
+  for (int i = 0; i < 12; ++i) xs[i] = 0.1f * static_cast<float>(i) - 0.4f;
+  const Tensor x = Tensor::FromVector<float>(xs, TensorShape({2, 6}));
+  auto weight = [](float scale, int row, int col) { return scale * static_cast<float>(((row * 8 + col) * 7) % 11 - 5); };
+  // x . S[:, begin:begin+4] for S = scale * the AddWeight pattern, in double.
+  auto product = [&](float scale, int begin) {
+    std::vector<float> out(8);
+    for (int r = 0; r < 2; ++r) {
+      for (int j = 0; j < 4; ++j) {
+        double sum = 0;
+        for (int k = 0; k < 6; ++k) sum += double{xs[r * 6 + k]} * weight(scale, k, begin + j);
+        out[r * 4 + j] = static_cast<float>(sum);
+      }
+    }
+    return out;
+  };
+  for (bool c : {true, false}) {
+    SCOPED_TRACE(c);
+    for (const GraphDef* graph : {&imported->graph, &optimized->graph}) {
+      auto session = NewSession(Plain());
+      ASSERT_OK(session);
+      ASSERT_OK((*session)->Create(*graph));
+      std::vector<Tensor> out;
+      ASSERT_OK((*session)->Run({{imported->inputs[0].tensor, x}, {imported->inputs[1].tensor, Tensor::Scalar<bool>(c)}},
+                                {imported->outputs[0].tensor, imported->outputs[1].tensor}, {}, &out));
+      const std::vector<float> want_y = product(0.5f, c ? 0 : 4), want_z = product(0.25f, c ? 0 : 2);
+      for (int i = 0; i < 8; ++i) {
+        EXPECT_NEAR(out[0].flat<float>()[i], want_y[i], 1e-5f) << i;
+        EXPECT_NEAR(out[1].flat<float>()[i], want_z[i], 1e-5f) << i;
+      }
     }
   }
 }
