@@ -628,6 +628,11 @@ absl::StatusOr<bool> DnnlConv::Run(const Tensor& x, const Tensor& w, const Tenso
                                    bool y_nhwc, const CancellationManager* cancellation, bool accumulate) const {
   const int spatial = x.dims() - 2;
   if ((x_nhwc || y_nhwc) && spatial != 2) return false;
+  {
+    double multiply_adds = static_cast<double>(y->NumElements());
+    for (int d = 1; d < w.dims(); ++d) multiply_adds *= static_cast<double>(w.dim_size(d));
+    threads = ThreadsForWork(multiply_adds, threads);
+  }
   UseOmpThreads(threads);
   if (spatial < 1 || spatial > 3 || x.dtype() != DT_FLOAT) return false;
   const std::vector<ConvPiece> pieces = Pieces(x, y, g, group, x_nhwc, y_nhwc, slice_multiply_adds_);

@@ -120,7 +120,8 @@ absl::StatusOr<bool> DnnlRnn::Run(const DnnlRnnProblem& p, const Tensor& x, cons
   dnnl::engine& eng = DnnlEngine();
   // One stream per thread: creating one per call costs as much as a short sequence.
   thread_local dnnl::stream stream(eng);
-  UseOmpThreads(threads);
+  const double gates = lstm ? 4 : 3;
+  UseOmpThreads(ThreadsForWork(static_cast<double>(D * T * N) * gates * static_cast<double>(H * (I + H)), threads));
   const tag layer_tag = p.batch_major ? tag::ntc : tag::tnc;
   const memory::data_type f32 = memory::data_type::f32;
   const memory::desc src_layer_md({T, N, I}, f32, layer_tag);

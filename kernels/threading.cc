@@ -4,12 +4,17 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 
 // libgomp's ABI (libgomp.so, which oneDNN links): runs fn(data) on a team of num_threads
 // threads, the caller among them, and returns when all have.
 extern "C" void GOMP_parallel(void (*fn)(void*), void* data, unsigned num_threads, unsigned flags);
 
 namespace sluice {
+
+// Measured on a 2-vCPU AMD EPYC VM: see ThreadsForWork in threading.h.
+constexpr double kDefaultMinParallelMultiplyAdds = 1e6;
 
 void SetBlasThreads(int threads) { omp_set_num_threads(threads); }
 
@@ -19,6 +24,28 @@ void UseOpenBlasThreads(int threads) {
 
 void UseOmpThreads(int threads) {
   if (threads > 0 && omp_get_max_threads() != threads) omp_set_num_threads(threads);
+}
+
+namespace {
+
+double MinParallelMultiplyAdds() {
+  static const double floor = [] {
+    const char* env = std::getenv("SLUICE_MIN_PARALLEL_MACS");
+    if (env != nullptr && *env != '\0') {
+      char* end = nullptr;
+      const double v = std::strtod(env, &end);
+      if (end != env && v >= 0) return v;
+      std::fprintf(stderr, "sluice: SLUICE_MIN_PARALLEL_MACS='%s' is not a number; ignored\n", env);
+    }
+    return kDefaultMinParallelMultiplyAdds;
+  }();
+  return floor;
+}
+
+}  // namespace
+
+int ThreadsForWork(double multiply_adds, int threads) {
+  return threads > 1 && multiply_adds < MinParallelMultiplyAdds() ? 1 : threads;
 }
 
 namespace {

@@ -26,6 +26,14 @@ void UseOpenBlasThreads(int threads);
 // of the kernel's device before each call (cheap when it is already right).
 void UseOmpThreads(int threads);
 
+// The threads a kernel of `multiply_adds` (or element operations) should use out of `threads`:
+// one below a floor where waking the team costs more than it saves. On a 2-vCPU VM a fork and
+// join of oneDNN's team costs several microseconds, and Silero VAD's five small convolutions
+// took 32 us on two threads against 17 on one. SLUICE_MIN_PARALLEL_MACS overrides the floor
+// (0: always the full team). The answer depends only on its arguments, so a kernel that keys
+// prepared primitives by shape gets the same team for the same shape.
+int ThreadsForWork(double multiply_adds, int threads);
+
 // Runs fn(begin, end) over [0, n) in at most `threads` blocks of at least `min_block` items on
 // the calling thread's OpenMP team: the team oneDNN's primitives run on. Sluice's own loops
 // used to go to a second pool, whose threads then waited for the cores that OpenMP's workers
