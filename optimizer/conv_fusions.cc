@@ -9,6 +9,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/strip.h"
@@ -50,6 +51,115 @@ bool FoldNormalizationIntoWeights(const Tensor& w, const Tensor* bias, const Ten
   return true;
 }
 
+
+// The per-output-channel values of a constant that multiplies or adds to a Conv's output of
+// `rank` dims and `channels` channels (axis 1) without changing its shape: one value, or
+// `channels` along axis 1 with every other axis 1 (shapes [C,1,1], [1,C,1,1], ...).
+std::optional<std::vector<float>> PerChannel(const Tensor& c, int rank, int64_t channels) {
+  if (c.dtype() != DT_FLOAT || c.dims() > rank) return std::nullopt;
+  std::vector<float> out(channels);
+  if (c.NumElements() == 1) {
+    std::fill(out.begin(), out.end(), c.flat<float>()[0]);
+    return out;
+  }
+  const int channel_axis = c.dims() - (rank - 1);  // Axis 1 of the output, aligned from the right.
+  if (channel_axis < 0) return std::nullopt;
+  for (int d = 0; d < c.dims(); ++d) {
+    if (c.dim_size(d) != (d == channel_axis ? channels : 1)) return std::nullopt;
+  }
+  std::copy(c.flat<float>().data(), c.flat<float>().data() + channels, out.begin());
+  return out;
+}
+
+// Conv -> Mul by a per-channel constant -> Add of one (either or both; the order exported models
+// use for a normalization folded by hand, as PaddleOCR's detector has 28 times): W' = W * s,
+// b' = b * s + t, the Mul and Add forwarded to the Conv.
+int FoldConvAffines(GraphItem* graph) {
+  int folded = 0;
+  GraphDef& def = graph->graph;
+  GraphIndex index = IndexGraph(graph);
+  absl::flat_hash_map<std::string, std::string> renamed;
+  absl::flat_hash_set<std::string> maybe_unread;
+  std::vector<NodeDef> added;
+  // The constant operand of a two-input float `op` node reading `from`, if it is per-channel.
+  auto operand = [&](NodeDef* n, const std::string& from, int rank, int64_t channels,
+                     std::vector<float>* values) -> int {
+    if (n == nullptr || n->input_size() != 2) return -1;
+    const int at = InputWhere(*n, [&](const std::string& t) { return SameTensor(t, from); });
+    if (at < 0) return -1;
+    std::optional<Tensor> c = ConstValue(index.by_name, graph->hoisted, n->input(1 - at));
+    if (!c) return -1;
+    std::optional<std::vector<float>> v = PerChannel(*c, rank, channels);
+    if (!v) return -1;
+    *values = *std::move(v);
+    return 1 - at;
+  };
+  for (NodeDef& conv : *def.mutable_node()) {
+    if (conv.op() != "Onnx>Conv" || conv.attr().at("T").type() != DT_FLOAT || conv.input_size() < 2 ||
+        (conv.attr().contains("activation") && !conv.attr().at("activation").s().empty()) || !OnCpu(conv)) {
+      continue;
+    }
+    std::optional<Tensor> w = ConstValue(index.by_name, graph->hoisted, conv.input(1));
+    if (!w || w->dtype() != DT_FLOAT || w->dims() < 3) continue;
+    std::optional<Tensor> bias;
+    if (conv.input_size() > 2) {
+      bias = ConstValue(index.by_name, graph->hoisted, conv.input(2));
+      if (!bias || bias->dtype() != DT_FLOAT || bias->NumElements() != w->dim_size(0)) continue;
+    }
+    const int rank = w->dims();
+    const int64_t channels = w->dim_size(0);
+    const std::string conv_out = TensorId{conv.name(), 0}.ToString();
+    std::vector<float> scale(channels, 1.0f), shift(channels, 0.0f);
+    std::vector<NodeDef*> chain;  // The Mul and/or Add folded, in order.
+    std::string last = conv_out;
+    NodeDef* mul = SoleReader(index, conv, "Mul");
+    if (mul != nullptr && operand(mul, conv_out, rank, channels, &scale) >= 0) {
+      chain.push_back(mul);
+      last = TensorId{mul->name(), 0}.ToString();
+    }
+    NodeDef* add = SoleReader(index, chain.empty() ? conv : *chain.back(), "Add");
+    if (add != nullptr && operand(add, last, rank, channels, &shift) >= 0) chain.push_back(add);
+    if (chain.empty()) continue;
+    const std::string w_name = conv.name() + "/affine_weights", b_name = conv.name() + "/affine_bias";
+    if (index.by_name.contains(w_name) || index.by_name.contains(b_name)) continue;
+    Tensor new_w(DT_FLOAT, w->shape()), new_b(DT_FLOAT, TensorShape({channels}));
+    const int64_t per_channel = w->NumElements() / channels;
+    for (int64_t o = 0; o < channels; ++o) {
+      for (int64_t i = 0; i < per_channel; ++i) {
+        new_w.flat<float>()[o * per_channel + i] = w->flat<float>()[o * per_channel + i] * scale[o];
+      }
+      const float b0 = bias ? bias->flat<float>()[o] : 0.0f;
+      new_b.flat<float>()[o] = b0 * scale[o] + shift[o];
+    }
+    for (int i = 1; i < conv.input_size() && i < 3; ++i) maybe_unread.insert(ParseTensorName(conv.input(i))->node);
+    for (NodeDef* n : chain) {
+      for (const std::string& in : n->input()) maybe_unread.insert(ParseTensorName(in)->node);
+    }
+    added.push_back(ConstNode(w_name, conv.device(), new_w));
+    added.push_back(ConstNode(b_name, conv.device(), new_b));
+    conv.set_input(1, w_name);
+    if (conv.input_size() > 2) {
+      conv.set_input(2, b_name);
+    } else {
+      conv.add_input(b_name);
+      for (int i = conv.input_size() - 1; i > 2; --i) conv.mutable_input()->SwapElements(i, i - 1);
+      AttrValue tb;
+      tb.mutable_list()->add_type(DT_FLOAT);
+      (*conv.mutable_attr())["Tb"] = tb;
+    }
+    for (NodeDef* n : chain) {
+      const std::string out = TensorId{n->name(), 0}.ToString();
+      if (!index.protected_tensors.contains(out)) renamed[out] = conv_out;
+      // Each forwards the Conv's result under its own name (a graph output keeps it).
+      ForwardAs(n, conv_out);
+    }
+    ++folded;
+  }
+  Rewire(&def, renamed, {});
+  for (NodeDef& n : added) *def.add_node() = std::move(n);
+  DropUnreadConsts(graph, maybe_unread);
+  return folded;
+}
 }  // namespace
 
 absl::StatusOr<int> FoldBatchNormsIntoConvs(GraphItem* graph) {
@@ -192,7 +302,7 @@ absl::StatusOr<int> FoldBatchNormsIntoConvs(GraphItem* graph) {
   for (NodeDef& n : added) *def.add_node() = std::move(n);
   // Constants no node reads any more (the unfolded weights and statistics) hold no memory.
   DropUnreadConsts(graph, maybe_unread);
-  return folded;
+  return folded + FoldConvAffines(graph);
 }
 
 // Pads past this are not folded (far beyond any real image).
@@ -269,8 +379,96 @@ absl::StatusOr<int> FoldPads(GraphItem* graph) {
   return folded;
 }
 
-absl::StatusOr<int> FuseConvActivations(GraphItem* graph) {
+namespace {
+
+// x * Clip(x + 3, 0, 6) / 6 spelled out (PaddleOCR's and older torch exports): Div(Mul(x, c), 6),
+// Mul(Mul(x, c), 1/6) or Mul(x, Div(c, 6)) with c = Clip(Add(x, 3), 0, 6), each intermediate
+// read once, becomes one HardSwish(x) under the last node's name.
+int FuseSpelledHardSwishes(GraphItem* graph) {
   int fused = 0;
+  GraphDef& def = graph->graph;
+  GraphIndex index = IndexGraph(graph);
+  absl::flat_hash_set<std::string> dropped, maybe_unread;
+  auto clip_bounds = [&](const NodeDef& clip, float* lo, float* hi) {
+    *lo = -std::numeric_limits<float>::infinity();
+    *hi = std::numeric_limits<float>::infinity();
+    int next = 1;
+    for (const char* which : {"Tmin", "Tmax"}) {
+      auto it = clip.attr().find(which);
+      if (it == clip.attr().end() || it->second.list().type_size() == 0) continue;
+      if (next >= clip.input_size()) return false;
+      auto v = ConstScalar(index.by_name, graph->hoisted, clip.input(next++));
+      if (!v) return false;
+      (std::string(which) == "Tmin" ? *lo : *hi) = *v;
+    }
+    return true;
+  };
+  for (NodeDef& clip : *def.mutable_node()) {
+    if (clip.op() != "Onnx>Clip" || clip.attr().at("T").type() != DT_FLOAT || dropped.contains(clip.name())) continue;
+    float lo, hi;
+    if (!clip_bounds(clip, &lo, &hi) || lo != 0.0f || hi != 6.0f) continue;
+    NodeDef* add = FloatProducer(index, clip.input(0), "Add");
+    if (add == nullptr || !Internal(index, *add, 1)) continue;
+    const int three = InputWhere(*add, [&](const std::string& t) { return ConstNear(index, t, 3.0); });
+    if (three < 0) continue;
+    const std::string x = add->input(1 - three), clip_out = TensorId{clip.name(), 0}.ToString();
+    NodeDef* last = nullptr;
+    std::vector<NodeDef*> span = {add, &clip};
+    if (NodeDef* mul = SoleReader(index, clip, "Mul"); mul != nullptr) {
+      // Mul(x, c) then a division by 6 (or a product with 1/6).
+      const int at = InputWhere(*mul, [&](const std::string& t) { return SameTensor(t, clip_out); });
+      if (at >= 0 && SameTensor(mul->input(1 - at), x)) {
+        NodeDef* div = SoleReader(index, *mul, "Div");
+        NodeDef* sixth = SoleReader(index, *mul, "Mul");
+        const std::string mul_out = TensorId{mul->name(), 0}.ToString();
+        if (div != nullptr && div->input_size() == 2 && SameTensor(div->input(0), mul_out) &&
+            ConstNear(index, div->input(1), 6.0)) {
+          last = div;
+        } else if (sixth != nullptr &&
+                   InputWhere(*sixth, [&](const std::string& t) { return ConstNear(index, t, 1.0 / 6.0); }) >= 0) {
+          last = sixth;
+        }
+        if (last != nullptr) span.push_back(mul);
+      }
+    } else if (NodeDef* div = SoleReader(index, clip, "Div"); div != nullptr) {
+      // Mul(x, c / 6).
+      if (div->input_size() == 2 && SameTensor(div->input(0), clip_out) && ConstNear(index, div->input(1), 6.0)) {
+        NodeDef* mul = SoleReader(index, *div, "Mul");
+        const std::string div_out = TensorId{div->name(), 0}.ToString();
+        const int at = mul == nullptr ? -1 : InputWhere(*mul, [&](const std::string& t) { return SameTensor(t, div_out); });
+        if (at >= 0 && SameTensor(mul->input(1 - at), x)) {
+          last = mul;
+          span.push_back(div);
+        }
+      }
+    }
+    if (last == nullptr) continue;
+    DropFusedSpan(span, last, &dropped, &maybe_unread);
+    const std::string device = last->device();
+    const std::string name = last->name();
+    std::vector<std::string> control;
+    for (const std::string& in : last->input()) {
+      if (absl::StartsWith(in, "^")) control.push_back(in);
+    }
+    last->Clear();
+    last->set_name(name);
+    last->set_op("Onnx>HardSwish");
+    last->set_device(device);
+    last->add_input(x);
+    for (const std::string& c : control) last->add_input(c);
+    (*last->mutable_attr())["T"].set_type(DT_FLOAT);
+    ++fused;
+  }
+  if (fused == 0) return 0;
+  Rewire(&def, {}, dropped);
+  DropUnreadConsts(graph, maybe_unread);
+  return fused;
+}
+
+}  // namespace
+
+absl::StatusOr<int> FuseConvActivations(GraphItem* graph) {
+  int fused = FuseSpelledHardSwishes(graph);
   GraphDef& def = graph->graph;
   GraphIndex index = IndexGraph(graph);
   auto& by_name = index.by_name;

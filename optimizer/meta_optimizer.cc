@@ -33,9 +33,11 @@ const std::vector<OptimizerPass>& OptimizerPasses() {
        "arithmetic_optimization", FoldTransposesIntoMatMuls},
       {"fold_pads", "fold zero-filled spatial Pads into the Convs and AveragePools that read them",
        "arithmetic_optimization", FoldPads},
-      {"fold_batch_norms", "fold inference BatchNormalizations into the Convs, Gemms and MatMuls they follow",
+      {"fold_batch_norms", "fold inference BatchNormalizations into the Convs, Gemms and MatMuls they follow, and per-channel "
+       "constant Muls and Adds into the Convs they follow",
        "arithmetic_optimization", FoldBatchNormsIntoConvs},
-      {"fuse_conv_activations", "fuse Relu, LeakyRelu, Clip, HardSwish, HardSigmoid, Sigmoid and Swish into Convs",
+      {"fuse_conv_activations", "fuse HardSwishes spelled x * Clip(x + 3, 0, 6) / 6 into one node; fuse Relu, LeakyRelu, Clip, HardSwish, "
+       "HardSigmoid, Sigmoid and Swish into Convs",
        "remapping", FuseConvActivations},
       {"fuse_channel_shuffle",
        "fuse Reshape [N,g,C/g,H,W], Transpose of axes 1 and 2 and Reshape back into one ChannelShuffle",

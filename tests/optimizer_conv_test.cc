@@ -196,6 +196,136 @@ TEST(FoldBatchNormsIntoConvsTest, FoldedGraphsComputeWhatUnfoldedOnesDo) {
   }
 }
 
+// A Conv followed by a Mul and/or Add of per-channel (or single) constants, as exporters write
+// a normalization folded by hand: folded into the Conv's weights and bias. Constants of other
+// shapes (per row, or more values than channels) stay separate nodes.
+TEST(FoldBatchNormsIntoConvsTest, PerChannelMulsAndAddsFold) {
+  const onnx::TensorProto::DataType f = onnx::TensorProto::FLOAT;
+  struct Case {
+    std::string name;
+    std::function<void(onnx::GraphProto*)> build;
+    int muls, adds;  // Left after the optimizer.
+  };
+  const std::vector<Case> cases = {
+      {"Mul [C,1,1] then Add [C,1,1]",
+       [&](onnx::GraphProto* g) {
+         AddTensorInitializer(g, "s", f, {4, 1, 1}, {1.5, -0.5, 2.0, 0.25});
+         AddTensorInitializer(g, "t", f, {4, 1, 1}, {0.1, 0.2, -0.3, 0.0});
+         AddNode(g, "Mul", {"c", "s"}, "m");
+         AddNode(g, "Add", {"t", "m"}, "y");
+       },
+       0, 0},
+      {"Mul of a scalar, [1,C,1,1] Add",
+       [&](onnx::GraphProto* g) {
+         AddTensorInitializer(g, "s", f, {}, {0.75});
+         AddTensorInitializer(g, "t", f, {1, 4, 1, 1}, {0.5, -1.0, 0.25, 2.0});
+         AddNode(g, "Mul", {"s", "c"}, "m");
+         AddNode(g, "Add", {"m", "t"}, "y");
+       },
+       0, 0},
+      {"Add alone", [&](onnx::GraphProto* g) {
+         AddTensorInitializer(g, "t", f, {4, 1, 1}, {0.5, -1.0, 0.25, 2.0});
+         AddNode(g, "Add", {"c", "t"}, "y");
+       },
+       0, 0},
+      {"Mul alone",
+       [&](onnx::GraphProto* g) {
+         AddTensorInitializer(g, "s", f, {4, 1, 1}, {1.5, -0.5, 2.0, 0.25});
+         AddNode(g, "Mul", {"c", "s"}, "y");
+       },
+       0, 0},
+      {"Mul per row: not per channel",
+       [&](onnx::GraphProto* g) {
+         AddTensorInitializer(g, "s", f, {6, 1}, Ramp(6, 1.0));
+         AddNode(g, "Mul", {"c", "s"}, "y");
+       },
+       1, 0},
+      {"Add of a full tensor",
+       [&](onnx::GraphProto* g) {
+         AddTensorInitializer(g, "t", f, {4, 6, 6}, Ramp(144, 1.0));
+         AddNode(g, "Add", {"c", "t"}, "y");
+       },
+       0, 1},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    auto unfolded = ImportOnnxModel(ConvModel(c.build));
+    auto folded = ImportOptimized(ConvModel(c.build));
+    ASSERT_OK(unfolded);
+    ASSERT_OK(folded);
+    EXPECT_EQ(Count(*folded, "Mul"), c.muls);
+    EXPECT_EQ(Count(*folded, "Add"), c.adds);
+    const std::vector<float> want = RunModel(*unfolded), got = RunModel(*folded);
+    ASSERT_EQ(got.size(), want.size());
+    ASSERT_EQ(got.size(), 4u * 36u);
+    for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-4f + 1e-5f * std::fabs(want[i])) << "at " << i;
+  }
+}
+
+// x * Clip(x + 3, 0, 6) / 6 spelled out in its three orders becomes one HardSwish, which then
+// fuses into the Conv before it; other constants or a Clip read twice leave the nodes alone.
+TEST(FuseConvActivationsTest, SpelledOutHardSwishesFuse) {
+  const onnx::TensorProto::DataType f = onnx::TensorProto::FLOAT;
+  auto head = [&](onnx::GraphProto* g, double three, double six) {
+    AddTensorInitializer(g, "three", f, {}, {three});
+    AddTensorInitializer(g, "zero", f, {}, {0.0});
+    AddTensorInitializer(g, "six", f, {}, {six});
+    AddTensorInitializer(g, "sixth", f, {}, {1.0 / 6.0});
+    AddNode(g, "Add", {"c", "three"}, "a");
+    AddNode(g, "Clip", {"a", "zero", "six"}, "r");
+  };
+  const std::vector<FusionCase> cases = {
+      {"Div(Mul(x, clip), 6)", "HardSwish",
+       [&](onnx::GraphProto* g) {
+         head(g, 3, 6);
+         AddNode(g, "Mul", {"c", "r"}, "m");
+         AddNode(g, "Div", {"m", "six"}, "y");
+       }},
+      {"Mul(Mul(clip, x), 1/6)", "HardSwish",
+       [&](onnx::GraphProto* g) {
+         head(g, 3, 6);
+         AddNode(g, "Mul", {"r", "c"}, "m");
+         AddNode(g, "Mul", {"sixth", "m"}, "y");
+       }},
+      {"Mul(x, Div(clip, 6))", "HardSwish",
+       [&](onnx::GraphProto* g) {
+         head(g, 3, 6);
+         AddNode(g, "Div", {"r", "six"}, "d");
+         AddNode(g, "Mul", {"c", "d"}, "y");
+       }},
+      {"x + 2: not HardSwish", "",
+       [&](onnx::GraphProto* g) {
+         head(g, 2, 6);
+         AddNode(g, "Mul", {"c", "r"}, "m");
+         AddNode(g, "Div", {"m", "six"}, "y");
+       }},
+      {"Clip read twice", "",
+       [&](onnx::GraphProto* g) {
+         head(g, 3, 6);
+         AddNode(g, "Mul", {"c", "r"}, "m");
+         AddNode(g, "Div", {"m", "six"}, "h");
+         AddNode(g, "Add", {"h", "r"}, "y");
+       }},
+  };
+  for (const FusionCase& c : cases) {
+    SCOPED_TRACE(c.name);
+    auto unfused = ImportOnnxModel(ConvModel(c.build));
+    auto fused = ImportOptimized(ConvModel(c.build));
+    ASSERT_OK(unfused);
+    ASSERT_OK(fused);
+    EXPECT_EQ(FusedActivation(*fused), c.want_activation);
+    if (!c.want_activation.empty()) {
+      for (const char* gone : {"Onnx>Clip", "Div", "Mul", "Add"}) EXPECT_EQ(Count(*fused, gone), 0) << gone;
+    } else {
+      EXPECT_EQ(Count(*fused, "Onnx>Clip"), 1);
+    }
+    const std::vector<float> want = RunModel(*unfused), got = RunModel(*fused);
+    ASSERT_EQ(got.size(), want.size());
+    ASSERT_EQ(got.size(), 4u * 36u);
+    for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-5f + 1e-5f * std::fabs(want[i])) << "at " << i;
+  }
+}
+
 // A BatchNormalization in training mode computes batch statistics: it is not folded.
 TEST(FoldBatchNormsIntoConvsTest, TrainingModeIsNotFolded) {
   auto build = [](onnx::GraphProto* g) {
@@ -318,14 +448,15 @@ TEST(UseNhwcBetweenConvsTest, PoolsNormalizationsAndActivationsStayNhwcAndComput
          AddNode(g, "Relu", {"r"}, "m");
        },
        1, {{"AddNhwc", 0}, {"Add", 0}, {"Relu", 0}}},
-      {"Broadcast Add of a Conv and a per-channel constant is not a residual",
+      // (A per-channel constant folds into the Conv's bias: FoldBatchNormsIntoConvsTest.)
+      {"Broadcast Add of a Conv and a per-row constant is not a residual",
        [&](onnx::GraphProto* g) {
          std::vector<double> w2(16);
          for (size_t i = 0; i < w2.size(); ++i) w2[i] = std::sin(1.3 * i);
          AddTensorInitializer(g, "w_mid", onnx::TensorProto::FLOAT, {4, 4, 1, 1}, w2);
-         AddTensorInitializer(g, "per_channel", onnx::TensorProto::FLOAT, {4, 1, 1}, {1, -1, 2, -2});
+         AddTensorInitializer(g, "per_row", onnx::TensorProto::FLOAT, {6, 1}, {1, -1, 2, -2, 0.5, 3});
          AddNode(g, "Conv", {"c", "w_mid"}, "d");
-         AddNode(g, "Add", {"d", "per_channel"}, "m");
+         AddNode(g, "Add", {"d", "per_row"}, "m");
        },
        1, {{"Add", 1}}, false},
   };
