@@ -56,7 +56,7 @@ void GemmRowMajor(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, T
       RowVectorTimesTransposed(n, k, alpha, a, b, ldb, beta, c, threads);
       return;
     }
-    UseOmpThreads(threads);
+    UseOmpThreads(ThreadsForWork(static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k), threads));
     if (dnnl_sgemm(trans_a ? 'T' : 'N', trans_b ? 'T' : 'N', m, n, k, alpha, a, lda, b, ldb, beta, c, ldc) ==
         dnnl_success) {
       return;

@@ -465,10 +465,58 @@ int FuseSpelledHardSwishes(GraphItem* graph) {
   return fused;
 }
 
+// Max(x, c) and Min(x, c) of a float constant c of one value that does not raise x's rank
+// become Clip(x, c, ) and Clip(x, , c): an element-wise function of one tensor, which the NHWC
+// layout carries and fuse passes know. openWakeWord's embedding model follows each of its 19
+// LeakyRelus with Max(y, c); as Max they kept its convolutions NCHW.
+int MaxMinOfConstantsToClips(GraphItem* graph) {
+  int rewritten = 0;
+  GraphIndex index = IndexGraph(graph);
+  std::vector<NodeDef> added;
+  absl::flat_hash_set<std::string> maybe_unread;
+  for (NodeDef& n : *graph->graph.mutable_node()) {
+    const bool max = n.op() == "Onnx>Max";
+    if ((!max && n.op() != "Onnx>Min") || n.input_size() != 2 || n.attr().at("T").type() != DT_FLOAT) continue;
+    for (int c = 0; c < 2; ++c) {
+      std::optional<Tensor> v = ConstValue(index.by_name, graph->hoisted, n.input(c));
+      if (!v || v->dtype() != DT_FLOAT || v->NumElements() != 1) continue;
+      const std::string x = n.input(1 - c);
+      if (v->dims() > 1) {
+        auto shape = graph->shapes.find(Canonical(x));
+        if (shape == graph->shapes.end() || shape->second.rank() < v->dims()) continue;
+      }
+      const std::string bound = n.name() + (max ? "/min" : "/max");
+      if (index.by_name.contains(bound)) continue;
+      added.push_back(ConstNode(bound, n.device(), Tensor::Scalar<float>(v->flat<float>()[0])));
+      maybe_unread.insert(ParseTensorName(n.input(c))->node);
+      std::vector<std::string> control;
+      for (const std::string& in : n.input()) {
+        if (absl::StartsWith(in, "^")) control.push_back(in);
+      }
+      n.set_op("Onnx>Clip");
+      n.mutable_input()->Clear();
+      n.add_input(x);
+      n.add_input(bound);
+      for (const std::string& in : control) n.add_input(in);
+      n.mutable_attr()->erase("N");
+      AttrValue one, none;
+      one.mutable_list()->add_type(DT_FLOAT);
+      none.mutable_list();
+      (*n.mutable_attr())["Tmin"] = max ? one : none;
+      (*n.mutable_attr())["Tmax"] = max ? none : one;
+      ++rewritten;
+      break;
+    }
+  }
+  for (NodeDef& n : added) *graph->graph.add_node() = std::move(n);
+  if (rewritten > 0) DropUnreadConsts(graph, maybe_unread);
+  return rewritten;
+}
+
 }  // namespace
 
 absl::StatusOr<int> FuseConvActivations(GraphItem* graph) {
-  int fused = FuseSpelledHardSwishes(graph);
+  int fused = MaxMinOfConstantsToClips(graph) + FuseSpelledHardSwishes(graph);
   GraphDef& def = graph->graph;
   GraphIndex index = IndexGraph(graph);
   auto& by_name = index.by_name;

@@ -36,7 +36,8 @@ const std::vector<OptimizerPass>& OptimizerPasses() {
       {"fold_batch_norms", "fold inference BatchNormalizations into the Convs, Gemms and MatMuls they follow, and per-channel "
        "constant Muls and Adds into the Convs they follow",
        "arithmetic_optimization", FoldBatchNormsIntoConvs},
-      {"fuse_conv_activations", "fuse HardSwishes spelled x * Clip(x + 3, 0, 6) / 6 into one node; fuse Relu, LeakyRelu, Clip, HardSwish, "
+      {"fuse_conv_activations", "turn Max/Min of one constant into Clip and HardSwishes spelled x * Clip(x + 3, 0, 6) / 6 into one node; "
+       "fuse Relu, LeakyRelu, Clip, HardSwish, "
        "HardSigmoid, Sigmoid and Swish into Convs",
        "remapping", FuseConvActivations},
       {"fuse_channel_shuffle",

@@ -131,7 +131,7 @@ for dir in "$cases"/*/; do
                  --warmup "$((iters / 10 + 3))" --json |
                /usr/bin/python3 -c 'import json, sys; print(json.loads(sys.stdin.read().splitlines()[-1])["median_ms"])')"
       o_all+=" $(NODE_PATH="$peers/node_modules" node bench/ort_bench.js "$dir/model.onnx" "$threads" "$iters" \
-                 "$dir/inputs.json" "$((iters / 10 + 3))" |
+                 "$dir/inputs.json" "$((iters / 10 + 3))" 2> /dev/null |
                /usr/bin/python3 -c 'import json, sys; print(json.loads(sys.stdin.read().splitlines()[-1])["median_ms"])')"
     done
     s_med=$(echo "$s_all" | median)

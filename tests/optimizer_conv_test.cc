@@ -326,6 +326,55 @@ TEST(FuseConvActivationsTest, SpelledOutHardSwishesFuse) {
   }
 }
 
+// Max(y, c) and Min(y, c) of a constant of one value become Clips (which the NHWC layout
+// carries); a Max of a per-channel constant stays a Max. openWakeWord's embedding model:
+// Conv -> LeakyRelu -> Max(y, [[[[c]]]]).
+TEST(FuseConvActivationsTest, MaxAndMinOfOneValueBecomeClips) {
+  const onnx::TensorProto::DataType f = onnx::TensorProto::FLOAT;
+  struct Case {
+    std::string name;
+    std::function<void(onnx::GraphProto*)> build;
+    int max, min, clip;
+    std::string activation;  // Fused into the Conv.
+  };
+  const std::vector<Case> cases = {
+      {"Max of [1,1,1,1] after LeakyRelu",
+       [&](onnx::GraphProto* g) {
+         AddTensorInitializer(g, "floor", f, {1, 1, 1, 1}, {-0.3});
+         AddFloatAttr(AddNode(g, "LeakyRelu", {"c"}, "l"), "alpha", 0.2f);
+         AddNode(g, "Max", {"l", "floor"}, "y");
+       },
+       0, 0, 1, "LeakyRelu"},
+      {"Min of a scalar, constant first: a Clip the Conv takes",
+       [&](onnx::GraphProto* g) {
+         AddTensorInitializer(g, "ceiling", f, {}, {0.5});
+         AddNode(g, "Min", {"ceiling", "c"}, "y");
+       },
+       0, 0, 0, "Clip"},
+      {"Max of a per-channel constant",
+       [&](onnx::GraphProto* g) {
+         AddTensorInitializer(g, "floors", f, {4, 1, 1}, {-0.3, 0.1, -1.0, 0.0});
+         AddNode(g, "Max", {"c", "floors"}, "y");
+       },
+       1, 0, 0, ""},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    auto plain = ImportOnnxModel(ConvModel(c.build));
+    auto optimized = ImportOptimized(ConvModel(c.build));
+    ASSERT_OK(plain);
+    ASSERT_OK(optimized);
+    EXPECT_EQ(Count(*optimized, "Onnx>Max"), c.max);
+    EXPECT_EQ(Count(*optimized, "Onnx>Min"), c.min);
+    EXPECT_EQ(Count(*optimized, "Onnx>Clip"), c.clip);
+    EXPECT_EQ(FusedActivation(*optimized), c.activation);
+    const std::vector<float> want = RunModel(*plain), got = RunModel(*optimized);
+    ASSERT_EQ(got.size(), want.size());
+    ASSERT_EQ(got.size(), 4u * 36u);
+    for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-5f + 1e-5f * std::fabs(want[i])) << "at " << i;
+  }
+}
+
 // A BatchNormalization in training mode computes batch statistics: it is not folded.
 TEST(FoldBatchNormsIntoConvsTest, TrainingModeIsNotFolded) {
   auto build = [](onnx::GraphProto* g) {
