@@ -52,6 +52,19 @@ bool FoldNormalizationIntoWeights(const Tensor& w, const Tensor* bias, const Ten
 }
 
 
+// Whether a Conv is plain enough to fold constants into: no fused activation and no fused
+// residual input (Tr), which a fold would wrongly scale or offset. Its bias, if any, is the
+// input Tb names (after W).
+bool FoldableConv(const NodeDef& conv) {
+  auto list_size = [&](const char* name) {
+    auto it = conv.attr().find(name);
+    return it == conv.attr().end() ? 0 : it->second.list().type_size();
+  };
+  auto activation = conv.attr().find("activation");
+  return list_size("Tr") == 0 && conv.input_size() >= 2 + list_size("Tb") &&
+         (activation == conv.attr().end() || activation->second.s().empty());
+}
+
 // The per-output-channel values of a constant that multiplies or adds to a Conv's output of
 // `rank` dims and `channels` channels (axis 1) without changing its shape: one value, or
 // `channels` along axis 1 with every other axis 1 (shapes [C,1,1], [1,C,1,1], ...).
@@ -95,14 +108,14 @@ int FoldConvAffines(GraphItem* graph) {
     return 1 - at;
   };
   for (NodeDef& conv : *def.mutable_node()) {
-    if (conv.op() != "Onnx>Conv" || conv.attr().at("T").type() != DT_FLOAT || conv.input_size() < 2 ||
-        (conv.attr().contains("activation") && !conv.attr().at("activation").s().empty()) || !OnCpu(conv)) {
+    if (conv.op() != "Onnx>Conv" || conv.attr().at("T").type() != DT_FLOAT || !FoldableConv(conv) || !OnCpu(conv)) {
       continue;
     }
+    const bool has_bias = conv.attr().at("Tb").list().type_size() > 0;
     std::optional<Tensor> w = ConstValue(index.by_name, graph->hoisted, conv.input(1));
     if (!w || w->dtype() != DT_FLOAT || w->dims() < 3) continue;
     std::optional<Tensor> bias;
-    if (conv.input_size() > 2) {
+    if (has_bias) {
       bias = ConstValue(index.by_name, graph->hoisted, conv.input(2));
       if (!bias || bias->dtype() != DT_FLOAT || bias->NumElements() != w->dim_size(0)) continue;
     }
@@ -131,14 +144,14 @@ int FoldConvAffines(GraphItem* graph) {
       const float b0 = bias ? bias->flat<float>()[o] : 0.0f;
       new_b.flat<float>()[o] = b0 * scale[o] + shift[o];
     }
-    for (int i = 1; i < conv.input_size() && i < 3; ++i) maybe_unread.insert(ParseTensorName(conv.input(i))->node);
+    for (int i = 1; i < (has_bias ? 3 : 2); ++i) maybe_unread.insert(ParseTensorName(conv.input(i))->node);
     for (NodeDef* n : chain) {
       for (const std::string& in : n->input()) maybe_unread.insert(ParseTensorName(in)->node);
     }
     added.push_back(ConstNode(w_name, conv.device(), new_w));
     added.push_back(ConstNode(b_name, conv.device(), new_b));
     conv.set_input(1, w_name);
-    if (conv.input_size() > 2) {
+    if (has_bias) {
       conv.set_input(2, b_name);
     } else {
       conv.add_input(b_name);
@@ -259,16 +272,16 @@ absl::StatusOr<int> FoldBatchNormsIntoConvs(GraphItem* graph) {
       continue;
     }
     const std::string conv_out = TensorId{conv->name(), 0}.ToString();
-    if (conv->op() != "Onnx>Conv" || conv->attr().at("T").type() != DT_FLOAT || conv->input_size() < 2 ||
-        consumers[conv_out] != 1 || protected_tensors.contains(conv_out) ||
-        (conv->attr().contains("activation") && !conv->attr().at("activation").s().empty())) {
+    if (conv->op() != "Onnx>Conv" || conv->attr().at("T").type() != DT_FLOAT || !FoldableConv(*conv) ||
+        consumers[conv_out] != 1 || protected_tensors.contains(conv_out)) {
       continue;
     }
+    const bool has_bias = conv->attr().at("Tb").list().type_size() > 0;
     std::optional<Tensor> w = ConstValue(by_name, graph->hoisted, conv->input(1));
-    std::optional<Tensor> bias = conv->input_size() > 2 ? ConstValue(by_name, graph->hoisted, conv->input(2)) : std::nullopt;
+    std::optional<Tensor> bias = has_bias ? ConstValue(by_name, graph->hoisted, conv->input(2)) : std::nullopt;
     std::optional<Tensor> scale = ConstValue(by_name, graph->hoisted, bn.input(1)), shift = ConstValue(by_name, graph->hoisted, bn.input(2)),
                           mean = ConstValue(by_name, graph->hoisted, bn.input(3)), var = ConstValue(by_name, graph->hoisted, bn.input(4));
-    if (!w || !scale || !shift || !mean || !var || (conv->input_size() > 2 && !bias)) continue;
+    if (!w || !scale || !shift || !mean || !var || (has_bias && !bias)) continue;
     Tensor new_w, new_b;
     if (!FoldNormalizationIntoWeights(*w, bias ? &*bias : nullptr, *scale, *shift, *mean, *var,
                                       attr.at("epsilon").f(), &new_w, &new_b)) {
@@ -277,12 +290,12 @@ absl::StatusOr<int> FoldBatchNormsIntoConvs(GraphItem* graph) {
     const std::string w_name = conv->name() + "/folded_weights", b_name = conv->name() + "/folded_bias";
     if (by_name.contains(w_name) || by_name.contains(b_name)) continue;
     // The constants folded in, dropped below unless something else reads them.
-    for (int i = 1; i < conv->input_size() && i < 3; ++i) maybe_unread.insert(ParseTensorName(conv->input(i))->node);
+    for (int i = 1; i < (has_bias ? 3 : 2); ++i) maybe_unread.insert(ParseTensorName(conv->input(i))->node);
     for (int i = 1; i < 5; ++i) maybe_unread.insert(ParseTensorName(bn.input(i))->node);
     added.push_back(ConstNode(w_name, conv->device(), new_w));
     added.push_back(ConstNode(b_name, conv->device(), new_b));
     conv->set_input(1, w_name);
-    if (conv->input_size() > 2) {
+    if (has_bias) {
       conv->set_input(2, b_name);
     } else {
       // The bias list input goes right after W, before any control inputs.
@@ -412,6 +425,12 @@ int FuseSpelledHardSwishes(GraphItem* graph) {
     const int three = InputWhere(*add, [&](const std::string& t) { return ConstNear(index, t, 3.0); });
     if (three < 0) continue;
     const std::string x = add->input(1 - three), clip_out = TensorId{clip.name(), 0}.ToString();
+    // Rank-1 constants ([3], [6]) would raise a scalar x's rank: only where x's rank is known.
+    {
+      std::optional<Tensor> c3 = ConstValue(index.by_name, graph->hoisted, add->input(three));
+      auto x_shape = graph->shapes.find(Canonical(x));
+      if (!c3 || (c3->dims() > 0 && (x_shape == graph->shapes.end() || x_shape->second.rank() < 1))) continue;
+    }
     NodeDef* last = nullptr;
     std::vector<NodeDef*> span = {add, &clip};
     if (NodeDef* mul = SoleReader(index, clip, "Mul"); mul != nullptr) {
@@ -465,6 +484,14 @@ int FuseSpelledHardSwishes(GraphItem* graph) {
   return fused;
 }
 
+// Whether an element-wise product of tensor `x` with constant `c` has x's shape as far as the
+// rank goes: c is a scalar, or x's rank is known and at least c's.
+bool KeepsRank(const GraphItem& graph, const std::string& x, const Tensor& c) {
+  if (c.dims() == 0) return true;
+  auto shape = graph.shapes.find(Canonical(x));
+  return shape != graph.shapes.end() && shape->second.rank() >= c.dims();
+}
+
 // Max(x, c) and Min(x, c) of a float constant c of one value that does not raise x's rank
 // become Clip(x, c, ) and Clip(x, , c): an element-wise function of one tensor, which the NHWC
 // layout carries and fuse passes know. openWakeWord's embedding model follows each of its 19
@@ -479,12 +506,10 @@ int MaxMinOfConstantsToClips(GraphItem* graph) {
     if ((!max && n.op() != "Onnx>Min") || n.input_size() != 2 || n.attr().at("T").type() != DT_FLOAT) continue;
     for (int c = 0; c < 2; ++c) {
       std::optional<Tensor> v = ConstValue(index.by_name, graph->hoisted, n.input(c));
-      if (!v || v->dtype() != DT_FLOAT || v->NumElements() != 1) continue;
+      // A NaN bound would clip nothing where Max and Min give NaN.
+      if (!v || v->dtype() != DT_FLOAT || v->NumElements() != 1 || std::isnan(v->flat<float>()[0])) continue;
       const std::string x = n.input(1 - c);
-      if (v->dims() > 1) {
-        auto shape = graph->shapes.find(Canonical(x));
-        if (shape == graph->shapes.end() || shape->second.rank() < v->dims()) continue;
-      }
+      if (!KeepsRank(*graph, x, *v)) continue;
       const std::string bound = n.name() + (max ? "/min" : "/max");
       if (index.by_name.contains(bound)) continue;
       added.push_back(ConstNode(bound, n.device(), Tensor::Scalar<float>(v->flat<float>()[0])));

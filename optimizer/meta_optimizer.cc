@@ -171,7 +171,8 @@ constexpr int64_t kMaxSpecializedBytes = int64_t{64} << 20;
 // copy can work on the value. The call still passes the argument; the copy does not read it.
 // New functions go to the end of `library`; returns the names of the functions replaced.
 std::vector<std::string> SpecializeCalls(google::protobuf::RepeatedPtrField<NodeDef>* nodes,
-                                         FunctionDefLibrary* library) {
+                                         FunctionDefLibrary* library,
+                                         absl::flat_hash_map<std::string, FunctionDef>* pristine) {
   absl::flat_hash_map<std::string, const NodeDef*> consts;
   for (const NodeDef& n : *nodes) {
     if (n.op() == "Const" && !IsHoisted(n) && n.attr().contains("value") && n.attr().contains("dtype")) {
@@ -195,12 +196,11 @@ std::vector<std::string> SpecializeCalls(google::protobuf::RepeatedPtrField<Node
     if (by_arg.empty() || bytes > kMaxSpecializedBytes) continue;
     for (const std::string& attr : call->func_attrs) {
       const std::string name = n.attr().at(attr).func().name();
-      const FunctionDef* f = nullptr;
-      for (const FunctionDef& g : library->function()) {
-        if (g.signature().name() == name) f = &g;
-      }
-      if (f == nullptr || !InSluiceForm(*f)) continue;
-      FunctionDef copy = *f;
+      // Copies are made from the function as it was before any pass ran over it (a body is
+      // optimized once: folding twice into a Conv that took a residual would scale the residual).
+      auto source = pristine->find(name);
+      if (source == pristine->end()) continue;  // TensorFlow's form, or not in the library.
+      FunctionDef copy = source->second;
       int pushed = 0;
       for (NodeDef& node : *copy.mutable_node_def()) {
         if (node.op() != "_Arg" || !node.attr().contains("index") || !node.attr().contains("T")) continue;
@@ -214,8 +214,13 @@ std::vector<std::string> SpecializeCalls(google::protobuf::RepeatedPtrField<Node
         ++pushed;
       }
       if (pushed == 0) continue;
-      const std::string specialized = absl::StrCat(name, "/specialized_for/", n.name());
+      // A name no other function has: the same call node may sit in several copies of a body.
+      std::string specialized = absl::StrCat(name, "/specialized_for/", n.name());
+      for (int k = 2; pristine->contains(specialized); ++k) {
+        specialized = absl::StrCat(name, "/specialized_for/", n.name(), "/", k);
+      }
       copy.mutable_signature()->set_name(specialized);
+      pristine->emplace(specialized, copy);
       *library->add_function() = std::move(copy);
       (*n.mutable_attr())[attr].mutable_func()->set_name(specialized);
       replaced.push_back(name);
@@ -224,28 +229,31 @@ std::vector<std::string> SpecializeCalls(google::protobuf::RepeatedPtrField<Node
   return replaced;
 }
 
-// Whether any node of the graph or its library names function `name` (in a func attr, a list
-// of them, or as its op: TensorFlow calls a library function by its name).
-bool Referenced(const GraphDef& graph, const std::string& name) {
-  auto in = [&](const NodeDef& n) {
-    if (n.op() == name) return true;
-    for (const auto& [key, value] : n.attr()) {
-      if (value.has_func() && value.func().name() == name) return true;
-      for (const auto& f : value.list().func()) {
-        if (f.name() == name) return true;
-      }
-    }
-    return false;
+// The library functions the graph's nodes call, directly or through other functions (named in
+// a func attr, a list of them, or as an op: TensorFlow calls a library function by its name).
+absl::flat_hash_set<std::string> ReachableFunctions(const GraphDef& graph) {
+  absl::flat_hash_map<std::string, const FunctionDef*> by_name;
+  for (const FunctionDef& f : graph.library().function()) by_name[f.signature().name()] = &f;
+  absl::flat_hash_set<std::string> reached;
+  std::vector<const FunctionDef*> todo;
+  auto visit = [&](const std::string& name) {
+    auto it = by_name.find(name);
+    if (it != by_name.end() && reached.insert(name).second) todo.push_back(it->second);
   };
-  for (const NodeDef& n : graph.node()) {
-    if (in(n)) return true;
-  }
-  for (const FunctionDef& f : graph.library().function()) {
-    for (const NodeDef& n : f.node_def()) {
-      if (in(n)) return true;
+  auto calls = [&](const NodeDef& n) {
+    visit(n.op());
+    for (const auto& [key, value] : n.attr()) {
+      if (value.has_func()) visit(value.func().name());
+      for (const auto& f : value.list().func()) visit(f.name());
     }
+  };
+  for (const NodeDef& n : graph.node()) calls(n);
+  while (!todo.empty()) {
+    const FunctionDef* f = todo.back();
+    todo.pop_back();
+    for (const NodeDef& n : f->node_def()) calls(n);
   }
-  return false;
+  return reached;
 }
 
 // Optimizes each function of the graph's library in Sluice's form as a graph of its own: its
@@ -262,11 +270,18 @@ absl::Status OptimizeFunctionBodies(const RewriterConfig& config, GraphItem* ite
   const bool fold = std::any_of(OptimizerPasses().begin(), OptimizerPasses().end(), [&](const OptimizerPass& p) {
     return std::string(p.name) == "constant_folding" && PassEnabled(config, p);
   });
+  absl::flat_hash_map<std::string, FunctionDef> pristine;
+  for (const FunctionDef& f : library->function()) {
+    if (InSluiceForm(f)) pristine.emplace(f.signature().name(), f);
+  }
+  const absl::flat_hash_set<std::string> reachable_before = ReachableFunctions(item->graph);
   std::vector<std::string> replaced;
-  if (fold) replaced = SpecializeCalls(item->graph.mutable_node(), library);
+  if (fold) replaced = SpecializeCalls(item->graph.mutable_node(), library, &pristine);
   for (int i = 0; i < library->function_size(); ++i) {
     FunctionDef* f = library->mutable_function(i);
     if (!InSluiceForm(*f)) continue;
+    // A function whose callers all call specialized copies now is left alone (and dropped below).
+    if (!replaced.empty() && !ReachableFunctions(item->graph).contains(f->signature().name())) continue;
     GraphItem body;
     for (NodeDef& n : *f->mutable_node_def()) {
       if (n.op() == "_Arg") body.inputs.push_back(absl::StrCat(n.name(), ":0"));
@@ -285,17 +300,20 @@ absl::Status OptimizeFunctionBodies(const RewriterConfig& config, GraphItem* ite
       }
     }
     if (fold) {
-      std::vector<std::string> more = SpecializeCalls(body.graph.mutable_node(), library);
+      std::vector<std::string> more = SpecializeCalls(body.graph.mutable_node(), library, &pristine);
       replaced.insert(replaced.end(), more.begin(), more.end());
     }
     f = library->mutable_function(i);  // The library may have grown.
     f->clear_node_def();
     for (NodeDef& n : *body.graph.mutable_node()) *f->add_node_def() = std::move(n);
   }
-  // Functions every caller of which now calls a specialized copy leave the library.
+  // Functions the graph called before and no longer does (every caller of theirs calls a
+  // specialized copy now, or was itself such a function) leave the library.
+  if (replaced.empty()) return absl::OkStatus();
+  const absl::flat_hash_set<std::string> reachable = ReachableFunctions(item->graph);
   absl::flat_hash_set<std::string> gone;
-  for (const std::string& name : replaced) {
-    if (!gone.contains(name) && !Referenced(item->graph, name)) gone.insert(name);
+  for (const std::string& name : reachable_before) {
+    if (!reachable.contains(name)) gone.insert(name);
   }
   if (!gone.empty()) {
     auto* functions = library->mutable_function();
