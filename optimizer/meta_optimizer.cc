@@ -141,7 +141,7 @@ std::optional<CallArgs> ArgsOfCall(const NodeDef& n) {
     return it == n.attr().end() ? -1 : it->second.list().type_size();
   };
   CallArgs call;
-  if (n.op() == "Onnx>If" || n.op() == "If") {
+  if (n.op() == "Onnx>If" || n.op() == "If" || n.op() == "StatelessIf") {
     call.func_attrs = {"then_branch", "else_branch"};
     for (int i = 1; i < n.input_size(); ++i) call.args.push_back({i, i - 1});
   } else if (n.op() == "Onnx>Loop") {
@@ -194,8 +194,13 @@ std::vector<std::string> SpecializeCalls(google::protobuf::RepeatedPtrField<Node
       by_arg[arg] = it->second;
     }
     if (by_arg.empty() || bytes > kMaxSpecializedBytes) continue;
+    absl::flat_hash_map<std::string, std::string> made;  // This call's copies, by function.
     for (const std::string& attr : call->func_attrs) {
       const std::string name = n.attr().at(attr).func().name();
+      if (auto it = made.find(name); it != made.end()) {  // Both branches the same function.
+        (*n.mutable_attr())[attr].mutable_func()->set_name(it->second);
+        continue;
+      }
       // Copies are made from the function as it was before any pass ran over it (a body is
       // optimized once: folding twice into a Conv that took a residual would scale the residual).
       auto source = pristine->find(name);
@@ -223,6 +228,7 @@ std::vector<std::string> SpecializeCalls(google::protobuf::RepeatedPtrField<Node
       pristine->emplace(specialized, copy);
       *library->add_function() = std::move(copy);
       (*n.mutable_attr())[attr].mutable_func()->set_name(specialized);
+      made[name] = specialized;
       replaced.push_back(name);
     }
   }

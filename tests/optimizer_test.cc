@@ -1041,5 +1041,64 @@ TEST(FunctionBodiesTest, ConstantArgumentsAreSpecializedAndFolded) {
   }
 }
 
+// One Sluice-form function called by two If nodes with different constant arguments: each call
+// gets its own copy (distinct names), folded to its own constant, and the shared original goes.
+TEST(FunctionBodiesTest, EachCallSiteGetsItsOwnCopy) {
+  GraphItem g;
+  ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(R"(
+    node { name: "p" op: "Placeholder" attr { key: "dtype" value { type: DT_BOOL } } }
+    node { name: "two" op: "Const" attr { key: "dtype" value { type: DT_FLOAT } }
+           attr { key: "value" value { tensor { dtype: DT_FLOAT tensor_shape {} float_val: 2 } } } }
+    node { name: "three" op: "Const" attr { key: "dtype" value { type: DT_FLOAT } }
+           attr { key: "value" value { tensor { dtype: DT_FLOAT tensor_shape {} float_val: 3 } } } }
+    node { name: "if2" op: "StatelessIf" input: "p" input: "two"
+           attr { key: "Tcond" value { type: DT_BOOL } } attr { key: "Tin" value { list { type: DT_FLOAT } } }
+           attr { key: "Tout" value { list { type: DT_FLOAT } } }
+           attr { key: "then_branch" value { func { name: "square" } } }
+           attr { key: "else_branch" value { func { name: "square" } } } }
+    node { name: "if3" op: "StatelessIf" input: "p" input: "three"
+           attr { key: "Tcond" value { type: DT_BOOL } } attr { key: "Tin" value { list { type: DT_FLOAT } } }
+           attr { key: "Tout" value { list { type: DT_FLOAT } } }
+           attr { key: "then_branch" value { func { name: "square" } } }
+           attr { key: "else_branch" value { func { name: "square" } } } }
+    library { function {
+      signature { name: "square" input_arg { name: "a" type: DT_FLOAT } output_arg { name: "y" type: DT_FLOAT } }
+      node_def { name: "a" op: "_Arg" attr { key: "T" value { type: DT_FLOAT } } attr { key: "index" value { i: 0 } } }
+      node_def { name: "m" op: "Mul" input: "a" input: "a" attr { key: "T" value { type: DT_FLOAT } } }
+      node_def { name: "y" op: "_Retval" input: "m" attr { key: "T" value { type: DT_FLOAT } }
+                 attr { key: "index" value { i: 0 } } }
+    } }
+  )", &g.graph));
+  const GraphDef original = g.graph;
+  g.inputs = {"p"};
+  g.outputs = {"if2", "if3"};
+  InferItemShapes(&g);
+  ASSERT_OK(RunOptimizer(RewriterConfig(), &g));
+  absl::flat_hash_set<std::string> names;
+  for (const FunctionDef& f : g.graph.library().function()) {
+    names.insert(f.signature().name());
+    for (const NodeDef& n : f.node_def()) EXPECT_NE(n.op(), "Mul") << f.signature().name();
+  }
+  EXPECT_FALSE(names.contains("square"));
+  absl::flat_hash_set<std::string> called;
+  for (const NodeDef& n : g.graph.node()) {
+    if (n.op() != "StatelessIf") continue;
+    for (const char* attr : {"then_branch", "else_branch"}) called.insert(n.attr().at(attr).func().name());
+  }
+  EXPECT_EQ(called.size(), 2u);  // One copy per call site, shared by its two branches.
+  for (const std::string& name : called) EXPECT_TRUE(names.contains(name)) << name;
+  for (bool p : {true, false}) {
+    for (const GraphDef* graph : {&original, static_cast<const GraphDef*>(&g.graph)}) {
+      auto session = NewSession(Plain());
+      ASSERT_OK(session);
+      ASSERT_OK((*session)->Create(*graph));
+      std::vector<Tensor> out;
+      ASSERT_OK((*session)->Run({{"p", Tensor::Scalar<bool>(p)}}, {"if2", "if3"}, {}, &out));
+      EXPECT_EQ(out[0].flat<float>()[0], 4.0f);
+      EXPECT_EQ(out[1].flat<float>()[0], 9.0f);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace sluice
