@@ -52,6 +52,38 @@ bool FoldNormalizationIntoWeights(const Tensor& w, const Tensor* bias, const Ten
 }
 
 
+// Points `conv` at new weights `w_name` and bias `b_name`; a Conv without a bias gets one, its
+// list input right after W, before any control inputs.
+void UseFoldedWeights(NodeDef* conv, const std::string& w_name, const std::string& b_name, bool has_bias) {
+  conv->set_input(1, w_name);
+  if (has_bias) {
+    conv->set_input(2, b_name);
+    return;
+  }
+  conv->add_input(b_name);
+  for (int i = conv->input_size() - 1; i > 2; --i) conv->mutable_input()->SwapElements(i, i - 1);
+  AttrValue tb;
+  tb.mutable_list()->add_type(DT_FLOAT);
+  (*conv->mutable_attr())["Tb"] = tb;
+}
+
+// Clip's bounds: its min and max inputs where Tmin/Tmax say it has them, as float constants
+// (infinite where absent). False when a present bound is not a constant.
+bool ClipBounds(const GraphIndex& index, const HoistedConstants* hoisted, const NodeDef& clip, float* lo, float* hi) {
+  *lo = -std::numeric_limits<float>::infinity();
+  *hi = std::numeric_limits<float>::infinity();
+  int next = 1;
+  for (const char* which : {"Tmin", "Tmax"}) {
+    auto it = clip.attr().find(which);
+    if (it == clip.attr().end() || it->second.list().type_size() == 0) continue;
+    if (next >= clip.input_size()) return false;
+    auto v = ConstScalar(index.by_name, hoisted, clip.input(next++));
+    if (!v) return false;
+    (std::string(which) == "Tmin" ? *lo : *hi) = *v;
+  }
+  return true;
+}
+
 // Whether a Conv is plain enough to fold constants into: no fused activation and no fused
 // residual input (Tr), which a fold would wrongly scale or offset. Its bias, if any, is the
 // input Tb names (after W).
@@ -150,16 +182,7 @@ int FoldConvAffines(GraphItem* graph) {
     }
     added.push_back(ConstNode(w_name, conv.device(), new_w));
     added.push_back(ConstNode(b_name, conv.device(), new_b));
-    conv.set_input(1, w_name);
-    if (has_bias) {
-      conv.set_input(2, b_name);
-    } else {
-      conv.add_input(b_name);
-      for (int i = conv.input_size() - 1; i > 2; --i) conv.mutable_input()->SwapElements(i, i - 1);
-      AttrValue tb;
-      tb.mutable_list()->add_type(DT_FLOAT);
-      (*conv.mutable_attr())["Tb"] = tb;
-    }
+    UseFoldedWeights(&conv, w_name, b_name, has_bias);
     for (NodeDef* n : chain) {
       const std::string out = TensorId{n->name(), 0}.ToString();
       if (!index.protected_tensors.contains(out)) renamed[out] = conv_out;
@@ -294,17 +317,7 @@ absl::StatusOr<int> FoldBatchNormsIntoConvs(GraphItem* graph) {
     for (int i = 1; i < 5; ++i) maybe_unread.insert(ParseTensorName(bn.input(i))->node);
     added.push_back(ConstNode(w_name, conv->device(), new_w));
     added.push_back(ConstNode(b_name, conv->device(), new_b));
-    conv->set_input(1, w_name);
-    if (has_bias) {
-      conv->set_input(2, b_name);
-    } else {
-      // The bias list input goes right after W, before any control inputs.
-      conv->add_input(b_name);
-      for (int i = conv->input_size() - 1; i > 2; --i) conv->mutable_input()->SwapElements(i, i - 1);
-      AttrValue tb;
-      tb.mutable_list()->add_type(DT_FLOAT);
-      (*conv->mutable_attr())["Tb"] = tb;
-    }
+    UseFoldedWeights(conv, w_name, b_name, has_bias);
     const std::string bn_out = TensorId{bn.name(), 0}.ToString();
     if (!protected_tensors.contains(bn_out)) renamed[bn_out] = conv_out;
     // The normalization forwards the Conv's result under its own name (a graph output).
@@ -402,24 +415,10 @@ int FuseSpelledHardSwishes(GraphItem* graph) {
   GraphDef& def = graph->graph;
   GraphIndex index = IndexGraph(graph);
   absl::flat_hash_set<std::string> dropped, maybe_unread;
-  auto clip_bounds = [&](const NodeDef& clip, float* lo, float* hi) {
-    *lo = -std::numeric_limits<float>::infinity();
-    *hi = std::numeric_limits<float>::infinity();
-    int next = 1;
-    for (const char* which : {"Tmin", "Tmax"}) {
-      auto it = clip.attr().find(which);
-      if (it == clip.attr().end() || it->second.list().type_size() == 0) continue;
-      if (next >= clip.input_size()) return false;
-      auto v = ConstScalar(index.by_name, graph->hoisted, clip.input(next++));
-      if (!v) return false;
-      (std::string(which) == "Tmin" ? *lo : *hi) = *v;
-    }
-    return true;
-  };
   for (NodeDef& clip : *def.mutable_node()) {
     if (clip.op() != "Onnx>Clip" || clip.attr().at("T").type() != DT_FLOAT || dropped.contains(clip.name())) continue;
     float lo, hi;
-    if (!clip_bounds(clip, &lo, &hi) || lo != 0.0f || hi != 6.0f) continue;
+    if (!ClipBounds(index, graph->hoisted, clip, &lo, &hi) || lo != 0.0f || hi != 6.0f) continue;
     NodeDef* add = FloatProducer(index, clip.input(0), "Add");
     if (add == nullptr || !Internal(index, *add, 1)) continue;
     const int three = InputWhere(*add, [&](const std::string& t) { return ConstNear(index, t, 3.0); });
@@ -607,18 +606,8 @@ absl::StatusOr<int> FuseConvActivations(GraphItem* graph) {
       }
     } else if (act.op() == "Onnx>Clip") {
       conv = fusable_conv(act.input(0), 1);
-      float lo = -std::numeric_limits<float>::infinity(), hi = std::numeric_limits<float>::infinity();
-      // Inputs: input, then min and max when present (which ones is in Tmin/Tmax).
-      int next = 1;
-      for (const char* which : {"Tmin", "Tmax"}) {
-        if (conv == nullptr || act.attr().at(which).list().type_size() == 0) continue;
-        auto v = ConstScalar(by_name, graph->hoisted, act.input(next++));
-        if (!v) {
-          conv = nullptr;
-          break;
-        }
-        (std::string(which) == "Tmin" ? lo : hi) = *v;
-      }
+      float lo, hi;
+      if (!ClipBounds(index, graph->hoisted, act, &lo, &hi)) conv = nullptr;
       params.mutable_list()->add_f(lo);
       params.mutable_list()->add_f(hi);
     }

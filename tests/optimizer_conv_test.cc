@@ -24,6 +24,15 @@ namespace {
 
 using namespace optimizer_test;  // NOLINT: the helpers these tests share.
 
+// The model's output (4 x 6 x 6 values) from both graphs agrees to `tolerance` plus 1e-5
+// relative.
+void ExpectSameResults(const OnnxGraph& plain, const OnnxGraph& optimized, float tolerance) {
+  const std::vector<float> want = RunModel(plain), got = RunModel(optimized);
+  ASSERT_EQ(got.size(), want.size());
+  ASSERT_EQ(got.size(), 4u * 36u);
+  for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(got[i], want[i], tolerance + 1e-5f * std::fabs(want[i])) << "at " << i;
+}
+
 TEST(FuseConvActivationsTest, FusedGraphsComputeWhatUnfusedOnesDo) {
   const std::vector<FusionCase> cases = {
       {"Relu", "Relu", [](onnx::GraphProto* g) { AddNode(g, "Relu", {"c"}, "y"); }},
@@ -74,10 +83,7 @@ TEST(FuseConvActivationsTest, FusedGraphsComputeWhatUnfusedOnesDo) {
     if (c.want_activation == "Swish") {
       EXPECT_EQ(Count(*fused, "Sigmoid"), 0);
     }
-    const std::vector<float> want = RunModel(*unfused), got = RunModel(*fused);
-    ASSERT_EQ(got.size(), want.size());
-    ASSERT_EQ(got.size(), 4u * 36u);
-    for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-5f + 1e-5f * std::fabs(want[i])) << "at " << i;
+    ExpectSameResults(*unfused, *fused, 1e-5f);
   }
 }
 
@@ -189,10 +195,7 @@ TEST(FoldBatchNormsIntoConvsTest, FoldedGraphsComputeWhatUnfoldedOnesDo) {
     ASSERT_OK(folded);
     EXPECT_EQ(Count(*folded, "Onnx>BatchNormalization"), c.folds ? 0 : 1);
     EXPECT_EQ(FusedActivation(*folded), c.activation);
-    const std::vector<float> want = RunModel(*unfolded), got = RunModel(*folded);
-    ASSERT_EQ(got.size(), want.size());
-    ASSERT_EQ(got.size(), 4u * 36u);
-    for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-4f + 1e-5f * std::fabs(want[i])) << "at " << i;
+    ExpectSameResults(*unfolded, *folded, 1e-4f);
   }
 }
 
@@ -255,10 +258,7 @@ TEST(FoldBatchNormsIntoConvsTest, PerChannelMulsAndAddsFold) {
     ASSERT_OK(folded);
     EXPECT_EQ(Count(*folded, "Mul"), c.muls);
     EXPECT_EQ(Count(*folded, "Add"), c.adds);
-    const std::vector<float> want = RunModel(*unfolded), got = RunModel(*folded);
-    ASSERT_EQ(got.size(), want.size());
-    ASSERT_EQ(got.size(), 4u * 36u);
-    for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-4f + 1e-5f * std::fabs(want[i])) << "at " << i;
+    ExpectSameResults(*unfolded, *folded, 1e-4f);
   }
 }
 
@@ -319,10 +319,7 @@ TEST(FuseConvActivationsTest, SpelledOutHardSwishesFuse) {
     } else {
       EXPECT_EQ(Count(*fused, "Onnx>Clip"), 1);
     }
-    const std::vector<float> want = RunModel(*unfused), got = RunModel(*fused);
-    ASSERT_EQ(got.size(), want.size());
-    ASSERT_EQ(got.size(), 4u * 36u);
-    for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-5f + 1e-5f * std::fabs(want[i])) << "at " << i;
+    ExpectSameResults(*unfused, *fused, 1e-5f);
   }
 }
 
@@ -368,10 +365,7 @@ TEST(FuseConvActivationsTest, MaxAndMinOfOneValueBecomeClips) {
     EXPECT_EQ(Count(*optimized, "Onnx>Min"), c.min);
     EXPECT_EQ(Count(*optimized, "Onnx>Clip"), c.clip);
     EXPECT_EQ(FusedActivation(*optimized), c.activation);
-    const std::vector<float> want = RunModel(*plain), got = RunModel(*optimized);
-    ASSERT_EQ(got.size(), want.size());
-    ASSERT_EQ(got.size(), 4u * 36u);
-    for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-5f + 1e-5f * std::fabs(want[i])) << "at " << i;
+    ExpectSameResults(*plain, *optimized, 1e-5f);
   }
 }
 
