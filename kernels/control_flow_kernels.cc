@@ -13,9 +13,20 @@
 namespace sluice {
 namespace {
 
+// A function's _Arg or _Retval index: the call frame counts in int, so a hostile 2^32 would
+// have read as argument 0.
+absl::Status GetFrameIndex(OpKernelConstruction* ctx, int64_t* index) {
+  SL_RETURN_IF_ERROR(ctx->GetAttr("index", index));
+  if (*index < 0 || *index > std::numeric_limits<int>::max()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(ctx->def().op(), " '", ctx->def().name(), "' has index ", *index, ", out of range"));
+  }
+  return absl::OkStatus();
+}
+
 class ArgOp : public OpKernel {
  public:
-  absl::Status Init(OpKernelConstruction* ctx) override { return ctx->GetAttr("index", &index_); }
+  absl::Status Init(OpKernelConstruction* ctx) override { return GetFrameIndex(ctx, &index_); }
   absl::Status Compute(OpKernelContext* ctx) const override {
     if (ctx->call_frame() == nullptr) return absl::InternalError("_Arg run outside a function call");
     Tensor value;
@@ -35,7 +46,7 @@ class ArgOp : public OpKernel {
 
 class RetvalOp : public OpKernel {
  public:
-  absl::Status Init(OpKernelConstruction* ctx) override { return ctx->GetAttr("index", &index_); }
+  absl::Status Init(OpKernelConstruction* ctx) override { return GetFrameIndex(ctx, &index_); }
   absl::Status Compute(OpKernelContext* ctx) const override {
     if (ctx->call_frame() == nullptr) return absl::InternalError("_Retval run outside a function call");
     return ctx->call_frame()->SetRetval(index_, ctx->input(0));

@@ -1,6 +1,8 @@
 #include "optimizer/meta_optimizer.h"
 
 #include <algorithm>
+#include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
 #include <utility>
@@ -209,7 +211,9 @@ std::vector<std::string> SpecializeCalls(google::protobuf::RepeatedPtrField<Node
       int pushed = 0;
       for (NodeDef& node : *copy.mutable_node_def()) {
         if (node.op() != "_Arg" || !node.attr().contains("index") || !node.attr().contains("T")) continue;
-        auto it = by_arg.find(static_cast<int>(node.attr().at("index").i()));
+        const int64_t index = node.attr().at("index").i();  // Any int64 in a hostile graph.
+        if (index < 0 || index > std::numeric_limits<int>::max()) continue;
+        auto it = by_arg.find(static_cast<int>(index));
         if (it == by_arg.end() || it->second->attr().at("dtype").type() != node.attr().at("T").type()) continue;
         node.set_op("Const");
         node.clear_input();

@@ -1100,5 +1100,42 @@ TEST(FunctionBodiesTest, EachCallSiteGetsItsOwnCopy) {
   }
 }
 
+// A hostile _Arg index (2^32, which an int cast would read as 0) is not specialized: the
+// optimizer leaves the function alone and building the body fails naming the _Arg.
+TEST(FunctionBodiesTest, AnArgIndexOutOfRangeIsLeftToFail) {
+  GraphItem g;
+  ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(R"(
+    node { name: "p" op: "Placeholder" attr { key: "dtype" value { type: DT_BOOL } } }
+    node { name: "two" op: "Const" attr { key: "dtype" value { type: DT_FLOAT } }
+           attr { key: "value" value { tensor { dtype: DT_FLOAT tensor_shape {} float_val: 2 } } } }
+    node { name: "if2" op: "StatelessIf" input: "p" input: "two"
+           attr { key: "Tcond" value { type: DT_BOOL } } attr { key: "Tin" value { list { type: DT_FLOAT } } }
+           attr { key: "Tout" value { list { type: DT_FLOAT } } }
+           attr { key: "then_branch" value { func { name: "square" } } }
+           attr { key: "else_branch" value { func { name: "square" } } } }
+    library { function {
+      signature { name: "square" input_arg { name: "a" type: DT_FLOAT } output_arg { name: "y" type: DT_FLOAT } }
+      node_def { name: "a" op: "_Arg" attr { key: "T" value { type: DT_FLOAT } }
+                 attr { key: "index" value { i: 4294967296 } } }
+      node_def { name: "m" op: "Mul" input: "a" input: "a" attr { key: "T" value { type: DT_FLOAT } } }
+      node_def { name: "y" op: "_Retval" input: "m" attr { key: "T" value { type: DT_FLOAT } }
+                 attr { key: "index" value { i: 0 } } }
+    } }
+  )", &g.graph));
+  g.inputs = {"p"};
+  g.outputs = {"if2"};
+  InferItemShapes(&g);
+  ASSERT_OK(RunOptimizer(RewriterConfig(), &g));
+  ASSERT_EQ(g.graph.library().function_size(), 1);
+  EXPECT_EQ(g.graph.library().function(0).signature().name(), "square");
+  auto session = NewSession(Plain());
+  ASSERT_OK(session);
+  absl::Status status = (*session)->Create(g.graph);
+  std::vector<Tensor> out;
+  if (status.ok()) status = (*session)->Run({{"p", Tensor::Scalar<bool>(true)}}, {"if2"}, {}, &out);
+  EXPECT_FALSE(status.ok());
+  EXPECT_THAT(status.message(), ::testing::HasSubstr("index 4294967296, out of range")) << status;
+}
+
 }  // namespace
 }  // namespace sluice
