@@ -1,11 +1,17 @@
 #include "rpc/same_host_transfer.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstring>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
 #include "framework/status_matchers.h"
 #include "gtest/gtest.h"
 
@@ -62,6 +68,55 @@ TEST(SameHostTransferTest, AnUnmappedRangeIsDataLoss) {
   std::vector<char> dst(4096);
   absl::Status s = ReadFromSameHost(getpid(), 4096, dst.data(), dst.size());
   EXPECT_EQ(s.code(), absl::StatusCode::kDataLoss) << s;
+}
+
+// A TCP socket of this process listening on a free loopback port; returns its port.
+int ListenOnLoopback(int* fd) {
+  *fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (*fd < 0 || bind(*fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 || listen(*fd, 1) != 0) return -1;
+  socklen_t len = sizeof(addr);
+  if (getsockname(*fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) return -1;
+  return ntohs(addr.sin_port);
+}
+
+TEST(SameHostTransferTest, OnlyTheListenerIsVerified) {
+  int fd = -1;
+  const int port = ListenOnLoopback(&fd);
+  ASSERT_GT(port, 0);
+  const std::string address = absl::StrCat("127.0.0.1:", port);
+  EXPECT_OK(VerifySameHostListenerNow(getpid(), address));
+  EXPECT_OK(VerifySameHostListener(getpid(), address));
+  EXPECT_OK(VerifySameHostListener(getpid(), address));  // From the kept verdict.
+
+  // Another process (a child that does not listen) is refused, first time and every time.
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    close(fd);
+    pause();
+    _exit(0);
+  }
+  for (int i = 0; i < 2; ++i) {
+    absl::Status s = VerifySameHostListener(child, address);
+    EXPECT_EQ(s.code(), absl::StatusCode::kPermissionDenied) << s;
+  }
+  kill(child, SIGKILL);
+  int status;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+
+  // An address without a port, or a bad pid, says so.
+  EXPECT_EQ(VerifySameHostListener(getpid(), "127.0.0.1").code(), absl::StatusCode::kPermissionDenied);
+  EXPECT_EQ(VerifySameHostListener(0, address).code(), absl::StatusCode::kPermissionDenied);
+
+  // Once the socket is closed, the kept verdict lasts at most a second.
+  close(fd);
+  EXPECT_FALSE(VerifySameHostListenerNow(getpid(), address).ok());
+  absl::SleepFor(absl::Milliseconds(1100));
+  absl::Status s = VerifySameHostListener(getpid(), address);
+  EXPECT_EQ(s.code(), absl::StatusCode::kPermissionDenied) << s;
 }
 
 TEST(SameHostTransferTest, TheEnvironmentTurnsItOff) {
