@@ -79,4 +79,28 @@ cat "$work/odd.txt"
 check "an uneven batch fails naming the input" \
   bash -c "[ $status = 1 ] && grep -q \"input 't' has 3 rows along dimension 0, which do not split evenly over 2 replicas\" '$work/odd.txt'"
 
+# The --feed files become each replica's constants (sent once, with the graph): a file of the
+# wrong dtype or shape is refused there, naming the input, as a fed one would be.
+"$python" - "$work" <<'PY'
+import sys
+import numpy as np
+from onnx import numpy_helper
+import onnx
+x = numpy_helper.to_array(onnx.load_tensor(sys.argv[1] + "/x.pb"))
+open(sys.argv[1] + "/x_f64.pb", "wb").write(numpy_helper.from_array(x.astype(np.float64), "x").SerializeToString())
+open(sys.argv[1] + "/x_wide.pb", "wb").write(numpy_helper.from_array(np.concatenate([x, x], axis=1), "x").SerializeToString())
+PY
+timeout 60 "$sluice" train "$work/mlp.onnx" --steps 1 --feed "x=$work/x_f64.pb" --feed "target=$work/target.pb" \
+  --strategy allreduce --target "$ps0" > "$work/f64.txt" 2>&1
+status=$?
+cat "$work/f64.txt"
+check "an all-reduce feed file of the wrong dtype fails naming the input" \
+  bash -c "[ $status = 1 ] && grep -q \"feed for input 'x' has dtype double but the model expects float\" '$work/f64.txt'"
+timeout 60 "$sluice" train "$work/mlp.onnx" --steps 1 --feed "x=$work/x_wide.pb" --feed "target=$work/target.pb" \
+  --target "$ps0" > "$work/wide.txt" 2>&1
+status=$?
+cat "$work/wide.txt"
+check "a ps-path feed file of the wrong shape fails naming the input" \
+  bash -c "[ $status = 1 ] && grep -q \"feed for input 'x' gives replica 0 shape\" '$work/wide.txt'"
+
 [ "$fail" = 0 ] && echo "PASS" || exit 1

@@ -15,6 +15,7 @@
 #include "frontend/onnx/onnx_tensor.h"
 #include "training/checkpoint.h"
 #include "training/trainer.h"
+#include "tools/chrome_trace.h"
 #include "tools/error_hints.h"
 #include "tools/json.h"
 #include "tools/progress.h"
@@ -33,7 +34,9 @@ place with a progress bar (about ten times a second), the last step's left on it
 
 options:
   --steps N              algorithm runs (required)
-  --feed NAME=FILE.pb    a value for an input of the model or the algorithm; repeatable
+  --feed NAME=FILE.pb    a value for an input of the model or the algorithm, the same every
+                         step; repeatable. Data-parallel, each replica's share is sent to its
+                         task once, with the graph, not with every step
   --save OUT.onnx        write the trained model (initializers updated, training_info kept)
   --threads N            intra-op and inter-op threads (default: all cores)
   --inter-op N           threads running ready nodes, so that independent branches (the
@@ -54,7 +57,11 @@ options:
   --profile              after the steps, one more step traced (it trains too): time per op
                          type in each phase (forward, backward, update, all-reduce, other),
                          most expensive first; with --json as "profile": [{"phase", "op",
-                         "ms", "nodes"}]
+                         "ms", "nodes"}]; on a data-parallel all-reduce run it also prints
+                         the exposed all-reduce: how long each replica's all-reduce went on
+                         after its backward pass ended, against the step (JSON "exposed")
+  --trace FILE.json      the traced step of --profile (implied) as a Chrome trace: a track
+                         per device, an event per node execution, _Send and _Recv included
   --json                 print one JSON object instead of the lines:
                            {"replicas": N, "strategy": "allreduce"|"ps"|"",
                             "steps": [{"step": 1, "ms": T, "outputs": {"loss": X}}, ...],
@@ -70,6 +77,32 @@ its own copy of the weights and the gradients are averaged by a ring all-reduce,
 bucket while the backward pass goes on. With a "ps" job (or --strategy ps) the weights live
 in variables on /job:ps/task:0, which applies the updates.
 )";
+
+struct ExposedAllReduce {
+  std::string device;
+  double exposed_ms = 0, step_ms = 0;
+};
+
+// For each device that ran all-reduce nodes: how long they went on after the device's last
+// backward node ended (0 when they all ended before it), and the device's step (first node's
+// start to last node's end).
+std::vector<ExposedAllReduce> ExposedAllReduceOf(const StepStats& stats, const OnnxTrainer& trainer) {
+  std::vector<ExposedAllReduce> out;
+  for (const auto& dev : stats.dev_stats()) {
+    int64_t first = INT64_MAX, last = INT64_MIN, backward_end = INT64_MIN, allreduce_end = INT64_MIN;
+    for (const auto& n : dev.node_stats()) {
+      const int64_t start = n.all_start_nanos(), end = start + n.all_end_rel_nanos();
+      first = std::min(first, start);
+      last = std::max(last, end);
+      const std::string phase = trainer.PhaseOf(n.node_name());
+      if (phase == "backward") backward_end = std::max(backward_end, end);
+      if (phase == "all-reduce") allreduce_end = std::max(allreduce_end, end);
+    }
+    if (allreduce_end == INT64_MIN || backward_end == INT64_MIN) continue;
+    out.push_back({dev.device(), std::max<int64_t>(0, allreduce_end - backward_end) / 1e6, (last - first) / 1e6});
+  }
+  return out;
+}
 
 std::string Scalar(const Tensor& t) {
   if (t.NumElements() != 1) return absl::StrCat(DataTypeString(t.dtype()), t.shape().DebugString());
@@ -119,7 +152,8 @@ int TrainVerb(Args& args) {
     std::fprintf(stderr, "sluice train: bad --inter-op '%s'\n", io.c_str());
     return 2;
   }
-  const bool profile = args.Has("--profile");
+  const std::string trace_file = args.Take("--trace");
+  const bool profile = args.Has("--profile") || !trace_file.empty();
   const std::string checkpoint_dir = args.Take("--checkpoint-dir");
   const bool restart = args.Has("--restart-on-failure");
   int checkpoint_every = checkpoint_dir.empty() ? 0 : 10, restart_wait = 600;
@@ -164,6 +198,8 @@ int TrainVerb(Args& args) {
     if (!value.ok()) return fail(value.status());
     feeds.emplace_back(kv[0], *std::move(value));
   }
+  // The same files every step: data-parallel replicas keep their shares (TrainOptions).
+  for (const auto& [name, value] : feeds) train.fixed_feeds[name] = value;
   if (threads > 0) {
     options.config.set_intra_op_parallelism_threads(threads);
     options.config.set_inter_op_parallelism_threads(threads);
@@ -286,7 +322,7 @@ int TrainVerb(Args& args) {
       std::fflush(stdout);
     }
   }
-  std::vector<std::string> profile_json;
+  std::vector<std::string> profile_json, exposed_json;
   if (profile) {
     RunMetadata metadata;
     auto traced = (*trainer)->TracedStep(feeds, &metadata);
@@ -304,6 +340,24 @@ int TrainVerb(Args& args) {
         by_phase[phase] += ms;
         total += ms;
       }
+    }
+    if (!trace_file.empty()) {
+      auto events = WriteChromeTrace(trace_file, metadata.step_stats());
+      if (!events.ok()) return fail(events.status());
+      if (!json) std::printf("trace of the profiled step: %s (%d node runs)\n", trace_file.c_str(), *events);
+    }
+    // The all-reduce that did not overlap the backward pass: on each device, from its last
+    // backward node's end to its last all-reduce node's end, against the device's step.
+    for (const ExposedAllReduce& e : ExposedAllReduceOf(metadata.step_stats(), **trainer)) {
+      if (!json) {
+        std::printf("exposed all-reduce on %s: %.1f ms of a %.1f ms step (%.1f%%)\n", e.device.c_str(),
+                    e.exposed_ms, e.step_ms, e.step_ms > 0 ? 100 * e.exposed_ms / e.step_ms : 0.0);
+      }
+      exposed_json.push_back(JsonObject()
+                                 .AddString("device", e.device)
+                                 .AddDouble("exposed_ms", e.exposed_ms, 6)
+                                 .AddDouble("step_ms", e.step_ms, 6)
+                                 .ToString());
     }
     std::vector<std::tuple<double, std::string, std::string, int>> rows;
     for (const auto& [key, e] : by_op) rows.emplace_back(e.first, key.first, key.second, e.second);
@@ -344,6 +398,7 @@ int TrainVerb(Args& args) {
         .AddRaw("steps", JsonArray(step_objects));
     if (!save.empty()) doc.AddString("saved", save);
     if (profile) doc.AddRaw("profile", JsonArray(profile_json));
+    if (!exposed_json.empty()) doc.AddRaw("exposed", JsonArray(exposed_json));
     std::printf("%s\n", doc.ToString().c_str());
   }
   return 0;

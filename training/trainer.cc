@@ -81,6 +81,50 @@ absl::StatusOr<std::vector<Tensor>> SplitBatch(const std::string& name, const Te
 
 }  // namespace
 
+absl::Status OnnxTrainer::MakeResident(const OnnxValue& in, const std::string& prefix, bool split,
+                                       const Tensor& value, GraphDef* graph) const {
+  const int replicas = static_cast<int>(replica_devices_.size());
+  std::vector<Tensor> shares(replicas, value);
+  if (split) {
+    SL_ASSIGN_OR_RETURN(shares, SplitBatch(in.name, value, replicas));
+  }
+  for (int r = 0; r < replicas; ++r) {
+    const std::string node = NodeOf(absl::StrCat("replica_", r, "/", prefix, in.tensor));
+    NodeDef* placeholder = nullptr;
+    for (NodeDef& n : *graph->mutable_node()) {
+      if (n.name() == node) placeholder = &n;
+    }
+    if (placeholder == nullptr || placeholder->op() != "Placeholder") {
+      return absl::InvalidArgumentError(absl::StrCat("input '", in.name, "' of replica ", r, " is ",
+                                                     placeholder == nullptr ? "missing" : placeholder->op(),
+                                                     ", not a Placeholder"));
+    }
+    const auto dtype = placeholder->attr().find("dtype");
+    if (dtype == placeholder->attr().end() || dtype->second.type() != value.dtype()) {
+      return absl::InvalidArgumentError(absl::StrCat("feed for input '", in.name, "' has dtype ",
+                                                     DataTypeString(value.dtype()), " but the model expects ",
+                                                     dtype == placeholder->attr().end()
+                                                         ? std::string("another")
+                                                         : DataTypeString(dtype->second.type())));
+    }
+    const auto shape = placeholder->attr().find("shape");
+    if (shape != placeholder->attr().end()) {
+      const PartialShape expected = PartialShape::FromProto(shape->second.shape());
+      if (!expected.IsCompatibleWith(shares[r].shape())) {
+        return absl::InvalidArgumentError(absl::StrCat("feed for input '", in.name, "' gives replica ", r, " shape ",
+                                                       shares[r].shape().DebugString(), ", which does not match ",
+                                                       expected.DebugString()));
+      }
+    }
+    placeholder->set_op("Const");
+    placeholder->clear_input();
+    placeholder->mutable_attr()->clear();
+    AddNodeAttr("dtype", value.dtype(), placeholder);
+    AddNodeAttr("value", shares[r], placeholder);
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<std::unique_ptr<OnnxTrainer>> OnnxTrainer::Load(const std::string& path,
                                                                const SessionOptions& options,
                                                                const TrainOptions& train) {
@@ -388,6 +432,12 @@ absl::Status OnnxTrainer::Build() {
                              " algorithm, made data-parallel");
     }
     for (const auto& [in, split] : fed) {
+      auto fixed = train_.fixed_feeds.find(in->name);
+      // An input with a default (PlaceholderWithDefault) is fed as usual.
+      if (parallel && fixed != train_.fixed_feeds.end() && !in->has_default) {
+        SL_RETURN_IF_ERROR(MakeResident(*in, prefix, split, fixed->second, &a.graph), "training_info ", i);
+        continue;
+      }
       Input input;
       input.name = in->name;
       input.has_default = in->has_default;

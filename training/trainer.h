@@ -40,6 +40,12 @@ struct TrainOptions {
   std::string strategy = "auto";
   // All-reduce: gradients fused into buckets of about this many bytes.
   int64_t bucket_bytes = int64_t{25} << 20;
+  // Inputs (by ONNX name) whose value is the same every step, like `sluice train`'s --feed
+  // files. Data-parallel, each replica's share becomes a constant of its task's graph, sent
+  // once when the graph is registered instead of with every step (as each worker of a
+  // TensorFlow job reads its own input); Step ignores feeds for them. In one process, they are
+  // fed as usual.
+  std::map<std::string, Tensor> fixed_feeds;
 };
 
 class OnnxTrainer {
@@ -94,6 +100,10 @@ class OnnxTrainer {
   };
 
   absl::Status Build();
+  // Turns input `in`'s placeholder in every replica of `graph` into a constant of its share of
+  // `value` (all of it unless `split`).
+  absl::Status MakeResident(const OnnxValue& in, const std::string& prefix, bool split, const Tensor& value,
+                            GraphDef* graph) const;
   // Assigns `values` (by initializer name) to their variables.
   absl::Status PushVariables(const std::map<std::string, Tensor>& values);
 
