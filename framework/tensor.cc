@@ -151,6 +151,17 @@ std::shared_ptr<TensorBuffer> TensorBuffer::Wrap(void* data, size_t bytes, Relea
   return buf;
 }
 
+std::shared_ptr<TensorBuffer> TensorBuffer::View(std::shared_ptr<TensorBuffer> parent, size_t offset, size_t bytes) {
+  if (parent == nullptr || offset % kTensorAlignment != 0 || offset > parent->bytes_ ||
+      bytes > parent->bytes_ - offset || parent->num_strings_ > 0 || parent->num_variants_ > 0) {
+    return nullptr;
+  }
+  void* data = static_cast<char*>(parent->data_) + offset;
+  auto buf = Wrap(data, bytes, [parent = std::move(parent)](void*, size_t) {});
+  buf->view_ = true;
+  return buf;
+}
+
 TensorBuffer::~TensorBuffer() {
   if (budget_ != nullptr) budget_->Release(bytes_);
   if (release_) {

@@ -41,6 +41,10 @@ class TensorBuffer {
   static bool ReusesFreedBuffers();
   // Borrows caller memory; `release` runs when the last Tensor referring to it goes away.
   static std::shared_ptr<TensorBuffer> Wrap(void* data, size_t bytes, Release release);
+  // `bytes` of `parent`'s data from byte `offset` (a multiple of kTensorAlignment), sharing
+  // them and keeping `parent` alive: a split without a copy. Null when the range does not fit
+  // or is misaligned. Never written in place: Tensor::RefCountIsOne is false for a view.
+  static std::shared_ptr<TensorBuffer> View(std::shared_ptr<TensorBuffer> parent, size_t offset, size_t bytes);
 
   ~TensorBuffer();
   TensorBuffer(const TensorBuffer&) = delete;
@@ -59,6 +63,7 @@ class TensorBuffer {
   size_t cached_bytes_ = 0;   // Nonzero: data_ came from (and goes back to) the buffer cache.
   int64_t num_strings_ = 0;   // DT_STRING buffers destroy their elements,
   int64_t num_variants_ = 0;  // and so do DT_VARIANT ones.
+  bool view_ = false;         // Shares another buffer's bytes (View).
   Release release_;
   std::shared_ptr<MemoryBudget> budget_;  // What the bytes are charged to; null: nothing.
 };
@@ -117,7 +122,8 @@ class Tensor {
   void* raw_data() const { return buf_ ? buf_->data() : nullptr; }
   const std::shared_ptr<TensorBuffer>& buffer() const { return buf_; }
   // True when no other Tensor shares this buffer (kernels may then reuse it in place).
-  bool RefCountIsOne() const { return buf_ != nullptr && buf_.use_count() == 1; }
+  // Never for a view (TensorBuffer::View): its bytes are another buffer's too.
+  bool RefCountIsOne() const { return buf_ != nullptr && !buf_->view_ && buf_.use_count() == 1; }
 
   template <typename T>
   T* data() const { return static_cast<T*>(raw_data()); }

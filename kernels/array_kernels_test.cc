@@ -629,5 +629,63 @@ TEST(OneHotTest, IndicesAndDepthBeyondInt64) {
   ExpectInvalid(bad, "depth");
 }
 
+// ---- Split: contiguous, aligned pieces share the input's buffer.
+
+TEST(SplitViewTest, AlignedContiguousPiecesAreViews) {
+  std::vector<float> values(64);
+  for (int i = 0; i < 64; ++i) values[i] = static_cast<float>(i);
+  std::vector<Tensor> kept;
+  {
+    Tensor in = Tensor::FromVector<float>(values, TensorShape({64}));
+    KernelTester t("SplitV");
+    t.Attr("num_split", 3).Input(in).Input<int64_t>({3}, {16, 32, 16}).Input<int32_t>({}, {0});
+    ASSERT_OK(t.Run());
+    const char* base = static_cast<const char*>(in.raw_data());
+    EXPECT_EQ(t.output(0).raw_data(), base);
+    EXPECT_EQ(t.output(1).raw_data(), base + 64);
+    EXPECT_EQ(t.output(2).raw_data(), base + 192);
+    t.ExpectOutput<float>(2, {16}, std::vector<float>(values.begin() + 48, values.end()));
+    kept.push_back(t.output(1));
+  }
+  // The view keeps the bytes alive, and is never written in place (no kernel may forward it
+  // as its output), even as their last holder.
+  const Tensor& view = kept[0];
+  EXPECT_FALSE(view.RefCountIsOne());
+  EXPECT_EQ(view.flat<float>()[0], 16.f);
+  EXPECT_EQ(view.flat<float>()[31], 47.f);
+  Tensor plain = view.DeepCopy();
+  EXPECT_TRUE(plain.RefCountIsOne());
+}
+
+TEST(SplitViewTest, MisalignedStridedAndSmallPiecesAreCopies) {
+  std::vector<float> values(64);
+  for (int i = 0; i < 64; ++i) values[i] = static_cast<float>(i);
+  Tensor in = Tensor::FromVector<float>(values, TensorShape({64}));
+  KernelTester t("SplitV");
+  t.Attr("num_split", 2).Input(in).Input<int64_t>({2}, {3, 61}).Input<int32_t>({}, {0});
+  ASSERT_OK(t.Run());
+  EXPECT_NE(t.output(0).raw_data(), in.raw_data());  // Aligned, but 12 of 256 bytes.
+  EXPECT_NE(t.output(1).raw_data(), static_cast<const char*>(in.raw_data()) + 12);
+  t.ExpectOutput<float>(1, {61}, std::vector<float>(values.begin() + 3, values.end()));
+
+  // Along dim 1 of [2, 32], a piece is two runs: copied.
+  KernelTester s("Split");
+  s.Attr("num_split", 2).Input<int32_t>({}, {1}).Input(Tensor::FromVector<float>(values, TensorShape({2, 32})));
+  ASSERT_OK(s.Run());
+  std::vector<float> left(values.begin(), values.begin() + 16);
+  left.insert(left.end(), values.begin() + 32, values.begin() + 48);
+  s.ExpectOutput<float>(0, {2, 16}, left);
+
+  // 64 bytes of a 4 MiB tensor would keep the 4 MiB alive: copied.
+  Tensor big(DT_FLOAT, TensorShape({1 << 20}));
+  for (int i = 0; i < (1 << 20); ++i) big.flat<float>()[i] = static_cast<float>(i % 1000);
+  KernelTester b("SplitV");
+  b.Attr("num_split", 2).Input(big).Input<int64_t>({2}, {16, -1}).Input<int32_t>({}, {0});
+  ASSERT_OK(b.Run());
+  EXPECT_NE(b.output(0).raw_data(), big.raw_data());
+  EXPECT_EQ(b.output(1).raw_data(), static_cast<const char*>(big.raw_data()) + 64);
+  EXPECT_EQ(b.output(0).flat<float>()[15], 15.f);
+}
+
 }  // namespace
 }  // namespace sluice

@@ -145,18 +145,41 @@ class StridedSliceGradOp : public OpKernel {
   StridedSliceMasks masks_;
 };
 
+// Piece `shape` of `in` from element `offset`, contiguous there, as a view of in's buffer
+// (no copy), or an uninitialized tensor where a view does not suit: a string or variant
+// tensor, a misaligned start, an empty piece, or a small piece of a big buffer (which the
+// view would keep alive).
+Tensor ContiguousView(const Tensor& in, int64_t offset, const TensorShape& shape) {
+  const DataType dt = in.dtype();
+  if (dt == DT_STRING || dt == DT_VARIANT || dt == DT_RESOURCE || in.buffer() == nullptr) return Tensor();
+  const size_t size = DataTypeSize(dt);
+  const size_t bytes = static_cast<size_t>(shape.num_elements()) * size;
+  if (size == 0 || bytes == 0 || (bytes < (size_t{64} << 10) && bytes * 16 < in.AllocatedBytes())) return Tensor();
+  auto view = TensorBuffer::View(in.buffer(), static_cast<size_t>(offset) * size, bytes);
+  return view == nullptr ? Tensor() : Tensor(dt, shape, std::move(view));
+}
+
 // Writes `in` cut along `axis` into pieces of `sizes` as outputs 0, 1, ...; with `drop_axis`
-// (Unpack) each piece is one index and loses the axis.
+// (Unpack) each piece is one index and loses the axis. Where every dim before `axis` is 1 the
+// pieces are contiguous, and aligned ones share the input's buffer (the all-reduce cuts its
+// buckets into chunks and back into gradients so, training/replicate.h).
 absl::Status SplitInto(OpKernelContext* ctx, const Tensor& in, int axis, const std::vector<int64_t>& sizes,
                        bool drop_axis) {
   const DimVector strides = RowMajorStrides(in.shape());
   DimVector dims(in.shape().dim_sizes().begin(), in.shape().dim_sizes().end());
+  bool contiguous = true;
+  for (int d = 0; d < axis; ++d) contiguous &= dims[d] == 1;
   int64_t start = 0;
   for (size_t i = 0; i < sizes.size(); ++i) {
     dims[axis] = sizes[i];
     TensorShape shape(dims);
     if (drop_axis) shape.RemoveDim(axis);
-    SL_RETURN_IF_ERROR(CopyView(ctx, static_cast<int>(i), in, start * strides[axis], dims, strides, shape));
+    Tensor view = contiguous ? ContiguousView(in, start * strides[axis], shape) : Tensor();
+    if (view.IsInitialized()) {
+      SL_RETURN_IF_ERROR(ctx->set_output(static_cast<int>(i), view));
+    } else {
+      SL_RETURN_IF_ERROR(CopyView(ctx, static_cast<int>(i), in, start * strides[axis], dims, strides, shape));
+    }
     start += sizes[i];
   }
   return absl::OkStatus();

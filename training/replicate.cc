@@ -1,5 +1,7 @@
 #include "training/replicate.h"
 
+#include <cstring>
+
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -273,19 +275,40 @@ absl::Status ReplicateAllReduce(const AllReducePlan& plan, GraphDef* def,
   // reduced[gradient][i]: the gradient's mean, on replica i.
   absl::flat_hash_map<std::string, std::vector<std::string>> reduced;
   for (size_t k = 0; k < buckets.size(); ++k) {
-    const Bucket& bucket = buckets[k];
+    Bucket& bucket = buckets[k];
     const std::string base = absl::StrCat("allreduce/bucket_", k);
-    // A few MiB per chunk, a multiple of the replicas: each link then carries the next chunk
-    // while the one before is added and passed on (the ring is pipelined).
     const int64_t bytes_per = bucket.dtype == DT_DOUBLE ? 8 : 4;
+    // Every gradient starts a multiple of `unit` elements (64 bytes) into the bucket, zeros
+    // padding the one before: the chunks and the gradients cut from a bucket are then
+    // aligned, and Split hands them out as views instead of copies (kernels/tf_slice_ops.cc).
+    const int64_t unit = static_cast<int64_t>(kTensorAlignment) / bytes_per;
+    std::vector<int64_t> pads;  // Per gradient.
+    bucket.elements = 0;
+    for (const auto& [tensor, elements] : bucket.tensors) {
+      pads.push_back((unit - elements % unit) % unit);
+      bucket.elements += elements + pads.back();
+    }
+    // A few MiB per chunk, a multiple of the replicas: each link then carries the next chunk
+    // while the one before is added and passed on (the ring is pipelined). Whole units each,
+    // where the bucket has units enough.
     const int64_t rounds = std::max<int64_t>(
         1, (bucket.elements * bytes_per + replicas * kChunkBytes - 1) / (replicas * kChunkBytes));
     const int chunks = static_cast<int>(std::min<int64_t>(replicas * rounds, bucket.elements));
-    std::vector<int64_t> chunk_sizes(chunks, bucket.elements / chunks);
-    for (int j = 0; j < bucket.elements % chunks; ++j) ++chunk_sizes[j];
-    std::vector<int64_t> tensor_sizes;
-    for (const auto& [tensor, elements] : bucket.tensors) tensor_sizes.push_back(elements);
+    const int64_t step = bucket.elements / unit >= chunks ? unit : 1;
+    const int64_t steps = bucket.elements / step;
+    std::vector<int64_t> chunk_sizes(chunks, steps / chunks * step);
+    for (int j = 0; j < steps % chunks; ++j) chunk_sizes[j] += step;
+    chunk_sizes.back() += bucket.elements % step;
+    // The pieces a bucket is cut back into: each gradient and the padding after it.
+    std::vector<int64_t> piece_sizes;
+    std::vector<int> piece_of;  // Per gradient: its index among the pieces.
+    for (size_t t = 0; t < bucket.tensors.size(); ++t) {
+      piece_of.push_back(static_cast<int>(piece_sizes.size()));
+      piece_sizes.push_back(bucket.tensors[t].second);
+      if (pads[t] > 0) piece_sizes.push_back(pads[t]);
+    }
     const int m = static_cast<int>(bucket.tensors.size());
+    const int pieces_n = static_cast<int>(piece_sizes.size());
     // Each replica: its gradients flattened, concatenated and cut into chunks.
     std::vector<std::string> split(replicas);
     for (int i = 0; i < replicas; ++i) {
@@ -298,14 +321,22 @@ absl::Status ReplicateAllReduce(const AllReducePlan& plan, GraphDef* def,
         AddNodeAttr("T", bucket.dtype, flat);
         AddNodeAttr("Tshape", DT_INT64, flat);
         flats.push_back(flat->name());
+        if (pads[t] > 0) {
+          NodeDef* pad = b.Add(absl::StrCat(at, "/pad_", t), "Const", device(i), {});
+          AddNodeAttr("dtype", bucket.dtype, pad);
+          Tensor zeros(bucket.dtype, TensorShape({pads[t]}));
+          std::memset(zeros.raw_data(), 0, zeros.AllocatedBytes());
+          AddNodeAttr("value", zeros, pad);
+          flats.push_back(pad->name());
+        }
       }
       std::string joined = flats[0];
       const std::string axis = b.Int32(at + "/axis", device(i), 0);
-      if (m > 1) {
+      if (flats.size() > 1) {
         std::vector<std::string> inputs = flats;
         inputs.push_back(axis);
         NodeDef* concat = b.Add(at + "/concat", "ConcatV2", device(i), inputs);
-        AddNodeAttr("N", m, concat);
+        AddNodeAttr("N", static_cast<int>(flats.size()), concat);
         AddNodeAttr("T", bucket.dtype, concat);
         AddNodeAttr("Tidx", DT_INT32, concat);
         joined = concat->name();
@@ -354,10 +385,10 @@ absl::Status ReplicateAllReduce(const AllReducePlan& plan, GraphDef* def,
         gathered = concat->name();
       }
       std::string pieces = gathered;
-      if (m > 1) {
+      if (pieces_n > 1) {
         NodeDef* cut = b.Add(at + "/pieces", "SplitV", device(i),
-                             {gathered, b.Int64s(at + "/piece_sizes", device(i), tensor_sizes), at + "/axis"});
-        AddNodeAttr("num_split", m, cut);
+                             {gathered, b.Int64s(at + "/piece_sizes", device(i), piece_sizes), at + "/axis"});
+        AddNodeAttr("num_split", pieces_n, cut);
         AddNodeAttr("T", bucket.dtype, cut);
         AddNodeAttr("Tlen", DT_INT64, cut);
         pieces = cut->name();
@@ -369,7 +400,7 @@ absl::Status ReplicateAllReduce(const AllReducePlan& plan, GraphDef* def,
         AddNodeAttr("T", bucket.dtype, shape);
         AddNodeAttr("out_type", DT_INT64, shape);
         NodeDef* back = b.Add(absl::StrCat(at, "/mean_", t), "Reshape", device(i),
-                              {m > 1 ? absl::StrCat(pieces, ":", t) : pieces, shape->name()});
+                              {pieces_n > 1 ? absl::StrCat(pieces, ":", piece_of[t]) : pieces, shape->name()});
         AddNodeAttr("T", bucket.dtype, back);
         AddNodeAttr("Tshape", DT_INT64, back);
         reduced[tensor].resize(replicas);
