@@ -7,6 +7,7 @@
 #
 #   bench/scaling.sh                       # ResNet-18, batch 8, 3 rounds of 6 steps
 #   bench/scaling.sh -m mobilenet_v2 -r 5 -s 8
+#   bench/scaling.sh -m bert_encoder         # also lstm, from bench/train_zoo.py
 #
 # The models come from bench/train_model.py (torch exports with a TrainingInfoProto), written
 # once under $SLUICE_BENCH_DIR (default /tmp/sluice-scaling). Build first:
@@ -27,10 +28,19 @@ sluice=${SLUICE:-bazel-bin/tools/sluice}
 python=/usr/bin/python3
 dir=${SLUICE_BENCH_DIR:-/tmp/sluice-scaling}
 mkdir -p "$dir"
-if [ ! -f "$dir/$model.onnx" ]; then
-  "$python" bench/train_model.py "$dir" --model "$model" --batch "$batch" || exit 1
-fi
-feeds=(--feed "x=$dir/${model}_x.pb" --feed "target=$dir/${model}_target.pb")
+case $model in
+  bert_encoder | lstm)  # Token models, written by bench/train_zoo.py's export, batch dynamic.
+    base=$(cd bench && "$python" -c 'import sys; from train_zoo import export; print(export(sys.argv[1], int(sys.argv[2]), sys.argv[3], dynamic_batch=True))' \
+      "$model" "$batch" "$dir") || exit 1
+    base=${base%.onnx}
+    ln -sf "$base.onnx" "$dir/$model.onnx"
+    feeds=(--feed "ids=${base}_input.pb" --feed "target=${base}_target.pb") ;;
+  *)
+    if [ ! -f "$dir/$model.onnx" ]; then
+      "$python" bench/train_model.py "$dir" --model "$model" --batch "$batch" || exit 1
+    fi
+    feeds=(--feed "x=$dir/${model}_x.pb" --feed "target=$dir/${model}_target.pb") ;;
+esac
 head -c 32 /dev/urandom | base64 > "$dir/secret"
 export SLUICE_CLUSTER_SECRET_FILE=$dir/secret
 pids=()

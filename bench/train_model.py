@@ -21,13 +21,16 @@ from onnx import TensorProto, helper, numpy_helper
 TRAINING = "ai.onnx.preview.training"
 
 
-def training_model(module, example, input_name, batch, classes, lr, opset=13):
+def training_model(module, example, input_name, batch, classes, lr, opset=13, dynamic_batch=False):
     """module(example) -> logits [batch, classes], exported with a TrainingInfoProto whose
     algorithm computes the mean softmax cross-entropy against input "target" (one-hot) and
-    updates every float initializer by SGD; returns the ModelProto."""
+    updates every float initializer by SGD; returns the ModelProto. With dynamic_batch the
+    export computes batch-dependent shapes from the input (an attention layer's reshapes
+    otherwise hold the batch as a constant, and data-parallel replicas get a share of it)."""
     buf = io.BytesIO()
+    dynamic = {input_name: {0: "batch"}, "logits": {0: "batch"}} if dynamic_batch else None
     torch.onnx.export(module, example, buf, input_names=[input_name], output_names=["logits"],
-                      opset_version=opset)
+                      opset_version=opset, dynamic_axes=dynamic)
     exported = onnx.load_from_string(buf.getvalue())
     g = exported.graph
     inits = {i.name for i in g.initializer}

@@ -76,16 +76,18 @@ def build(name, batch):
     return module, torch.randn(batch, 3, 224, 224), "x", 1000
 
 
-def export(name, batch, d):
+def export(name, batch, d, dynamic_batch=False):
     import numpy as np
     import onnx
     from onnx import numpy_helper
     from train_model import one_hot_target, training_model
-    path = os.path.join(d, "%s_b%d_v2.onnx" % (name, batch))  # v2: distinct parameters, LR_OF.
+    # v2: distinct parameters, LR_OF; _dyn: the batch dimension is dynamic.
+    path = os.path.join(d, "%s_b%d_v2%s.onnx" % (name, batch, "_dyn" if dynamic_batch else ""))
     if os.path.exists(path):
         return path
     module, x, input_name, classes = build(name, batch)
-    model = training_model(module, x, input_name, batch, classes, LR_OF.get(name, LR), opset=17)
+    model = training_model(module, x, input_name, batch, classes, LR_OF.get(name, LR), opset=17,
+                           dynamic_batch=dynamic_batch)
     # Counted in values: the export of an LSTM layer holds torch's 4 parameters as 3 (W, R and
     # both biases in one B), and a merged initializer would still show as values missing.
     weights = sum(int(np.prod(i.dims)) for i in model.graph.initializer if i.data_type == onnx.TensorProto.FLOAT)
