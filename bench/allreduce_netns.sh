@@ -9,14 +9,19 @@
 #   bench/allreduce_netns.sh                   # 4 tasks, 64 MiB, 1gbit, 6 steps
 #   bench/allreduce_netns.sh -n 2 -m 16 -r 10gbit
 #   bench/allreduce_netns.sh -p                # --insecure tasks: no TLS, no sealed streams
+#   bench/allreduce_netns.sh -t trace.json     # and a Chrome trace of one more cluster step
+#   bench/allreduce_netns.sh -M resnet18       # train a torchvision model (batch 2 per task)
+#                                              # instead, and report each replica's exposed
+#                                              # all-reduce: the part that ran past its backward
 set -uo pipefail
 cd "$(dirname "$0")/.."
-tasks=4 mb=64 rate=1gbit steps=6 bucket=25 plaintext=0
-while getopts "n:m:r:s:b:ph" opt; do
+tasks=4 mb=64 rate=1gbit steps=6 bucket=25 plaintext=0 trace= model=
+while getopts "n:m:r:s:b:t:M:ph" opt; do
   case $opt in
+    M) model=$OPTARG ;;
     n) tasks=$OPTARG ;; m) mb=$OPTARG ;; r) rate=$OPTARG ;; s) steps=$OPTARG ;; b) bucket=$OPTARG ;;
-    p) plaintext=1 ;;
-    *) sed -n '2,12p' "$0"; exit 2 ;;
+    p) plaintext=1 ;; t) trace=$(realpath "$OPTARG") ;;
+    *) sed -n '2,16p' "$0"; exit 2 ;;
   esac
 done
 sluice=$(realpath "${SLUICE:-bazel-bin/tools/sluice}")
@@ -33,7 +38,15 @@ cleanup() {
   rm -rf "$work"
 }
 trap cleanup EXIT
-/usr/bin/python3 bench/allreduce_netns.py "$work" "$mb" "$tasks" || exit 1
+if [ -n "$model" ]; then
+  /usr/bin/python3 bench/train_model.py "$work" --model "$model" --batch $((2 * tasks)) || exit 1
+  feeds=(--feed "x=$work/${model}_x.pb" --feed "target=$work/${model}_target.pb")
+  onnx_model=$work/$model.onnx
+else
+  /usr/bin/python3 bench/allreduce_netns.py "$work" "$mb" "$tasks" || exit 1
+  feeds=(--feed "x=$work/allreduce_x.pb")
+  onnx_model=$work/allreduce.onnx
+fi
 ip link add "$bridge" type bridge && ip link set "$bridge" up && ip addr add "$net.254/24" dev "$bridge" || exit 1
 spec="worker="
 for ((i = 0; i < tasks; i++)); do
@@ -67,14 +80,32 @@ for ((i = 0; i < tasks; i++)); do
   timeout 60 bash -c "until grep -q ' ready on ' '$work/task$i.log'; do sleep 0.1; done" || { cat "$work/task$i.log"; exit 1; }
 done
 train() {
-  timeout 1200 "$sluice" train "$work/allreduce.onnx" --steps "$steps" --feed "x=$work/allreduce_x.pb" --json \
+  timeout 1200 "$sluice" train "$onnx_model" --steps "$steps" "${feeds[@]}" --json \
     --bucket-mb "$bucket" "$@" > "$work/out.json" 2> "$work/err.txt" || { cat "$work/err.txt"; exit 1; }
   /usr/bin/python3 -c '
 import json, statistics, sys
 d = json.load(open(sys.argv[1]))
 print(statistics.median(s["ms"] for s in d["steps"][1:]), d["replicas"])' "$work/out.json"
 }
-read -r cluster_ms replicas <<< "$(train --target "grpc://$net.1:2222")"
+traced=()
+[ -n "$trace" ] && traced=(--trace "$trace")
+[ -n "$model" ] && [ -z "$trace" ] && traced=(--profile)
+read -r cluster_ms replicas <<< "$(train --target "grpc://$net.1:2222" "${traced[@]}")"
+if [ -n "$model" ]; then
+  cp "$work/out.json" "$work/cluster.json"
+  read -r local_ms _ <<< "$(train --threads 1)"
+  /usr/bin/python3 - "$work/cluster.json" "$tasks" "$rate" "$cluster_ms" "$local_ms" "$model" <<'PY'
+import json, statistics, sys
+d = json.load(open(sys.argv[1]))
+n, rate, cluster, local, model = int(sys.argv[2]), sys.argv[3], float(sys.argv[4]), float(sys.argv[5]), sys.argv[6]
+print("%s, %d tasks (%d replicas), batch %d, links %s" % (model, n, d["replicas"], 2 * n, rate))
+print("step on the cluster %.0f ms (median); the same step in one process at 1 thread %.0f ms" % (cluster, local))
+for e in d.get("exposed", []):
+    print("exposed all-reduce on %s: %.0f ms of its %.0f ms traced step (%.1f%%)"
+          % (e["device"], e["exposed_ms"], e["step_ms"], 100 * e["exposed_ms"] / e["step_ms"]))
+PY
+  exit 0
+fi
 read -r local_ms _ <<< "$(train --threads 1)"
 /usr/bin/python3 - "$tasks" "$mb" "$rate" "$cluster_ms" "$local_ms" "$replicas" <<'PY'
 import sys
