@@ -1,5 +1,7 @@
 #include "master/placement_policy.h"
 
+#include <map>
+
 #include <fnmatch.h>
 
 #include <algorithm>
@@ -205,21 +207,47 @@ absl::Status PlacePipeline(const std::vector<DeviceAttributes>& devices,
     before += cost[n->id()];
     n->mutable_def()->set_device(stages[stage[n->id()]]);
   }
+  auto stage_of = [&](const Node* consumer) {
+    if (consumer->id() < static_cast<int>(stage.size()) && stage[consumer->id()] >= 0) return stage[consumer->id()];
+    // A consumer placed otherwise: its stage by its device (num_stages: none).
+    auto d = std::find(stages.begin(), stages.end(), consumer->def().device());
+    return d == stages.end() ? num_stages : static_cast<int>(d - stages.begin());
+  };
   // Followers, consumers first.
   for (auto it = order.rbegin(); it != order.rend(); ++it) {
     Node* n = *it;
     if (!follower[n->id()]) continue;
     int first = num_stages;
-    for (const Edge* e : n->out_edges()) {
-      int s = stage[e->dst->id()];
-      if (s < 0) {  // A consumer placed otherwise: find its stage by its device.
-        auto d = std::find(stages.begin(), stages.end(), e->dst->def().device());
-        s = d == stages.end() ? num_stages : static_cast<int>(d - stages.begin());
-      }
-      first = std::min(first, s);
-    }
+    for (const Edge* e : n->out_edges()) first = std::min(first, stage_of(e->dst));
     stage[n->id()] = first == num_stages ? 0 : first;
     n->mutable_def()->set_device(stages[stage[n->id()]]);
+    if (n->type_string() != "Const" || !n->in_edges().empty()) continue;
+    // A constant that later stages read too (an exporter's shared initializer) gets a copy
+    // on each of them, so that no run sends it from one stage to the next.
+    std::map<int, std::vector<const Edge*>> later;
+    for (const Edge* e : n->out_edges()) {
+      const int s = stage_of(e->dst);
+      if (s != stage[n->id()] && s < num_stages) later[s].push_back(e);
+    }
+    for (const auto& [s, edges] : later) {
+      NodeDef copy = n->def();
+      std::string name = absl::StrCat(n->name(), "/stage_", s);
+      while (graph->FindNode(name) != nullptr) absl::StrAppend(&name, "_");
+      copy.set_name(name);
+      copy.set_device(stages[s]);
+      SL_ASSIGN_OR_RETURN(Node * c, graph->AddNode(std::move(copy)));
+      for (const Edge* e : edges) {
+        Node* dst = e->dst;
+        const int src_output = e->src_output, dst_input = e->dst_input;
+        const bool control = e->IsControl();
+        graph->RemoveEdge(e);
+        if (control) {
+          graph->AddControlEdge(c, dst);
+        } else {
+          SL_RETURN_IF_ERROR(graph->AddEdge(c, src_output, dst, dst_input));
+        }
+      }
+    }
   }
   return absl::OkStatus();
 }

@@ -9,7 +9,8 @@
 // (from shape inference, feeds shaped by their placeholders, unknown dims as 1), times the
 // work per output of each constant weight it reads (the weight's elements over the weight dim
 // its output shares, as for MatMul and Conv). Nodes without inputs (constants, feeds) go to
-// the first stage that reads them.
+// the first stage that reads them; a constant that later stages read too gets a copy on each
+// ("<name>/stage_<k>"), so that no weight travels between stages on every run.
 //
 //   PlacementOptions options;
 //   options.set_policy("pipeline");

@@ -106,6 +106,49 @@ TEST(PipelinePlacementTest, WhatConstantsAloneComputeFollowsItsReader) {
   EXPECT_EQ(DeviceOf(*g, "w3"), devices[1].name());
 }
 
+TEST(PipelinePlacementTest, AConstantReadByTwoStagesGetsACopyOnEach) {
+  // m3 reads w0 as well as w3 (torch's export shares initializers of equal values): w0 stays
+  // with m0 on the first stage, and m3 reads a copy on its own.
+  GraphDef def = Chain(4);
+  NodeDef* add = def.add_node();
+  add->set_name("m3_plus_w0");
+  add->set_op("Add");
+  add->add_input("m3");
+  add->add_input("w0");
+  add->add_input("^w0");
+  (*add->mutable_attr())["T"].set_type(DT_FLOAT);
+  auto g = Build(def);
+  PlacementOptions options;
+  options.set_policy("pipeline");
+  auto devices = Devices({"/job:worker/replica:0/task:0/device:CPU:0",
+                          "/job:worker/replica:0/task:1/device:CPU:0"});
+  ASSERT_OK(ApplyPlacementOptions(options, devices, {{"x:0", PartialShape(TensorShape({1, 4}))}}, g.get()));
+  EXPECT_EQ(DeviceOf(*g, "w0"), devices[0].name());
+  EXPECT_EQ(DeviceOf(*g, "m0"), devices[0].name());
+  ASSERT_EQ(DeviceOf(*g, "m3_plus_w0"), devices[1].name());
+  const Node* copy = g->FindNode("w0/stage_1");
+  ASSERT_NE(copy, nullptr);
+  EXPECT_EQ(copy->def().device(), devices[1].name());
+  EXPECT_EQ(copy->type_string(), "Const");
+  // Every edge from w0 or its copy stays on one device, the control edge included.
+  int data = 0, control = 0;
+  for (const Node* w : std::vector<const Node*>{g->FindNode("w0"), copy}) {
+    for (const Edge* e : w->out_edges()) {
+      EXPECT_EQ(e->dst->def().device(), w->def().device()) << e->dst->name();
+      (e->IsControl() ? control : data) += 1;
+    }
+  }
+  EXPECT_EQ(data, 2);
+  EXPECT_EQ(control, 1);
+  GraphDef out;
+  g->ToGraphDef(&out);
+  for (const NodeDef& n : out.node()) {
+    if (n.name() == "m3_plus_w0") {
+      EXPECT_THAT(n.input(), ::testing::ElementsAre("m3", "w0/stage_1", "^w0/stage_1"));
+    }
+  }
+}
+
 TEST(PipelinePlacementTest, BalancesEstimatedCostNotNodeCount) {
   // m0 reads a [4,64] weight and m1 a [64,4] one: each 64 times the work of the [4,4] MatMuls.
   GraphDef def = Chain(6);
