@@ -101,8 +101,9 @@ n, rate, cluster, local, model = int(sys.argv[2]), sys.argv[3], float(sys.argv[4
 print("%s, %d tasks (%d replicas), batch %d, links %s" % (model, n, d["replicas"], 2 * n, rate))
 print("step on the cluster %.0f ms (median); the same step in one process at 1 thread %.0f ms" % (cluster, local))
 for e in d.get("exposed", []):
-    print("exposed all-reduce on %s: %.0f ms of its %.0f ms traced step (%.1f%%)"
-          % (e["device"], e["exposed_ms"], e["step_ms"], 100 * e["exposed_ms"] / e["step_ms"]))
+    where = "of the step, past every replica's backward pass" if e["device"] == "step" else "on " + e["device"]
+    print("exposed all-reduce %s: %.0f ms of its %.0f ms traced step (%.1f%%)"
+          % (where, e["exposed_ms"], e["step_ms"], 100 * e["exposed_ms"] / e["step_ms"]))
 PY
   exit 0
 fi

@@ -45,6 +45,15 @@ check "the all-reduce run is data-parallel over both workers" \
 check "all-reduce: loss curve and trained weights equal the single-process ones to 1e-5" \
   "$python" "$root/tests/distributed_training.py" compare "$work/local.json" "$work/local.onnx" \
   "$work/allreduce.json" "$work/allreduce.onnx"
+# --trace: one more step, traced: a Chrome trace with a track per worker, and the all-reduce
+# that ran past the backward pass, per replica and for the step.
+timeout 120 "$sluice" train "$work/mlp.onnx" --steps 2 "${feeds[@]}" --strategy allreduce --bucket-mb 0.001 \
+  --target "$ps0" --trace "$work/step_trace.json" --json > "$work/traced.json"
+check "all-reduce --trace run" test "$?" = 0
+check "the exposed all-reduce covers each replica and the step, within each step's time" \
+  json_is "$work/traced.json" "sorted(e['device'].split('/')[-2] if e['device'] != 'step' else 'step' for e in d['exposed']) == ['step', 'task:0', 'task:1'] and all(0 <= e['exposed_ms'] <= e['step_ms'] for e in d['exposed'])"
+check "the trace has a track per worker task, their all-reduce nodes included" \
+  json_is "$work/step_trace.json" "sorted(e['args']['name'].split('/')[3] for e in d['traceEvents'] if e.get('name') == 'process_name') == ['task:0', 'task:1'] and any(e.get('name', '').startswith('allreduce/') for e in d['traceEvents'])"
 timeout 60 "$sluice" train "$work/mlp.onnx" --steps 1 "${feeds[@]}" --strategy ring > "$work/bad_strategy.txt" 2>&1
 check "an unknown strategy is refused, naming the choices" \
   bash -c "grep -q \"unknown strategy 'ring' (auto, allreduce or ps)\" '$work/bad_strategy.txt'"

@@ -59,7 +59,8 @@ options:
                          most expensive first; with --json as "profile": [{"phase", "op",
                          "ms", "nodes"}]; on a data-parallel all-reduce run it also prints
                          the exposed all-reduce: how long each replica's all-reduce went on
-                         after its backward pass ended, against the step (JSON "exposed")
+                         after its backward pass ended, and the step's past every replica's
+                         (JSON "exposed", that one as device "step")
   --trace FILE.json      the traced step of --profile (implied) as a Chrome trace: a track
                          per device, an event per node execution, _Send and _Recv included
   --json                 print one JSON object instead of the lines:
@@ -83,23 +84,41 @@ struct ExposedAllReduce {
   double exposed_ms = 0, step_ms = 0;
 };
 
+// One device's (or the merged step's) exposed all-reduce; device "" when it ran none.
+ExposedAllReduce Exposed(const DeviceStepStats& dev, const OnnxTrainer& trainer) {
+  int64_t first = INT64_MAX, last = INT64_MIN, backward_end = INT64_MIN, allreduce_end = INT64_MIN;
+  for (const auto& n : dev.node_stats()) {
+    const int64_t start = n.all_start_nanos(), end = start + n.all_end_rel_nanos();
+    first = std::min(first, start);
+    last = std::max(last, end);
+    const std::string phase = trainer.PhaseOf(n.node_name());
+    if (phase == "backward") backward_end = std::max(backward_end, end);
+    if (phase == "all-reduce") allreduce_end = std::max(allreduce_end, end);
+  }
+  if (allreduce_end == INT64_MIN || backward_end == INT64_MIN) return {};
+  return {dev.device(), std::max<int64_t>(0, allreduce_end - backward_end) / 1e6, (last - first) / 1e6};
+}
+
 // For each device that ran all-reduce nodes: how long they went on after the device's last
 // backward node ended (0 when they all ended before it), and the device's step (first node's
-// start to last node's end).
+// start to last node's end). Then, as device "step", the same over all devices: from the
+// last backward node's end on any replica (the slowest one's) to the last all-reduce node's
+// end: what no backward pass hid. Across machines, that reads their clocks as one.
 std::vector<ExposedAllReduce> ExposedAllReduceOf(const StepStats& stats, const OnnxTrainer& trainer) {
   std::vector<ExposedAllReduce> out;
+  StepStats all;
+  DeviceStepStats* merged = all.add_dev_stats();
+  merged->set_device("step");
   for (const auto& dev : stats.dev_stats()) {
-    int64_t first = INT64_MAX, last = INT64_MIN, backward_end = INT64_MIN, allreduce_end = INT64_MIN;
-    for (const auto& n : dev.node_stats()) {
-      const int64_t start = n.all_start_nanos(), end = start + n.all_end_rel_nanos();
-      first = std::min(first, start);
-      last = std::max(last, end);
-      const std::string phase = trainer.PhaseOf(n.node_name());
-      if (phase == "backward") backward_end = std::max(backward_end, end);
-      if (phase == "all-reduce") allreduce_end = std::max(allreduce_end, end);
-    }
-    if (allreduce_end == INT64_MIN || backward_end == INT64_MIN) continue;
-    out.push_back({dev.device(), std::max<int64_t>(0, allreduce_end - backward_end) / 1e6, (last - first) / 1e6});
+    for (const auto& n : dev.node_stats()) *merged->add_node_stats() = n;
+  }
+  for (const auto& dev : stats.dev_stats()) {
+    ExposedAllReduce e = Exposed(dev, trainer);
+    if (!e.device.empty()) out.push_back(std::move(e));
+  }
+  if (out.size() > 1) {
+    ExposedAllReduce e = Exposed(*merged, trainer);
+    if (!e.device.empty()) out.push_back(std::move(e));
   }
   return out;
 }
@@ -350,7 +369,8 @@ int TrainVerb(Args& args) {
     // backward node's end to its last all-reduce node's end, against the device's step.
     for (const ExposedAllReduce& e : ExposedAllReduceOf(metadata.step_stats(), **trainer)) {
       if (!json) {
-        std::printf("exposed all-reduce on %s: %.1f ms of a %.1f ms step (%.1f%%)\n", e.device.c_str(),
+        std::printf("exposed all-reduce %s %s: %.1f ms of a %.1f ms step (%.1f%%)\n",
+                    e.device == "step" ? "of the" : "on", e.device == "step" ? "step, past every replica's backward pass" : e.device.c_str(),
                     e.exposed_ms, e.step_ms, e.step_ms > 0 ? 100 * e.exposed_ms / e.step_ms : 0.0);
       }
       exposed_json.push_back(JsonObject()
