@@ -74,7 +74,10 @@ absl::Status InlineConstants(const HoistedConstants& table, GraphDef* graph) {
 }
 
 absl::StatusOr<Tensor> FindHoistedValue(const NodeDef& node, const HoistedConstants* table) {
-  auto it = table == nullptr ? HoistedConstants::const_iterator() : table->find(node.name());
+  std::string key = node.name();
+  auto from = node.attr().find(kHoistedFromAttr);
+  if (from != node.attr().end() && from->second.value_case() == AttrValue::kS) key = from->second.s();
+  auto it = table == nullptr ? HoistedConstants::const_iterator() : table->find(key);
   if (table == nullptr || it == table->end()) {
     return absl::InvalidArgumentError(absl::StrCat(
         "Const '", node.name(), "' is marked ", kHoistedAttr,

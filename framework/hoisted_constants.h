@@ -30,6 +30,9 @@ namespace sluice {
 
 // The marker attr of a Const whose value was hoisted into a table.
 inline constexpr char kHoistedAttr[] = "_hoisted";
+// On a copy of a hoisted Const (the pipeline placement's per-stage copies): the name of the
+// Const whose table entry holds its value.
+inline constexpr char kHoistedFromAttr[] = "_hoisted_from";
 // Constants of at most this many elements stay in the graph (the master's placement reads
 // values up to this size for its cost estimates).
 inline constexpr int64_t kMaxInlineConstElements = 4096;

@@ -137,5 +137,21 @@ TEST(HoistedConstantsTest, AMissingOrMismatchedValueIsAnErrorNamingTheNode) {
   EXPECT_EQ(t.raw_data(), table.at("w").raw_data());  // Shared, not copied.
 }
 
+TEST(HoistedConstantsTest, ACopyFindsItsOriginalsValue) {
+  GraphDef g;
+  *g.add_node() = FloatConst("w", 5000);
+  HoistedConstants table;
+  HoistConstants(&g, &table);
+  NodeDef copy = g.node(0);  // As the pipeline placement copies a Const to a later stage.
+  copy.set_name("w/stage_1");
+  (*copy.mutable_attr())[kHoistedFromAttr].set_s("w");
+  *g.add_node() = copy;
+  SL_ASSERT_OK_AND_ASSIGN(Tensor t, FindHoistedValue(g.node(1), &table));
+  EXPECT_EQ(t.raw_data(), table.at("w").raw_data());
+  ASSERT_OK(InlineConstants(table, &g));
+  EXPECT_EQ(Value(g.node(1)).tensor_content(), Value(g.node(0)).tensor_content());
+  EXPECT_EQ(table.count("w/stage_1"), 0u);  // One table entry for both.
+}
+
 }  // namespace
 }  // namespace sluice

@@ -152,7 +152,8 @@ std::shared_ptr<TensorBuffer> TensorBuffer::Wrap(void* data, size_t bytes, Relea
 }
 
 std::shared_ptr<TensorBuffer> TensorBuffer::View(std::shared_ptr<TensorBuffer> parent, size_t offset, size_t bytes) {
-  if (parent == nullptr || offset % kTensorAlignment != 0 || offset > parent->bytes_ ||
+  if (parent == nullptr || (reinterpret_cast<uintptr_t>(parent->data_) + offset) % kTensorAlignment != 0 ||
+      offset > parent->bytes_ ||
       bytes > parent->bytes_ - offset || parent->num_strings_ > 0 || parent->num_variants_ > 0) {
     return nullptr;
   }

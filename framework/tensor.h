@@ -41,7 +41,7 @@ class TensorBuffer {
   static bool ReusesFreedBuffers();
   // Borrows caller memory; `release` runs when the last Tensor referring to it goes away.
   static std::shared_ptr<TensorBuffer> Wrap(void* data, size_t bytes, Release release);
-  // `bytes` of `parent`'s data from byte `offset` (a multiple of kTensorAlignment), sharing
+  // `bytes` of `parent`'s data from byte `offset` (at an address aligned to kTensorAlignment), sharing
   // them and keeping `parent` alive: a split without a copy. Null when the range does not fit
   // or is misaligned. Never written in place: Tensor::RefCountIsOne is false for a view.
   static std::shared_ptr<TensorBuffer> View(std::shared_ptr<TensorBuffer> parent, size_t offset, size_t bytes);

@@ -148,13 +148,17 @@ class StridedSliceGradOp : public OpKernel {
 // Piece `shape` of `in` from element `offset`, contiguous there, as a view of in's buffer
 // (no copy), or an uninitialized tensor where a view does not suit: a string or variant
 // tensor, a misaligned start, an empty piece, or a small piece of a big buffer (which the
-// view would keep alive).
+// view would keep alive: under 64 KiB and a sixteenth of it, or under a thousandth).
 Tensor ContiguousView(const Tensor& in, int64_t offset, const TensorShape& shape) {
   const DataType dt = in.dtype();
   if (dt == DT_STRING || dt == DT_VARIANT || dt == DT_RESOURCE || in.buffer() == nullptr) return Tensor();
   const size_t size = DataTypeSize(dt);
   const size_t bytes = static_cast<size_t>(shape.num_elements()) * size;
-  if (size == 0 || bytes == 0 || (bytes < (size_t{64} << 10) && bytes * 16 < in.AllocatedBytes())) return Tensor();
+  // The whole buffer counts: `in` may itself be a view of a bigger one.
+  const size_t kept = in.buffer()->size();
+  if (size == 0 || bytes == 0 || (bytes < (size_t{64} << 10) && bytes * 16 < kept) || bytes * 1024 < kept) {
+    return Tensor();
+  }
   auto view = TensorBuffer::View(in.buffer(), static_cast<size_t>(offset) * size, bytes);
   return view == nullptr ? Tensor() : Tensor(dt, shape, std::move(view));
 }

@@ -1,17 +1,17 @@
 #include "master/placement_policy.h"
 
-#include <map>
-
 #include <fnmatch.h>
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <tuple>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "framework/device_name.h"
+#include "framework/hoisted_constants.h"
 #include "framework/node_attr.h"
 #include "framework/status.h"
 #include "master/placer.h"
@@ -235,6 +235,10 @@ absl::Status PlacePipeline(const std::vector<DeviceAttributes>& devices,
       while (graph->FindNode(name) != nullptr) absl::StrAppend(&name, "_");
       copy.set_name(name);
       copy.set_device(stages[s]);
+      // A hoisted value (framework/hoisted_constants.h) stays in one table entry, the original's.
+      if (IsHoisted(copy) && !copy.attr().contains(kHoistedFromAttr)) {
+        (*copy.mutable_attr())[kHoistedFromAttr].set_s(n->name());
+      }
       SL_ASSIGN_OR_RETURN(Node * c, graph->AddNode(std::move(copy)));
       for (const Edge* e : edges) {
         Node* dst = e->dst;

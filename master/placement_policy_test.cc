@@ -1,6 +1,7 @@
 #include "master/placement_policy.h"
 
 #include "absl/strings/str_cat.h"
+#include "framework/hoisted_constants.h"
 #include "framework/status_matchers.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -140,6 +141,8 @@ TEST(PipelinePlacementTest, AConstantReadByTwoStagesGetsACopyOnEach) {
   }
   EXPECT_EQ(data, 2);
   EXPECT_EQ(control, 1);
+  // w0 is small and stays in the graph: the copy names no hoisted original.
+  EXPECT_FALSE(copy->def().attr().contains(kHoistedFromAttr));
   GraphDef out;
   g->ToGraphDef(&out);
   for (const NodeDef& n : out.node()) {
@@ -147,6 +150,31 @@ TEST(PipelinePlacementTest, AConstantReadByTwoStagesGetsACopyOnEach) {
       EXPECT_THAT(n.input(), ::testing::ElementsAre("m3", "w0/stage_1", "^w0/stage_1"));
     }
   }
+}
+
+TEST(PipelinePlacementTest, ACopyOfAHoistedConstantNamesTheOriginal) {
+  // Big constants are hoisted out of the graph before placement (framework/hoisted_constants.h):
+  // a copy carries the marker, and the name of the Const whose table entry holds the value.
+  GraphDef def = Chain(4);
+  NodeDef* add = def.add_node();
+  add->set_name("m3_plus_w0");
+  add->set_op("Add");
+  add->add_input("m3");
+  add->add_input("w0");
+  (*add->mutable_attr())["T"].set_type(DT_FLOAT);
+  for (auto& n : *def.mutable_node()) {
+    if (n.name() == "w0") (*n.mutable_attr())[kHoistedAttr].set_b(true);
+  }
+  auto g = Build(def);
+  PlacementOptions options;
+  options.set_policy("pipeline");
+  auto devices = Devices({"/job:worker/replica:0/task:0/device:CPU:0",
+                          "/job:worker/replica:0/task:1/device:CPU:0"});
+  ASSERT_OK(ApplyPlacementOptions(options, devices, {{"x:0", PartialShape(TensorShape({1, 4}))}}, g.get()));
+  const Node* copy = g->FindNode("w0/stage_1");
+  ASSERT_NE(copy, nullptr);
+  EXPECT_TRUE(IsHoisted(copy->def()));
+  EXPECT_EQ(copy->def().attr().at(kHoistedFromAttr).s(), "w0");
 }
 
 TEST(PipelinePlacementTest, BalancesEstimatedCostNotNodeCount) {

@@ -137,9 +137,11 @@ VerifiedListeners& Verified() {
 
 absl::Status VerifySameHostListener(int64_t pid, const std::string& address) {
   // Reading /proc/net/tcp walks every socket of the namespace: at one call per transfer it took
-  // a fifth of a core during ResNet-18's all-reduce. A verdict is kept for a second, and only
-  // for the very process (its start time) that was seen listening.
-  constexpr absl::Duration kKeptFor = absl::Seconds(1);
+  // a fifth of a core during ResNet-18's all-reduce. A verdict is kept for 250 ms, and only
+  // for the very process (its start time) that was seen listening. Within that time, a
+  // process that took over the address from a still living one could make a receiver read the
+  // living one's memory: the window is short.
+  constexpr absl::Duration kKeptFor = absl::Milliseconds(250);
   const uint64_t start = ProcessStartTime(pid);
   const absl::Time now = absl::Now();
   VerifiedListeners& verified = Verified();

@@ -45,7 +45,7 @@ absl::Status ReadFromSameHost(int64_t pid, uint64_t address, void* dst, uint64_t
 // claims. A receiver reads a sender's memory only after this: a process that took over a dead
 // task's address can then only make it read that process's own memory. PERMISSION_DENIED
 // otherwise (and for an address without a port).
-// A verdict is reused for a second, for the same process only (pid and start time): the check
+// A verdict is reused for 250 ms, for the same process only (pid and start time): the check
 // reads every socket of the namespace, and a step makes one transfer per tensor.
 absl::Status VerifySameHostListener(int64_t pid, const std::string& address);
 // The same, always looking.

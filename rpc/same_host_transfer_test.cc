@@ -111,10 +111,10 @@ TEST(SameHostTransferTest, OnlyTheListenerIsVerified) {
   EXPECT_EQ(VerifySameHostListener(getpid(), "127.0.0.1").code(), absl::StatusCode::kPermissionDenied);
   EXPECT_EQ(VerifySameHostListener(0, address).code(), absl::StatusCode::kPermissionDenied);
 
-  // Once the socket is closed, the kept verdict lasts at most a second.
+  // Once the socket is closed, the kept verdict lasts at most 250 ms.
   close(fd);
   EXPECT_FALSE(VerifySameHostListenerNow(getpid(), address).ok());
-  absl::SleepFor(absl::Milliseconds(1100));
+  absl::SleepFor(absl::Milliseconds(300));
   absl::Status s = VerifySameHostListener(getpid(), address);
   EXPECT_EQ(s.code(), absl::StatusCode::kPermissionDenied) << s;
 }

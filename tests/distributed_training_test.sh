@@ -45,6 +45,30 @@ check "the all-reduce run is data-parallel over both workers" \
 check "all-reduce: loss curve and trained weights equal the single-process ones to 1e-5" \
   "$python" "$root/tests/distributed_training.py" compare "$work/local.json" "$work/local.onnx" \
   "$work/allreduce.json" "$work/allreduce.onnx"
+# A scalar algorithm input (not split: every replica reads it) given as a --feed file, on
+# both strategies: the model reports loss * s as well.
+"$python" - "$work" <<'PY'
+import sys
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+work = sys.argv[1]
+m = onnx.load(work + "/mlp.onnx")
+a = m.training_info[0].algorithm
+a.input.append(helper.make_tensor_value_info("s", TensorProto.FLOAT, []))
+a.node.append(helper.make_node("Mul", ["loss", "s"], ["scaled"]))
+a.output.append(helper.make_tensor_value_info("scaled", TensorProto.FLOAT, []))
+onnx.save(m, work + "/mlp_scaled.onnx")
+open(work + "/s.pb", "wb").write(numpy_helper.from_array(np.array(2, np.float32), "s").SerializeToString())
+PY
+for strategy in ps allreduce; do
+  timeout 120 "$sluice" train "$work/mlp_scaled.onnx" --steps 2 "${feeds[@]}" --feed "s=$work/s.pb" \
+    --strategy "$strategy" --target "$ps0" --json > "$work/scaled_$strategy.json" 2> "$work/scaled_$strategy.err"
+  cat "$work/scaled_$strategy.err"
+  check "$strategy: a scalar --feed reaches every replica" \
+    json_is "$work/scaled_$strategy.json" "d['replicas'] == 2 and all(abs(s['outputs']['scaled'] - 2 * s['outputs']['loss']) <= 1e-6 * abs(s['outputs']['loss']) for s in d['steps'])"
+done
+
 # --trace: one more step, traced: a Chrome trace with a track per worker, and the all-reduce
 # that ran past the backward pass, per replica and for the step.
 timeout 120 "$sluice" train "$work/mlp.onnx" --steps 2 "${feeds[@]}" --strategy allreduce --bucket-mb 0.001 \
@@ -110,6 +134,6 @@ timeout 60 "$sluice" train "$work/mlp.onnx" --steps 1 --feed "x=$work/x_wide.pb"
 status=$?
 cat "$work/wide.txt"
 check "a ps-path feed file of the wrong shape fails naming the input" \
-  bash -c "[ $status = 1 ] && grep -q \"feed for input 'x' gives replica 0 shape\" '$work/wide.txt'"
+  bash -c "[ $status = 1 ] && grep -q \"feed for input 'x' gives replica_0/\" '$work/wide.txt'"
 
 [ "$fail" = 0 ] && echo "PASS" || exit 1

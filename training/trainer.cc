@@ -81,21 +81,21 @@ absl::StatusOr<std::vector<Tensor>> SplitBatch(const std::string& name, const Te
 
 }  // namespace
 
-absl::Status OnnxTrainer::MakeResident(const OnnxValue& in, const std::string& prefix, bool split,
+absl::Status OnnxTrainer::MakeResident(const OnnxValue& in, const std::vector<std::string>& tensors, bool split,
                                        const Tensor& value, GraphDef* graph) const {
-  const int replicas = static_cast<int>(replica_devices_.size());
-  std::vector<Tensor> shares(replicas, value);
+  const int copies = static_cast<int>(tensors.size());
+  std::vector<Tensor> shares(copies, value);
   if (split) {
-    SL_ASSIGN_OR_RETURN(shares, SplitBatch(in.name, value, replicas));
+    SL_ASSIGN_OR_RETURN(shares, SplitBatch(in.name, value, copies));
   }
-  for (int r = 0; r < replicas; ++r) {
-    const std::string node = NodeOf(absl::StrCat("replica_", r, "/", prefix, in.tensor));
+  for (int r = 0; r < copies; ++r) {
+    const std::string node = NodeOf(tensors[r]);
     NodeDef* placeholder = nullptr;
     for (NodeDef& n : *graph->mutable_node()) {
       if (n.name() == node) placeholder = &n;
     }
     if (placeholder == nullptr || placeholder->op() != "Placeholder") {
-      return absl::InvalidArgumentError(absl::StrCat("input '", in.name, "' of replica ", r, " is ",
+      return absl::InvalidArgumentError(absl::StrCat("input '", in.name, "' (", tensors[r], ") is ",
                                                      placeholder == nullptr ? "missing" : placeholder->op(),
                                                      ", not a Placeholder"));
     }
@@ -111,7 +111,7 @@ absl::Status OnnxTrainer::MakeResident(const OnnxValue& in, const std::string& p
     if (shape != placeholder->attr().end()) {
       const PartialShape expected = PartialShape::FromProto(shape->second.shape());
       if (!expected.IsCompatibleWith(shares[r].shape())) {
-        return absl::InvalidArgumentError(absl::StrCat("feed for input '", in.name, "' gives replica ", r, " shape ",
+        return absl::InvalidArgumentError(absl::StrCat("feed for input '", in.name, "' gives ", tensors[r], " shape ",
                                                        shares[r].shape().DebugString(), ", which does not match ",
                                                        expected.DebugString()));
       }
@@ -434,10 +434,6 @@ absl::Status OnnxTrainer::Build() {
     for (const auto& [in, split] : fed) {
       auto fixed = train_.fixed_feeds.find(in->name);
       // An input with a default (PlaceholderWithDefault) is fed as usual.
-      if (parallel && fixed != train_.fixed_feeds.end() && !in->has_default) {
-        SL_RETURN_IF_ERROR(MakeResident(*in, prefix, split, fixed->second, &a.graph), "training_info ", i);
-        continue;
-      }
       Input input;
       input.name = in->name;
       input.has_default = in->has_default;
@@ -447,7 +443,11 @@ absl::Status OnnxTrainer::Build() {
         }
         input.broadcast = !split;  // All-reduce replicas each have their own copy.
       } else {
-        input.tensors.push_back(prefix + in->tensor);
+        input.tensors.push_back(prefix + in->tensor);  // One, read by every replica (ps).
+      }
+      if (parallel && fixed != train_.fixed_feeds.end() && !in->has_default) {
+        SL_RETURN_IF_ERROR(MakeResident(*in, input.tensors, split, fixed->second, &a.graph), "training_info ", i);
+        continue;
       }
       algo.inputs.push_back(std::move(input));
     }

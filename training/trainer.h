@@ -100,10 +100,10 @@ class OnnxTrainer {
   };
 
   absl::Status Build();
-  // Turns input `in`'s placeholder in every replica of `graph` into a constant of its share of
-  // `value` (all of it unless `split`).
-  absl::Status MakeResident(const OnnxValue& in, const std::string& prefix, bool split, const Tensor& value,
-                            GraphDef* graph) const;
+  // Turns the placeholders of input `in` (`tensors`: one per replica, or one all read) into
+  // constants of their share of `value` (all of it unless `split`).
+  absl::Status MakeResident(const OnnxValue& in, const std::vector<std::string>& tensors, bool split,
+                            const Tensor& value, GraphDef* graph) const;
   // Assigns `values` (by initializer name) to their variables.
   absl::Status PushVariables(const std::map<std::string, Tensor>& values);
 
