@@ -107,9 +107,12 @@ TEST(PipelinePlacementTest, WhatConstantsAloneComputeFollowsItsReader) {
   EXPECT_EQ(DeviceOf(*g, "w3"), devices[1].name());
 }
 
-TEST(PipelinePlacementTest, AConstantReadByTwoStagesGetsACopyOnEach) {
-  // m3 reads w0 as well as w3 (torch's export shares initializers of equal values): w0 stays
-  // with m0 on the first stage, and m3 reads a copy on its own.
+// Chain(4) plus m3_plus_w0 = m3 + w0 (with a control edge from w0 too), placed as a pipeline
+// on two tasks: w0 is read on both stages, as torch's export shares initializers of equal
+// values. `hoisted`: w0 is marked as hoisted out of the graph.
+const std::vector<DeviceAttributes> kTwoTasks = Devices({"/job:worker/replica:0/task:0/device:CPU:0",
+                                                         "/job:worker/replica:0/task:1/device:CPU:0"});
+std::unique_ptr<Graph> SharedWeightOnTwoStages(bool hoisted) {
   GraphDef def = Chain(4);
   NodeDef* add = def.add_node();
   add->set_name("m3_plus_w0");
@@ -118,12 +121,20 @@ TEST(PipelinePlacementTest, AConstantReadByTwoStagesGetsACopyOnEach) {
   add->add_input("w0");
   add->add_input("^w0");
   (*add->mutable_attr())["T"].set_type(DT_FLOAT);
+  for (auto& n : *def.mutable_node()) {
+    if (n.name() == "w0" && hoisted) (*n.mutable_attr())[kHoistedAttr].set_b(true);
+  }
   auto g = Build(def);
   PlacementOptions options;
   options.set_policy("pipeline");
-  auto devices = Devices({"/job:worker/replica:0/task:0/device:CPU:0",
-                          "/job:worker/replica:0/task:1/device:CPU:0"});
-  ASSERT_OK(ApplyPlacementOptions(options, devices, {{"x:0", PartialShape(TensorShape({1, 4}))}}, g.get()));
+  EXPECT_OK(ApplyPlacementOptions(options, kTwoTasks, {{"x:0", PartialShape(TensorShape({1, 4}))}}, g.get()));
+  return g;
+}
+
+TEST(PipelinePlacementTest, AConstantReadByTwoStagesGetsACopyOnEach) {
+  // w0 stays with m0 on the first stage, and m3_plus_w0 reads a copy on its own.
+  auto g = SharedWeightOnTwoStages(false);
+  const auto& devices = kTwoTasks;
   EXPECT_EQ(DeviceOf(*g, "w0"), devices[0].name());
   EXPECT_EQ(DeviceOf(*g, "m0"), devices[0].name());
   ASSERT_EQ(DeviceOf(*g, "m3_plus_w0"), devices[1].name());
@@ -155,22 +166,7 @@ TEST(PipelinePlacementTest, AConstantReadByTwoStagesGetsACopyOnEach) {
 TEST(PipelinePlacementTest, ACopyOfAHoistedConstantNamesTheOriginal) {
   // Big constants are hoisted out of the graph before placement (framework/hoisted_constants.h):
   // a copy carries the marker, and the name of the Const whose table entry holds the value.
-  GraphDef def = Chain(4);
-  NodeDef* add = def.add_node();
-  add->set_name("m3_plus_w0");
-  add->set_op("Add");
-  add->add_input("m3");
-  add->add_input("w0");
-  (*add->mutable_attr())["T"].set_type(DT_FLOAT);
-  for (auto& n : *def.mutable_node()) {
-    if (n.name() == "w0") (*n.mutable_attr())[kHoistedAttr].set_b(true);
-  }
-  auto g = Build(def);
-  PlacementOptions options;
-  options.set_policy("pipeline");
-  auto devices = Devices({"/job:worker/replica:0/task:0/device:CPU:0",
-                          "/job:worker/replica:0/task:1/device:CPU:0"});
-  ASSERT_OK(ApplyPlacementOptions(options, devices, {{"x:0", PartialShape(TensorShape({1, 4}))}}, g.get()));
+  auto g = SharedWeightOnTwoStages(true);
   const Node* copy = g->FindNode("w0/stage_1");
   ASSERT_NE(copy, nullptr);
   EXPECT_TRUE(IsHoisted(copy->def()));
