@@ -84,20 +84,21 @@ struct ExposedAllReduce {
   double exposed_ms = 0, step_ms = 0;
 };
 
-// One device's (or the merged step's) exposed all-reduce; device "" when it ran none.
-ExposedAllReduce Exposed(const DeviceStepStats& dev, const OnnxTrainer& trainer) {
-  int64_t first = INT64_MAX, last = INT64_MIN, backward_end = INT64_MIN, allreduce_end = INT64_MIN;
-  for (const auto& n : dev.node_stats()) {
-    const int64_t start = n.all_start_nanos(), end = start + n.all_end_rel_nanos();
-    first = std::min(first, start);
-    last = std::max(last, end);
-    const std::string phase = trainer.PhaseOf(n.node_name());
-    if (phase == "backward") backward_end = std::max(backward_end, end);
-    if (phase == "all-reduce") allreduce_end = std::max(allreduce_end, end);
+// When a device's (or the step's) nodes ran: the first start and last end, and the last end
+// of its backward and of its all-reduce nodes (INT64_MIN: none).
+struct PhaseEnds {
+  int64_t first = INT64_MAX, last = INT64_MIN, backward = INT64_MIN, allreduce = INT64_MIN;
+  void Add(const PhaseEnds& o) {
+    first = std::min(first, o.first);
+    last = std::max(last, o.last);
+    backward = std::max(backward, o.backward);
+    allreduce = std::max(allreduce, o.allreduce);
   }
-  if (allreduce_end == INT64_MIN || backward_end == INT64_MIN) return {};
-  return {dev.device(), std::max<int64_t>(0, allreduce_end - backward_end) / 1e6, (last - first) / 1e6};
-}
+  bool has_allreduce() const { return allreduce != INT64_MIN && backward != INT64_MIN; }
+  ExposedAllReduce Exposed(const std::string& device) const {
+    return {device, std::max<int64_t>(0, allreduce - backward) / 1e6, (last - first) / 1e6};
+  }
+};
 
 // For each device that ran all-reduce nodes: how long they went on after the device's last
 // backward node ended (0 when they all ended before it), and the device's step (first node's
@@ -106,20 +107,21 @@ ExposedAllReduce Exposed(const DeviceStepStats& dev, const OnnxTrainer& trainer)
 // end: what no backward pass hid. Across machines, that reads their clocks as one.
 std::vector<ExposedAllReduce> ExposedAllReduceOf(const StepStats& stats, const OnnxTrainer& trainer) {
   std::vector<ExposedAllReduce> out;
-  StepStats all;
-  DeviceStepStats* merged = all.add_dev_stats();
-  merged->set_device("step");
+  PhaseEnds step;
   for (const auto& dev : stats.dev_stats()) {
-    for (const auto& n : dev.node_stats()) *merged->add_node_stats() = n;
+    PhaseEnds ends;
+    for (const auto& n : dev.node_stats()) {
+      const int64_t start = n.all_start_nanos(), end = start + n.all_end_rel_nanos();
+      ends.first = std::min(ends.first, start);
+      ends.last = std::max(ends.last, end);
+      const std::string phase = trainer.PhaseOf(n.node_name());
+      if (phase == "backward") ends.backward = std::max(ends.backward, end);
+      if (phase == "all-reduce") ends.allreduce = std::max(ends.allreduce, end);
+    }
+    step.Add(ends);
+    if (ends.has_allreduce()) out.push_back(ends.Exposed(dev.device()));
   }
-  for (const auto& dev : stats.dev_stats()) {
-    ExposedAllReduce e = Exposed(dev, trainer);
-    if (!e.device.empty()) out.push_back(std::move(e));
-  }
-  if (out.size() > 1) {
-    ExposedAllReduce e = Exposed(*merged, trainer);
-    if (!e.device.empty()) out.push_back(std::move(e));
-  }
+  if (out.size() > 1) out.push_back(step.Exposed("step"));
   return out;
 }
 
