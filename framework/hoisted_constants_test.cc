@@ -151,6 +151,14 @@ TEST(HoistedConstantsTest, ACopyFindsItsOriginalsValue) {
   ASSERT_OK(InlineConstants(table, &g));
   EXPECT_EQ(Value(g.node(1)).tensor_content(), Value(g.node(0)).tensor_content());
   EXPECT_EQ(table.count("w/stage_1"), 0u);  // One table entry for both.
+
+  // A graph that names an original nobody registered (or an empty name) fails, naming the node.
+  for (const char* from : {"nobody", ""}) {
+    (*copy.mutable_attr())[kHoistedFromAttr].set_s(from);
+    absl::Status s = FindHoistedValue(copy, &table).status();
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(s.message(), HasSubstr("'w/stage_1'")) << s;
+  }
 }
 
 }  // namespace
