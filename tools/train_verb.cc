@@ -43,7 +43,8 @@ options:
                          gradients of different layers) run at once (default: as --threads;
                          1 runs nodes one after another, each with all intra-op threads)
   --strategy S           with --target on a cluster: auto (default), allreduce or ps
-  --bucket-mb N          all-reduce: gradients fused into buckets of about N MiB (default 25)
+  --bucket-mb N          all-reduce: gradients fused into buckets of up to N MiB (default 25);
+                         the last ones made shrink to N/16, so little is left at the end
   --checkpoint-dir DIR   resume from DIR's last complete checkpoint (weights and optimizer
                          state; a damaged one is named and passed over for the one before)
                          and write checkpoints there (ckpt-<step>.onnx and .json manifests,

@@ -1,5 +1,6 @@
 #include "training/replicate.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "absl/container/flat_hash_map.h"
@@ -215,6 +216,46 @@ absl::flat_hash_set<std::string> Downstream(const Graph& graph, const std::vecto
   return seen;
 }
 
+struct Bucket {
+  DataType dtype;
+  std::vector<std::pair<std::string, int64_t>> tensors;
+  int64_t elements = 0;
+};
+
+// Cuts `ordered` (gradients in the order they are made) into buckets of one dtype each, laid
+// out from the end: the last bucket closes at about cap / 16 bytes, each earlier one at twice
+// the size of the one after it, up to `cap`. A first bucket of under half its size joins the
+// one after it.
+template <typename Averaged>
+std::vector<Bucket> TaperedBuckets(const std::vector<Averaged>& ordered, int64_t cap) {
+  std::vector<Bucket> reversed;
+  int64_t limit = std::max<int64_t>(1, cap / 16);
+  int64_t bytes = 0;
+  for (auto it = ordered.rbegin(); it != ordered.rend(); ++it) {
+    const int64_t bytes_per = it->dtype == DT_DOUBLE ? 8 : 4;
+    if (reversed.empty() || reversed.back().dtype != it->dtype || bytes >= limit) {
+      if (!reversed.empty()) limit = std::min(cap, limit * 2);
+      reversed.push_back(Bucket{it->dtype, {}, 0});
+      bytes = 0;
+    }
+    Bucket& b = reversed.back();
+    b.tensors.emplace_back(it->tensor, it->elements);
+    b.elements += it->elements;
+    bytes += it->elements * bytes_per;
+  }
+  if (reversed.size() >= 2 && reversed.back().dtype == reversed[reversed.size() - 2].dtype &&
+      bytes < limit / 2) {
+    Bucket first = std::move(reversed.back());
+    reversed.pop_back();
+    Bucket& next = reversed.back();
+    next.tensors.insert(next.tensors.end(), first.tensors.begin(), first.tensors.end());
+    next.elements += first.elements;
+  }
+  std::vector<Bucket> buckets(reversed.rbegin(), reversed.rend());
+  for (Bucket& b : buckets) std::reverse(b.tensors.begin(), b.tensors.end());
+  return buckets;
+}
+
 }  // namespace
 
 absl::Status ReplicateAllReduce(const AllReducePlan& plan, GraphDef* def,
@@ -244,13 +285,16 @@ absl::Status ReplicateAllReduce(const AllReducePlan& plan, GraphDef* def,
   *out.mutable_versions() = def->versions();
   GraphBuilder b(&out);
 
-  // The buckets: gradients of one dtype, in the order they are made, about bucket_bytes each.
-  struct Bucket {
+  // The buckets: gradients of one dtype, in the order they are made. Only the last bucket's
+  // all-reduce has no backward pass left to hide behind, so the buckets are laid out from the
+  // end: the last holds about bucket_bytes / 16, each one before it twice as much as the next,
+  // up to bucket_bytes (DDP's buckets are all alike and leave a full one for the end).
+  struct Averaged {
+    std::string tensor;
+    int64_t elements;
     DataType dtype;
-    std::vector<std::pair<std::string, int64_t>> tensors;
-    int64_t elements = 0;
   };
-  std::vector<Bucket> buckets;
+  std::vector<Averaged> ordered;
   for (const auto& [tensor, elements] : averaged) {
     SL_ASSIGN_OR_RETURN(TensorId id, ParseTensorName(tensor));
     const Node* src = graph->FindNode(id.node);
@@ -263,14 +307,9 @@ absl::Status ReplicateAllReduce(const AllReducePlan& plan, GraphDef* def,
                                                    DataTypeString(dt), " (only float and double)"));
     }
     if (elements <= 0) continue;  // Nothing to sum; it is read as it is.
-    const int64_t bytes_per = dt == DT_DOUBLE ? 8 : 4;
-    if (buckets.empty() || buckets.back().dtype != dt ||
-        buckets.back().elements * bytes_per >= plan.bucket_bytes) {
-      buckets.push_back(Bucket{dt, {}, 0});
-    }
-    buckets.back().tensors.emplace_back(ShortTensorName(tensor), elements);
-    buckets.back().elements += elements;
+    ordered.push_back({ShortTensorName(tensor), elements, dt});
   }
+  std::vector<Bucket> buckets = TaperedBuckets(ordered, plan.bucket_bytes);
 
   // reduced[gradient][i]: the gradient's mean, on replica i.
   absl::flat_hash_map<std::string, std::vector<std::string>> reduced;

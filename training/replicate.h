@@ -54,8 +54,10 @@ struct AllReducePlan {
   // are averaged with the gradients, so that every replica writes the same value.
   std::vector<std::pair<std::string, int64_t>> written;
   std::vector<std::string> replica_devices;  // Two or more.
-  // Gradients are fused into buckets of about this many bytes, each all-reduced as soon as
-  // its last gradient is made.
+  // Gradients are fused into buckets of up to this many bytes, each all-reduced as soon as
+  // its last gradient is made. The buckets made last are smaller (the very last about a
+  // sixteenth of this, each one before it twice its successor): nothing overlaps the last
+  // bucket's all-reduce.
   int64_t bucket_bytes = int64_t{25} << 20;
 };
 

@@ -4,7 +4,10 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
+#include "framework/node_attr.h"
 #include "master/session.h"
 #include "framework/status_matchers.h"
 #include "framework/tensor.h"
@@ -240,6 +243,59 @@ TEST(ReplicateAllReduceTest, BigGradientsTakeSeveralRoundsOfChunks) {
              out[0].flat<float>()[k] != out[1].flat<float>()[k];
   }
   EXPECT_EQ(wrong, 0);
+}
+
+// Which gradients each bucket holds, from the rewritten graph: bucket k flattens replica 0's
+// copy of each of its gradients into "allreduce/bucket_<k>/replica_0/flat_<t>".
+std::vector<std::vector<std::string>> BucketsOf(const GraphDef& def) {
+  std::vector<std::vector<std::string>> buckets;
+  for (const NodeDef& n : def.node()) {
+    int k = 0;
+    if (!absl::StartsWith(n.name(), "allreduce/bucket_") || !absl::StrContains(n.name(), "/replica_0/flat_") ||
+        n.op() != "Reshape") {
+      continue;
+    }
+    const std::string tail = n.name().substr(std::string("allreduce/bucket_").size());
+    if (!absl::SimpleAtoi(tail.substr(0, tail.find('/')), &k)) {
+      ADD_FAILURE() << "no bucket number in " << n.name();
+      continue;
+    }
+    if (static_cast<int>(buckets.size()) <= k) buckets.resize(k + 1);
+    buckets[k].push_back(std::string(absl::StripPrefix(n.input(0), "replica_0/")));
+  }
+  return buckets;
+}
+
+// Buckets are laid out from the end of the backward pass: the gradients made last go into a
+// bucket of about a sixteenth of the cap, the ones before into buckets twice as big each time,
+// so that little is left to all-reduce when the backward pass ends; a small first bucket joins
+// the next.
+TEST(ReplicateAllReduceTest, BucketsTaperTowardsTheEndOfTheBackwardPass) {
+  GraphDef def;
+  NodeDef* x = def.add_node();
+  x->set_name("x");
+  x->set_op("Placeholder");
+  AddNodeAttr("dtype", DT_FLOAT, x);
+  AllReducePlan plan;
+  plan.split_inputs = {"x"};
+  constexpr int64_t kMiB = 1 << 20;
+  for (int i = 0; i < 9; ++i) {
+    NodeDef* g = def.add_node();
+    g->set_name(absl::StrCat("g", i));
+    g->set_op("Identity");
+    g->add_input("x");
+    AddNodeAttr("T", DT_FLOAT, g);
+    plan.gradients.emplace_back(g->name(), kMiB / 4);  // 1 MiB of floats each, g0 made first.
+  }
+  plan.replica_devices = {kWorker0, kWorker1};
+  plan.bucket_bytes = 8 * kMiB;
+  std::function<std::string(const std::string&)> tensor_of;
+  std::function<std::string(const std::string&, int)> replica_tensor;
+  ASSERT_OK(ReplicateAllReduce(plan, &def, &tensor_of, &replica_tensor));
+  // From the end: g8 alone (limit 0.5 MiB), g7 (1 MiB), g6 and g5 (2 MiB), g4..g1 (4 MiB),
+  // and g0 alone, under half its 8 MiB limit, joins g1..g4.
+  EXPECT_THAT(BucketsOf(def), ElementsAre(ElementsAre("g0", "g1", "g2", "g3", "g4"), ElementsAre("g5", "g6"),
+                                          ElementsAre("g7"), ElementsAre("g8")));
 }
 
 TEST(ReplicateAllReduceTest, RefusesOneReplicaAndIntegerGradients) {
