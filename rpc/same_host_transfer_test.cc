@@ -92,13 +92,23 @@ TEST(SameHostTransferTest, OnlyTheListenerIsVerified) {
   EXPECT_OK(VerifySameHostListener(getpid(), address));  // From the kept verdict.
 
   // Another process (a child that does not listen) is refused, first time and every time.
+  // The child holds the listening socket from the fork until it closes it: the parent waits
+  // for its word that it has.
+  int closed[2];
+  ASSERT_EQ(pipe(closed), 0);
   const pid_t child = fork();
   ASSERT_GE(child, 0);
   if (child == 0) {
     close(fd);
+    const char byte = 1;
+    if (write(closed[1], &byte, 1) != 1) _exit(1);
     pause();
     _exit(0);
   }
+  char byte = 0;
+  ASSERT_EQ(read(closed[0], &byte, 1), 1);
+  close(closed[0]);
+  close(closed[1]);
   for (int i = 0; i < 2; ++i) {
     absl::Status s = VerifySameHostListener(child, address);
     EXPECT_EQ(s.code(), absl::StatusCode::kPermissionDenied) << s;
