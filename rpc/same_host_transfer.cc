@@ -88,6 +88,8 @@ namespace {
 bool ListenersFromSockDiag(int family, int port, absl::flat_hash_set<uint64_t>* inodes) {
   const int fd = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
   if (fd < 0) return false;
+  timeval wait{1, 0};  // The kernel answers at once; never wait on it for long.
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &wait, sizeof(wait));
   struct {
     nlmsghdr header;
     inet_diag_req_v2 request;
@@ -198,8 +200,8 @@ VerifiedListeners& Verified() {
 
 absl::Status VerifySameHostListener(int64_t pid, const std::string& address) {
   // Each check lists the listeners and reads the process's open files: at one check per
-  // transfer, thousands a second in an all-reduce, that adds up. A verdict is kept for 250 ms, and only
-  // for the very process (its start time) that was seen listening. Within that time, a
+  // transfer, thousands a second in an all-reduce, that adds up. A verdict is kept for 250 ms,
+  // and only for the very process (its start time) that was seen listening. Within that time, a
   // process that took over the address from a still living one could make a receiver read the
   // living one's memory: the window is short.
   constexpr absl::Duration kKeptFor = absl::Milliseconds(250);

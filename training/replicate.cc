@@ -216,6 +216,13 @@ absl::flat_hash_set<std::string> Downstream(const Graph& graph, const std::vecto
   return seen;
 }
 
+// A tensor to average, in the order the backward pass makes them.
+struct Averaged {
+  std::string tensor;
+  int64_t elements;
+  DataType dtype;
+};
+
 struct Bucket {
   DataType dtype;
   std::vector<std::pair<std::string, int64_t>> tensors;
@@ -226,7 +233,6 @@ struct Bucket {
 // out from the end: the last bucket closes at about cap / 16 bytes, each earlier one at twice
 // the size of the one after it, up to `cap`. A first bucket of under half its size joins the
 // one after it.
-template <typename Averaged>
 std::vector<Bucket> TaperedBuckets(const std::vector<Averaged>& ordered, int64_t cap) {
   std::vector<Bucket> reversed;
   int64_t limit = std::max<int64_t>(1, cap / 16);
@@ -234,7 +240,7 @@ std::vector<Bucket> TaperedBuckets(const std::vector<Averaged>& ordered, int64_t
   for (auto it = ordered.rbegin(); it != ordered.rend(); ++it) {
     const int64_t bytes_per = it->dtype == DT_DOUBLE ? 8 : 4;
     if (reversed.empty() || reversed.back().dtype != it->dtype || bytes >= limit) {
-      if (!reversed.empty()) limit = std::min(cap, limit * 2);
+      if (!reversed.empty()) limit = limit > cap / 2 ? cap : limit * 2;
       reversed.push_back(Bucket{it->dtype, {}, 0});
       bytes = 0;
     }
@@ -289,11 +295,6 @@ absl::Status ReplicateAllReduce(const AllReducePlan& plan, GraphDef* def,
   // all-reduce has no backward pass left to hide behind, so the buckets are laid out from the
   // end: the last holds about bucket_bytes / 16, each one before it twice as much as the next,
   // up to bucket_bytes (DDP's buckets are all alike and leave a full one for the end).
-  struct Averaged {
-    std::string tensor;
-    int64_t elements;
-    DataType dtype;
-  };
   std::vector<Averaged> ordered;
   for (const auto& [tensor, elements] : averaged) {
     SL_ASSIGN_OR_RETURN(TensorId id, ParseTensorName(tensor));

@@ -2,6 +2,8 @@
 // on the update device, and where the averages come in.
 #include "training/replicate.h"
 
+#include <limits>
+
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
@@ -289,6 +291,7 @@ TEST(ReplicateAllReduceTest, BucketsTaperTowardsTheEndOfTheBackwardPass) {
   }
   plan.replica_devices = {kWorker0, kWorker1};
   plan.bucket_bytes = 8 * kMiB;
+  const GraphDef original = def;
   std::function<std::string(const std::string&)> tensor_of;
   std::function<std::string(const std::string&, int)> replica_tensor;
   ASSERT_OK(ReplicateAllReduce(plan, &def, &tensor_of, &replica_tensor));
@@ -296,6 +299,11 @@ TEST(ReplicateAllReduceTest, BucketsTaperTowardsTheEndOfTheBackwardPass) {
   // and g0 alone, under half its 8 MiB limit, joins g1..g4.
   EXPECT_THAT(BucketsOf(def), ElementsAre(ElementsAre("g0", "g1", "g2", "g3", "g4"), ElementsAre("g5", "g6"),
                                           ElementsAre("g7"), ElementsAre("g8")));
+  // A cap as large as an int64 holds: one bucket of everything.
+  def = original;
+  plan.bucket_bytes = std::numeric_limits<int64_t>::max();
+  ASSERT_OK(ReplicateAllReduce(plan, &def, &tensor_of, &replica_tensor));
+  EXPECT_THAT(BucketsOf(def), ElementsAre(ElementsAre("g0", "g1", "g2", "g3", "g4", "g5", "g6", "g7", "g8")));
 }
 
 TEST(ReplicateAllReduceTest, RefusesOneReplicaAndIntegerGradients) {
