@@ -227,7 +227,16 @@ absl::Status ComputeBroadcastBinary(OpKernelContext* ctx, const Tensor& a, const
     return absl::OkStatus();
   }
   SL_ASSIGN_OR_RETURN(BroadcastPlan plan, MakeBroadcastPlan(a.shape(), b.shape()));
-  SL_RETURN_IF_ERROR(ctx->allocate_output(0, plan.out_shape, &out));
+  // An operand of the output's shape (x * scalar, a bias added to activations) gives its
+  // buffer when nothing else holds it: each output element is written after the one element
+  // of that operand it reads, at the same offset.
+  if (std::is_same_v<Out, A> && a.shape() == plan.out_shape) {
+    SL_RETURN_IF_ERROR(ctx->forward_input_or_allocate_output(0, 0, plan.out_shape, &out));
+  } else if (std::is_same_v<Out, B> && b.shape() == plan.out_shape) {
+    SL_RETURN_IF_ERROR(ctx->forward_input_or_allocate_output(1, 0, plan.out_shape, &out));
+  } else {
+    SL_RETURN_IF_ERROR(ctx->allocate_output(0, plan.out_shape, &out));
+  }
   Out* po = out->data<Out>();
   auto run = [&](int64_t o, int64_t ao, int64_t bo, int64_t n, int64_t as, int64_t bs) {
     if (as == 1 && bs == 1) {

@@ -297,6 +297,49 @@ TEST(BinaryMathTest, LargeBroadcastSplitsAcrossThreads) {
   t.ExpectOutput<float>(0, {256, 512}, want);
 }
 
+TEST(BinaryMathTest, BroadcastWritesIntoAnOperandOfTheOutputsShapeOnlyWhenNothingElseHoldsIt) {
+  const std::vector<float> values = {1, 2, 3, 4, 5, 6};
+  {  // x * scalar, x held by the kernel alone (as the executor hands a last use): in place.
+    Tensor x = Tensor::FromVector<float>(values, TensorShape({2, 3}));
+    const void* where = x.raw_data();
+    KernelTester t("Mul");
+    t.Input(std::move(x)).Input<float>({}, {0.5f});
+    ASSERT_OK(t.Run());
+    EXPECT_EQ(t.output(0).raw_data(), where);
+    t.ExpectOutput<float>(0, {2, 3}, {0.5f, 1, 1.5f, 2, 2.5f, 3});
+  }
+  {  // A row minus a [2, 3] held only by the kernel: the second operand's buffer.
+    Tensor y = Tensor::FromVector<float>(values, TensorShape({2, 3}));
+    const void* where = y.raw_data();
+    KernelTester t("Sub");
+    t.Input<float>({3}, {10, 20, 30}).Input(std::move(y));
+    ASSERT_OK(t.Run());
+    EXPECT_EQ(t.output(0).raw_data(), where);
+    t.ExpectOutput<float>(0, {2, 3}, {9, 18, 27, 6, 15, 24});
+  }
+  {  // Held elsewhere too: a new buffer, and the operand keeps its values.
+    Tensor x = Tensor::FromVector<float>(values, TensorShape({2, 3}));
+    KernelTester t("Mul");
+    t.Input(x).Input<float>({}, {0.5f});
+    ASSERT_OK(t.Run());
+    EXPECT_NE(t.output(0).raw_data(), x.raw_data());
+    EXPECT_EQ(std::vector<float>(x.flat<float>().begin(), x.flat<float>().end()), values);
+    t.ExpectOutput<float>(0, {2, 3}, {0.5f, 1, 1.5f, 2, 2.5f, 3});
+  }
+  {  // Neither operand has the output's shape: a new buffer.
+    KernelTester t("Add");
+    t.Input<float>({2, 1}, {1, 2}).Input<float>({1, 3}, {10, 20, 30});
+    ASSERT_OK(t.Run());
+    t.ExpectOutput<float>(0, {2, 3}, {11, 21, 31, 12, 22, 32});
+  }
+  {  // A comparison's bools never take a float operand's buffer.
+    KernelTester t("Less");
+    t.Input<float>({2, 3}, values).Input<float>({}, {3.5f});
+    ASSERT_OK(t.Run());
+    t.ExpectOutput<bool>(0, {2, 3}, {true, true, true, false, false, false});
+  }
+}
+
 TEST(BinaryMathTest, PowWithMixedExponentTypes) {
   {
     KernelTester t("Pow");
