@@ -53,6 +53,7 @@ bool HoistConstant(NodeDef* node, HoistedConstants* table) {
   *small.mutable_tensor_shape() = value->tensor_shape();
   value->Swap(&small);
   (*node->mutable_attr())[kHoistedAttr].set_b(true);
+  node->mutable_attr()->erase(kHoistedFromAttr);  // Its value is under its own name now.
   (*table)[node->name()] = *std::move(t);
   return true;
 }
@@ -69,6 +70,7 @@ absl::Status InlineConstants(const HoistedConstants& table, GraphDef* graph) {
     proto->Clear();
     value.AsProtoTensorContent(proto);
     node.mutable_attr()->erase(kHoistedAttr);
+    node.mutable_attr()->erase(kHoistedFromAttr);
   }
   return absl::OkStatus();
 }

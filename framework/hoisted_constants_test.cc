@@ -1,5 +1,6 @@
 #include "framework/hoisted_constants.h"
 
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -151,6 +152,23 @@ TEST(HoistedConstantsTest, ACopyFindsItsOriginalsValue) {
   ASSERT_OK(InlineConstants(table, &g));
   EXPECT_EQ(Value(g.node(1)).tensor_content(), Value(g.node(0)).tensor_content());
   EXPECT_EQ(table.count("w/stage_1"), 0u);  // One table entry for both.
+  // Sent to another task, the copy carries its value and is hoisted there under its own name
+  // (a pipeline's later stage on another process found no value when the link stayed).
+  EXPECT_FALSE(g.node(1).attr().contains(kHoistedFromAttr));
+  HoistedConstants remote;
+  GraphDef received;
+  *received.add_node() = g.node(1);
+  HoistConstants(&received, &remote);
+  SL_ASSERT_OK_AND_ASSIGN(Tensor there, FindHoistedValue(received.node(0), &remote));
+  ASSERT_EQ(there.AllocatedBytes(), table.at("w").AllocatedBytes());
+  EXPECT_EQ(std::memcmp(there.raw_data(), table.at("w").raw_data(), there.AllocatedBytes()), 0);
+  // A node that still names an original is hoisted under its own name and forgets the link.
+  NodeDef stale = g.node(1);
+  (*stale.mutable_attr())[kHoistedFromAttr].set_s("w");
+  HoistedConstants other;
+  ASSERT_TRUE(HoistConstant(&stale, &other));
+  EXPECT_FALSE(stale.attr().contains(kHoistedFromAttr));
+  ASSERT_OK(FindHoistedValue(stale, &other).status());
 
   // A graph that names an original nobody registered (or an empty name) fails, naming the node.
   for (const char* from : {"nobody", ""}) {
