@@ -144,6 +144,10 @@ std::vector<double> EstimateCosts(const Graph& graph, const std::vector<Node*>& 
     }
     if (!shapes[id].empty() && shapes[id][0].unknown_rank() && !in.empty()) {
       shapes[id][0] = WindowedOutputShape(*n, in[0], weights.empty() ? nullptr : weights[0]);
+      // An op without a shape function: most keep their input's shape (normalizations,
+      // activations). Unknown, its output would count as one element, and so would everything
+      // computed from it: the rest of the model would cost nothing and the cut fall early.
+      if (shapes[id][0].unknown_rank()) shapes[id][0] = in[0];
     }
     double out = 0;
     for (const PartialShape& s : shapes[id]) out += Elements(s);

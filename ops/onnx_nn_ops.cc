@@ -182,6 +182,7 @@ REGISTER_OP("Onnx>BatchNormalization")
     .Attr("momentum: float = 0.9")
     .Attr("training_mode: bool = false")
     .Attr("spatial: bool = true")
+    .SetShapeFn(onnx_shape_fn::BatchNormalization)
     .Doc("Inference: statistics from input_mean/input_var. Training: the batch's population "
          "statistics, with running = input * momentum + batch * (1 - momentum).");
 
@@ -191,7 +192,8 @@ REGISTER_OP("Onnx>InstanceNormalization")
     .Input("b: T")
     .Output("output: T")
     .Attr(absl::StrCat("T: ", kFloatTypes))
-    .Attr("epsilon: float = 1e-5");
+    .Attr("epsilon: float = 1e-5")
+    .SetShapeFn(onnx_shape_fn::FirstLikeInput);
 
 REGISTER_OP("Onnx>LayerNormalization")
     .Input("x: T")
@@ -215,7 +217,8 @@ REGISTER_OP("Onnx>LRN")
     .Attr("alpha: float = 0.0001")
     .Attr("beta: float = 0.75")
     .Attr("bias: float = 1.0")
-    .Attr("size: int >= 1");
+    .Attr("size: int >= 1")
+    .SetShapeFn(onnx_shape_fn::FirstLikeInput);
 
 REGISTER_OP("Onnx>Dropout")
     .Input("data: T")

@@ -333,5 +333,13 @@ absl::Status FirstLikeInput(InferenceContext* c) {
   return absl::OkStatus();
 }
 
+absl::Status BatchNormalization(InferenceContext* c) {
+  c->set_output(0, c->input(0));
+  if (c->num_inputs() > 3) {
+    for (int i = 1; i < c->num_outputs(); ++i) c->set_output(i, c->input(3));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace onnx_shape_fn
 }  // namespace sluice

@@ -29,6 +29,9 @@ absl::Status GlobalPool(InferenceContext* c);      // x: [N, C, 1, ...]
 absl::Status AllLikeInput(InferenceContext* c);
 // Output 0 has input 0's shape, the others stay unknown (LayerNormalization's statistics).
 absl::Status FirstLikeInput(InferenceContext* c);
+// BatchNormalization: y like x, the statistics (running and saved mean and variance) like
+// input_mean (input 3).
+absl::Status BatchNormalization(InferenceContext* c);
 
 }  // namespace onnx_shape_fn
 }  // namespace sluice

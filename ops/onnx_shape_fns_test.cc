@@ -115,6 +115,26 @@ TEST(OnnxShapeFnsTest, ReshapeUnsqueezeConcatGatherPad) {
             S({-1}));
 }
 
+TEST(OnnxShapeFnsTest, NormalizationsKeepTheirInputsShape) {
+  // The pipeline placement costs nodes by these shapes: DenseNet's unfolded BatchNorms once
+  // left every later shape unknown, and its cut fell after six nodes.
+  auto f = [](NodeDef* n) {
+    for (const char* a : {"T", "T1", "T2"}) (*n->mutable_attr())[a].set_type(DT_FLOAT);
+  };
+  const std::vector<Input> bn = {{S({1, 96, 56, 56}), {}}, {S({96}), {}}, {S({96}), {}}, {S({96}), {}}, {S({96}), {}}};
+  EXPECT_EQ(Infer("Onnx>BatchNormalization", bn, nullptr, f), S({1, 96, 56, 56}));
+  for (int k = 1; k <= 4; ++k) EXPECT_EQ(Infer("Onnx>BatchNormalization", bn, nullptr, f, k), S({96})) << k;
+  auto t = [](NodeDef* n) { (*n->mutable_attr())["T"].set_type(DT_FLOAT); };
+  EXPECT_EQ(Infer("Onnx>InstanceNormalization", {{S({2, 8, 5, 5}), {}}, {S({8}), {}}, {S({8}), {}}}, nullptr, t),
+            S({2, 8, 5, 5}));
+  EXPECT_EQ(Infer("Onnx>LRN", {{S({1, 64, 27, 27}), {}}}, nullptr,
+                  [](NodeDef* n) {
+                    (*n->mutable_attr())["T"].set_type(DT_FLOAT);
+                    (*n->mutable_attr())["size"].set_i(5);
+                  }),
+            S({1, 64, 27, 27}));
+}
+
 TEST(OnnxShapeFnsTest, RangeExpandConstantOfShapeAndMatMul) {
   auto i64 = [](NodeDef* n) { (*n->mutable_attr())["T"].set_type(DT_INT64); };
   EXPECT_EQ(Infer("Onnx>Range", {{S({}), I64({1})}, {S({}), I64({10})}, {S({}), I64({3})}}, nullptr, i64), S({3}));
