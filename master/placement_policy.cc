@@ -94,10 +94,14 @@ PartialShape WindowedOutputShape(const Node& n, const PartialShape& x, const Par
   return PartialShape(absl::Span<const int64_t>(out));
 }
 
-// How many multiply-adds an element moved to or from memory is worth in the cost model
-// (ResNet-50 in two stages on two 1-thread tasks, --concurrency 2: 20.3 runs/s with 0, 21.7
-// with 64; one task alone 15.3; medians of 3 alternating rounds).
-constexpr double kMacsPerElementMoved = 64;
+// How many multiply-adds an element moved to or from memory is worth in the cost model.
+// Two stages on two 1-thread tasks, --concurrency 2, alternating rounds: on a slower machine
+// ResNet-50 ran 20.3 runs/s with 0 and 21.7 with 64 (one task alone 15.3); on a Zen 5 EPYC
+// (AVX-512), where a multiply-add is cheaper against memory, 46.8 with 0, 47.9 with 16, 44.7
+// with 32 and 44.0 with 64 (alone 29.4), 64 giving the first stage 14 ms of each run and the
+// second 20. DenseNet-121 (55 runs/s, alone 38), EfficientNet-B0, ResNeXt-50 and Swin-T ran
+// the same with 16 as with 64 there.
+constexpr double kMacsPerElementMoved = 16;
 
 // Estimated work of each node (by id), from shapes inferred in topological order.
 std::vector<double> EstimateCosts(const Graph& graph, const std::vector<Node*>& order,
