@@ -207,19 +207,22 @@ class UnaryOp : public OpKernel {
 };
 
 // Runs out[i] = f(a[..], b[..]) over the numpy broadcast of a and b (raw element types A and
-// B), reusing a's buffer when the shapes match and the output has A's type.
+// B). The output takes the buffer of an operand of its shape and type when nothing else holds
+// it (x * y, x * scalar, a bias added to activations): each output element is written after
+// the one element of that operand it reads, at the same offset.
 template <typename A, typename B, typename Out, typename F>
 absl::Status ComputeBroadcastBinary(OpKernelContext* ctx, const Tensor& a, const Tensor& b,
                                     int64_t cost, const F& f) {
   const A* pa = a.data<A>();
   const B* pb = b.data<B>();
   Tensor* out;
+  auto allocate = [&](const TensorShape& shape) {
+    if (std::is_same_v<Out, A> && a.shape() == shape) return ctx->forward_input_or_allocate_output(0, 0, shape, &out);
+    if (std::is_same_v<Out, B> && b.shape() == shape) return ctx->forward_input_or_allocate_output(1, 0, shape, &out);
+    return ctx->allocate_output(0, shape, &out);
+  };
   if (a.shape() == b.shape()) {
-    if constexpr (std::is_same_v<Out, A>) {
-      SL_RETURN_IF_ERROR(ctx->forward_input_or_allocate_output(0, 0, a.shape(), &out));
-    } else {
-      SL_RETURN_IF_ERROR(ctx->allocate_output(0, a.shape(), &out));
-    }
+    SL_RETURN_IF_ERROR(allocate(a.shape()));
     Out* po = out->data<Out>();
     ParallelForElements(ctx, a.NumElements(), cost, [&](int64_t begin, int64_t end) {
       for (int64_t i = begin; i < end; ++i) po[i] = f(pa[i], pb[i]);
@@ -227,16 +230,7 @@ absl::Status ComputeBroadcastBinary(OpKernelContext* ctx, const Tensor& a, const
     return absl::OkStatus();
   }
   SL_ASSIGN_OR_RETURN(BroadcastPlan plan, MakeBroadcastPlan(a.shape(), b.shape()));
-  // An operand of the output's shape (x * scalar, a bias added to activations) gives its
-  // buffer when nothing else holds it: each output element is written after the one element
-  // of that operand it reads, at the same offset.
-  if (std::is_same_v<Out, A> && a.shape() == plan.out_shape) {
-    SL_RETURN_IF_ERROR(ctx->forward_input_or_allocate_output(0, 0, plan.out_shape, &out));
-  } else if (std::is_same_v<Out, B> && b.shape() == plan.out_shape) {
-    SL_RETURN_IF_ERROR(ctx->forward_input_or_allocate_output(1, 0, plan.out_shape, &out));
-  } else {
-    SL_RETURN_IF_ERROR(ctx->allocate_output(0, plan.out_shape, &out));
-  }
+  SL_RETURN_IF_ERROR(allocate(plan.out_shape));
   Out* po = out->data<Out>();
   auto run = [&](int64_t o, int64_t ao, int64_t bo, int64_t n, int64_t as, int64_t bs) {
     if (as == 1 && bs == 1) {
