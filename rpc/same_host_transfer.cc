@@ -106,9 +106,12 @@ bool ListenersFromSockDiag(int family, int port, absl::flat_hash_set<uint64_t>* 
             static_cast<ssize_t>(sizeof(ask));
   alignas(nlmsghdr) char buffer[16384];
   for (bool done = !ok; !done;) {
-    const ssize_t got = recv(fd, buffer, sizeof(buffer), 0);
+    sockaddr_nl from{};
+    socklen_t from_len = sizeof(from);
+    const ssize_t got = recvfrom(fd, buffer, sizeof(buffer), 0, reinterpret_cast<sockaddr*>(&from), &from_len);
     if (got < 0 && errno == EINTR) continue;
-    if (got <= 0) {
+    // Only the kernel's answer counts (a privileged process could send to this socket).
+    if (got <= 0 || from_len != sizeof(from) || from.nl_pid != 0) {
       ok = false;
       break;
     }
