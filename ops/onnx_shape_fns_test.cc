@@ -124,6 +124,10 @@ TEST(OnnxShapeFnsTest, NormalizationsKeepTheirInputsShape) {
   const std::vector<Input> bn = {{S({1, 96, 56, 56}), {}}, {S({96}), {}}, {S({96}), {}}, {S({96}), {}}, {S({96}), {}}};
   EXPECT_EQ(Infer("Onnx>BatchNormalization", bn, nullptr, f), S({1, 96, 56, 56}));
   for (int k = 1; k <= 4; ++k) EXPECT_EQ(Infer("Onnx>BatchNormalization", bn, nullptr, f, k), S({96})) << k;
+  // A malformed node without the statistics: y still follows x, the rest stay unknown.
+  const std::vector<Input> short_bn = {{S({1, 8, 4, 4}), {}}, {S({8}), {}}, {S({8}), {}}};
+  EXPECT_EQ(Infer("Onnx>BatchNormalization", short_bn, nullptr, f), S({1, 8, 4, 4}));
+  EXPECT_TRUE(Infer("Onnx>BatchNormalization", short_bn, nullptr, f, 1).unknown_rank());
   auto t = [](NodeDef* n) { (*n->mutable_attr())["T"].set_type(DT_FLOAT); };
   EXPECT_EQ(Infer("Onnx>InstanceNormalization", {{S({2, 8, 5, 5}), {}}, {S({8}), {}}, {S({8}), {}}}, nullptr, t),
             S({2, 8, 5, 5}));
