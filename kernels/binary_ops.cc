@@ -253,6 +253,27 @@ class PowOp : public OpKernel {
       using Y = typename decltype(tag)::type;
       if constexpr ((std::is_arithmetic_v<Y> && !std::is_same_v<Y, bool>) ||
                     std::is_same_v<Y, half> || std::is_same_v<Y, bfloat16>) {
+        if constexpr (!std::is_integral_v<T>) {
+          // A constant small integer exponent (x ** 2 in a spelled-out LayerNorm or a power
+          // spectrum): products, which vectorize, instead of pow per element (20x slower). Each
+          // is pow's value: x * x rounds the exact square once, as a correctly rounded pow does.
+          if (y.NumElements() == 1) {
+            using C = typename sluice::Compute<T>::type;
+            const double e = static_cast<double>(typename sluice::Compute<Y>::type(y.flat<Y>()[0]));
+            if (e == 2.0) {
+              status = ComputeBroadcastBinary<T, Y, T>(ctx, x, y, 16, [](T a, Y) { return T(C(a) * C(a)); });
+              return;
+            }
+            if (e == 1.0) {
+              status = ComputeBroadcastBinary<T, Y, T>(ctx, x, y, 16, [](T a, Y) { return a; });
+              return;
+            }
+            if (e == -1.0) {
+              status = ComputeBroadcastBinary<T, Y, T>(ctx, x, y, 16, [](T a, Y) { return T(C(1) / C(a)); });
+              return;
+            }
+          }
+        }
         status = ComputeBroadcastBinary<T, Y, T>(ctx, x, y, 16,
                                                  [](T a, Y b) { return Power(a, b); });
       }

@@ -367,6 +367,37 @@ TEST(BinaryMathTest, PowWithMixedExponentTypes) {
   }
 }
 
+// A scalar exponent of 2, 1 or -1 is computed with products and a division rather than pow;
+// every value, the special ones too, is still pow's (std::pow here is the definition).
+TEST(BinaryMathTest, PowBySmallIntegerConstantsIsPows) {
+  const float inf = std::numeric_limits<float>::infinity();
+  const std::vector<float> xs = {0.0f, -0.0f, 1.5f, -2.25f, 3e-20f, 1.7e19f, 3e38f, -inf, inf,
+                                 std::numeric_limits<float>::quiet_NaN(), 1e-45f, 0.1f, -7.0f};
+  for (float e : {2.0f, 1.0f, -1.0f, 3.0f}) {
+    SCOPED_TRACE(::testing::Message() << "exponent " << e);
+    KernelTester t("Pow");
+    t.Input<float>({static_cast<int64_t>(xs.size())}, xs).Input<float>({}, {e});
+    ASSERT_OK(t.Run());
+    auto got = t.output(0).flat<float>();
+    ASSERT_EQ(got.size(), xs.size());
+    for (size_t i = 0; i < xs.size(); ++i) {
+      const float want = std::pow(xs[i], e);
+      if (std::isnan(want)) {
+        EXPECT_TRUE(std::isnan(got[i])) << xs[i];
+      } else {
+        EXPECT_EQ(got[i], want) << xs[i];
+        EXPECT_EQ(std::signbit(got[i]), std::signbit(want)) << xs[i];
+      }
+    }
+  }
+  {  // A double exponent of one element, of shape [1, 1]: the output takes the broadcast shape.
+    KernelTester t("Pow");
+    t.Input<double>({2}, {3, -0.5}).Input<double>({1, 1}, {2});
+    ASSERT_OK(t.Run());
+    t.ExpectOutput<double>(0, {1, 2}, {9, 0.25});
+  }
+}
+
 TEST(BinaryMathTest, ModFollowsDivisorOrDividendSign) {
   {
     KernelTester t("Onnx>Mod");  // Python-style: sign of the divisor
