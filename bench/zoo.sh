@@ -9,6 +9,9 @@
 #   bench/zoo.sh                          # the whole zoo, 10 timed runs each (about 5 min)
 #   bench/zoo.sh -n 20 -t 1 resnet50 gru  # some models, 20 runs, 1 thread only
 #   bench/zoo.sh -b /tmp/old/sluice       # also an older sluice binary, in the same rounds
+#   bench/zoo.sh -a                       # both on AVX2 kernels on an AVX-512 machine: Sluice under
+#                                         # SLUICE_MAX_ISA=avx2, ONNX Runtime from a copy whose
+#                                         # XGETBV reports no AVX-512 state (bench/ort_avx2.py)
 #
 # With -b, each row also has the older binary's time and old/ort, and the geometric means of
 # both ratios are printed, so a change is checked for regressions on one machine in one run.
@@ -17,13 +20,14 @@
 # runtime (about 45 MB), Sluice's the model loaded once.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-iters=10 threads="1 2" old=""
-while getopts "n:t:b:h" opt; do
+iters=10 threads="1 2" old="" avx2=""
+while getopts "n:t:b:ah" opt; do
   case $opt in
     n) iters=$OPTARG ;;
     t) threads=$OPTARG ;;
     b) old=$OPTARG ;;
-    *) sed -n '2,19p' "$0"; exit 2 ;;
+    a) avx2=1 ;;
+    *) sed -n '2,22p' "$0"; exit 2 ;;
   esac
 done
 shift $((OPTIND - 1))
@@ -38,6 +42,20 @@ peers=bench/.peers
 if [ ! -d "$peers/node_modules/onnxruntime-node" ]; then
   # --ignore-scripts: its install script fetches GPU parts, which fails offline.
   mkdir -p "$peers" && (cd "$peers" && npm install --silent --ignore-scripts --no-audit --no-fund onnxruntime-node >/dev/null)
+fi
+if [ -n "$avx2" ]; then
+  # ONNX Runtime has no setting that caps its instruction set: a copy of its library whose
+  # XGETBV reports no AVX-512 register state makes the choices it makes on an AVX2-only CPU.
+  lib=node_modules/onnxruntime-node/bin/napi-v6/linux/x64/libonnxruntime.so.1
+  capped=bench/.peers-avx2
+  if [ ! -f "$capped/$lib" ] || [ "$peers/$lib" -nt "$capped/$lib" ]; then
+    rm -rf "$capped" && mkdir -p "$capped" && cp -a "$peers/node_modules" "$capped/" &&
+      /usr/bin/python3 bench/ort_avx2.py "$peers/$lib" "$capped/$lib" >&2 ||
+      { echo "could not make ONNX Runtime's AVX2 copy" >&2; exit 1; }
+  fi
+  peers=$capped
+  export SLUICE_MAX_ISA=avx2
+  echo "AVX2 kernels on both sides: SLUICE_MAX_ISA=avx2, ONNX Runtime with no AVX-512 state" >&2
 fi
 if [ -z "${SLUICE:-}" ]; then
   bazel build -c opt //tools:sluice >/dev/null 2>&1 || { echo "bazel build -c opt //tools:sluice failed" >&2; exit 1; }
