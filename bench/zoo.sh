@@ -44,16 +44,8 @@ if [ ! -d "$peers/node_modules/onnxruntime-node" ]; then
   mkdir -p "$peers" && (cd "$peers" && npm install --silent --ignore-scripts --no-audit --no-fund onnxruntime-node >/dev/null)
 fi
 if [ -n "$avx2" ]; then
-  # ONNX Runtime has no setting that caps its instruction set: a copy of its library whose
-  # XGETBV reports no AVX-512 register state makes the choices it makes on an AVX2-only CPU.
-  lib=node_modules/onnxruntime-node/bin/napi-v6/linux/x64/libonnxruntime.so.1
-  capped=bench/.peers-avx2
-  if [ ! -f "$capped/$lib" ] || [ "$peers/$lib" -nt "$capped/$lib" ]; then
-    rm -rf "$capped" && mkdir -p "$capped" && cp -a "$peers/node_modules" "$capped/" &&
-      /usr/bin/python3 bench/ort_avx2.py "$peers/$lib" "$capped/$lib" >&2 ||
-      { echo "could not make ONNX Runtime's AVX2 copy" >&2; exit 1; }
-  fi
-  peers=$capped
+  # ONNX Runtime has no setting that caps its instruction set: see bench/ort_avx2.py.
+  peers=$(bench/ort_avx2.sh "$peers") || { echo "could not make ONNX Runtime's AVX2 copy" >&2; exit 1; }
   export SLUICE_MAX_ISA=avx2
   echo "AVX2 kernels on both sides: SLUICE_MAX_ISA=avx2, ONNX Runtime with no AVX-512 state" >&2
 fi

