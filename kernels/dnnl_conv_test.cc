@@ -214,6 +214,62 @@ TEST(DnnlConvTest, BandsOfRowsMatchTheDefinition) {
   }
 }
 
+// Grouped convolutions of a few channels per group (run, where that is faster or forced by
+// SLUICE_CONV_MERGE_GROUPS=1, as merged groups with block-diagonal weights) give the
+// definition's values: NCHW and NHWC, strides, a bias, factors of 2, 4 and 8, and new weights
+// for the same convolution. //kernels:dnnl_conv_merged_groups_test runs this with the merging
+// forced on.
+TEST(DnnlConvTest, FewChannelGroupsMatchTheDefinition) {
+  struct Case { int64_t c, m, group, stride; bool nhwc; };
+  const Case cases[] = {{128, 128, 32, 1, true}, {128, 128, 32, 2, false}, {32, 32, 16, 1, true},
+                        {16, 16, 16, 1, false},  {48, 48, 8, 1, true},    {24, 48, 8, 2, true}};
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<float> value(-1, 1);
+  for (const Case& t : cases) {
+    SCOPED_TRACE(::testing::Message() << t.c << "->" << t.m << " in " << t.group << " groups, stride " << t.stride
+                                      << (t.nhwc ? " NHWC" : " NCHW"));
+    const int64_t n = 1, h = 9, wd = 7;
+    WindowAttrs attrs;
+    attrs.strides = {t.stride, t.stride};
+    attrs.pads = {1, 1, 1, 1};
+    auto g = ComputeWindowGeometry({h, wd}, {3, 3}, attrs, false);
+    ASSERT_OK(g);
+    Tensor x(DT_FLOAT, TensorShape({n, t.c, h, wd})), bias(DT_FLOAT, TensorShape({t.m}));
+    for (Tensor* v : {&x, &bias}) {
+      for (float& f : v->flat<float>()) f = value(rng);
+    }
+    const int64_t oh = g->out[0], ow = g->out[1];
+    // NHWC copies of X and of Y's definition: logical dims N,C,H,W, values stored N,H,W,C.
+    auto to_nhwc = [](const Tensor& t) {
+      const int64_t n = t.dim_size(0), c = t.dim_size(1), h = t.dim_size(2), w = t.dim_size(3);
+      Tensor out(DT_FLOAT, t.shape());
+      for (int64_t b = 0; b < n; ++b)
+        for (int64_t ch = 0; ch < c; ++ch)
+          for (int64_t i = 0; i < h * w; ++i) out.flat<float>()[(b * h * w + i) * c + ch] = t.flat<float>()[(b * c + ch) * h * w + i];
+      return out;
+    };
+    DnnlConv conv;
+    for (int weights = 0; weights < 2; ++weights) {  // New weights: reordered (and expanded) again.
+      Tensor w(DT_FLOAT, TensorShape({t.m, t.c / t.group, 3, 3}));
+      for (float& f : w.flat<float>()) f = value(rng);
+      const std::vector<float> want_nchw = ReferenceConv(x, w, &bias, *g, t.group);
+      Tensor want(DT_FLOAT, TensorShape({n, t.m, oh, ow}));
+      std::copy(want_nchw.begin(), want_nchw.end(), want.flat<float>().begin());
+      const Tensor expect = t.nhwc ? to_nhwc(want) : want;
+      const Tensor input = t.nhwc ? to_nhwc(x) : x;
+      for (int repeat = 0; repeat < 2; ++repeat) {
+        Tensor y(DT_FLOAT, TensorShape({n, t.m, oh, ow}));
+        auto done = conv.Run(input, w, &bias, *g, t.group, ConvPostOp::kNone, 0, 0, 1, &y, t.nhwc, t.nhwc);
+        ASSERT_OK(done);
+        ASSERT_TRUE(*done);
+        for (int64_t i = 0; i < y.NumElements(); ++i) {
+          ASSERT_NEAR(y.flat<float>()[i], expect.flat<float>()[i], 1e-4) << "at " << i << ", weights " << weights;
+        }
+      }
+    }
+  }
+}
+
 // NHWC layouts, whole and in bands (a band of one image is a dense block), plain and grouped
 // (oneDNN has no optimized kernel for grouped convolutions on plain NHWC; the blocked one it
 // runs instead must read and write NHWC all the same).
