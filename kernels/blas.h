@@ -46,6 +46,33 @@ inline void RowVectorTimesTransposed(int64_t n, int64_t k, float alpha, const fl
   });
 }
 
+// Float products of at least this many multiply-adds run on whichever of oneDNN's sgemm and
+// OpenBLAS's ran them faster on this machine (SgemmOnOpenBlas); smaller ones on oneDNN's.
+inline constexpr double kSgemmLibraryChoiceMinMultiplyAdds = 4e6;
+
+// Whether C = alpha * op(A) * op(B) + beta * C on `threads` threads should run on OpenBLAS
+// (OpenBlasSgemmOnTeam) rather than oneDNN's sgemm: as measured the first time the process
+// meets the problem (its shape, strides, threads and the operands' places within 64 bytes),
+// once per machine with SLUICE_TUNING_CACHE; false below kSgemmLibraryChoiceMinMultiplyAdds,
+// with measuring off or its budget spent. Measuring writes a copy of C only. oneDNN 2.6's AVX2
+// sgemm is 1.6x slower than OpenBLAS on some aligned right-hand sides (ViT's 768x3072), and
+// faster on most products; the table could not say which.
+bool SgemmOnOpenBlas(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
+                     int64_t lda, const float* b, int64_t ldb, float beta, const float* c, int64_t ldc, int threads);
+
+class TuningCache;
+// SgemmOnOpenBlas against `tuning`, remembering the answer in the process's table only when
+// `remember` (tests measure afresh).
+bool SgemmOnOpenBlasMeasured(TuningCache& tuning, bool remember, bool trans_a, bool trans_b, int64_t m, int64_t n,
+                             int64_t k, float alpha, const float* a, int64_t lda, const float* b, int64_t ldb,
+                             float beta, const float* c, int64_t ldc, int threads);
+
+// OpenBLAS's sgemm on the calling thread's OpenMP team (oneDNN's threads): C's columns in blocks
+// of 16 split among `threads`, each block range one single-threaded OpenBLAS call, so no
+// second pool of threads spins beside the team.
+void OpenBlasSgemmOnTeam(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
+                         int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc, int threads);
+
 // `threads`: the intra-op thread count (OpenMP team size for float, OpenBLAS's pool for double).
 template <typename T>
 void GemmRowMajor(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, T alpha,
@@ -56,7 +83,12 @@ void GemmRowMajor(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, T
       RowVectorTimesTransposed(n, k, alpha, a, b, ldb, beta, c, threads);
       return;
     }
-    UseOmpThreads(ThreadsForWork(static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k), threads));
+    const int team = ThreadsForWork(static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k), threads);
+    if (SgemmOnOpenBlas(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, team)) {
+      OpenBlasSgemmOnTeam(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, team);
+      return;
+    }
+    UseOmpThreads(team);
     if (dnnl_sgemm(trans_a ? 'T' : 'N', trans_b ? 'T' : 'N', m, n, k, alpha, a, lda, b, ldb, beta, c, ldc) ==
         dnnl_success) {
       return;
