@@ -73,7 +73,10 @@ bool SgemmOnOpenBlasMeasured(TuningCache& tuning, bool remember, bool trans_a, b
                              int64_t k, float alpha, const float* a, int64_t lda, const float* b, int64_t ldb,
                              float beta, const float* c, int64_t ldc, int threads) {
   const double multiply_adds = static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
-  if (m <= 0 || n <= 0 || k <= 0 || multiply_adds < kSgemmLibraryChoiceMinMultiplyAdds) return false;
+  if (m <= 0 || n <= 0 || k <= 0 || multiply_adds < kSgemmLibraryChoiceMinMultiplyAdds ||
+      multiply_adds > kSgemmLibraryChoiceMaxMultiplyAdds) {
+    return false;
+  }
   const GemmProblem problem = {m,   n,   k,   trans_a, trans_b, lda, ldb, ldc, threads, Within64(a), Within64(b),
                                Within64(c)};
   LibraryChoices& choices = Choices();

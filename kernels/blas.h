@@ -49,11 +49,14 @@ inline void RowVectorTimesTransposed(int64_t n, int64_t k, float alpha, const fl
 // Float products of at least this many multiply-adds run on whichever of oneDNN's sgemm and
 // OpenBLAS's ran them faster on this machine (SgemmOnOpenBlas); smaller ones on oneDNN's.
 inline constexpr double kSgemmLibraryChoiceMinMultiplyAdds = 4e6;
+// Larger ones stay on oneDNN's too: measuring runs a product six times, and past this many
+// multiply-adds (about 10 ms at one thread on an AVX-512 core) that would eat the budget.
+inline constexpr double kSgemmLibraryChoiceMaxMultiplyAdds = 1e9;
 
 // Whether C = alpha * op(A) * op(B) + beta * C on `threads` threads should run on OpenBLAS
 // (OpenBlasSgemmOnTeam) rather than oneDNN's sgemm: as measured the first time the process
 // meets the problem (its shape, strides, threads and the operands' places within 64 bytes),
-// once per machine with SLUICE_TUNING_CACHE; false below kSgemmLibraryChoiceMinMultiplyAdds,
+// once per machine with SLUICE_TUNING_CACHE; false outside kSgemmLibraryChoice*MultiplyAdds,
 // with measuring off or its budget spent. Measuring writes a copy of C only. oneDNN 2.6's AVX2
 // sgemm is 1.6x slower than OpenBLAS on some aligned right-hand sides (ViT's 768x3072), and
 // faster on most products; the table could not say which.

@@ -116,6 +116,10 @@ TEST(BlasTest, LibraryIsMeasuredOnceIntoACopyOfC) {
   TuningCache fresh("", "this machine", 1e9, true), spent("", "this machine", 0, true);
   EXPECT_FALSE(SgemmOnOpenBlasMeasured(fresh, false, false, false, 8, 8, 8, 1, a.data(), 8, b.data(), 8, 0, c.data(), 8,
                                        1));
+  // 1024^3 multiply-adds: past the measured range (nothing runs, so small buffers do).
+  ASSERT_GT(1024.0 * 1024 * 1024, kSgemmLibraryChoiceMaxMultiplyAdds);
+  EXPECT_FALSE(SgemmOnOpenBlasMeasured(fresh, false, false, false, 1024, 1024, 1024, 1, a.data(), 1024, b.data(), 1024,
+                                       0, c.data(), 1024, 1));
   EXPECT_EQ(fresh.measured(), 0);
   EXPECT_FALSE(SgemmOnOpenBlasMeasured(spent, false, false, false, m, n, k, 1, a.data(), k, b.data(), n, 0, c.data(),
                                        n, 1));
