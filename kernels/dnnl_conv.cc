@@ -9,7 +9,9 @@
 #include <list>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "absl/container/inlined_vector.h"
@@ -241,6 +243,10 @@ struct DnnlConv::Impl {
   std::shared_ptr<Entry> PrepareEntry(const ConvPiece& p, const ConvSpec& spec, const WindowGeometry& g,
                                       const ConvKey& key, const Tensor& w, const Tensor* bias, bool tunable,
                                       TuningCache& tuning, dnnl::stream& stream) const;
+  // The fastest of three runs of `a` and of `b` on piece `p`, alternating, in ms (measuring
+  // two ways of running one convolution). Throws dnnl::error.
+  static std::pair<double, double> TimeAlternating(Entry& a, Entry& b, const ConvPiece& p, const Tensor* bias,
+                                                   dnnl::stream& stream, int64_t out_channels);
   // Runs e on piece `p` (and `bias`, or null). Throws dnnl::error.
   static void Execute(Entry& e, const ConvPiece& p, const Tensor* bias, dnnl::stream& stream,
                       int64_t out_channels);
@@ -655,6 +661,20 @@ void DnnlConv::Impl::Execute(Entry& e, const ConvPiece& p, const Tensor* bias, d
   e.bound->idle.push_back(std::move(bound));
 }
 
+std::pair<double, double> DnnlConv::Impl::TimeAlternating(Entry& a, Entry& b, const ConvPiece& p, const Tensor* bias,
+                                                          dnnl::stream& stream, int64_t out_channels) {
+  double a_ms = std::numeric_limits<double>::infinity(), b_ms = a_ms;
+  for (int round = 0; round < 3; ++round) {
+    auto t = std::chrono::steady_clock::now();
+    Execute(a, p, bias, stream, out_channels);
+    a_ms = std::min(a_ms, MillisSince(t));
+    t = std::chrono::steady_clock::now();
+    Execute(b, p, bias, stream, out_channels);
+    b_ms = std::min(b_ms, MillisSince(t));
+  }
+  return {a_ms, b_ms};
+}
+
 std::shared_ptr<DnnlConv::Impl::Entry> DnnlConv::Impl::PrepareEntry(const ConvPiece& p, const ConvSpec& spec,
                                                                     const WindowGeometry& g, const ConvKey& key,
                                                                     const Tensor& w, const Tensor* bias, bool tunable,
@@ -678,14 +698,7 @@ std::shared_ptr<DnnlConv::Impl::Entry> DnnlConv::Impl::PrepareEntry(const ConvPi
       double direct_ms = std::numeric_limits<double>::infinity(), wino_ms = direct_ms;
       if (wino->winograd) {
         ReorderWeights(wino.get(), spec, w, stream);
-        for (int round = 0; round < 3; ++round) {
-          auto t = std::chrono::steady_clock::now();
-          Execute(*direct, p, bias, stream, spec.w_dims[0]);
-          direct_ms = std::min(direct_ms, MillisSince(t));
-          t = std::chrono::steady_clock::now();
-          Execute(*wino, p, bias, stream, spec.w_dims[0]);
-          wino_ms = std::min(wino_ms, MillisSince(t));
-        }
+        std::tie(direct_ms, wino_ms) = TimeAlternating(*direct, *wino, p, bias, stream, spec.w_dims[0]);
       }
       tuning.Spend(MillisSince(start));
       const bool pick_winograd = wino->winograd && wino_ms < 0.9 * direct_ms;
@@ -716,15 +729,7 @@ std::shared_ptr<DnnlConv::Impl::Entry> DnnlConv::Impl::PrepareEntry(const ConvPi
       const auto start = std::chrono::steady_clock::now();
       ReorderWeights(e.get(), spec, w, stream);
       ReorderWeights(merged.get(), spec, w, stream);
-      double plain_ms = std::numeric_limits<double>::infinity(), merged_ms = plain_ms;
-      for (int round = 0; round < 3; ++round) {
-        auto t = std::chrono::steady_clock::now();
-        Execute(*e, p, bias, stream, spec.w_dims[0]);
-        plain_ms = std::min(plain_ms, MillisSince(t));
-        t = std::chrono::steady_clock::now();
-        Execute(*merged, p, bias, stream, spec.w_dims[0]);
-        merged_ms = std::min(merged_ms, MillisSince(t));
-      }
+      const auto [plain_ms, merged_ms] = TimeAlternating(*e, *merged, p, bias, stream, spec.w_dims[0]);
       tuning.Spend(MillisSince(start));
       use_merged = merged_ms < 0.9 * plain_ms;
       tuning.Put(groups_key, use_merged ? "merged" : "plain",
