@@ -29,9 +29,14 @@ def text_sections(path):
 
 
 def main():
+    if len(sys.argv) != 3:
+        sys.exit(__doc__)
     src, dst = sys.argv[1], sys.argv[2]
-    data = bytearray(open(src, "rb").read())
-    sections = text_sections(src)
+    try:
+        data = bytearray(open(src, "rb").read())
+        sections = text_sections(src)
+    except (OSError, subprocess.CalledProcessError) as e:
+        sys.exit("%s: cannot read it as a library (%s)" % (src, e))
     out = subprocess.run(["objdump", "-d", "--no-show-raw-insn", src], check=True, capture_output=True,
                          text=True).stdout
     sites = [int(m.group(1), 16) for m in re.finditer(r"^\s*([0-9a-f]+):\s+xgetbv\s*$", out, re.M)]
