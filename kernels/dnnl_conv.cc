@@ -428,7 +428,10 @@ void DnnlConv::AssumeWeightsVary() { impl_->weights_vary.store(true, std::memory
 std::vector<std::string> DnnlConv::ImplementationNames() const {
   absl::MutexLock lock(&impl_->mu);
   std::vector<std::string> names;
-  for (const auto& e : impl_->entries) names.push_back(e->pd.impl_info_str());
+  for (const auto& e : impl_->entries) {
+    names.push_back(absl::StrCat(e->pd.impl_info_str(), e->interleave_src ? " +interleaved x" : "",
+                                 e->to_src ? " +reordered x" : "", e->from_dst ? " +reordered y" : ""));
+  }
   return names;
 }
 
@@ -555,6 +558,23 @@ std::shared_ptr<DnnlConv::Impl::Entry> DnnlConv::Impl::MakeEntry(const ConvPiece
     // with a few channels per group: its reference loop ran RegNet 20x slower than ONNX
     // Runtime); in its blocked layouts it does, and the reorders cost far less.
     e->pd = dnnl::convolution_forward::primitive_desc(make_desc(false), attr, eng);
+    if (spatial == 2 && !x_nhwc && y_nhwc && p.x_dims[1] <= 4 && group == 1 &&
+        user_x_md == memory::desc(p.x_dims, memory::data_type::f32, tag::nchw) && !e->pd.dst_desc().is_zero() &&
+        e->pd.dst_desc() != user_y_md) {
+      // A network's first convolution (RGB in NCHW, NHWC out) where oneDNN's kernel for NCHW
+      // in writes its blocked layout (AVX2): on NHWC in, interleaved by NchwToNhwcFewChannels
+      // below, its kernel writes y in place, where the blocked output's reorder cost about a
+      // third of the convolution (RegNet's and ResNet's 112x112x32 stems).
+      try {
+        dnnl::convolution_forward::primitive_desc nhwc_in(
+            dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
+                                            memory::desc(p.x_dims, memory::data_type::f32, tag::nhwc), any(wd),
+                                            bias_md, user_y_md, strides, dilates, p.pad_l, p.pad_r),
+            attr, eng);
+        if (!absl::StartsWith(nhwc_in.impl_info_str(), "ref")) e->pd = nhwc_in;
+      } catch (const dnnl::error&) {
+      }
+    }
   } else if (!winograd && !x_nhwc && !y_nhwc && spatial == 2 && p.x_dims[1] >= 16 &&
              e->pd.src_desc() == memory::desc(p.x_dims, memory::data_type::f32, tag::nhwc)) {
     // NCHW tensors (training graphs keep NCHW) and a kernel that reads NHWC (oneDNN's

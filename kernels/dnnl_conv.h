@@ -60,7 +60,9 @@ class DnnlConv {
   // TuningCache::Global() unless set (tests give their own). Not owned; set before Run.
   void UseTuningCache(TuningCache* cache);
   // oneDNN's name for the implementation of each prepared convolution, most recent first
-  // ("jit_wino_4x3:avx512_core", "brgconv:avx512_core", ...), for tests and profiles.
+  // ("jit_wino_4x3:avx512_core", "brgconv:avx512_core", ...), for tests and profiles, with
+  // " +interleaved x", " +reordered x" and " +reordered y" where x or y is copied into or out
+  // of the kernel's layout.
   std::vector<std::string> ImplementationNames() const;
 
  private:

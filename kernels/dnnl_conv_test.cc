@@ -686,6 +686,11 @@ TEST(DnnlConvTest, FewChannelNchwInputIntoNhwc) {
       auto done = conv.Run(x, w, nullptr, *g, 1, ConvPostOp::kNone, 0, 0, 1, &y, /*x_nhwc=*/false, /*y_nhwc=*/true);
       ASSERT_OK(done);
       ASSERT_TRUE(*done);
+      // x is interleaved into NHWC and the kernel writes y where it lies (AVX2's kernel for
+      // NCHW input writes its blocked layout, whose reorder cost a third of the convolution).
+      ASSERT_FALSE(conv.ImplementationNames().empty());
+      EXPECT_TRUE(absl::StrContains(conv.ImplementationNames()[0], "+interleaved x")) << conv.ImplementationNames()[0];
+      EXPECT_FALSE(absl::StrContains(conv.ImplementationNames()[0], "+reordered")) << conv.ImplementationNames()[0];
       for (int64_t b = 0; b < n; ++b)
         for (int64_t o = 0; o < m; ++o)
           for (int64_t p = 0; p < oh * ow; ++p)
