@@ -24,11 +24,12 @@
 
 namespace sluice {
 
-// One row times a transposed matrix of at least this many floats (2 MB: a classifier's last
-// layer, 1000 x 1024..2048) goes to DotRows: in a model such weights come from L3, where
-// oneDNN's sgemm read them 25-40% slower (1000 x 768 is a tie); smaller ones stay in cache
-// between runs, where oneDNN is as fast or faster.
-inline constexpr int64_t kRowVectorGemvMinWeights = int64_t{1} << 19;
+// One row times a transposed matrix of at least this many floats (1 MB: a classifier's last
+// layer, 1000 x 400..2048) goes to DotRows: in a model such weights come from L3, where
+// oneDNN's sgemm read them 25-40% slower, and it ran RegNet-X's 1000 x 400 on one thread of
+// two (70 us on AVX2, against 37-45 us for DotRows' rows split between the two); smaller ones
+// stay in cache between runs, where oneDNN is as fast or faster.
+inline constexpr int64_t kRowVectorGemvMinWeights = int64_t{1} << 18;
 
 // c[0..n) = alpha * (x . row j of b) + beta * c[j], the rows split among `threads`.
 inline void RowVectorTimesTransposed(int64_t n, int64_t k, float alpha, const float* x, const float* b, int64_t ldb,

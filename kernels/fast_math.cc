@@ -331,34 +331,60 @@ void SoftmaxRowGeneric(const float* in, float* out, int64_t n) {
 #endif
 
 
-// Rows in eights, each with its own 16-lane accumulator, x loaded once per 16 floats for all
-// eight: weights stream from eight places at once, which keeps ~45 GB/s from L3 where oneDNN's
-// sgemm with one row of A read them at ~33 GB/s (a classifier's last Gemm, 1000x1280).
-#define SL_DOT_ROWS(R)                                                              \
+// Rows in eights, each with its own accumulator of a vector register's width, x loaded once
+// per vector for all eight: weights stream from eight places at once, which keeps ~45 GB/s
+// from L3 where oneDNN's sgemm with one row of A read them at ~33 GB/s (a classifier's last
+// Gemm, 1000x1280). AVX2 takes 8-lane accumulators: 16-lane ones are two registers each
+// there, and eight rows of them spilled (25% slower than oneDNN's sgemm on RegNet's 1000x400).
+#define SL_DOT_ROWS(V, L, R)                                                        \
   for (; r + (R) <= rows; r += (R)) {                                             \
-    Floats16 acc[R] = {};                                                         \
+    V acc[R] = {};                                                                \
     const float* wr = w + r * ldw;                                                \
     int64_t i = 0;                                                                \
-    for (; i + 16 <= k; i += 16) {                                                \
-      Floats16 xv;                                                                \
+    for (; i + (L) <= k; i += (L)) {                                              \
+      V xv;                                                                       \
       std::memcpy(&xv, x + i, sizeof(xv));                                        \
       for (int j = 0; j < (R); ++j) {                                             \
-        Floats16 wv;                                                              \
+        V wv;                                                                     \
         std::memcpy(&wv, wr + j * ldw + i, sizeof(wv));                           \
         acc[j] += xv * wv;                                                        \
       }                                                                           \
     }                                                                             \
     for (int j = 0; j < (R); ++j) {                                               \
       float sum = 0;                                                              \
-      for (int l = 0; l < 16; ++l) sum += acc[j][l];                              \
+      for (int l = 0; l < (L); ++l) sum += acc[j][l];                             \
       for (int64_t t = i; t < k; ++t) sum += x[t] * wr[j * ldw + t];              \
       out[r + j] = sum;                                                           \
     }                                                                             \
   }
-SL_ARRAY_CLONES(DotRowsLoop, (const float* x, const float* w, int64_t rows, int64_t k, int64_t ldw, float* out),
-                int64_t r = 0;
-                SL_DOT_ROWS(8)
-                SL_DOT_ROWS(1))
+__attribute__((target("avx512f"))) void DotRowsLoopAvx512(const float* x, const float* w, int64_t rows, int64_t k,
+                                                           int64_t ldw, float* out) {
+  int64_t r = 0;
+  SL_DOT_ROWS(Floats16, 16, 8)
+  SL_DOT_ROWS(Floats16, 16, 1)
+}
+__attribute__((target("avx2,fma"))) void DotRowsLoopAvx2(const float* x, const float* w, int64_t rows, int64_t k,
+                                                          int64_t ldw, float* out) {
+  int64_t r = 0;
+  SL_DOT_ROWS(Floats8, 8, 8)
+  SL_DOT_ROWS(Floats8, 8, 1)
+}
+void DotRowsLoopBaseline(const float* x, const float* w, int64_t rows, int64_t k, int64_t ldw, float* out) {
+  int64_t r = 0;
+  SL_DOT_ROWS(Floats8, 8, 4)
+  SL_DOT_ROWS(Floats8, 8, 1)
+}
+using DotRowsLoopFn = void (*)(const float* x, const float* w, int64_t rows, int64_t k, int64_t ldw, float* out);
+DotRowsLoopFn PickDotRowsLoop() {
+  switch (MaxCpuIsa()) {
+    case CpuIsa::kAvx512:
+      return DotRowsLoopAvx512;
+    case CpuIsa::kAvx2:
+      return DotRowsLoopAvx2;
+    default:
+      return DotRowsLoopBaseline;
+  }
+}
 #undef SL_DOT_ROWS
 
 SL_ARRAY_CLONES(Interleave2, (const float* a, const float* b, float* y, int64_t hw),
