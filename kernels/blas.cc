@@ -36,10 +36,6 @@ LibraryChoices& Choices() {
 // The largest C measured (64 MB).
 constexpr int64_t kMaxScratchFloats = int64_t{1} << 24;
 
-double MillisSince(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-}
-
 int64_t Within64(const void* p) { return static_cast<int64_t>(reinterpret_cast<uintptr_t>(p) % 64); }
 
 bool DnnlSgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,

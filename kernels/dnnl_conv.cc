@@ -93,13 +93,17 @@ bool PreferDirectDepthwise(const memory::dims& wd, int64_t group, const memory::
 
 namespace {
 
-// SLUICE_CONV_MERGE_GROUPS=0 or =1 forces GroupMergeFactor's merging off or on (-1: measured).
+// A choice an environment variable forces: 0 ("0"), 1 ("1"), or -1 (unset or anything else:
+// measured, or the table's guess).
+int ForcedByEnv(const char* name) {
+  const char* env = std::getenv(name);
+  if (env == nullptr) return -1;
+  return std::string(env) == "0" ? 0 : std::string(env) == "1" ? 1 : -1;
+}
+
+// SLUICE_CONV_MERGE_GROUPS=0 or =1 forces GroupMergeFactor's merging off or on.
 int GroupsMergedForced() {
-  static const int forced = [] {
-    const char* env = std::getenv("SLUICE_CONV_MERGE_GROUPS");
-    if (env == nullptr) return -1;
-    return std::string(env) == "0" ? 0 : std::string(env) == "1" ? 1 : -1;
-  }();
+  static const int forced = ForcedByEnv("SLUICE_CONV_MERGE_GROUPS");
   return forced;
 }
 
@@ -498,16 +502,8 @@ bool WinogradCandidate(const memory::dims& wd, int64_t group, const WindowGeomet
 
 // SLUICE_CONV_WINOGRAD: "0" never, "1" wherever oneDNN has it, unset: measured (or the table).
 int WinogradForced() {
-  static const int forced = [] {
-    const char* env = std::getenv("SLUICE_CONV_WINOGRAD");
-    if (env == nullptr) return -1;
-    return std::string(env) == "0" ? 0 : std::string(env) == "1" ? 1 : -1;
-  }();
+  static const int forced = ForcedByEnv("SLUICE_CONV_WINOGRAD");
   return forced;
-}
-
-double MillisSince(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
 }
 
 }  // namespace
@@ -559,7 +555,7 @@ std::shared_ptr<DnnlConv::Impl::Entry> DnnlConv::Impl::MakeEntry(const ConvPiece
     // Runtime); in its blocked layouts it does, and the reorders cost far less.
     e->pd = dnnl::convolution_forward::primitive_desc(make_desc(false), attr, eng);
     if (spatial == 2 && !x_nhwc && y_nhwc && p.x_dims[1] <= 4 && group == 1 &&
-        user_x_md == memory::desc(p.x_dims, memory::data_type::f32, tag::nchw) && !e->pd.dst_desc().is_zero() &&
+        user_x_md == memory::desc(p.x_dims, memory::data_type::f32, tag::nchw) &&
         e->pd.dst_desc() != user_y_md) {
       // A network's first convolution (RGB in NCHW, NHWC out) where oneDNN's kernel for NCHW
       // in writes its blocked layout (AVX2): on NHWC in, interleaved by NchwToNhwcFewChannels

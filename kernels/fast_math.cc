@@ -16,6 +16,9 @@ namespace {
   __attribute__((target("avx512f"))) void name##Avx512 params { loop }        \
   __attribute__((target("avx2,fma"))) void name##Avx2 params { loop }         \
   void name##Baseline params { loop }                                         \
+  SL_ISA_PICK(name, params)
+// Pick##name(): whichever of name##Avx512, name##Avx2 and name##Baseline this machine runs.
+#define SL_ISA_PICK(name, params)                                             \
   using name##Fn = void(*) params;                                            \
   name##Fn Pick##name() {                                                     \
     switch (MaxCpuIsa()) {                                                    \
@@ -374,17 +377,7 @@ void DotRowsLoopBaseline(const float* x, const float* w, int64_t rows, int64_t k
   SL_DOT_ROWS(Floats8, 8, 4)
   SL_DOT_ROWS(Floats8, 8, 1)
 }
-using DotRowsLoopFn = void (*)(const float* x, const float* w, int64_t rows, int64_t k, int64_t ldw, float* out);
-DotRowsLoopFn PickDotRowsLoop() {
-  switch (MaxCpuIsa()) {
-    case CpuIsa::kAvx512:
-      return DotRowsLoopAvx512;
-    case CpuIsa::kAvx2:
-      return DotRowsLoopAvx2;
-    default:
-      return DotRowsLoopBaseline;
-  }
-}
+SL_ISA_PICK(DotRowsLoop, (const float* x, const float* w, int64_t rows, int64_t k, int64_t ldw, float* out))
 #undef SL_DOT_ROWS
 
 SL_ARRAY_CLONES(Interleave2, (const float* a, const float* b, float* y, int64_t hw),
@@ -407,6 +400,7 @@ SL_ARRAY_CLONES(Interleave4, (const float* a, const float* b, const float* c, co
                 })
 
 #undef SL_ARRAY_CLONES
+#undef SL_ISA_PICK
 
 }  // namespace
 

@@ -14,6 +14,7 @@
 #ifndef SLUICE_KERNELS_TUNING_CACHE_H_
 #define SLUICE_KERNELS_TUNING_CACHE_H_
 
+#include <chrono>
 #include <optional>
 #include <string>
 
@@ -22,6 +23,11 @@
 #include "absl/synchronization/mutex.h"
 
 namespace sluice {
+
+// Milliseconds from `start` to now, for timing the candidates.
+inline double MillisSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+}
 
 class TuningCache {
  public:
