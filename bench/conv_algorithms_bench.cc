@@ -7,15 +7,20 @@
 //
 // BM_Direct3x3 / BM_Winograd3x3: a 3x3 stride-1 convolution I->O channels on an HxH map, oneDNN's
 // direct kernel on NHWC against its Winograd kernel in the blocked layout it needs, with the
-// reorders from and to NHWC timed too (as DnnlConv runs it). BM_DepthwiseFirstChoice /
+// reorders from and to NHWC timed too (as DnnlConv runs it); BM_SluiceWinograd3x3: Sluice's own
+// F(4x4, 3x3) (the kernel DnnlConv measures where oneDNN has no Winograd: below AVX-512). BM_DepthwiseFirstChoice /
 // BM_DepthwiseDirect: a KxK depthwise convolution (stride S) of C channels on NHWC, oneDNN's
 // first-ranked implementation (batch-reduce) against its direct depthwise kernel. Compare the
 // pairs' times in one run; the ratio is what matters, not the absolute time on a shared machine.
 #include <optional>
 #include <string>
 #include <tuple>
+#include <vector>
+
+#include <omp.h>
 
 #include "benchmark/benchmark.h"
+#include "kernels/winograd_conv.h"
 #include "oneapi/dnnl/dnnl.hpp"
 
 namespace {
@@ -85,6 +90,28 @@ void Conv3x3(benchmark::State& state, bool winograd) {
 void BM_Direct3x3(benchmark::State& state) { Conv3x3(state, false); }
 void BM_Winograd3x3(benchmark::State& state) { Conv3x3(state, true); }
 
+// Sluice's own F(4x4, 3x3) (kernels/winograd_conv.h) on the same NHWC tensors, Relu fused, on
+// OMP_NUM_THREADS threads.
+void BM_SluiceWinograd3x3(benchmark::State& state) {
+  const int64_t in = state.range(0), out = state.range(1), h = state.range(2);
+  if (!sluice::WinogradConv3x3::Available()) {
+    state.SkipWithError("no AVX2 on this CPU");
+    return;
+  }
+  std::vector<float> x(in * h * h), w(out * in * 9), b(out), y(out * h * h);
+  for (std::vector<float>* v : {&x, &w, &b}) {
+    for (size_t i = 0; i < v->size(); ++i) (*v)[i] = 0.01f * static_cast<float>(i % 97) - 0.4f;
+  }
+  const sluice::WinogradConv3x3 conv(w.data(), out, in);
+  const int threads = omp_get_max_threads();
+  for (auto _ : state) {
+    conv.Run(x.data(), {1, h, h, 1, 1, h, h}, b.data(), sluice::WinogradConv3x3::kRelu, 0, 0, false, threads,
+             y.data());
+    benchmark::DoNotOptimize(y.data());
+  }
+  state.SetLabel("sluice_wino_4x3");
+}
+
 // The shapes of docs/performance.md's table: ResNet, Inception, GoogLeNet, DenseNet, SqueezeNet.
 void Conv3x3Shapes(benchmark::internal::Benchmark* b) {
   for (auto [i, o, h] : {std::tuple{64, 64, 56}, {128, 128, 28}, {256, 256, 14}, {512, 512, 7}, {96, 128, 28},
@@ -95,6 +122,7 @@ void Conv3x3Shapes(benchmark::internal::Benchmark* b) {
 }
 BENCHMARK(BM_Direct3x3)->Apply(Conv3x3Shapes)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_Winograd3x3)->Apply(Conv3x3Shapes)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_SluiceWinograd3x3)->Apply(Conv3x3Shapes)->Unit(benchmark::kMicrosecond);
 
 // Args: C, H, K, S.
 void Depthwise(benchmark::State& state, bool direct) {
