@@ -1,5 +1,7 @@
 #include "kernels/dnnl_conv.h"
 
+#include <emmintrin.h>
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -21,10 +23,12 @@
 #include "absl/strings/str_join.h"
 #include "absl/synchronization/mutex.h"
 #include "kernels/blas.h"
+#include "kernels/cpu_isa.h"
 #include "kernels/dnnl_util.h"
 #include "kernels/fast_math.h"
 #include "kernels/threading.h"
 #include "kernels/tuning_cache.h"
+#include "kernels/winograd_conv.h"
 #include "oneapi/dnnl/dnnl.hpp"
 
 namespace sluice {
@@ -209,7 +213,14 @@ struct DnnlConv::Impl {
     // X is NCHW of at most 4 channels and oneDNN reads NHWC: NchwToNhwcFewChannels instead of
     // to_src (a network's first convolution, its RGB input).
     bool interleave_src = false;
-    bool winograd = false;  // pd is Winograd's.
+    bool winograd = false;  // pd is Winograd's, or own_winograd runs instead of pd.
+    // Sluice's own F(4x4, 3x3) (where oneDNN has no Winograd kernel: below AVX-512), with the
+    // entry's post-op as its epilogue; pd, conv and the reorders are then unused.
+    std::shared_ptr<const WinogradConv3x3> own_winograd;
+    WinogradConv3x3::Epilogue epilogue = WinogradConv3x3::kNone;
+    float alpha = 0, beta = 0;
+    bool accumulate = false;
+    int threads = 1;
     // > 1: the convolution runs with every `merge` neighbouring groups as one (MergedGroups),
     // its weights expanded block-diagonally into merged_w before the reorder.
     int64_t merge = 1;
@@ -238,19 +249,26 @@ struct DnnlConv::Impl {
   // weights not yet reordered. Throws dnnl::error where oneDNN takes no such convolution.
   static std::shared_ptr<Entry> MakeEntry(const ConvPiece& p, const ConvSpec& spec, const WindowGeometry& g,
                                           const ConvKey& key, bool winograd);
+  // An entry that runs WinogradConv3x3 with weights `w` (transformed here), for a convolution
+  // OwnWinogradTakes.
+  static std::shared_ptr<Entry> MakeOwnWinogradEntry(const ConvSpec& spec, const ConvKey& key, const Tensor& w);
   // `w` into e's weights, in its primitive's layout.
   void ReorderWeights(Entry* e, const ConvSpec& spec, const Tensor& w, dnnl::stream& stream) const;
-  // A prepared entry for piece `p`, its weights `w` reordered: Winograd's or the direct kernel
-  // as measured on this machine (TuningCache: once per shape; only when `tunable`, since the
-  // timing runs write y), as SLUICE_CONV_WINOGRAD forces, or as WinogradPays' table guesses.
+  // A prepared entry for piece `p`, its weights `w` reordered: Winograd's (oneDNN's, or
+  // Sluice's own where oneDNN has none) or the direct kernel as measured on this machine
+  // (TuningCache: once per shape; only when `tunable`), as SLUICE_CONV_WINOGRAD forces, or as
+  // WinogradPays' table guesses.
   // Throws dnnl::error.
   std::shared_ptr<Entry> PrepareEntry(const ConvPiece& p, const ConvSpec& spec, const WindowGeometry& g,
                                       const ConvKey& key, const Tensor& w, const Tensor* bias, bool tunable,
                                       TuningCache& tuning, dnnl::stream& stream) const;
-  // The fastest of three runs of `a` and of `b` on piece `p`, alternating, in ms (measuring
-  // two ways of running one convolution). Throws dnnl::error.
-  static std::pair<double, double> TimeAlternating(Entry& a, Entry& b, const ConvPiece& p, const Tensor* bias,
-                                                   dnnl::stream& stream, int64_t out_channels);
+  // The fastest of three runs of each entry on piece `p`, taking turns, in ms (measuring ways
+  // of running one convolution), with y in a copy of p's y (so an accumulating convolution's
+  // residual stays as it is), each run with its weights out of the caches, as in a network
+  // whose weights do not all fit there (Winograd's take 4x the bytes: on ResNet-50's 7x7 maps,
+  // 38 MB a layer, which took 0.7 ms more in the network than alone). Throws dnnl::error.
+  static std::vector<double> TimeInTurn(const std::vector<Entry*>& entries, const ConvPiece& p, const Tensor* bias,
+                                        dnnl::stream& stream, int64_t out_channels);
   // Runs e on piece `p` (and `bias`, or null). Throws dnnl::error.
   static void Execute(Entry& e, const ConvPiece& p, const Tensor* bias, dnnl::stream& stream,
                       int64_t out_channels);
@@ -271,6 +289,14 @@ memory::dims UserStrides(const memory::dims& d, bool nhwc) {
   memory::dims s(d.size(), 1);
   for (int i = static_cast<int>(d.size()) - 2; i >= 0; --i) s[i] = s[i + 1] * d[i + 1];
   return s;
+}
+
+// Flushes [p, p + bytes) from every cache level (each 64-byte line), and waits for it.
+void EvictFromCaches(const void* p, size_t bytes) {
+  if (p == nullptr) return;
+  const char* c = static_cast<const char*>(p);
+  for (size_t i = 0; i < bytes; i += 64) _mm_clflush(c + i);
+  _mm_mfence();
 }
 
 // oneDNN wants the end padding that exactly produces the output size; it is negative when the
@@ -433,6 +459,10 @@ std::vector<std::string> DnnlConv::ImplementationNames() const {
   absl::MutexLock lock(&impl_->mu);
   std::vector<std::string> names;
   for (const auto& e : impl_->entries) {
+    if (e->own_winograd != nullptr) {
+      names.push_back(absl::StrCat("sluice_wino_4x3:", CpuIsaName(MaxCpuIsa())));
+      continue;
+    }
     names.push_back(absl::StrCat(e->pd.impl_info_str(), e->interleave_src ? " +interleaved x" : "",
                                  e->to_src ? " +reordered x" : "", e->from_dst ? " +reordered y" : ""));
   }
@@ -500,10 +530,36 @@ bool WinogradCandidate(const memory::dims& wd, int64_t group, const WindowGeomet
   return o * in / (o + in) >= 8.0 && multiply_adds >= 10e6;
 }
 
-// SLUICE_CONV_WINOGRAD: "0" never, "1" wherever oneDNN has it, unset: measured (or the table).
+// SLUICE_CONV_WINOGRAD: "0" never, "1" always (oneDNN's kernel, else Sluice's), unset: measured
+// (or the table).
 int WinogradForced() {
   static const int forced = ForcedByEnv("SLUICE_CONV_WINOGRAD");
   return forced;
+}
+
+// Whether WinogradConv3x3 runs a Winograd candidate with `spec` and output dims `y_dims`: NHWC
+// in and out (its only layout) and an epilogue it has (Swish follows the convolution anyway),
+// on a CPU with AVX2, with at least a 4x4 tile of output per MB of its transformed weights.
+// Each of those bytes serves every tile once; with fewer tiles the products wait on memory
+// (ResNet-50's 7x7 maps, one tile per 9 MB: alone, with its weights flushed, 1.76 against the
+// direct kernel's 2.23 ms; in the network, 2.34 against 2.30).
+bool OwnWinogradTakes(const ConvSpec& spec, const memory::dims& y_dims) {
+  if (spec.spatial != 2 || !spec.x_nhwc || !spec.y_nhwc || !WinogradConv3x3::Available()) return false;
+  const double tiles = static_cast<double>(y_dims[0]) * static_cast<double>((y_dims[2] + 3) / 4) *
+                       static_cast<double>((y_dims[3] + 3) / 4);
+  const double weight_bytes = 36.0 * 4.0 * static_cast<double>((spec.w_dims[0] + 15) / 16 * 16) *
+                              static_cast<double>((spec.w_dims[1] + 7) / 8 * 8);
+  if (weight_bytes > tiles * (1 << 20)) return false;
+  switch (spec.post) {
+    case ConvPostOp::kNone:
+    case ConvPostOp::kRelu:
+    case ConvPostOp::kClip:
+    case ConvPostOp::kLeakyRelu:
+    case ConvPostOp::kSwish:
+      return true;
+    default:
+      return false;
+  }
 }
 
 }  // namespace
@@ -621,6 +677,36 @@ std::shared_ptr<DnnlConv::Impl::Entry> DnnlConv::Impl::MakeEntry(const ConvPiece
   return e;
 }
 
+std::shared_ptr<DnnlConv::Impl::Entry> DnnlConv::Impl::MakeOwnWinogradEntry(const ConvSpec& spec, const ConvKey& key,
+                                                                            const Tensor& w) {
+  auto e = std::make_shared<Entry>();
+  e->key = key;
+  e->w_dims = spec.w_dims;
+  e->w_buffer = w.buffer();
+  e->winograd = true;
+  e->own_winograd =
+      std::make_shared<const WinogradConv3x3>(static_cast<const float*>(w.raw_data()), spec.w_dims[0], spec.w_dims[1]);
+  switch (spec.post) {
+    case ConvPostOp::kRelu:
+      e->epilogue = WinogradConv3x3::kRelu;
+      break;
+    case ConvPostOp::kClip:
+      e->epilogue = WinogradConv3x3::kClip;
+      break;
+    case ConvPostOp::kLeakyRelu:
+      e->epilogue = WinogradConv3x3::kLeakyRelu;
+      break;
+    default:  // kNone; Swish runs after the convolution (DnnlConv::Run).
+      e->epilogue = WinogradConv3x3::kNone;
+      break;
+  }
+  e->alpha = spec.alpha;
+  e->beta = spec.beta;
+  e->accumulate = spec.accumulate;
+  e->threads = spec.threads;
+  return e;
+}
+
 // The weights in oneDNN's layout for `e`, into its own buffer (made on first use). The reorder
 // is kept only for weights that change (training); fixed weights are reordered once, and a
 // kept reorder into Winograd's layout holds buffers of its own (ResNet-50's: 40 MB).
@@ -650,6 +736,12 @@ void DnnlConv::Impl::ReorderWeights(Entry* e, const ConvSpec& spec, const Tensor
 
 void DnnlConv::Impl::Execute(Entry& e, const ConvPiece& p, const Tensor* bias, dnnl::stream& stream,
                              int64_t out_channels) {
+  if (e.own_winograd != nullptr) {
+    e.own_winograd->Run(p.x, {p.x_dims[0], p.x_dims[2], p.x_dims[3], p.pad_l[0], p.pad_l[1], p.y_dims[2], p.y_dims[3]},
+                        bias != nullptr ? static_cast<const float*>(bias->raw_data()) : nullptr, e.epilogue, e.alpha,
+                        e.beta, e.accumulate, e.threads, p.y);
+    return;
+  }
   std::unique_ptr<Entry::Bound> bound;
   {
     absl::MutexLock lock(&e.bound->mu);
@@ -677,18 +769,28 @@ void DnnlConv::Impl::Execute(Entry& e, const ConvPiece& p, const Tensor* bias, d
   e.bound->idle.push_back(std::move(bound));
 }
 
-std::pair<double, double> DnnlConv::Impl::TimeAlternating(Entry& a, Entry& b, const ConvPiece& p, const Tensor* bias,
-                                                          dnnl::stream& stream, int64_t out_channels) {
-  double a_ms = std::numeric_limits<double>::infinity(), b_ms = a_ms;
+std::vector<double> DnnlConv::Impl::TimeInTurn(const std::vector<Entry*>& entries, const ConvPiece& p,
+                                               const Tensor* bias, dnnl::stream& stream, int64_t out_channels) {
+  int64_t span = 1;  // The floats from p.y to its last element, inclusive.
+  for (size_t i = 0; i < p.y_dims.size(); ++i) span += (p.y_dims[i] - 1) * p.y_strides[i];
+  std::vector<float> y(p.y, p.y + span);
+  ConvPiece on_copy = p;
+  on_copy.y = y.data();
+  std::vector<double> ms(entries.size(), std::numeric_limits<double>::infinity());
   for (int round = 0; round < 3; ++round) {
-    auto t = std::chrono::steady_clock::now();
-    Execute(a, p, bias, stream, out_channels);
-    a_ms = std::min(a_ms, MillisSince(t));
-    t = std::chrono::steady_clock::now();
-    Execute(b, p, bias, stream, out_channels);
-    b_ms = std::min(b_ms, MillisSince(t));
+    for (size_t i = 0; i < entries.size(); ++i) {
+      const Entry& e = *entries[i];
+      if (e.own_winograd != nullptr) {
+        EvictFromCaches(e.own_winograd->weights(), static_cast<size_t>(e.own_winograd->weight_bytes()));
+      } else {
+        EvictFromCaches(e.weights.get_data_handle(), e.pd.weights_desc().get_size());
+      }
+      const auto t = std::chrono::steady_clock::now();
+      Execute(*entries[i], on_copy, bias, stream, out_channels);
+      ms[i] = std::min(ms[i], MillisSince(t));
+    }
   }
-  return {a_ms, b_ms};
+  return ms;
 }
 
 std::shared_ptr<DnnlConv::Impl::Entry> DnnlConv::Impl::PrepareEntry(const ConvPiece& p, const ConvSpec& spec,
@@ -697,33 +799,52 @@ std::shared_ptr<DnnlConv::Impl::Entry> DnnlConv::Impl::PrepareEntry(const ConvPi
                                                                     TuningCache& tuning, dnnl::stream& stream) const {
   const bool candidate = !weights_vary.load(std::memory_order_relaxed) && WinogradForced() != 0 &&
                          WinogradCandidate(spec.wd, spec.group, g, p.y_dims);
+  // Sluice's own Winograd kernel may run it too (oneDNN's, where it has one, comes first).
+  const bool own = candidate && OwnWinogradTakes(spec, p.y_dims);
   bool winograd = candidate && (WinogradForced() == 1 || WinogradPays(spec.wd, spec.group, g, p.y_dims, spec.threads));
-  std::string tuning_key;
+  bool use_own = false;
   if (candidate && WinogradForced() == -1 && tuning.enabled()) {
-    tuning_key = absl::StrCat("conv3x3 ", absl::StrJoin(key, ","), " w ", absl::StrJoin(spec.w_dims, ","));
+    const std::string tuning_key =
+        absl::StrCat("conv3x3 ", absl::StrJoin(key, ","), " w ", absl::StrJoin(spec.w_dims, ","));
     if (std::optional<std::string> known = tuning.Find(tuning_key)) {
       winograd = *known == "winograd";
+      use_own = own && *known == "sluice-winograd";
     } else if (tunable && tuning.TakeBudget()) {
-      // Both ways, three times each, alternating; the faster by 10% or more (Winograd's
-      // transformed weights take 1.8-4x the memory, and its rounding is the direct kernel's
+      // Each way, three times, in turn; Winograd only when 10% faster than the direct kernel
+      // (its transformed weights take 4x the memory, and its rounding is the direct kernel's
       // only at best), on this machine, with its neighbours as they are now.
       const auto start = std::chrono::steady_clock::now();
-      std::shared_ptr<Entry> direct = MakeEntry(p, spec, g, key, false);
-      std::shared_ptr<Entry> wino = MakeEntry(p, spec, g, key, true);
-      ReorderWeights(direct.get(), spec, w, stream);
-      double direct_ms = std::numeric_limits<double>::infinity(), wino_ms = direct_ms;
-      if (wino->winograd) {
-        ReorderWeights(wino.get(), spec, w, stream);
-        std::tie(direct_ms, wino_ms) = TimeAlternating(*direct, *wino, p, bias, stream, spec.w_dims[0]);
+      std::vector<std::shared_ptr<Entry>> ways = {MakeEntry(p, spec, g, key, false)};
+      ReorderWeights(ways[0].get(), spec, w, stream);
+      std::shared_ptr<Entry> theirs = MakeEntry(p, spec, g, key, true);
+      if (theirs->winograd) {
+        ReorderWeights(theirs.get(), spec, w, stream);
+        ways.push_back(theirs);
       }
+      if (own) ways.push_back(MakeOwnWinogradEntry(spec, key, w));
+      std::vector<Entry*> timed;
+      for (const auto& e : ways) timed.push_back(e.get());
+      const std::vector<double> ms = TimeInTurn(timed, p, bias, stream, spec.w_dims[0]);
       tuning.Spend(MillisSince(start));
-      const bool pick_winograd = wino->winograd && wino_ms < 0.9 * direct_ms;
-      tuning.Put(tuning_key, pick_winograd ? "winograd" : "direct",
-                 absl::StrFormat("direct %.3f ms, winograd %.3f ms", direct_ms, wino_ms));
-      return pick_winograd ? wino : direct;
+      size_t best = 0;
+      for (size_t i = 1; i < ways.size(); ++i) {
+        if (ms[i] < 0.9 * ms[0] && ms[i] < ms[best]) best = i;
+      }
+      const std::shared_ptr<Entry>& chosen = ways[best];
+      const char* name = chosen->own_winograd != nullptr ? "sluice-winograd" : chosen->winograd ? "winograd" : "direct";
+      // "direct 1.234 ms, winograd 0.567 ms" (inf: oneDNN has no Winograd kernel here), and
+      // ", sluice winograd 0.456 ms" when Sluice's was timed.
+      std::string detail = absl::StrFormat("direct %.3f ms, winograd %.3f ms", ms[0],
+                                           theirs->winograd ? ms[1] : std::numeric_limits<double>::infinity());
+      if (own) absl::StrAppendFormat(&detail, ", sluice winograd %.3f ms", ms.back());
+      tuning.Put(tuning_key, name, detail);
+      return chosen;
     }
   }
+  if (use_own) return MakeOwnWinogradEntry(spec, key, w);
   std::shared_ptr<Entry> e = MakeEntry(p, spec, g, key, winograd);
+  // Where the table or SLUICE_CONV_WINOGRAD=1 asks for Winograd and oneDNN has none here.
+  if (winograd && !e->winograd && own) return MakeOwnWinogradEntry(spec, key, w);
   const int64_t merge = winograd ? 1 : GroupMergeFactor(spec.wd, spec.group);
   if (merge > 1 && GroupsMergedForced() != 0) {
     // Merged groups (GroupMergeFactor): measured against the groups as they are, once per
@@ -745,7 +866,8 @@ std::shared_ptr<DnnlConv::Impl::Entry> DnnlConv::Impl::PrepareEntry(const ConvPi
       const auto start = std::chrono::steady_clock::now();
       ReorderWeights(e.get(), spec, w, stream);
       ReorderWeights(merged.get(), spec, w, stream);
-      const auto [plain_ms, merged_ms] = TimeAlternating(*e, *merged, p, bias, stream, spec.w_dims[0]);
+      const std::vector<double> ms = TimeInTurn({e.get(), merged.get()}, p, bias, stream, spec.w_dims[0]);
+      const double plain_ms = ms[0], merged_ms = ms[1];
       tuning.Spend(MillisSince(start));
       use_merged = merged_ms < 0.9 * plain_ms;
       tuning.Put(groups_key, use_merged ? "merged" : "plain",
@@ -835,8 +957,8 @@ absl::StatusOr<bool> DnnlConv::Run(const Tensor& x, const Tensor& w, const Tenso
     }
     if (entry == nullptr) {
       try {
-        // Measured only where timing runs cannot change the result: one piece, not accumulating.
-        entry = impl_->PrepareEntry(p, spec, g, key, w, bias, pieces.size() == 1 && !accumulate,
+        // Measured on whole convolutions only (not bands of a huge one: a measurement per band).
+        entry = impl_->PrepareEntry(p, spec, g, key, w, bias, pieces.size() == 1,
                                     tuning_ != nullptr ? *tuning_ : TuningCache::Global(), stream);
         absl::MutexLock lock(&impl_->mu);
         impl_->entries.push_front(entry);

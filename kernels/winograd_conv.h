@@ -43,7 +43,8 @@ class WinogradConv3x3 {
   void Run(const float* x, const Shape& s, const float* bias, Epilogue epilogue, float alpha, float beta,
            bool accumulate, int threads, float* y) const;
 
-  // Bytes of the transformed weights (36/9 of the weights', padded).
+  // The transformed weights (36/9 of the weights' bytes, padded).
+  const void* weights() const { return u_.get(); }
   int64_t weight_bytes() const { return 36 * kp_ * cp_ * static_cast<int64_t>(sizeof(float)); }
 
  private:
