@@ -97,7 +97,7 @@ struct Geometry {
 // V[ab][t - t0][c] = (B' d B)[a][b] for tiles [t0, t1), d each tile's 6x6 patch of channel c.
 // V's matrices are `ab_stride` floats apart.
 __attribute__((target("avx2,fma"))) void InputTransform(const float* x, const Geometry& g, int64_t t0, int64_t t1,
-                                                         float* v, int64_t ab_stride) {
+                                                        float* v, int64_t ab_stride) {
   alignas(32) float cols[6][6][8];  // B' applied down each column of the patch: [row][col].
   for (int64_t t = t0; t < t1; ++t) {
     const int64_t n = t / (g.tiles_h * g.tiles_w), r = t % (g.tiles_h * g.tiles_w);
@@ -159,7 +159,7 @@ __attribute__((target("avx2,fma"))) void Panel(const float* v, int64_t ldv, cons
 
 // M[ab] = V[ab] U[ab] for the 36 products of a block of `tiles` tiles.
 __attribute__((target("avx2,fma"))) void Products(const float* v, const float* u, const Geometry& g, int64_t tiles,
-                                                   float* m) {
+                                                  float* m) {
   using PanelFn = void (*)(const float*, int64_t, const float*, int64_t, float*, int64_t);
   static constexpr PanelFn kPanels[7] = {nullptr, Panel<1>, Panel<2>, Panel<3>, Panel<4>, Panel<5>, Panel<6>};
   for (int ab = 0; ab < 36; ++ab) {
@@ -178,9 +178,9 @@ __attribute__((target("avx2,fma"))) void Products(const float* v, const float* u
 
 // y's 4x4 blocks of tiles [t0, t1) = A' M A, plus bias and (accumulating) y, then the epilogue.
 __attribute__((target("avx2,fma"))) void OutputTransform(const float* m, int64_t ab_stride, const Geometry& g,
-                                                          int64_t t0, int64_t t1, const float* bias,
-                                                          WinogradConv3x3::Epilogue epilogue, float alpha,
-                                                          float beta, bool accumulate, float* y) {
+                                                         int64_t t0, int64_t t1, const float* bias,
+                                                         WinogradConv3x3::Epilogue epilogue, float alpha, float beta,
+                                                         bool accumulate, float* y) {
   const __m256 lo = _mm256_set1_ps(alpha), hi = _mm256_set1_ps(beta), zero = _mm256_setzero_ps();
   for (int64_t t = t0; t < t1; ++t) {
     const int64_t n = t / (g.tiles_h * g.tiles_w), r = t % (g.tiles_h * g.tiles_w);
@@ -199,8 +199,8 @@ __attribute__((target("avx2,fma"))) void OutputTransform(const float* m, int64_t
         OutputRows(col, out);
         for (int i = 0; i < 4; ++i) s[i][b] = out[i];
       }
-      const __m256 b0 = bias == nullptr ? zero
-                                         : (lanes == 8 ? _mm256_loadu_ps(bias + k0) : _mm256_maskload_ps(bias + k0, mask));
+      const __m256 b0 =
+          bias == nullptr ? zero : (lanes == 8 ? _mm256_loadu_ps(bias + k0) : _mm256_maskload_ps(bias + k0, mask));
       for (int i = 0; i < rows; ++i) {
         __m256 o[4];
         OutputRows(s[i], o);
@@ -236,33 +236,58 @@ __attribute__((target("avx2,fma"))) void OutputTransform(const float* m, int64_t
 
 bool WinogradConv3x3::Available() { return MaxCpuIsa() >= CpuIsa::kAvx2; }
 
-WinogradConv3x3::WinogradConv3x3(const float* w, int64_t out_channels, int64_t in_channels)
-    : k_(out_channels), c_(in_channels), kp_(RoundUp(out_channels, 16)), cp_(RoundUp(in_channels, 8)) {
-  u_.reset(AlignedFloats(36 * kp_ * cp_));
-  std::memset(u_.get(), 0, static_cast<size_t>(36 * kp_ * cp_) * sizeof(float));
-  for (int64_t k = 0; k < k_; ++k) {
-    for (int64_t c = 0; c < c_; ++c) {
-      const float* g = w + (k * c_ + c) * 9;
-      double gg[6][3];  // G g
+namespace {
+
+// U[ab][k / 16][c][k % 16] = (G g G')[a][b] of each (k, c) of OIHW weights `w`, 8 output
+// channels at a time (a 32-byte store per position; one (k, c) at a time in double took 70 ms
+// of ResNet-50's first run).
+__attribute__((target("avx2,fma"))) void TransformWeights(const float* w, int64_t k_count, int64_t c_count, int64_t kp,
+                                                          int64_t cp, float* u) {
+  __m256 gm[6][3];
+  for (int a = 0; a < 6; ++a) {
+    for (int i = 0; i < 3; ++i) gm[a][i] = _mm256_set1_ps(static_cast<float>(kG[a][i]));
+  }
+  for (int64_t k0 = 0; k0 < k_count; k0 += 8) {
+    const int64_t lanes = std::min<int64_t>(8, k_count - k0);
+    for (int64_t c = 0; c < c_count; ++c) {
+      __m256 g[9];
+      for (int e = 0; e < 9; ++e) {
+        alignas(32) float taps[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+        for (int64_t l = 0; l < lanes; ++l) taps[l] = w[((k0 + l) * c_count + c) * 9 + e];
+        g[e] = _mm256_load_ps(taps);
+      }
+      __m256 gg[6][3];  // G g
       for (int a = 0; a < 6; ++a) {
         for (int j = 0; j < 3; ++j) {
-          gg[a][j] = kG[a][0] * g[j] + kG[a][1] * g[3 + j] + kG[a][2] * g[6 + j];
+          gg[a][j] =
+              _mm256_fmadd_ps(gm[a][2], g[6 + j], _mm256_fmadd_ps(gm[a][1], g[3 + j], _mm256_mul_ps(gm[a][0], g[j])));
         }
       }
+      float* uc = u + (k0 / 16 * 16) * cp + c * 16 + k0 % 16;
       for (int a = 0; a < 6; ++a) {
         for (int b = 0; b < 6; ++b) {
-          const double v = gg[a][0] * kG[b][0] + gg[a][1] * kG[b][1] + gg[a][2] * kG[b][2];  // (G g G')[a][b]
-          u_[((a * 6 + b) * kp_ + k / 16 * 16) * cp_ + c * 16 + k % 16] = static_cast<float>(v);
+          const __m256 v = _mm256_fmadd_ps(gg[a][2], gm[b][2],
+                                           _mm256_fmadd_ps(gg[a][1], gm[b][1], _mm256_mul_ps(gg[a][0], gm[b][0])));
+          _mm256_storeu_ps(uc + (a * 6 + b) * kp * cp, v);
         }
       }
     }
   }
 }
 
-void WinogradConv3x3::Run(const float* x, const Shape& s, const float* bias, Epilogue epilogue, float alpha,
-                          float beta, bool accumulate, int threads, float* y) const {
-  Geometry g{s.n, s.h, s.w, c_, cp_, k_, kp_, s.pad_top, s.pad_left, s.out_h, s.out_w,
-             (s.out_h + 3) / 4, (s.out_w + 3) / 4};
+}  // namespace
+
+WinogradConv3x3::WinogradConv3x3(const float* w, int64_t out_channels, int64_t in_channels)
+    : k_(out_channels), c_(in_channels), kp_(RoundUp(out_channels, 16)), cp_(RoundUp(in_channels, 8)) {
+  u_.reset(AlignedFloats(36 * kp_ * cp_));
+  std::memset(u_.get(), 0, static_cast<size_t>(36 * kp_ * cp_) * sizeof(float));
+  TransformWeights(w, k_, c_, kp_, cp_, u_.get());
+}
+
+void WinogradConv3x3::Run(const float* x, const Shape& s, const float* bias, Epilogue epilogue, float alpha, float beta,
+                          bool accumulate, int threads, float* y) const {
+  Geometry g{
+      s.n, s.h, s.w, c_, cp_, k_, kp_, s.pad_top, s.pad_left, s.out_h, s.out_w, (s.out_h + 3) / 4, (s.out_w + 3) / 4};
   const int64_t tiles = g.n * g.tiles_h * g.tiles_w;
   if (tiles == 0) return;
   // Blocks of tiles whose V and M stay in L2, at least one per thread (and 6 tiles each: the
