@@ -33,26 +33,13 @@ done
 shift $((OPTIND - 1))
 work=out/zoo
 mkdir -p "$work"
-models=("$@")
-[ ${#models[@]} -gt 0 ] || mapfile -t models < <(/usr/bin/python3 bench/zoo_models.py --list)
-/usr/bin/python3 bench/zoo_models.py "$work" --only "$(IFS=,; echo "${models[*]}")" ||
-  echo "(some models did not export; they are left out)" >&2
-
-peers=bench/.peers
-if [ ! -d "$peers/node_modules/onnxruntime-node" ]; then
-  # --ignore-scripts: its install script fetches GPU parts, which fails offline.
-  mkdir -p "$peers" && (cd "$peers" && npm install --silent --ignore-scripts --no-audit --no-fund onnxruntime-node >/dev/null)
-fi
+source bench/zoo_prepare.sh  # models, peers, sluice
 if [ -n "$avx2" ]; then
   # ONNX Runtime has no setting that caps its instruction set: see bench/ort_avx2.py.
   peers=$(bench/ort_avx2.sh "$peers") || { echo "could not make ONNX Runtime's AVX2 copy" >&2; exit 1; }
   export SLUICE_MAX_ISA=avx2
   echo "AVX2 kernels on both sides: SLUICE_MAX_ISA=avx2, ONNX Runtime with no AVX-512 state" >&2
 fi
-if [ -z "${SLUICE:-}" ]; then
-  bazel build -c opt //tools:sluice >/dev/null 2>&1 || { echo "bazel build -c opt //tools:sluice failed" >&2; exit 1; }
-fi
-sluice=${SLUICE:-bazel-out/k8-opt/bin/tools/sluice}  # bazel-bin follows whichever build ran last
 [ -z "$old" ] || [ -x "$old" ] || { echo "-b $old: not an executable" >&2; exit 2; }
 
 # Runs "$@" under /usr/bin/time; prints "MEDIAN_MS PEAK_MB", or "- -" when it failed.

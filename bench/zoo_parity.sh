@@ -21,19 +21,7 @@ done
 shift $((OPTIND - 1))
 work=out/zoo
 mkdir -p "$work"
-models=("$@")
-[ ${#models[@]} -gt 0 ] || mapfile -t models < <(/usr/bin/python3 bench/zoo_models.py --list)
-/usr/bin/python3 bench/zoo_models.py "$work" --only "$(IFS=,; echo "${models[*]}")" ||
-  echo "(some models did not export; they are left out)" >&2
-peers=bench/.peers
-if [ ! -d "$peers/node_modules/onnxruntime-node" ]; then
-  # --ignore-scripts: its install script fetches GPU parts, which fails offline.
-  mkdir -p "$peers" && (cd "$peers" && npm install --silent --ignore-scripts --no-audit --no-fund onnxruntime-node >/dev/null)
-fi
-if [ -z "${SLUICE:-}" ]; then
-  bazel build -c opt //tools:sluice >/dev/null 2>&1 || { echo "bazel build -c opt //tools:sluice failed" >&2; exit 1; }
-fi
-sluice=${SLUICE:-bazel-out/k8-opt/bin/tools/sluice}
+source bench/zoo_prepare.sh  # models, peers, sluice
 
 cases=$work/parity
 rm -rf "$cases"

@@ -216,11 +216,14 @@ struct DnnlConv::Impl {
     bool winograd = false;  // pd is Winograd's, or own_winograd runs instead of pd.
     // Sluice's own F(4x4, 3x3) (where oneDNN has no Winograd kernel: below AVX-512), with the
     // entry's post-op as its epilogue; pd, conv and the reorders are then unused.
-    std::shared_ptr<const WinogradConv3x3> own_winograd;
-    WinogradConv3x3::Epilogue epilogue = WinogradConv3x3::kNone;
-    float alpha = 0, beta = 0;
-    bool accumulate = false;
-    int threads = 1;
+    struct OwnWinograd {
+      WinogradConv3x3 conv;
+      WinogradConv3x3::Epilogue epilogue;
+      float alpha, beta;
+      bool accumulate;
+      int threads;
+    };
+    std::shared_ptr<const OwnWinograd> own_winograd;
     // > 1: the convolution runs with every `merge` neighbouring groups as one (MergedGroups),
     // its weights expanded block-diagonally into merged_w before the reorder.
     int64_t merge = 1;
@@ -543,23 +546,30 @@ int WinogradForced() {
 // Each of those bytes serves every tile once; with fewer tiles the products wait on memory
 // (ResNet-50's 7x7 maps, one tile per 9 MB: alone, with its weights flushed, 1.76 against the
 // direct kernel's 2.23 ms; in the network, 2.34 against 2.30).
+// WinogradConv3x3's epilogue for `post`, if it has one (Swish: none, as it runs after the
+// convolution, DnnlConv::Run).
+std::optional<WinogradConv3x3::Epilogue> OwnEpilogue(ConvPostOp post) {
+  switch (post) {
+    case ConvPostOp::kNone:
+    case ConvPostOp::kSwish:
+      return WinogradConv3x3::kNone;
+    case ConvPostOp::kRelu:
+      return WinogradConv3x3::kRelu;
+    case ConvPostOp::kClip:
+      return WinogradConv3x3::kClip;
+    case ConvPostOp::kLeakyRelu:
+      return WinogradConv3x3::kLeakyRelu;
+    default:
+      return std::nullopt;
+  }
+}
+
 bool OwnWinogradTakes(const ConvSpec& spec, const memory::dims& y_dims) {
   if (spec.spatial != 2 || !spec.x_nhwc || !spec.y_nhwc || !WinogradConv3x3::Available()) return false;
   const double tiles = static_cast<double>(y_dims[0]) * static_cast<double>((y_dims[2] + 3) / 4) *
                        static_cast<double>((y_dims[3] + 3) / 4);
-  const double weight_bytes = 36.0 * 4.0 * static_cast<double>((spec.w_dims[0] + 15) / 16 * 16) *
-                              static_cast<double>((spec.w_dims[1] + 7) / 8 * 8);
-  if (weight_bytes > tiles * (1 << 20)) return false;
-  switch (spec.post) {
-    case ConvPostOp::kNone:
-    case ConvPostOp::kRelu:
-    case ConvPostOp::kClip:
-    case ConvPostOp::kLeakyRelu:
-    case ConvPostOp::kSwish:
-      return true;
-    default:
-      return false;
-  }
+  const double weight_bytes = static_cast<double>(WinogradConv3x3::WeightBytes(spec.w_dims[0], spec.w_dims[1]));
+  return weight_bytes <= tiles * (1 << 20) && OwnEpilogue(spec.post).has_value();
 }
 
 }  // namespace
@@ -684,26 +694,10 @@ std::shared_ptr<DnnlConv::Impl::Entry> DnnlConv::Impl::MakeOwnWinogradEntry(cons
   e->w_dims = spec.w_dims;
   e->w_buffer = w.buffer();
   e->winograd = true;
-  e->own_winograd =
-      std::make_shared<const WinogradConv3x3>(static_cast<const float*>(w.raw_data()), spec.w_dims[0], spec.w_dims[1]);
-  switch (spec.post) {
-    case ConvPostOp::kRelu:
-      e->epilogue = WinogradConv3x3::kRelu;
-      break;
-    case ConvPostOp::kClip:
-      e->epilogue = WinogradConv3x3::kClip;
-      break;
-    case ConvPostOp::kLeakyRelu:
-      e->epilogue = WinogradConv3x3::kLeakyRelu;
-      break;
-    default:  // kNone; Swish runs after the convolution (DnnlConv::Run).
-      e->epilogue = WinogradConv3x3::kNone;
-      break;
-  }
-  e->alpha = spec.alpha;
-  e->beta = spec.beta;
-  e->accumulate = spec.accumulate;
-  e->threads = spec.threads;
+  e->own_winograd = std::make_shared<const Entry::OwnWinograd>(Entry::OwnWinograd{
+      WinogradConv3x3(static_cast<const float*>(w.raw_data()), spec.w_dims[0], spec.w_dims[1]),
+      OwnEpilogue(spec.post).value_or(WinogradConv3x3::kNone), spec.alpha, spec.beta, spec.accumulate,
+      spec.threads});
   return e;
 }
 
@@ -737,9 +731,10 @@ void DnnlConv::Impl::ReorderWeights(Entry* e, const ConvSpec& spec, const Tensor
 void DnnlConv::Impl::Execute(Entry& e, const ConvPiece& p, const Tensor* bias, dnnl::stream& stream,
                              int64_t out_channels) {
   if (e.own_winograd != nullptr) {
-    e.own_winograd->Run(p.x, {p.x_dims[0], p.x_dims[2], p.x_dims[3], p.pad_l[0], p.pad_l[1], p.y_dims[2], p.y_dims[3]},
-                        bias != nullptr ? static_cast<const float*>(bias->raw_data()) : nullptr, e.epilogue, e.alpha,
-                        e.beta, e.accumulate, e.threads, p.y);
+    const Entry::OwnWinograd& own = *e.own_winograd;
+    own.conv.Run(p.x, {p.x_dims[0], p.x_dims[2], p.x_dims[3], p.pad_l[0], p.pad_l[1], p.y_dims[2], p.y_dims[3]},
+                 bias != nullptr ? static_cast<const float*>(bias->raw_data()) : nullptr, own.epilogue, own.alpha,
+                 own.beta, own.accumulate, own.threads, p.y);
     return;
   }
   std::unique_ptr<Entry::Bound> bound;
@@ -781,7 +776,7 @@ std::vector<double> DnnlConv::Impl::TimeInTurn(const std::vector<Entry*>& entrie
     for (size_t i = 0; i < entries.size(); ++i) {
       const Entry& e = *entries[i];
       if (e.own_winograd != nullptr) {
-        EvictFromCaches(e.own_winograd->weights(), static_cast<size_t>(e.own_winograd->weight_bytes()));
+        EvictFromCaches(e.own_winograd->conv.weights(), static_cast<size_t>(e.own_winograd->conv.weight_bytes()));
       } else {
         EvictFromCaches(e.weights.get_data_handle(), e.pd.weights_desc().get_size());
       }

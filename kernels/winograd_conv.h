@@ -45,7 +45,11 @@ class WinogradConv3x3 {
 
   // The transformed weights (36/9 of the weights' bytes, padded).
   const void* weights() const { return u_.get(); }
-  int64_t weight_bytes() const { return 36 * kp_ * cp_ * static_cast<int64_t>(sizeof(float)); }
+  int64_t weight_bytes() const { return WeightBytes(k_, c_); }
+  // What weight_bytes() is for those channel counts, before making one.
+  static int64_t WeightBytes(int64_t out_channels, int64_t in_channels) {
+    return 36 * ((out_channels + 15) / 16 * 16) * ((in_channels + 7) / 8 * 8) * static_cast<int64_t>(sizeof(float));
+  }
 
  private:
   struct Free {
