@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <tuple>
 
@@ -94,18 +95,37 @@ PartialShape WindowedOutputShape(const Node& n, const PartialShape& x, const Par
   return PartialShape(absl::Span<const int64_t>(out));
 }
 
-// How many multiply-adds an element moved to or from memory is worth in the cost model.
-// Two stages on two 1-thread tasks, --concurrency 2, alternating rounds: on a slower machine
-// ResNet-50 ran 20.3 runs/s with 0 and 21.7 with 64 (one task alone 15.3); on a Zen 5 EPYC
-// (AVX-512), where a multiply-add is cheaper against memory, 46.8 with 0, 47.9 with 16, 44.7
-// with 32 and 44.0 with 64 (alone 29.4), 64 giving the first stage 14 ms of each run and the
-// second 20. DenseNet-121 (55 runs/s, alone 38), EfficientNet-B0, ResNeXt-50 and Swin-T ran
-// the same with 16 as with 64 there.
+// How many multiply-adds an activation element moved to or from memory is worth in the cost
+// model. Two stages on two 1-thread tasks, --concurrency 2, alternating rounds: on a slower
+// machine ResNet-50 ran 20.3 runs/s with 0 and 21.7 with 64 (one task alone 15.3); on a Zen 5
+// EPYC (AVX-512), where a multiply-add is cheaper against memory, 46.8 with 0, 47.9 with 16,
+// 44.7 with 32 and 44.0 with 64 (alone 29.4), 64 giving the first stage 14 ms of each run and
+// the second 20. DenseNet-121 (55 runs/s, alone 38), EfficientNet-B0, ResNeXt-50 and Swin-T
+// ran the same with 16 as with 64 there.
 constexpr double kMacsPerElementMoved = 16;
+// The same for an element of a constant (a weight): read from memory on every run, as a
+// model's weights outgrow the caches, where activations mostly stay in L2. Fitted to the
+// times of ResNet-50's convolutions on the Zen 5 EPYC (~41), it moved the cut from inside
+// layer3's first block (stages of 16.0 and 19.0 ms) to after it (17.5 and 16.2), and the
+// pipeline from 1.55x one task's runs/s to 1.61x (median of 5 alternating rounds each).
+constexpr double kMacsPerWeightElement = 40;
 
-// Estimated work of each node (by id), from shapes inferred in topological order.
-std::vector<double> EstimateCosts(const Graph& graph, const std::vector<Node*>& order,
-                                  const absl::flat_hash_map<std::string, PartialShape>& feed_shapes) {
+// What a stage pays per element that crosses into or out of it, in multiply-adds: serializing
+// it, sealing it for the wire and copying it out on the other side. On a Zen 5 EPYC, ResNet-50's
+// two 800 KB cut tensors cost the sending task 1.3 ms of each 35 ms run and the receiving
+// task's gRPC threads about as much: some 3 ns an element each side, where the model's
+// multiply-adds run at ~120 a ns.
+constexpr double kMacsPerElementSent = 256;
+
+struct NodeCosts {
+  std::vector<double> work;                       // By node id.
+  std::vector<std::vector<double>> out_elements;  // By node id, then output.
+};
+
+// Estimated work of each node, and its outputs' sizes, from shapes inferred in topological
+// order.
+NodeCosts EstimateCosts(const Graph& graph, const std::vector<Node*>& order,
+                        const absl::flat_hash_map<std::string, PartialShape>& feed_shapes) {
   std::vector<std::vector<PartialShape>> shapes(graph.num_node_ids());
   std::vector<bool> is_const(graph.num_node_ids(), false);
   std::vector<std::unique_ptr<Tensor>> values(graph.num_node_ids());
@@ -174,13 +194,125 @@ std::vector<double> EstimateCosts(const Graph& graph, const std::vector<Node*>& 
     // element read or written from memory, and the early layers of a CNN (large activations,
     // few channels) run far below peak. Costed by MACs alone they got two thirds of
     // ResNet-50's time into the first of two stages.
-    double moved = out;
-    for (size_t k = 0; k < in.size(); ++k) {
-      if (in_values[k] == nullptr) moved += Elements(in[k]);
+    double moved = out, weights_read = 0;
+    for (const Edge* e : n->in_edges()) {
+      if (e->IsControl() || in_values[e->dst_input] != nullptr) continue;
+      (is_const[e->src->id()] ? weights_read : moved) += Elements(in[e->dst_input]);
     }
-    cost[id] = std::max(1.0, out * per_output + kMacsPerElementMoved * moved);
+    cost[id] = std::max(1.0, out * per_output + kMacsPerElementMoved * moved + kMacsPerWeightElement * weights_read);
   }
-  return cost;
+  NodeCosts costs;
+  costs.work = std::move(cost);
+  costs.out_elements.resize(graph.num_node_ids());
+  for (Node* n : order) {
+    for (const PartialShape& s : shapes[n->id()]) costs.out_elements[n->id()].push_back(Elements(s));
+  }
+  return costs;
+}
+
+// Where to cut `seq` (the nodes to place, in topological order) into `num_stages` contiguous
+// stages: boundaries b[0] = 0 <= b[1] <= ... <= b[num_stages] = seq.size(), stage s holding
+// seq[b[s], b[s+1]). Each stage costs its nodes' work plus the elements crossing its two
+// boundaries (kMacsPerElementSent each); the cut minimizes the costliest stage, then the
+// elements sent. So a cut falls between blocks, where one tensor crosses, rather than inside
+// one, where a residual branch's input crosses too, when that costs no balance.
+std::vector<int> ChooseStageBoundaries(const std::vector<Node*>& seq, const NodeCosts& costs, int num_stages) {
+  const int m = static_cast<int>(seq.size());
+  std::vector<double> before(m + 1, 0);  // before[i]: the work of seq[0, i).
+  std::vector<int> position(costs.work.size(), -1);  // By node id: its index in seq.
+  for (int i = 0; i < m; ++i) {
+    before[i + 1] = before[i] + costs.work[seq[i]->id()];
+    position[seq[i]->id()] = i;
+  }
+  // crossing[i]: elements produced in seq[0, i) and read in seq[i, m).
+  std::vector<double> crossing(m + 1, 0);
+  for (int i = 0; i < m; ++i) {
+    const Node* n = seq[i];
+    std::vector<int> last(n->num_outputs(), i);
+    for (const Edge* e : n->out_edges()) {
+      if (e->IsControl() || e->src_output < 0 || e->src_output >= n->num_outputs()) continue;
+      const int p = e->dst->id() < static_cast<int>(position.size()) ? position[e->dst->id()] : -1;
+      last[e->src_output] = std::max(last[e->src_output], p);
+    }
+    const auto& elements = costs.out_elements[n->id()];
+    for (int k = 0; k < n->num_outputs() && k < static_cast<int>(elements.size()); ++k) {
+      if (last[k] == i) continue;
+      crossing[i + 1] += elements[k];
+      crossing[last[k] + 1] -= elements[k];
+    }
+  }
+  for (int i = 1; i <= m; ++i) crossing[i] += crossing[i - 1];
+  crossing[0] = crossing[m] = 0;
+
+  const double total = before[m];
+  const double share = total / num_stages;
+  // Candidate positions of boundary s: within a quarter of a share of where equal work puts
+  // it; at most kMaxCandidates of them, those that cut the fewest elements.
+  constexpr size_t kMaxCandidates = 2048;
+  std::vector<std::vector<int>> candidates(num_stages + 1);
+  std::vector<int> nearest_equal(num_stages + 1, m);  // Where equal work puts each boundary.
+  nearest_equal[0] = 0;
+  candidates[0] = {0};
+  candidates[num_stages] = {m};
+  for (int s = 1; s < num_stages; ++s) {
+    const double ideal = share * s;
+    int nearest = static_cast<int>(std::lower_bound(before.begin(), before.end(), ideal) - before.begin());
+    nearest = std::clamp(nearest, 0, m);
+    if (nearest > 0 && ideal - before[nearest - 1] < before[nearest] - ideal) --nearest;
+    nearest_equal[s] = nearest;
+    std::vector<int>& c = candidates[s];
+    for (int i = 0; i <= m; ++i) {
+      if (std::abs(before[i] - ideal) <= share / 4 || i == nearest) c.push_back(i);
+    }
+    if (c.size() > kMaxCandidates) {
+      std::nth_element(c.begin(), c.begin() + kMaxCandidates, c.end(),
+                       [&](int a, int b) { return crossing[a] < crossing[b]; });
+      c.resize(kMaxCandidates);
+      if (std::find(c.begin(), c.end(), nearest) == c.end()) c.push_back(nearest);
+      std::sort(c.begin(), c.end());
+    }
+  }
+  auto stage_cost = [&](int from, int to) {
+    return before[to] - before[from] + kMacsPerElementSent * (crossing[from] + crossing[to]);
+  };
+  // Every stage gets a node where there are enough: a pipeline asked for is not left idle.
+  const bool nonempty = m >= num_stages;
+  // best[s][k]: the costliest stage, the elements sent and how far the boundaries are from
+  // equal work, over stages 0..s-1 with boundary s at candidates[s][k]; from[s][k]: boundary
+  // s-1's candidate for that.
+  using Score = std::tuple<double, double, double>;
+  std::vector<std::vector<Score>> best(num_stages + 1);
+  std::vector<std::vector<int>> from(num_stages + 1);
+  best[0] = {{0, 0, 0}};
+  from[0] = {0};
+  for (int s = 1; s <= num_stages; ++s) {
+    const std::vector<int>& here = candidates[s];
+    const std::vector<int>& prev = candidates[s - 1];
+    best[s].assign(here.size(), {std::numeric_limits<double>::infinity(), 0, 0});
+    from[s].assign(here.size(), -1);
+    for (size_t k = 0; k < here.size(); ++k) {
+      for (size_t j = 0; j < prev.size() && (nonempty ? prev[j] < here[k] : prev[j] <= here[k]); ++j) {
+        if (from[s - 1][j] < 0) continue;  // Unreachable.
+        const auto& [worst, sent, off] = best[s - 1][j];
+        const Score score{std::max(worst, stage_cost(prev[j], here[k])), sent + crossing[here[k]],
+                          off + std::abs(before[here[k]] - share * s)};
+        if (score < best[s][k]) {
+          best[s][k] = score;
+          from[s][k] = static_cast<int>(j);
+        }
+      }
+    }
+  }
+  // No candidates reach when the windows leave no room for a node per stage: then equal work.
+  if (from[num_stages][0] < 0) return nearest_equal;
+  std::vector<int> bounds(num_stages + 1, m);
+  int k = 0;  // candidates[num_stages] holds m alone.
+  for (int s = num_stages; s >= 1; --s) {
+    bounds[s] = candidates[s][k];
+    k = from[s][k];
+  }
+  bounds[0] = 0;
+  return bounds;
 }
 
 absl::Status PlacePipeline(const std::vector<DeviceAttributes>& devices,
@@ -189,7 +321,7 @@ absl::Status PlacePipeline(const std::vector<DeviceAttributes>& devices,
   SL_ASSIGN_OR_RETURN(std::vector<std::string> stages, StageDevices(devices));
   if (stages.empty()) return absl::FailedPreconditionError("no devices to place a pipeline on");
   SL_ASSIGN_OR_RETURN(std::vector<Node*> order, graph->TopologicalOrder());
-  std::vector<double> cost = EstimateCosts(*graph, order, feed_shapes);
+  const NodeCosts costs = EstimateCosts(*graph, order, feed_shapes);
   // Followers go where they are first read instead of being costed: nodes without inputs
   // (constants, feeds) and what is computed from constants alone (an Identity on a weight),
   // so that weights are never sent from one stage to the next.
@@ -200,20 +332,18 @@ absl::Status PlacePipeline(const std::vector<DeviceAttributes>& devices,
     from_constants[n->id()] = n->type_string() == "Const" || all;
     follower[n->id()] = WantsDevice(*n) && (n->in_edges().empty() || from_constants[n->id()]);
   }
-  double total = 0;
+  std::vector<Node*> seq;
   for (Node* n : order) {
-    if (WantsDevice(*n) && !follower[n->id()]) total += cost[n->id()];
+    if (WantsDevice(*n) && !follower[n->id()]) seq.push_back(n);
   }
   std::vector<int> stage(graph->num_node_ids(), -1);
   const int num_stages = static_cast<int>(stages.size());
-  double before = 0;
-  for (Node* n : order) {
-    if (!WantsDevice(*n) || follower[n->id()] || total <= 0) continue;
-    // The stage holding the middle of this node's cost: stages stay contiguous in `order`.
-    const double mid = before + cost[n->id()] / 2;
-    stage[n->id()] = std::min(num_stages - 1, static_cast<int>(std::floor(mid / total * num_stages)));
-    before += cost[n->id()];
-    n->mutable_def()->set_device(stages[stage[n->id()]]);
+  const std::vector<int> bounds = ChooseStageBoundaries(seq, costs, num_stages);
+  for (int s = 0; s < num_stages; ++s) {
+    for (int i = bounds[s]; i < bounds[s + 1]; ++i) {
+      stage[seq[i]->id()] = s;
+      seq[i]->mutable_def()->set_device(stages[s]);
+    }
   }
   auto stage_of = [&](const Node* consumer) {
     if (consumer->id() < static_cast<int>(stage.size()) && stage[consumer->id()] >= 0) return stage[consumer->id()];

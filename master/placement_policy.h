@@ -8,9 +8,12 @@
 // such job), in task and device order. A node's cost is the element count of its outputs
 // (from shape inference, feeds shaped by their placeholders, unknown dims as 1), times the
 // work per output of each constant weight it reads (the weight's elements over the weight dim
-// its output shares, as for MatMul and Conv). Nodes without inputs (constants, feeds) go to
-// the first stage that reads them; a constant that later stages read too gets a copy on each
-// ("<name>/stage_<k>"), so that no weight travels between stages on every run.
+// its output shares, as for MatMul and Conv), plus the elements it reads and writes (weights
+// weigh more: they come from memory on every run). A stage also pays for the elements that
+// cross its boundaries; the cut minimizes the costliest stage, so it falls between residual
+// blocks, where one tensor crosses, rather than inside one. Nodes without inputs (constants,
+// feeds) go to the first stage that reads them; a constant that later stages read too gets a
+// copy on each ("<name>/stage_<k>"), so that no weight travels between stages on every run.
 //
 //   PlacementOptions options;
 //   options.set_policy("pipeline");

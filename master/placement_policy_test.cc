@@ -247,6 +247,60 @@ TEST(PipelinePlacementTest, ConvolutionsCostTheirWorkNotTheirWeights) {
   EXPECT_EQ(DeviceOf(*g, "c4"), devices[1].name());
 }
 
+TEST(PipelinePlacementTest, CutsBetweenResidualBlocksWhereOneTensorCrosses) {
+  // Two residual blocks h_k = MatMul(MatMul(h_{k-1}, a_k), b_k) + h_{k-1} of equal work. Equal
+  // work alone puts the cut just before h1's Add, where both b1's product and h0 (for the Add)
+  // would cross; the cut goes after the Add instead, where only h1 does, for the cost of one
+  // cheap Add more on the first stage.
+  GraphDef def;
+  auto node = [&](const std::string& name, const std::string& op, std::vector<std::string> inputs) {
+    NodeDef* n = def.add_node();
+    n->set_name(name);
+    n->set_op(op);
+    for (auto& i : inputs) n->add_input(i);
+    (*n->mutable_attr())["T"].set_type(DT_FLOAT);
+  };
+  auto weight = [&](const std::string& name) {
+    NodeDef* w = def.add_node();
+    w->set_name(name);
+    w->set_op("Const");
+    (*w->mutable_attr())["dtype"].set_type(DT_FLOAT);
+    TensorProto* t = (*w->mutable_attr())["value"].mutable_tensor();
+    t->set_dtype(DT_FLOAT);
+    for (int64_t d : {512, 512}) t->mutable_tensor_shape()->add_dim()->set_size(d);
+    t->add_float_val(0);
+  };
+  NodeDef* x = def.add_node();
+  x->set_name("x");
+  x->set_op("Placeholder");
+  (*x->mutable_attr())["dtype"].set_type(DT_FLOAT);
+  for (int64_t d : {64, 512}) (*x->mutable_attr())["shape"].mutable_shape()->add_dim()->set_size(d);
+  // Two cheap Relus first tip equal work to just before h1's Add.
+  node("r", "Relu", {"x"});
+  node("h0", "Relu", {"r"});
+  for (int k = 1; k <= 2; ++k) {
+    const std::string h = absl::StrCat("h", k - 1), a = absl::StrCat("a", k), b = absl::StrCat("b", k);
+    weight(a + "_w");
+    weight(b + "_w");
+    node(a, "MatMul", {h, a + "_w"});
+    node(b, "MatMul", {a, b + "_w"});
+    node(absl::StrCat("h", k), "Add", {b, h});
+  }
+  auto g = Build(def);
+  PlacementOptions options;
+  options.set_policy("pipeline");
+  ASSERT_OK(ApplyPlacementOptions(options, kTwoTasks, {}, g.get()));
+  for (const char* n : {"r", "h0", "a1", "b1", "h1"}) EXPECT_EQ(DeviceOf(*g, n), kTwoTasks[0].name()) << n;
+  for (const char* n : {"a2", "b2", "h2"}) EXPECT_EQ(DeviceOf(*g, n), kTwoTasks[1].name()) << n;
+  int crossing = 0;
+  for (const Node* n : g->nodes()) {
+    for (const Edge* e : n->out_edges()) {
+      if (!e->IsControl() && e->src->def().device() != e->dst->def().device()) ++crossing;
+    }
+  }
+  EXPECT_EQ(crossing, 2) << "h1, read by a2 and h2";
+}
+
 TEST(PipelinePlacementTest, ExplicitDevicesAndTheDeviceMapWin) {
   GraphDef def = Chain(4);
   def.mutable_node(2)->set_device("/job:ps/task:0");  // m0
