@@ -68,6 +68,37 @@ std::unique_ptr<Graph> Build(const GraphDef& def) {
 
 std::string DeviceOf(const Graph& g, const std::string& node) { return g.FindNode(node)->def().device(); }
 
+// An op node of float type T reading `inputs`.
+NodeDef* AddOp(GraphDef* def, const std::string& name, const std::string& op, std::vector<std::string> inputs) {
+  NodeDef* n = def->add_node();
+  n->set_name(name);
+  n->set_op(op);
+  for (auto& i : inputs) n->add_input(i);
+  (*n->mutable_attr())["T"].set_type(DT_FLOAT);
+  return n;
+}
+
+// A float constant of shape `dims` holding one value (placement looks only at its shape).
+void AddWeight(GraphDef* def, const std::string& name, std::vector<int64_t> dims) {
+  NodeDef* w = def->add_node();
+  w->set_name(name);
+  w->set_op("Const");
+  (*w->mutable_attr())["dtype"].set_type(DT_FLOAT);
+  TensorProto* t = (*w->mutable_attr())["value"].mutable_tensor();
+  t->set_dtype(DT_FLOAT);
+  for (int64_t d : dims) t->mutable_tensor_shape()->add_dim()->set_size(d);
+  t->add_float_val(0);
+}
+
+// A float placeholder of shape `dims`.
+void AddPlaceholder(GraphDef* def, const std::string& name, std::vector<int64_t> dims) {
+  NodeDef* x = def->add_node();
+  x->set_name(name);
+  x->set_op("Placeholder");
+  (*x->mutable_attr())["dtype"].set_type(DT_FLOAT);
+  for (int64_t d : dims) (*x->mutable_attr())["shape"].mutable_shape()->add_dim()->set_size(d);
+}
+
 TEST(PipelinePlacementTest, CutsIntoContiguousBalancedStagesOnWorkerDevices) {
   auto g = Build(Chain(8));
   PlacementOptions options;
@@ -201,35 +232,13 @@ TEST(PipelinePlacementTest, ConvolutionsCostTheirWorkNotTheirWeights) {
   // (16 times the weights, a sixteenth of the positions), each followed by a cheap 1x1 one.
   // Each 3x3 gets its own stage; costed by weights, the second would share the first's.
   GraphDef def;
-  auto add = [&](const std::string& name, const std::string& op, std::vector<std::string> inputs) {
-    NodeDef* n = def.add_node();
-    n->set_name(name);
-    n->set_op(op);
-    for (auto& i : inputs) n->add_input(i);
-    (*n->mutable_attr())["T"].set_type(DT_FLOAT);
-    return n;
-  };
-  auto weight = [&](const std::string& name, std::vector<int64_t> dims) {
-    NodeDef* w = def.add_node();
-    w->set_name(name);
-    w->set_op("Const");
-    (*w->mutable_attr())["dtype"].set_type(DT_FLOAT);
-    TensorProto* t = (*w->mutable_attr())["value"].mutable_tensor();
-    t->set_dtype(DT_FLOAT);
-    for (int64_t d : dims) t->mutable_tensor_shape()->add_dim()->set_size(d);
-    t->add_float_val(0);
-  };
-  NodeDef* x = def.add_node();
-  x->set_name("x");
-  x->set_op("Placeholder");
-  (*x->mutable_attr())["dtype"].set_type(DT_FLOAT);
-  for (int64_t d : {1, 64, 56, 56}) (*x->mutable_attr())["shape"].mutable_shape()->add_dim()->set_size(d);
-  weight("w1", {64, 64, 3, 3});
-  weight("w2", {256, 64, 1, 1});
-  weight("w3", {256, 256, 3, 3});
-  weight("w4", {256, 256, 1, 1});
-  for (NodeDef* n : {add("c1", "Onnx>Conv", {"x", "w1"}), add("c2", "Onnx>Conv", {"c1", "w2"}),
-                     add("c3", "Onnx>Conv", {"c2", "w3"}), add("c4", "Onnx>Conv", {"c3", "w4"})}) {
+  AddPlaceholder(&def, "x", {1, 64, 56, 56});
+  AddWeight(&def, "w1", {64, 64, 3, 3});
+  AddWeight(&def, "w2", {256, 64, 1, 1});
+  AddWeight(&def, "w3", {256, 256, 3, 3});
+  AddWeight(&def, "w4", {256, 256, 1, 1});
+  for (NodeDef* n : {AddOp(&def, "c1", "Onnx>Conv", {"x", "w1"}), AddOp(&def, "c2", "Onnx>Conv", {"c1", "w2"}),
+                     AddOp(&def, "c3", "Onnx>Conv", {"c2", "w3"}), AddOp(&def, "c4", "Onnx>Conv", {"c3", "w4"})}) {
     (*n->mutable_attr())["Tb"].mutable_list();
     const bool three = n->name() == "c1" || n->name() == "c3";
     for (int i = 0; i < 4; ++i) (*n->mutable_attr())["pads"].mutable_list()->add_i(three ? 1 : 0);
@@ -253,38 +262,17 @@ TEST(PipelinePlacementTest, CutsBetweenResidualBlocksWhereOneTensorCrosses) {
   // would cross; the cut goes after the Add instead, where only h1 does, for the cost of one
   // cheap Add more on the first stage.
   GraphDef def;
-  auto node = [&](const std::string& name, const std::string& op, std::vector<std::string> inputs) {
-    NodeDef* n = def.add_node();
-    n->set_name(name);
-    n->set_op(op);
-    for (auto& i : inputs) n->add_input(i);
-    (*n->mutable_attr())["T"].set_type(DT_FLOAT);
-  };
-  auto weight = [&](const std::string& name) {
-    NodeDef* w = def.add_node();
-    w->set_name(name);
-    w->set_op("Const");
-    (*w->mutable_attr())["dtype"].set_type(DT_FLOAT);
-    TensorProto* t = (*w->mutable_attr())["value"].mutable_tensor();
-    t->set_dtype(DT_FLOAT);
-    for (int64_t d : {512, 512}) t->mutable_tensor_shape()->add_dim()->set_size(d);
-    t->add_float_val(0);
-  };
-  NodeDef* x = def.add_node();
-  x->set_name("x");
-  x->set_op("Placeholder");
-  (*x->mutable_attr())["dtype"].set_type(DT_FLOAT);
-  for (int64_t d : {64, 512}) (*x->mutable_attr())["shape"].mutable_shape()->add_dim()->set_size(d);
+  AddPlaceholder(&def, "x", {64, 512});
   // Two cheap Relus first tip equal work to just before h1's Add.
-  node("r", "Relu", {"x"});
-  node("h0", "Relu", {"r"});
+  AddOp(&def, "r", "Relu", {"x"});
+  AddOp(&def, "h0", "Relu", {"r"});
   for (int k = 1; k <= 2; ++k) {
     const std::string h = absl::StrCat("h", k - 1), a = absl::StrCat("a", k), b = absl::StrCat("b", k);
-    weight(a + "_w");
-    weight(b + "_w");
-    node(a, "MatMul", {h, a + "_w"});
-    node(b, "MatMul", {a, b + "_w"});
-    node(absl::StrCat("h", k), "Add", {b, h});
+    AddWeight(&def, a + "_w", {512, 512});
+    AddWeight(&def, b + "_w", {512, 512});
+    AddOp(&def, a, "MatMul", {h, a + "_w"});
+    AddOp(&def, b, "MatMul", {a, b + "_w"});
+    AddOp(&def, absl::StrCat("h", k), "Add", {b, h});
   }
   auto g = Build(def);
   PlacementOptions options;
@@ -299,6 +287,31 @@ TEST(PipelinePlacementTest, CutsBetweenResidualBlocksWhereOneTensorCrosses) {
     }
   }
   EXPECT_EQ(crossing, 2) << "h1, read by a2 and h2";
+}
+
+TEST(PipelinePlacementTest, ShapesTooLargeToCostStillGetAStageEach) {
+  // A client's graph may claim any shape: 17 dims of 2^62 elements overflow the cost model's
+  // doubles to infinity (and infinity minus infinity to NaN). Every node still gets one of the
+  // stages, in order, and nothing is left unplaced.
+  GraphDef def;
+  AddPlaceholder(&def, "x", std::vector<int64_t>(17, int64_t{1} << 62));
+  std::string prev = "x";
+  for (int i = 0; i < 6; ++i) {
+    AddOp(&def, absl::StrCat("m", i), "Relu", {prev});
+    prev = absl::StrCat("m", i);
+  }
+  auto g = Build(def);
+  PlacementOptions options;
+  options.set_policy("pipeline");
+  ASSERT_OK(ApplyPlacementOptions(options, kTwoTasks, {}, g.get()));
+  int last_stage = 0;
+  for (int i = 0; i < 6; ++i) {
+    const std::string device = DeviceOf(*g, absl::StrCat("m", i));
+    const int stage = device == kTwoTasks[0].name() ? 0 : device == kTwoTasks[1].name() ? 1 : -1;
+    ASSERT_GE(stage, 0) << "m" << i << " on '" << device << "'";
+    EXPECT_GE(stage, last_stage) << "stages stay contiguous";
+    last_stage = stage;
+  }
 }
 
 TEST(PipelinePlacementTest, ExplicitDevicesAndTheDeviceMapWin) {
