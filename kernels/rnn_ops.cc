@@ -1,6 +1,7 @@
 // RNN, GRU and LSTM (ONNX). GRU and LSTM in their common form (default activations, no clip,
 // input_forget or peepholes, full-length sequences) run as one oneDNN primitive over the whole
-// sequence (dnnl_rnn.h). Otherwise the input projection of every time step is one GEMM; each
+// sequence (dnnl_rnn.h); LSTM's, where the CPU has AVX2, by Sluice's own kernel (lstm_fast.h).
+// Otherwise the input projection of every time step is one GEMM; each
 // step adds the recurrent product (oneDNN's matmul on R prepared once, dnnl_matmul.h) and the
 // gate arithmetic. Directions, sequence_lens, clip, peepholes, linear_before_reset,
 // input_forget, both layouts and the configurable activations.
@@ -19,6 +20,7 @@
 #include "kernels/dnnl_rnn.h"
 #include "kernels/fast_math.h"
 #include "kernels/kernel_registry.h"
+#include "kernels/lstm_fast.h"
 
 namespace sluice {
 namespace {
@@ -206,7 +208,8 @@ class RecurrentOp : public OpKernel {
     if (kCell == Cell::kLstm) SL_RETURN_IF_ERROR(ctx->allocate_output(2, state_shape, &yc));
     if constexpr (kCell != Cell::kRnn) {
       // The common case (every sequence at full length, default activations, no clip, no
-      // input_forget, no peepholes) runs as one oneDNN primitive over the whole sequence.
+      // input_forget, no peepholes) runs as one oneDNN primitive over the whole sequence, or
+      // for LSTM as Sluice's own kernel (lstm_fast.h) where the CPU has AVX2.
       const bool full_length = std::all_of(lens.begin(), lens.end(), [&](int64_t n) { return n == seq_len; });
       if (full_length && default_activations_ && clip_ <= 0 && !input_forget_ && p == nullptr) {
         DnnlRnnProblem problem;
@@ -220,6 +223,10 @@ class RecurrentOp : public OpKernel {
         problem.batch = batch;
         problem.input = input;
         problem.hidden = H;
+        if (kCell == Cell::kLstm && UseFastLstm()) {
+          SL_ASSIGN_OR_RETURN(bool done, fast_lstm_.Run(problem, x, w, r, b, h0, c0, ctx->intra_op_threads(), y, yh, yc));
+          if (done) return absl::OkStatus();
+        }
         SL_ASSIGN_OR_RETURN(bool done, dnnl_.Run(problem, x, w, r, b, h0, c0, ctx->intra_op_threads(), y, yh, yc));
         if (done) return absl::OkStatus();
       }
@@ -365,6 +372,7 @@ class RecurrentOp : public OpKernel {
   std::vector<Activation> activations_;
   bool default_activations_ = false;
   DnnlRnn dnnl_;  // The fast path's primitives and prepared weights.
+  FastLstm fast_lstm_;  // LSTM's fast path where the CPU has AVX2 (lstm_fast.h).
   DnnlConstMatmul recurrent_;  // The general path's recurrent products, R prepared per direction.
   float clip_ = 0;
   int64_t hidden_ = 0, layout_ = 0, linear_before_reset_ = 0, input_forget_ = 0;

@@ -1,6 +1,7 @@
 // LSTM and GRU against a plain double-precision reference written from ONNX's equations, on
-// both of the kernel's paths: oneDNN's primitives (the default activations, no clip, every
-// sequence at full length) and the general per-step loop (taken here with a clip too large to
+// each of the kernel's paths: oneDNN's primitives and, for LSTM, Sluice's own kernel (the
+// default activations, no clip, every sequence at full length; SLUICE_LSTM picks which of the
+// two, see the BUILD's variants) and the general per-step loop (taken here with a clip too large to
 // change anything, with shorter sequences, or with peepholes).
 #include <cmath>
 #include <random>
@@ -12,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "kernels/dnnl_rnn.h"
 #include "kernels/kernel_test_util.h"
+#include "kernels/lstm_fast.h"
 
 namespace sluice {
 namespace {
@@ -339,6 +341,132 @@ TEST(DnnlRnnTest, ConcurrentRuns) {
   }
   for (auto& t : threads) t.join();
   for (const auto& g : got) EXPECT_EQ(g, want);
+}
+
+// Sluice's own LSTM kernel called directly with teams of 1 to 3 threads (so each thread owns a
+// range of units and the team meets at the per-step barrier), on shapes whose batch, hidden size
+// and column ranges leave partial register tiles and padded unit groups, every direction and
+// layout, against the double-precision reference.
+TEST(FastLstmTest, MatchesReferenceOnEveryTeamSize) {
+  for (const char* direction : {"forward", "reverse", "bidirectional"}) {
+    for (int layout = 0; layout < 2; ++layout) {
+      for (auto [seq, batch, input, hidden] : std::vector<std::tuple<int64_t, int64_t, int64_t, int64_t>>{
+               {6, 9, 20, 72}, {3, 13, 7, 40}, {2, 1, 33, 130}}) {
+        for (bool initial : {true, false}) {
+          Case c;
+          c.direction = direction;
+          c.layout = layout;
+          c.seq = seq;
+          c.batch = batch;
+          c.input = input;
+          c.hidden = hidden;
+          c.initial = c.bias = initial;
+          const int64_t T = seq, N = batch, I = input, H = hidden;
+          const int64_t D = c.direction == std::string("bidirectional") ? 2 : 1;
+          std::mt19937 gen(static_cast<uint32_t>(std::hash<std::string>()(c.Name())));
+          const std::vector<float> x = Random(T * N * I, &gen, 1.0f), w = Random(D * 4 * H * I, &gen, 0.3f),
+                                   r = Random(D * 4 * H * H, &gen, 0.3f);
+          const std::vector<float> b = initial ? Random(D * 8 * H, &gen, 0.5f) : std::vector<float>();
+          const std::vector<float> h0 = initial ? Random(D * N * H, &gen, 0.8f) : std::vector<float>();
+          const std::vector<float> c0 = initial ? Random(D * N * H, &gen, 0.8f) : std::vector<float>();
+          const Reference want = Compute(c, x, w, r, b, h0, c0, {});
+          const bool bm = layout == 1;
+          const Tensor xt = FloatTensor(bm ? TensorShape({N, T, I}) : TensorShape({T, N, I}), Swap01(x, T, N, I, bm));
+          const Tensor wt = FloatTensor(TensorShape({D, 4 * H, I}), w), rt = FloatTensor(TensorShape({D, 4 * H, H}), r);
+          const Tensor bt = initial ? FloatTensor(TensorShape({D, 8 * H}), b) : Tensor();
+          const TensorShape state_shape = bm ? TensorShape({N, D, H}) : TensorShape({D, N, H});
+          const Tensor h0t = initial ? FloatTensor(state_shape, Swap01(h0, D, N, H, bm)) : Tensor();
+          const Tensor c0t = initial ? FloatTensor(state_shape, Swap01(c0, D, N, H, bm)) : Tensor();
+          DnnlRnnProblem p;
+          p.num_dirs = static_cast<int>(D);
+          p.reverse = c.direction == std::string("reverse");
+          p.batch_major = bm;
+          p.seq_len = T;
+          p.batch = N;
+          p.input = I;
+          p.hidden = H;
+          FastLstm lstm;
+          for (int threads = 1; threads <= 3; ++threads) {
+            SCOPED_TRACE(absl::StrCat(c.Name(), " threads=", threads));
+            Tensor y(DT_FLOAT, bm ? TensorShape({N, T, D, H}) : TensorShape({T, D, N, H}));
+            Tensor yh(DT_FLOAT, state_shape), yc(DT_FLOAT, state_shape);
+            absl::StatusOr<bool> done = lstm.Run(p, xt, wt, rt, initial ? &bt : nullptr, initial ? &h0t : nullptr,
+                                                 initial ? &c0t : nullptr, threads, &y, &yh, &yc);
+            ASSERT_TRUE(done.ok()) << done.status();
+            ASSERT_TRUE(*done);
+            auto near = [](float got, double want) { return std::abs(got - want) <= 2e-5 + 2e-5 * std::abs(want); };
+            for (int64_t tt = 0; tt < T; ++tt) {
+              for (int64_t d = 0; d < D; ++d) {
+                for (int64_t n = 0; n < N; ++n) {
+                  for (int64_t k = 0; k < H; ++k) {
+                    const double e = want.y[((tt * D + d) * N + n) * H + k];
+                    const float g = bm ? y.flat<float>()[((n * T + tt) * D + d) * H + k]
+                                       : y.flat<float>()[((tt * D + d) * N + n) * H + k];
+                    ASSERT_TRUE(near(g, e)) << "Y t=" << tt << " d=" << d << " n=" << n << " k=" << k << ": " << g
+                                            << " against " << e;
+                  }
+                }
+              }
+            }
+            const std::vector<double> yh_want = Swap01(want.yh, D, N, H, bm), yc_want = Swap01(want.yc, D, N, H, bm);
+            for (int64_t i = 0; i < D * N * H; ++i) {
+              ASSERT_TRUE(near(yh.flat<float>()[i], yh_want[i])) << "Y_h at " << i;
+              ASSERT_TRUE(near(yc.flat<float>()[i], yc_want[i])) << "Y_c at " << i;
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+// A NaN in X reaches the outputs that depend on it instead of being clamped away.
+TEST(FastLstmTest, NanInInputReachesOutputs) {
+  std::mt19937 gen(7);
+  const int64_t T = 3, N = 2, I = 5, H = 24;
+  std::vector<float> x = Random(T * N * I, &gen, 1.0f);
+  x[I * 1 + 2] = std::nanf("");  // Step 0, batch row 1.
+  const Tensor xt = FloatTensor(TensorShape({T, N, I}), x);
+  const Tensor wt = FloatTensor(TensorShape({1, 4 * H, I}), Random(4 * H * I, &gen, 0.3f));
+  const Tensor rt = FloatTensor(TensorShape({1, 4 * H, H}), Random(4 * H * H, &gen, 0.3f));
+  DnnlRnnProblem p;
+  p.seq_len = T;
+  p.batch = N;
+  p.input = I;
+  p.hidden = H;
+  Tensor y(DT_FLOAT, TensorShape({T, 1, N, H})), yh(DT_FLOAT, TensorShape({1, N, H})), yc(DT_FLOAT, TensorShape({1, N, H}));
+  FastLstm lstm;
+  absl::StatusOr<bool> done = lstm.Run(p, xt, wt, rt, nullptr, nullptr, nullptr, 1, &y, &yh, &yc);
+  ASSERT_TRUE(done.ok() && *done) << done.status();
+  for (int64_t k = 0; k < H; ++k) {
+    EXPECT_TRUE(std::isnan(yh.flat<float>()[H + k])) << "row 1, unit " << k;
+    EXPECT_FALSE(std::isnan(yh.flat<float>()[k])) << "row 0, unit " << k;
+  }
+}
+
+// The packed weights follow the weight buffers, as oneDNN's prepared ones do.
+TEST(FastLstmTest, NewWeightsSameShapes) {
+  const Tensor x = RandomTensor(TensorShape({4, 2, 3}), 1);
+  const Tensor w1 = RandomTensor(TensorShape({1, 20, 3}), 2), r1 = RandomTensor(TensorShape({1, 20, 5}), 3);
+  const Tensor w2 = RandomTensor(TensorShape({1, 20, 3}), 4), r2 = RandomTensor(TensorShape({1, 20, 5}), 5);
+  auto run = [&](const FastLstm& lstm, const Tensor& w, const Tensor& r) {
+    DnnlRnnProblem p;
+    p.seq_len = 4;
+    p.batch = 2;
+    p.input = 3;
+    p.hidden = 5;
+    Tensor y(DT_FLOAT, TensorShape({4, 1, 2, 5})), yh(DT_FLOAT, TensorShape({1, 2, 5}));
+    absl::StatusOr<bool> done = lstm.Run(p, x, w, r, nullptr, nullptr, nullptr, 1, &y, &yh, nullptr);
+    EXPECT_TRUE(done.ok() && *done) << done.status();
+    return std::vector<float>(y.flat<float>().data(), y.flat<float>().data() + y.NumElements());
+  };
+  FastLstm shared, fresh1, fresh2;
+  const std::vector<float> y1 = run(shared, w1, r1);
+  const std::vector<float> y2 = run(shared, w2, r2);
+  EXPECT_NE(y1, y2);
+  EXPECT_EQ(y2, run(fresh2, w2, r2));
+  EXPECT_EQ(y1, run(shared, w1, r1));
+  EXPECT_EQ(y1, run(fresh1, w1, r1));
 }
 
 }  // namespace
