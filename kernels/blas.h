@@ -30,6 +30,11 @@ namespace sluice {
 // two (70 us on AVX2, against 37-45 us for DotRows' rows split between the two); smaller ones
 // stay in cache between runs, where oneDNN is as fast or faster.
 inline constexpr int64_t kRowVectorGemvMinWeights = int64_t{1} << 18;
+// With two or more threads, from half that (512 KB): split between the cores, such weights take
+// half the time to stream, where oneDNN's sgemm kept them on one thread below its floor
+// (ThreadsForWork). openWakeWord's wake-word head (1536 x 128 weights, 768 KB) at 2 threads:
+// 23 -> 19-20 us a run, against ONNX Runtime's 21; at 1 thread both paths take the same time.
+inline constexpr int64_t kRowVectorGemvMinWeightsOnTeam = int64_t{1} << 17;
 
 // c[0..n) = alpha * (x . row j of b) + beta * c[j], the rows split among `threads`.
 inline void RowVectorTimesTransposed(int64_t n, int64_t k, float alpha, const float* x, const float* b, int64_t ldb,
@@ -83,7 +88,8 @@ void GemmRowMajor(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, T
                   const T* a, int64_t lda, const T* b, int64_t ldb, T beta, T* c, int64_t ldc,
                   int threads) {
   if constexpr (std::is_same_v<T, float>) {
-    if (m == 1 && trans_b && (!trans_a || lda == 1) && n * k >= kRowVectorGemvMinWeights) {
+    if (m == 1 && trans_b && (!trans_a || lda == 1) &&
+        n * k >= (threads > 1 ? kRowVectorGemvMinWeightsOnTeam : kRowVectorGemvMinWeights)) {
       RowVectorTimesTransposed(n, k, alpha, a, b, ldb, beta, c, threads);
       return;
     }

@@ -1,4 +1,5 @@
-// GemmRowMajor's row-vector path (one row of A times a transposed B of 1 MB or more, DotRows)
+// GemmRowMajor's row-vector path (one row of A times a transposed B of 1 MB or more, 512 KB on a
+// team of threads: DotRows)
 // against the definition in double: alpha and beta, beta 0 ignoring whatever C held, lengths
 // that leave a tail of columns and rows, strided B, and 1 or 2 threads.
 #include "kernels/blas.h"
@@ -21,10 +22,13 @@ namespace {
 
 TEST(BlasTest, RowVectorTimesLargeTransposedMatrix) {
   struct Case { int64_t n, k, ldb; float alpha, beta; };
+  // The last two take the path only on a team (kRowVectorGemvMinWeightsOnTeam): at 1 thread they
+  // are oneDNN's, whose values the same check holds.
   for (const Case& t : {Case{1000, 1280, 1280, 1.0f, 0.0f}, Case{1003, 1037, 1040, 0.5f, 2.0f},
-                        Case{517, 2049, 2049, -1.0f, 1.0f}, Case{1000, 400, 400, 1.0f, 0.0f}}) {
+                        Case{517, 2049, 2049, -1.0f, 1.0f}, Case{1000, 400, 400, 1.0f, 0.0f},
+                        Case{128, 1536, 1536, 1.0f, 1.0f}, Case{131, 1001, 1003, 2.0f, 0.0f}}) {
     SCOPED_TRACE(::testing::Message() << t.n << "x" << t.k << " alpha " << t.alpha << " beta " << t.beta);
-    ASSERT_GE(t.n * t.k, kRowVectorGemvMinWeights);  // The path under test.
+    ASSERT_GE(t.n * t.k, kRowVectorGemvMinWeightsOnTeam);  // The path under test.
     std::mt19937 rng(17);
     std::uniform_real_distribution<float> value(-1, 1);
     std::vector<float> a(t.k), b(t.n * t.ldb), c0(t.n);
