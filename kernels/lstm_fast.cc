@@ -45,9 +45,13 @@ AlignedFloats AllocateFloats(int64_t n) {
   return AlignedFloats(p);
 }
 
-// A reusable scratch array per calling thread: a long sequence's projections are megabytes, and
-// allocating them per run costs page faults on every run.
-float* Scratch(std::vector<float>* v, int64_t n) {
+// Scratch arrays up to this many floats (16 MB) are kept per calling thread between runs: a
+// sequence's projections are megabytes, and allocating them per run costs page faults on every
+// run. Larger ones (very long sequences) are the run's own, so no thread keeps them.
+constexpr int64_t kKeptScratchFloats = int64_t{1} << 22;
+
+float* Scratch(std::vector<float>* kept, std::vector<float>* own, int64_t n) {
+  std::vector<float>* v = n <= kKeptScratchFloats ? kept : own;
   if (static_cast<int64_t>(v->size()) < n) v->resize(n);
   return v->data();
 }
@@ -432,9 +436,10 @@ absl::StatusOr<bool> FastLstm::Run(const DnnlRnnProblem& p, const Tensor& x, con
     if (impl_->entries.size() > Impl::kMaxEntries) impl_->entries.pop_back();
   }
 
-  thread_local std::vector<float> xw_scratch, state_scratch;
-  float* xw = Scratch(&xw_scratch, rows_cols);
-  float* cell = Scratch(&state_scratch, N * hp + N * H);  // The cell state, then zeros for no h0.
+  thread_local std::vector<float> xw_kept, state_kept;
+  std::vector<float> xw_own, state_own;
+  float* xw = Scratch(&xw_kept, &xw_own, rows_cols);
+  float* cell = Scratch(&state_kept, &state_own, N * hp + N * H);  // The cell state, then zeros for no h0.
   float* zeros = cell + N * hp;
   std::fill(zeros, zeros + N * H, 0.0f);
   float* yd = y->data<float>();
