@@ -17,6 +17,7 @@
 #include "framework/checked_size.h"
 #include "kernels/blas.h"
 #include "kernels/cpu_isa.h"
+#include "kernels/fast_math_vector.h"
 #include "kernels/threading.h"
 
 namespace sluice {
@@ -58,23 +59,10 @@ float* Scratch(std::vector<float>* kept, std::vector<float>* own, int64_t n) {
 
 // ---- AVX2: 8-float vectors --------------------------------------------------------------------
 
-// exp on [-87, 88] (clamped; NaN stays NaN): x = n ln2 + r, a degree-7 polynomial in r.
+// exp on [-87, 88] (clamped; NaN stays NaN).
 __attribute__((target("avx2,fma"))) inline __m256 Exp8(__m256 x) {
   // max(lo, x) and min(hi, x) return x when it is NaN (the second operand).
-  const __m256 xc = _mm256_min_ps(_mm256_set1_ps(88.0f), _mm256_max_ps(_mm256_set1_ps(-87.0f), x));
-  const __m256 n = _mm256_round_ps(_mm256_mul_ps(xc, _mm256_set1_ps(1.44269504088896341f)),
-                                   _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693359375f), xc);
-  r = _mm256_fnmadd_ps(n, _mm256_set1_ps(-2.12194440e-4f), r);
-  __m256 p = _mm256_set1_ps(1.9875691500e-4f);
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.3981999507e-3f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(8.3334519073e-3f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(4.1665795894e-2f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.6666665459e-1f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(5.0000001201e-1f));
-  p = _mm256_fmadd_ps(_mm256_mul_ps(p, r), r, _mm256_add_ps(r, _mm256_set1_ps(1.0f)));
-  const __m256i bits = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
-  return _mm256_mul_ps(p, _mm256_castsi256_ps(bits));
+  return ExpInRange8(_mm256_min_ps(_mm256_set1_ps(88.0f), _mm256_max_ps(_mm256_set1_ps(-87.0f), x)));
 }
 
 __attribute__((target("avx2,fma"))) inline __m256 Sigmoid8(__m256 x) {
@@ -163,20 +151,7 @@ __attribute__((target("avx2,fma"))) void TileAvx2(const float* a, int64_t lda, c
 
 // As Exp8.
 __attribute__((target("avx512f"))) inline __m512 Exp16(__m512 x) {
-  const __m512 xc = _mm512_min_ps(_mm512_set1_ps(88.0f), _mm512_max_ps(_mm512_set1_ps(-87.0f), x));
-  const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(xc, _mm512_set1_ps(1.44269504088896341f)),
-                                        _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693359375f), xc);
-  r = _mm512_fnmadd_ps(n, _mm512_set1_ps(-2.12194440e-4f), r);
-  __m512 p = _mm512_set1_ps(1.9875691500e-4f);
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.3981999507e-3f));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(8.3334519073e-3f));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(4.1665795894e-2f));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.6666665459e-1f));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(5.0000001201e-1f));
-  p = _mm512_fmadd_ps(_mm512_mul_ps(p, r), r, _mm512_add_ps(r, _mm512_set1_ps(1.0f)));
-  const __m512i bits = _mm512_slli_epi32(_mm512_add_epi32(_mm512_cvtps_epi32(n), _mm512_set1_epi32(127)), 23);
-  return _mm512_mul_ps(p, _mm512_castsi512_ps(bits));
+  return ExpInRange16(_mm512_min_ps(_mm512_set1_ps(88.0f), _mm512_max_ps(_mm512_set1_ps(-87.0f), x)));
 }
 
 __attribute__((target("avx512f"))) inline __m512 Sigmoid16(__m512 x) {
@@ -351,7 +326,6 @@ struct FastLstm::Impl {
     // The buffers the weights were packed from; holding them keeps their addresses from being
     // reused for other values, so the same buffers mean the same values.
     std::shared_ptr<TensorBuffer> w_buffer, r_buffer, b_buffer;
-    int64_t cols = 0;      // 32 per group of 8 units.
     AlignedFloats w;       // [dirs, cols / width, input, width]: W^T in slivers, as R^T.
     AlignedFloats bias;    // [dirs, cols]: both biases, summed.
     AlignedFloats r;       // [dirs, cols / width, hidden, width]: R^T in slivers of width columns.
@@ -406,7 +380,6 @@ absl::StatusOr<bool> FastLstm::Run(const DnnlRnnProblem& p, const Tensor& x, con
     e->w_buffer = w.buffer();
     e->r_buffer = r.buffer();
     e->b_buffer = b ? b->buffer() : nullptr;
-    e->cols = cols;
     e->w = AllocateFloats(w_size);
     e->bias = AllocateFloats(D * cols);
     e->r = AllocateFloats(r_size);
