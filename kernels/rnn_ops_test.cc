@@ -444,6 +444,24 @@ TEST(FastLstmTest, NanInInputReachesOutputs) {
   }
 }
 
+// Sizes whose packed buffers overflow int64 (2^62 steps) are refused with INVALID_ARGUMENT
+// before anything is allocated or read.
+TEST(FastLstmTest, OverflowingSizesAreRefused) {
+  const Tensor x = RandomTensor(TensorShape({4, 2, 3}), 1);
+  const Tensor w = RandomTensor(TensorShape({1, 20, 3}), 2), r = RandomTensor(TensorShape({1, 20, 5}), 3);
+  DnnlRnnProblem p;
+  p.seq_len = int64_t{1} << 62;
+  p.batch = 2;
+  p.input = 3;
+  p.hidden = 5;
+  Tensor y(DT_FLOAT, TensorShape({4, 1, 2, 5})), yh(DT_FLOAT, TensorShape({1, 2, 5}));
+  FastLstm lstm;
+  absl::StatusOr<bool> done = lstm.Run(p, x, w, r, nullptr, nullptr, nullptr, 1, &y, &yh, nullptr);
+  ASSERT_FALSE(done.ok());
+  EXPECT_EQ(done.status().code(), absl::StatusCode::kInvalidArgument) << done.status();
+  EXPECT_NE(done.status().message().find("overflow"), std::string::npos) << done.status();
+}
+
 // The packed weights follow the weight buffers, as oneDNN's prepared ones do.
 TEST(FastLstmTest, NewWeightsSameShapes) {
   const Tensor x = RandomTensor(TensorShape({4, 2, 3}), 1);
