@@ -152,7 +152,7 @@ void BM_DepthwiseDirect(benchmark::State& state) { Depthwise(state, true); }
 void DepthwiseShapes(benchmark::internal::Benchmark* b) {
   for (auto [c, h, k, s] : {std::tuple{32, 112, 3, 1}, {144, 56, 3, 1}, {96, 112, 3, 2}, {24, 56, 3, 1},
                             {240, 28, 5, 1}, {120, 28, 5, 1}, {72, 56, 5, 2}, {96, 56, 7, 1}, {384, 14, 7, 1},
-                            {768, 7, 7, 1}, {1152, 7, 5, 1}, {1152, 7, 3, 1}}) {
+                            {768, 7, 7, 1}, {1152, 7, 5, 1}, {1152, 7, 3, 1}, {576, 14, 5, 2}, {480, 14, 3, 2}}) {
     b->Args({c, h, k, s});
   }
 }

@@ -14,7 +14,7 @@ extern "C" void GOMP_parallel(void (*fn)(void*), void* data, unsigned num_thread
 namespace sluice {
 
 // Measured on a 2-vCPU AMD EPYC VM: see ThreadsForWork in threading.h.
-constexpr double kDefaultMinParallelMultiplyAdds = 1e6;
+constexpr double kDefaultMinParallelMultiplyAdds = 1e5;
 
 void SetBlasThreads(int threads) { omp_set_num_threads(threads); }
 

@@ -27,9 +27,13 @@ void UseOpenBlasThreads(int threads);
 void UseOmpThreads(int threads);
 
 // The threads a kernel of `multiply_adds` (or element operations) should use out of `threads`:
-// one below a floor where waking the team costs more than it saves. On a 2-vCPU VM a fork and
-// join of oneDNN's team costs several microseconds, and Silero VAD's five small convolutions
-// took 32 us on two threads against 17 on one. SLUICE_MIN_PARALLEL_MACS overrides the floor
+// one below a floor where waking the team costs more than it saves: 100k multiply-adds. On a
+// 2-vCPU VM a fork and join of the OpenMP team costs a few microseconds; with the floor at 0
+// Silero VAD and PaddleOCR's classifier run 5-10% slower at 2 threads than with it at 50-150k.
+// A million (the floor until then) kept convolutions of 20 us on one core where their shapes
+// are awkward for the vector kernels (openWakeWord's 96-channel 3x1 convolutions on 16 rows,
+// 21 GMAC/s on AVX2): at 2 threads openWakeWord's embedding model 0.60 -> 0.57 ms on AVX2,
+// MobileNetV3-Small 0.58 -> 0.54 ms on AVX-512. SLUICE_MIN_PARALLEL_MACS overrides the floor
 // (0: always the full team). The answer depends only on its arguments, so a kernel that keys
 // prepared primitives by shape gets the same team for the same shape.
 int ThreadsForWork(double multiply_adds, int threads);

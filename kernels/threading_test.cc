@@ -16,7 +16,8 @@ TEST(ThreadsForWorkTest, SmallWorkStaysOnOneThread) {
   const char* env = std::getenv("SLUICE_MIN_PARALLEL_MACS");
   if (env == nullptr) {
     EXPECT_EQ(ThreadsForWork(1e4, 2), 1);
-    EXPECT_EQ(ThreadsForWork(5e5, 4), 1);
+    EXPECT_EQ(ThreadsForWork(9e4, 4), 1);
+    EXPECT_EQ(ThreadsForWork(5e5, 2), 2);
     EXPECT_EQ(ThreadsForWork(5e7, 2), 2);
     EXPECT_EQ(ThreadsForWork(5e7, 8), 8);
   } else {
