@@ -280,6 +280,100 @@ __attribute__((target("avx2,fma"))) void SoftmaxRowAvx2(const float* in, float* 
   for (int64_t i = full; i < n; ++i) out[i] *= inv;
 }
 
+// FastErf on whole registers, lane for lane the scalar's arithmetic: below |z| = 0.5 its odd
+// series, above 1 - t P(t) exp(-z^2) with t = 1 / (1 + 0.3275911 |z|) and z's sign, both
+// computed and one selected. GCC's vectorized clones of the scalar loop spent about 80
+// instructions per 8 lanes on NaN-safe clamps and blends of FastExp's general case; -z^2 is
+// never positive, so only its lower clamp is needed (NaN stays NaN through max's second operand).
+#define SL_ERF_BODY(V, set1, add, sub, mul, div, fmadd, fnmadd, max_, abs_, exp_, select_small, copysign_)  \
+  const V z2 = mul(z, z);                                                                                  \
+  V series = fmadd(z2, set1(-0.0008548327f), set1(0.0052239776f));                                        \
+  series = fmadd(series, z2, set1(-0.0268661706f));                                                        \
+  series = fmadd(series, z2, set1(0.1128379167f));                                                         \
+  series = fmadd(series, z2, set1(-0.3761263890f));                                                        \
+  series = mul(z, fmadd(series, z2, set1(1.1283791671f)));                                                 \
+  const V a = abs_(z);                                                                                     \
+  const V t = div(set1(1.0f), fmadd(a, set1(0.3275911f), set1(1.0f)));                                     \
+  V poly = fmadd(t, set1(1.061405429f), set1(-1.453152027f));                                              \
+  poly = fmadd(poly, t, set1(1.421413741f));                                                               \
+  poly = fmadd(poly, t, set1(-0.284496736f));                                                              \
+  poly = mul(t, fmadd(poly, t, set1(0.254829592f)));                                                       \
+  const V e = exp_(max_(set1(-86.64f), sub(set1(0.0f), z2)));                                              \
+  const V far = copysign_(fnmadd(poly, e, set1(1.0f)), z);                                                 \
+  const V erf = select_small(a, series, far);
+
+__attribute__((target("avx512f"))) inline __m512 Abs16(__m512 v) {
+  return _mm512_castsi512_ps(_mm512_and_si512(_mm512_castps_si512(v), _mm512_set1_epi32(0x7fffffff)));
+}
+// magnitude's bits but the sign bit, which comes from sign.
+__attribute__((target("avx512f"))) inline __m512 CopySign16(__m512 magnitude, __m512 sign) {
+  return _mm512_castsi512_ps(_mm512_ternarylogic_epi32(_mm512_castps_si512(magnitude), _mm512_castps_si512(sign),
+                                                       _mm512_set1_epi32(0x7fffffff), 0xe4));
+}
+// small where a < 0.5, big elsewhere (NaN included).
+__attribute__((target("avx512f"))) inline __m512 SelectSmall16(__m512 a, __m512 small, __m512 big) {
+  return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(a, _mm512_set1_ps(0.5f), _CMP_LT_OQ), big, small);
+}
+
+__attribute__((target("avx512f"))) inline __m512 ErfVector16(__m512 z) {
+  SL_ERF_BODY(__m512, _mm512_set1_ps, _mm512_add_ps, _mm512_sub_ps, _mm512_mul_ps, _mm512_div_ps, _mm512_fmadd_ps,
+              _mm512_fnmadd_ps, _mm512_max_ps, Abs16, ExpInRange16, SelectSmall16, CopySign16)
+  return erf;
+}
+
+__attribute__((target("avx2,fma"))) inline __m256 Abs8(__m256 v) { return _mm256_andnot_ps(_mm256_set1_ps(-0.0f), v); }
+__attribute__((target("avx2,fma"))) inline __m256 CopySign8(__m256 magnitude, __m256 sign) {
+  const __m256 sign_bit = _mm256_set1_ps(-0.0f);
+  return _mm256_or_ps(_mm256_andnot_ps(sign_bit, magnitude), _mm256_and_ps(sign_bit, sign));
+}
+__attribute__((target("avx2,fma"))) inline __m256 SelectSmall8(__m256 a, __m256 small, __m256 big) {
+  return _mm256_blendv_ps(big, small, _mm256_cmp_ps(a, _mm256_set1_ps(0.5f), _CMP_LT_OQ));
+}
+
+__attribute__((target("avx2,fma"))) inline __m256 ErfVector8(__m256 z) {
+  SL_ERF_BODY(__m256, _mm256_set1_ps, _mm256_add_ps, _mm256_sub_ps, _mm256_mul_ps, _mm256_div_ps, _mm256_fmadd_ps,
+              _mm256_fnmadd_ps, _mm256_max_ps, Abs8, ExpInRange8, SelectSmall8, CopySign8)
+  return erf;
+}
+#undef SL_ERF_BODY
+
+// y = erf(x) and y = 0.5 x (1 + erf(x / sqrt 2)) over arrays, as FastErf and FastGelu compute
+// them. ConvNeXt-T's 18 GELUs (8.6M values a run) at 1 thread: 7.7 -> 5.7 ms on AVX2, 3.9 ->
+// 2.5 ms on AVX-512, against the vectorized clones of the scalar loop.
+__attribute__((target("avx512f"))) void ErfAvx512Intrinsics(const float* x, float* y, int64_t n) {
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) _mm512_storeu_ps(y + i, ErfVector16(_mm512_loadu_ps(x + i)));
+  for (; i < n; ++i) y[i] = FastErf(x[i]);
+}
+
+__attribute__((target("avx2,fma"))) void ErfAvx2Intrinsics(const float* x, float* y, int64_t n) {
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, ErfVector8(_mm256_loadu_ps(x + i)));
+  for (; i < n; ++i) y[i] = FastErf(x[i]);
+}
+
+__attribute__((target("avx512f"))) void GeluAvx512Intrinsics(const float* x, float* y, int64_t n) {
+  const __m512 half = _mm512_set1_ps(0.5f), one = _mm512_set1_ps(1.0f), scale = _mm512_set1_ps(0.70710678118654752f);
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    const __m512 v = _mm512_loadu_ps(x + i);
+    const __m512 erf = ErfVector16(_mm512_mul_ps(v, scale));
+    _mm512_storeu_ps(y + i, _mm512_mul_ps(_mm512_mul_ps(half, v), _mm512_add_ps(one, erf)));
+  }
+  for (; i < n; ++i) y[i] = FastGelu(x[i]);
+}
+
+__attribute__((target("avx2,fma"))) void GeluAvx2Intrinsics(const float* x, float* y, int64_t n) {
+  const __m256 half = _mm256_set1_ps(0.5f), one = _mm256_set1_ps(1.0f), scale = _mm256_set1_ps(0.70710678118654752f);
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m256 v = _mm256_loadu_ps(x + i);
+    const __m256 erf = ErfVector8(_mm256_mul_ps(v, scale));
+    _mm256_storeu_ps(y + i, _mm256_mul_ps(_mm256_mul_ps(half, v), _mm256_add_ps(one, erf)));
+  }
+  for (; i < n; ++i) y[i] = FastGelu(x[i]);
+}
+
 // The same in three loops GCC vectorizes for the other instruction sets.
 void SoftmaxRowGeneric(const float* in, float* out, int64_t n) {
   float best = in[0];
@@ -438,12 +532,30 @@ void TanhInPlace(float* v, int64_t n) {
 }
 
 void ErfArray(const float* x, float* y, int64_t n) {
-  static const ErfFn fn = PickErf();
+  static const ErfFn fn = [] {
+    switch (MaxCpuIsa()) {
+      case CpuIsa::kAvx512:
+        return ErfAvx512Intrinsics;
+      case CpuIsa::kAvx2:
+        return ErfAvx2Intrinsics;
+      default:
+        return PickErf();
+    }
+  }();
   fn(x, y, n);
 }
 
 void GeluArray(const float* x, float* y, int64_t n) {
-  static const GeluFn fn = PickGelu();
+  static const GeluFn fn = [] {
+    switch (MaxCpuIsa()) {
+      case CpuIsa::kAvx512:
+        return GeluAvx512Intrinsics;
+      case CpuIsa::kAvx2:
+        return GeluAvx2Intrinsics;
+      default:
+        return PickGelu();
+    }
+  }();
   fn(x, y, n);
 }
 
