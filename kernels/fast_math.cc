@@ -485,17 +485,21 @@ void SoftmaxRow(const float* in, float* out, int64_t n) {
   fn(in, out, n);
 }
 
+// The hand-written AVX-512 or AVX2 form this machine runs, else the vectorized clones' pick.
+template <typename Fn>
+Fn PickIntrinsics(Fn avx512, Fn avx2, Fn (*clones)()) {
+  switch (MaxCpuIsa()) {
+    case CpuIsa::kAvx512:
+      return avx512;
+    case CpuIsa::kAvx2:
+      return avx2;
+    default:
+      return clones();
+  }
+}
+
 void SiluInPlace(float* v, int64_t n) {
-  static const SiluLoopFn fn = [] {
-    switch (MaxCpuIsa()) {
-      case CpuIsa::kAvx512:
-        return SiluAvx512Intrinsics;
-      case CpuIsa::kAvx2:
-        return SiluAvx2Intrinsics;
-      default:
-        return PickSiluLoop();
-    }
-  }();
+  static const SiluLoopFn fn = PickIntrinsics<SiluLoopFn>(SiluAvx512Intrinsics, SiluAvx2Intrinsics, PickSiluLoop);
   fn(v, n);
 }
 
@@ -532,30 +536,12 @@ void TanhInPlace(float* v, int64_t n) {
 }
 
 void ErfArray(const float* x, float* y, int64_t n) {
-  static const ErfFn fn = [] {
-    switch (MaxCpuIsa()) {
-      case CpuIsa::kAvx512:
-        return ErfAvx512Intrinsics;
-      case CpuIsa::kAvx2:
-        return ErfAvx2Intrinsics;
-      default:
-        return PickErf();
-    }
-  }();
+  static const ErfFn fn = PickIntrinsics<ErfFn>(ErfAvx512Intrinsics, ErfAvx2Intrinsics, PickErf);
   fn(x, y, n);
 }
 
 void GeluArray(const float* x, float* y, int64_t n) {
-  static const GeluFn fn = [] {
-    switch (MaxCpuIsa()) {
-      case CpuIsa::kAvx512:
-        return GeluAvx512Intrinsics;
-      case CpuIsa::kAvx2:
-        return GeluAvx2Intrinsics;
-      default:
-        return PickGelu();
-    }
-  }();
+  static const GeluFn fn = PickIntrinsics<GeluFn>(GeluAvx512Intrinsics, GeluAvx2Intrinsics, PickGelu);
   fn(x, y, n);
 }
 
